@@ -1,0 +1,21 @@
+#!/bin/sh
+# A named pipe as a live queue: gpusched keeps reading it while writers come and go,
+# until it is told to drain (SIGUSR1) or stop (SIGTERM).
+set -eu
+gpusched=${GPUSCHED:-build/src/gpusched}
+queue=$(mktemp -u /tmp/gpusched-queue.XXXXXX)
+
+"$gpusched" --gpus 0,1 --fifo "$queue" &
+scheduler=$!
+while [ ! -p "$queue" ]; do sleep 0.05; done
+
+echo "examples/fake_train.sh first 1" > "$queue"     # one writer
+{                                                    # a later one, with two commands
+  echo "examples/fake_train.sh second 1"
+  echo "examples/fake_train.sh third 1"
+} > "$queue"
+
+sleep 0.5
+kill -USR1 "$scheduler"   # drain: run what is running, start nothing new, exit
+wait "$scheduler"
+rm -f "$queue"

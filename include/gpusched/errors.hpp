@@ -1,0 +1,34 @@
+#pragma once
+
+#include <stdexcept>
+#include <string>
+#include <variant>
+
+namespace gpusched {
+
+// Bad input from the user that stops the run before it starts: printed once at the top as
+// "gpusched: error: ..." with exit status 2.
+class UsageError : public std::runtime_error {
+public:
+    using std::runtime_error::runtime_error;
+};
+
+// An expected failure returned as a value: the message names what was wrong and where.
+struct ParseError {
+    std::string message;
+};
+
+template <class T>
+using Parsed = std::variant<T, ParseError>;
+
+// Returns the value of a Parsed<T> or throws UsageError with its message.
+template <class T>
+T value_or_usage_error(Parsed<T> parsed)
+{
+    if (auto* error = std::get_if<ParseError>(&parsed)) {
+        throw UsageError(error->message);
+    }
+    return std::move(std::get<T>(parsed));
+}
+
+} // namespace gpusched

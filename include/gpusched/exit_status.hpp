@@ -1,0 +1,19 @@
+#pragma once
+
+#include <cstddef>
+
+namespace gpusched {
+
+// GNU parallel's conventions, which scripts already test for.
+inline constexpr int k_exit_success = 0;
+inline constexpr int k_exit_usage = 2;
+inline constexpr int k_exit_too_many_failures = 101;
+inline constexpr int k_exit_fatal = 255;
+
+// 0 when nothing failed, else the number of failed jobs, 101 when more than 100 failed.
+int exit_status_for_failures(std::size_t failed);
+
+// The shell's convention for a process stopped by signal `signal`.
+int exit_status_for_signal(int signal);
+
+} // namespace gpusched

@@ -1,0 +1,33 @@
+#pragma once
+
+#include <gpusched/scheduler.hpp>
+
+#include <array>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace gpusched {
+
+// The environment every job starts with: the scheduler's own, minus the variables gpusched
+// sets per job, plus CUDA_DEVICE_ORDER=PCI_BUS_ID unless the user chose an order, so GPU N
+// is the GPU that nvidia-smi calls N. Built once; each job adds its own three variables, and
+// the scheduler's environment is never modified (no setenv between spawns).
+class JobEnvironment {
+public:
+    // `variables` is a null-terminated array of NAME=VALUE strings, as in environ(7).
+    explicit JobEnvironment(const char* const* variables);
+
+    // Storage for one job's own variables; it must outlive the envp built from it.
+    using JobVariables = std::array<std::string, 3>;
+
+    // A null-terminated envp for `job` running on `gpu`.
+    std::vector<char*> for_job(JobId job, std::string_view gpu, JobVariables& storage) const;
+
+    const std::vector<std::string>& base() const { return m_base; }
+
+private:
+    std::vector<std::string> m_base;
+};
+
+} // namespace gpusched

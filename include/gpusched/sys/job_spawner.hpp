@@ -1,0 +1,36 @@
+#pragma once
+
+#include <gpusched/sys/spawn_actions.hpp>
+
+#include <sys/types.h>
+
+#include <csignal>
+#include <string>
+
+namespace gpusched::sys {
+
+// The pid of a started job, or the errno that stopped it from starting.
+struct SpawnResult {
+    pid_t pid = -1;
+    int error = 0;
+};
+
+// Starts jobs as `SHELL -c COMMAND` with posix_spawn: each in a process group of its own,
+// stdin from /dev/null (a job must never read the queue), stdout and stderr shared with the
+// scheduler, no other descriptor, and the signal mask the scheduler started with.
+class JobSpawner {
+public:
+    JobSpawner(std::string shell, const sigset_t& child_mask);
+
+    SpawnResult spawn(const std::string& command, char* const* envp) const;
+
+private:
+    SpawnResult spawn_inline(const std::string& command, char* const* envp) const;
+    SpawnResult spawn_as_script(const std::string& command, char* const* envp) const;
+
+    std::string m_shell;
+    SpawnAttributes m_attributes;
+    SpawnFileActions m_inline_actions;
+};
+
+} // namespace gpusched::sys

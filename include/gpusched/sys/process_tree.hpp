@@ -1,0 +1,18 @@
+#pragma once
+
+#include <sys/types.h>
+
+#include <vector>
+
+namespace gpusched::sys {
+
+// Makes this process the reaper of its orphaned descendants, so a job's background
+// processes that outlive the job come back to gpusched instead of init, and can be waited
+// for and killed when gpusched is stopped.
+void become_child_subreaper();
+
+// The pids of this process's direct children, reparented orphans included; empty where
+// the kernel does not expose /proc/PID/task/TID/children.
+std::vector<pid_t> direct_children();
+
+} // namespace gpusched::sys

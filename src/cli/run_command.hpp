@@ -1,0 +1,28 @@
+#pragma once
+
+#include <CLI/App.hpp>
+
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace gpusched::cli {
+
+// The options of the main command: run each input line as a job on a free GPU.
+struct RunOptions {
+    std::vector<std::string> inputs;
+    std::vector<std::string> gpus;
+    std::optional<std::string> fifo;
+    std::string shell = "/bin/sh";
+    double kill_after_seconds = 10;
+    double probe_timeout_seconds = 30;
+    bool quiet = false;
+    bool verbose = false;
+};
+
+void add_run_options(CLI::App& app, RunOptions& options);
+
+// Runs the scheduler to completion and returns the exit status.
+int run_scheduler(RunOptions options);
+
+} // namespace gpusched::cli

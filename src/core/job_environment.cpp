@@ -1,0 +1,58 @@
+#include <gpusched/job_environment.hpp>
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+namespace gpusched {
+namespace {
+
+constexpr std::array<std::string_view, 3> k_per_job_names = {
+    "CUDA_VISIBLE_DEVICES", "GPUSCHED_JOB_ID", "GPUSCHED_GPU"};
+
+bool has_name(std::string_view entry, std::string_view name)
+{
+    return entry.size() > name.size() && entry.substr(0, name.size()) == name &&
+           entry[name.size()] == '=';
+}
+
+} // namespace
+
+JobEnvironment::JobEnvironment(const char* const* variables)
+{
+    bool has_device_order = false;
+    for (auto entry = variables; entry != nullptr && *entry != nullptr; ++entry) {
+        const std::string_view variable = *entry;
+        const bool per_job = std::any_of(k_per_job_names.begin(), k_per_job_names.end(),
+                                         [&](auto name) { return has_name(variable, name); });
+        if (per_job) {
+            continue;
+        }
+        has_device_order = has_device_order || has_name(variable, "CUDA_DEVICE_ORDER");
+        m_base.emplace_back(variable);
+    }
+    if (!has_device_order) {
+        m_base.emplace_back("CUDA_DEVICE_ORDER=PCI_BUS_ID");
+    }
+}
+
+std::vector<char*> JobEnvironment::for_job(JobId job, std::string_view gpu,
+                                           JobVariables& storage) const
+{
+    storage[0] = fmt::format("CUDA_VISIBLE_DEVICES={}", gpu);
+    storage[1] = fmt::format("GPUSCHED_JOB_ID={}", job);
+    storage[2] = fmt::format("GPUSCHED_GPU={}", gpu);
+    std::vector<char*> envp;
+    envp.reserve(m_base.size() + storage.size() + 1);
+    // execve takes char* const*, but never writes through it.
+    for (const auto& entry : m_base) {
+        envp.push_back(const_cast<char*>(entry.c_str()));
+    }
+    for (auto& entry : storage) {
+        envp.push_back(entry.data());
+    }
+    envp.push_back(nullptr);
+    return envp;
+}
+
+} // namespace gpusched

@@ -1,0 +1,48 @@
+#include <gpusched/job_messages.hpp>
+
+#include <fmt/format.h>
+
+#include <cstring>
+
+namespace gpusched {
+namespace {
+
+constexpr std::size_t k_longest_logged_command = 240;
+
+} // namespace
+
+std::string describe_outcome(const JobOutcome& outcome)
+{
+    if (outcome.signal == 0) {
+        return fmt::format("exit {}", outcome.exit_code);
+    }
+    if (const char* name = sigabbrev_np(outcome.signal)) {
+        return fmt::format("killed by SIG{}", name);
+    }
+    return fmt::format("killed by signal {}", outcome.signal);
+}
+
+std::string shorten_command(std::string_view command)
+{
+    if (command.size() <= k_longest_logged_command) {
+        return std::string(command);
+    }
+    return fmt::format("{}... ({} more bytes)", command.substr(0, k_longest_logged_command),
+                       command.size() - k_longest_logged_command);
+}
+
+std::string format_duration(std::chrono::steady_clock::duration elapsed)
+{
+    using namespace std::chrono;
+    const double seconds = duration_cast<duration<double>>(elapsed).count();
+    if (seconds < 60) {
+        return fmt::format("{:.3f} s", seconds);
+    }
+    const auto whole = duration_cast<std::chrono::seconds>(elapsed).count();
+    if (whole < 3600) {
+        return fmt::format("{} min {:02} s", whole / 60, whole % 60);
+    }
+    return fmt::format("{} h {:02} min", whole / 3600, (whole % 3600) / 60);
+}
+
+} // namespace gpusched

@@ -1,0 +1,11 @@
+// Built in place of cuda_probe.cpp when the CUDA toolkit is absent.
+#include <gpusched/gpu/cuda_probe.hpp>
+
+namespace gpusched::gpu {
+
+DeviceCount count_devices_in_this_process()
+{
+    return {0, "this gpusched was built without CUDA, so it cannot discover GPUs"};
+}
+
+} // namespace gpusched::gpu

@@ -1,0 +1,96 @@
+#include <gpusched/sys/job_spawner.hpp>
+
+#include <gpusched/sys/unique_fd.hpp>
+
+#include <fcntl.h>
+#include <sys/mman.h>
+
+#include <cerrno>
+#include <string_view>
+
+namespace gpusched::sys {
+namespace {
+
+// Linux refuses a single argument longer than MAX_ARG_STRLEN (32 pages, 128 KiB with 4 KiB
+// pages) with E2BIG. Commands past a safe margin below it go to the shell as a script.
+constexpr std::size_t k_longest_inline_command = 64 * 1024;
+
+// The descriptor a script-mode job reads its command from; closed by the script's first line.
+constexpr int k_script_fd = 3;
+
+// Descriptors the scheduler creates for itself start above the range a job may use.
+constexpr int k_private_fd_floor = 10;
+
+bool write_all(int fd, std::string_view bytes)
+{
+    while (!bytes.empty()) {
+        const auto written = ::write(fd, bytes.data(), bytes.size());
+        if (written < 0) {
+            if (errno == EINTR) {
+                continue;
+            }
+            return false;
+        }
+        bytes.remove_prefix(static_cast<std::size_t>(written));
+    }
+    return true;
+}
+
+} // namespace
+
+JobSpawner::JobSpawner(std::string shell, const sigset_t& child_mask) : m_shell(std::move(shell))
+{
+    m_attributes.new_process_group().signal_mask(child_mask);
+    m_inline_actions.open(STDIN_FILENO, "/dev/null", O_RDONLY).close_from(STDERR_FILENO + 1);
+}
+
+SpawnResult JobSpawner::spawn(const std::string& command, char* const* envp) const
+{
+    if (command.size() > k_longest_inline_command) {
+        return spawn_as_script(command, envp);
+    }
+    return spawn_inline(command, envp);
+}
+
+SpawnResult JobSpawner::spawn_inline(const std::string& command, char* const* envp) const
+{
+    // posix_spawn takes char* const argv[] for C compatibility; it does not write to them.
+    char* const argv[] = {const_cast<char*>(m_shell.c_str()), const_cast<char*>("-c"),
+                          const_cast<char*>(command.c_str()), nullptr};
+    SpawnResult result;
+    result.error = posix_spawn(&result.pid, m_shell.c_str(), m_inline_actions.get(),
+                               m_attributes.get(), argv, envp);
+    return result;
+}
+
+// The command is written to an anonymous memory file that the shell runs as a script from
+// /dev/fd/3; the script's first line closes fd 3 so the job sees no extra descriptor.
+SpawnResult JobSpawner::spawn_as_script(const std::string& command, char* const* envp) const
+{
+    UniqueFd memory(memfd_create("gpusched-command", MFD_CLOEXEC));
+    if (!memory) {
+        return {-1, errno};
+    }
+    UniqueFd script(fcntl(memory.get(), F_DUPFD_CLOEXEC, k_private_fd_floor));
+    if (!script) {
+        return {-1, errno};
+    }
+    memory.reset();
+    if (!write_all(script.get(), "exec 3<&-\n") || !write_all(script.get(), command) ||
+        !write_all(script.get(), "\n")) {
+        return {-1, errno};
+    }
+    SpawnFileActions actions;
+    actions.open(STDIN_FILENO, "/dev/null", O_RDONLY)
+        .dup2(script.get(), k_script_fd)
+        .close_from(k_script_fd + 1);
+    const std::string script_path = "/dev/fd/" + std::to_string(k_script_fd);
+    char* const argv[] = {const_cast<char*>(m_shell.c_str()),
+                          const_cast<char*>(script_path.c_str()), nullptr};
+    SpawnResult result;
+    result.error =
+        posix_spawn(&result.pid, m_shell.c_str(), actions.get(), m_attributes.get(), argv, envp);
+    return result;
+}
+
+} // namespace gpusched::sys

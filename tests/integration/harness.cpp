@@ -1,0 +1,236 @@
+#include "harness.hpp"
+
+#include <fmt/format.h>
+#include <gtest/gtest.h>
+
+#include <fcntl.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+#include <stdexcept>
+#include <thread>
+
+extern char** environ;
+
+namespace gpusched::testing {
+
+namespace fs = std::filesystem;
+using namespace std::chrono_literals;
+
+fs::path binary() { return GPUSCHED_BINARY; }
+fs::path script(const std::string& name) { return fs::path(GPUSCHED_TEST_SCRIPTS) / name; }
+
+TempDir::TempDir()
+{
+    std::string pattern = (fs::temp_directory_path() / "gpusched-test-XXXXXX").string();
+    if (mkdtemp(pattern.data()) == nullptr) {
+        throw std::runtime_error("mkdtemp failed");
+    }
+    m_path = pattern;
+}
+
+TempDir::~TempDir()
+{
+    std::error_code ignored;
+    fs::remove_all(m_path, ignored);
+}
+
+void write_file(const fs::path& path, const std::string& contents)
+{
+    std::ofstream file(path, std::ios::binary);
+    file << contents;
+}
+
+std::string read_file(const fs::path& path)
+{
+    std::ifstream file(path, std::ios::binary);
+    std::ostringstream contents;
+    contents << file.rdbuf();
+    return contents.str();
+}
+
+Process::Process(const TempDir& dir, LaunchOptions options)
+    : m_out(dir / "gpusched.out"), m_err(dir / "gpusched.err")
+{
+    fs::path stdin_path = "/dev/null";
+    if (options.stdin_data) {
+        stdin_path = dir / "gpusched.in";
+        write_file(stdin_path, *options.stdin_data);
+    } else if (options.stdin_path) {
+        stdin_path = *options.stdin_path;
+    }
+
+    std::vector<std::string> env_strings;
+    for (char** entry = environ; *entry != nullptr; ++entry) {
+        const std::string variable = *entry;
+        const auto name = variable.substr(0, variable.find('='));
+        if (options.env.count(name) == 0) {
+            env_strings.push_back(variable);
+        }
+    }
+    for (const auto& [name, value] : options.env) {
+        if (value) {
+            env_strings.push_back(name + "=" + *value);
+        }
+    }
+    std::vector<char*> envp;
+    for (auto& variable : env_strings) {
+        envp.push_back(variable.data());
+    }
+    envp.push_back(nullptr);
+
+    std::vector<std::string> args = {binary().string()};
+    args.insert(args.end(), options.args.begin(), options.args.end());
+    std::vector<char*> argv;
+    for (auto& arg : args) {
+        argv.push_back(arg.data());
+    }
+    argv.push_back(nullptr);
+
+    posix_spawn_file_actions_t actions;
+    posix_spawn_file_actions_init(&actions);
+    // A FIFO given as stdin would block this open until a writer comes: open it in the child.
+    posix_spawn_file_actions_addopen(&actions, 0, stdin_path.c_str(), O_RDONLY, 0);
+    posix_spawn_file_actions_addopen(&actions, 1, m_out.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    posix_spawn_file_actions_addopen(&actions, 2, m_err.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    const int error = posix_spawn(&m_pid, argv[0], &actions, nullptr, argv.data(), envp.data());
+    posix_spawn_file_actions_destroy(&actions);
+    if (error != 0) {
+        throw std::runtime_error(fmt::format("cannot start {}: {}", argv[0], std::strerror(error)));
+    }
+}
+
+Process::~Process()
+{
+    if (!m_reaped) {
+        kill(m_pid, SIGKILL);
+        waitpid(m_pid, nullptr, 0);
+    }
+}
+
+void Process::signal(int signal) const { kill(m_pid, signal); }
+
+std::string Process::err_so_far() const { return read_file(m_err); }
+
+Finished Process::wait(std::chrono::milliseconds timeout)
+{
+    Finished finished;
+    const auto deadline = std::chrono::steady_clock::now() + timeout;
+    int status = 0;
+    while (true) {
+        const pid_t got = waitpid(m_pid, &status, WNOHANG);
+        if (got == m_pid) {
+            break;
+        }
+        if (std::chrono::steady_clock::now() > deadline) {
+            finished.timed_out = true;
+            kill(m_pid, SIGKILL);
+            waitpid(m_pid, &status, 0);
+            break;
+        }
+        std::this_thread::sleep_for(5ms);
+    }
+    m_reaped = true;
+    if (WIFEXITED(status)) {
+        finished.exit_status = WEXITSTATUS(status);
+    } else if (WIFSIGNALED(status)) {
+        finished.signal = WTERMSIG(status);
+    }
+    finished.out = read_file(m_out);
+    finished.err = read_file(m_err);
+    return finished;
+}
+
+Finished run(const TempDir& dir, LaunchOptions options, std::chrono::milliseconds timeout)
+{
+    Process process(dir, std::move(options));
+    return process.wait(timeout);
+}
+
+bool eventually(const std::function<bool()>& condition, std::chrono::milliseconds timeout)
+{
+    const auto deadline = std::chrono::steady_clock::now() + timeout;
+    while (std::chrono::steady_clock::now() < deadline) {
+        if (condition()) {
+            return true;
+        }
+        std::this_thread::sleep_for(10ms);
+    }
+    return condition();
+}
+
+std::vector<JobRecord> read_records(const fs::path& runs_log)
+{
+    std::vector<JobRecord> records;
+    std::istringstream lines(read_file(runs_log));
+    std::string line;
+    while (std::getline(lines, line)) {
+        std::istringstream fields(line);
+        JobRecord record;
+        if (fields >> record.tag >> record.job_id >> record.gpu >> record.start >> record.end) {
+            records.push_back(record);
+        } else {
+            ADD_FAILURE() << "malformed record: " << line;
+        }
+    }
+    return records;
+}
+
+std::string record_command(const TempDir& dir, double seconds, const std::string& tag)
+{
+    return fmt::format("{} {} {} {}", script("record_job.sh").string(), dir.path().string(), seconds,
+                       tag);
+}
+
+std::string overlaps(const std::vector<JobRecord>& records)
+{
+    std::map<std::string, std::vector<JobRecord>> by_gpu;
+    for (const auto& record : records) {
+        by_gpu[record.gpu].push_back(record);
+    }
+    std::string found;
+    for (auto& [gpu, runs] : by_gpu) {
+        std::sort(runs.begin(), runs.end(),
+                  [](const auto& a, const auto& b) { return a.start < b.start; });
+        for (std::size_t i = 1; i < runs.size(); ++i) {
+            if (runs[i].start < runs[i - 1].end) {
+                found += fmt::format("GPU {}: job {} [{:.3f}, {:.3f}] overlaps job {} [{:.3f}, {:.3f}]\n",
+                                     gpu, runs[i - 1].job_id, runs[i - 1].start, runs[i - 1].end,
+                                     runs[i].job_id, runs[i].start, runs[i].end);
+            }
+        }
+    }
+    return found;
+}
+
+void adopt_orphans()
+{
+    if (prctl(PR_SET_CHILD_SUBREAPER, 1) != 0) {
+        throw std::runtime_error("prctl PR_SET_CHILD_SUBREAPER failed");
+    }
+}
+
+std::vector<pid_t> leftover_processes()
+{
+    while (waitpid(-1, nullptr, WNOHANG) > 0) {
+    }
+    std::vector<pid_t> children;
+    std::ifstream list(fmt::format("/proc/self/task/{}/children", getpid()));
+    pid_t pid = 0;
+    while (list >> pid) {
+        children.push_back(pid);
+    }
+    return children;
+}
+
+bool process_exists(pid_t pid) { return kill(pid, 0) == 0 || errno != ESRCH; }
+
+} // namespace gpusched::testing

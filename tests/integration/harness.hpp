@@ -1,0 +1,104 @@
+#pragma once
+
+#include <sys/types.h>
+
+#include <chrono>
+#include <filesystem>
+#include <functional>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace gpusched::testing {
+
+namespace fs = std::filesystem;
+
+std::filesystem::path binary();
+std::filesystem::path script(const std::string& name);
+
+// A fresh directory, removed with everything in it at the end of the test.
+class TempDir {
+public:
+    TempDir();
+    ~TempDir();
+    TempDir(const TempDir&) = delete;
+    TempDir& operator=(const TempDir&) = delete;
+    const std::filesystem::path& path() const { return m_path; }
+    std::filesystem::path operator/(const std::string& name) const { return m_path / name; }
+
+private:
+    std::filesystem::path m_path;
+};
+
+void write_file(const std::filesystem::path& path, const std::string& contents);
+std::string read_file(const std::filesystem::path& path);
+
+struct Finished {
+    int exit_status = -1; // -1 when killed by a signal
+    int signal = 0;
+    bool timed_out = false;
+    std::string out;
+    std::string err;
+};
+
+struct LaunchOptions {
+    std::vector<std::string> args;
+    std::optional<std::string> stdin_data;              // default: /dev/null
+    std::optional<std::filesystem::path> stdin_path;    // e.g. a FIFO
+    std::map<std::string, std::optional<std::string>> env; // set, or unset with nullopt
+};
+
+// A running gpusched, its stdout and stderr captured in files of `dir`.
+class Process {
+public:
+    Process(const TempDir& dir, LaunchOptions options);
+    ~Process();
+    Process(const Process&) = delete;
+    Process& operator=(const Process&) = delete;
+
+    pid_t pid() const { return m_pid; }
+    void signal(int signal) const;
+    std::string err_so_far() const;
+    // Waits for the exit; kills the process and reports timed_out after `timeout`.
+    Finished wait(std::chrono::milliseconds timeout = std::chrono::seconds(60));
+
+private:
+    pid_t m_pid = -1;
+    bool m_reaped = false;
+    std::filesystem::path m_out;
+    std::filesystem::path m_err;
+};
+
+Finished run(const TempDir& dir, LaunchOptions options,
+             std::chrono::milliseconds timeout = std::chrono::seconds(60));
+
+// Polls `condition` every 10 ms for up to `timeout`.
+bool eventually(const std::function<bool()>& condition,
+                std::chrono::milliseconds timeout = std::chrono::seconds(20));
+
+// One line of runs.log written by scripts/record_job.sh.
+struct JobRecord {
+    std::string tag;
+    int job_id = 0;
+    std::string gpu;
+    double start = 0;
+    double end = 0;
+};
+std::vector<JobRecord> read_records(const std::filesystem::path& runs_log);
+
+// A command line that runs record_job.sh for `seconds` with `tag`.
+std::string record_command(const TempDir& dir, double seconds, const std::string& tag);
+
+// Pairs of records on the same GPU whose run times overlap, as readable text; empty if none.
+std::string overlaps(const std::vector<JobRecord>& records);
+
+// Makes the test process the reaper of orphans, so processes that gpusched leaves behind
+// come back here and can be found; returns the pids of such leftovers still alive, after
+// reaping those that have exited.
+void adopt_orphans();
+std::vector<pid_t> leftover_processes();
+
+bool process_exists(pid_t pid);
+
+} // namespace gpusched::testing

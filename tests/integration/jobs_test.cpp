@@ -1,0 +1,236 @@
+// Runs the real gpusched binary on real child processes with fake GPU ids.
+#include "harness.hpp"
+
+#include <fmt/format.h>
+#include <gtest/gtest.h>
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <map>
+#include <set>
+#include <sstream>
+
+namespace gpusched::testing {
+namespace {
+
+using namespace std::chrono_literals;
+
+std::string lines_of(const std::vector<std::string>& commands)
+{
+    std::string text;
+    for (const auto& command : commands) {
+        text += command + "\n";
+    }
+    return text;
+}
+
+TEST(Jobs, EveryJobRunsExactlyOnceAndNeverTwoOnOneGpu)
+{
+    TempDir dir;
+    std::vector<std::string> commands;
+    for (int i = 1; i <= 24; ++i) {
+        commands.push_back(record_command(dir, 0.05 * (i % 4), fmt::format("t{}", i)));
+    }
+    const auto result = run(dir, {{"--gpus", "0,1,2"}, lines_of(commands)});
+    ASSERT_EQ(result.exit_status, 0) << result.err;
+    const auto records = read_records(dir / "runs.log");
+    ASSERT_EQ(records.size(), 24u);
+    std::set<std::string> tags;
+    std::set<int> ids;
+    for (const auto& record : records) {
+        tags.insert(record.tag);
+        ids.insert(record.job_id);
+        EXPECT_TRUE(record.gpu == "0" || record.gpu == "1" || record.gpu == "2") << record.gpu;
+        EXPECT_EQ(record.tag, fmt::format("t{}", record.job_id)) << "job ids follow input order";
+    }
+    EXPECT_EQ(tags.size(), 24u);
+    EXPECT_EQ(ids.size(), 24u);
+    EXPECT_EQ(overlaps(records), "");
+}
+
+TEST(Jobs, EightEqualJobsOnFourGpusTakeTwoJobLengths)
+{
+    TempDir dir;
+    constexpr double k_length = 0.5;
+    std::vector<std::string> commands;
+    for (int i = 1; i <= 8; ++i) {
+        commands.push_back(record_command(dir, k_length, fmt::format("t{}", i)));
+    }
+    const auto result = run(dir, {{"--gpus", "0-3"}, lines_of(commands)});
+    ASSERT_EQ(result.exit_status, 0) << result.err;
+    const auto records = read_records(dir / "runs.log");
+    ASSERT_EQ(records.size(), 8u);
+    EXPECT_EQ(overlaps(records), "");
+    std::map<std::string, int> per_gpu;
+    double first_start = records[0].start;
+    double last_end = records[0].end;
+    for (const auto& record : records) {
+        ++per_gpu[record.gpu];
+        first_start = std::min(first_start, record.start);
+        last_end = std::max(last_end, record.end);
+    }
+    EXPECT_EQ(per_gpu, (std::map<std::string, int>{{"0", 2}, {"1", 2}, {"2", 2}, {"3", 2}}))
+        << "first-in first-out hand-out spreads the jobs evenly";
+    const double span = last_end - first_start;
+    EXPECT_GE(span, 2 * k_length);
+    // Two waves, not three or more; the margin absorbs a loaded CI machine.
+    EXPECT_LT(span, 3 * k_length + 1.0) << "the jobs ran in more than two waves";
+}
+
+TEST(Jobs, JobEnvironmentNamesJobAndGpu)
+{
+    TempDir dir;
+    const auto result = run(
+        dir, {{"--gpus", "GPU-aaaa", "MIG-bbbb"},
+              lines_of({"echo \"$GPUSCHED_JOB_ID $GPUSCHED_GPU $CUDA_VISIBLE_DEVICES "
+                        "$CUDA_DEVICE_ORDER $KEPT\" > " + (dir / "env1").string(),
+                        "echo \"$GPUSCHED_JOB_ID $GPUSCHED_GPU $CUDA_VISIBLE_DEVICES\" > " +
+                            (dir / "env2").string()}),
+              std::nullopt,
+              {{"KEPT", "yes"}, {"CUDA_DEVICE_ORDER", std::nullopt}}});
+    ASSERT_EQ(result.exit_status, 0) << result.err;
+    const auto first = read_file(dir / "env1");
+    const auto second = read_file(dir / "env2");
+    EXPECT_EQ(first, "1 GPU-aaaa GPU-aaaa PCI_BUS_ID yes\n");
+    EXPECT_EQ(second, "2 MIG-bbbb MIG-bbbb\n");
+}
+
+TEST(Jobs, VisibleDevicesFromTheEnvironmentArePassedAsWritten)
+{
+    TempDir dir;
+    std::vector<std::string> commands;
+    for (int i = 1; i <= 6; ++i) {
+        commands.push_back(record_command(dir, 0.1, fmt::format("t{}", i)));
+    }
+    const auto result =
+        run(dir, {{}, lines_of(commands), std::nullopt, {{"CUDA_VISIBLE_DEVICES", "5,GPU-x"}}});
+    ASSERT_EQ(result.exit_status, 0) << result.err;
+    std::set<std::string> gpus;
+    for (const auto& record : read_records(dir / "runs.log")) {
+        gpus.insert(record.gpu);
+    }
+    EXPECT_EQ(gpus, (std::set<std::string>{"5", "GPU-x"}));
+}
+
+TEST(Jobs, AJobThatReadsStdinGetsNothingAndTheQueueIsIntact)
+{
+    TempDir dir;
+    const auto result = run(dir, {{"--gpus", "0"},
+                                  lines_of({"cat > " + (dir / "eaten").string(),
+                                            "echo second > " + (dir / "second").string(),
+                                            "echo third > " + (dir / "third").string()})});
+    ASSERT_EQ(result.exit_status, 0) << result.err;
+    EXPECT_EQ(read_file(dir / "eaten"), "");
+    EXPECT_EQ(read_file(dir / "second"), "second\n");
+    EXPECT_EQ(read_file(dir / "third"), "third\n");
+}
+
+TEST(Jobs, NoDescriptorOfTheSchedulerLeaksIntoJobs)
+{
+    TempDir dir;
+    // An inherited descriptor without close-on-exec, as a careless parent would leave.
+    const int stray = open("/dev/null", O_RDONLY);
+    ASSERT_GE(stray, 0);
+    const int moved = dup2(stray, 17);
+    close(stray);
+    const auto result = run(
+        dir, {{"--gpus", "0"}, "ls /proc/self/fd > " + (dir / "fds").string() + "\n"});
+    close(moved);
+    ASSERT_EQ(result.exit_status, 0) << result.err;
+    // ls itself holds one descriptor open on the directory it lists.
+    std::istringstream fds(read_file(dir / "fds"));
+    std::vector<int> open_fds;
+    int fd = 0;
+    while (fds >> fd) {
+        open_fds.push_back(fd);
+    }
+    ASSERT_EQ(open_fds.size(), 4u) << read_file(dir / "fds");
+    EXPECT_EQ(open_fds[0], 0);
+    EXPECT_EQ(open_fds[1], 1);
+    EXPECT_EQ(open_fds[2], 2);
+}
+
+TEST(Jobs, ExitStatusIsTheNumberOfFailedJobs)
+{
+    TempDir dir;
+    const auto result =
+        run(dir, {{"--gpus", "0,1"}, lines_of({"true", "exit 3", "false", "kill -9 $$", "true"})});
+    EXPECT_EQ(result.exit_status, 3) << result.err;
+    EXPECT_NE(result.err.find("exit 3"), std::string::npos) << result.err;
+    EXPECT_NE(result.err.find("killed by SIGKILL"), std::string::npos) << result.err;
+    EXPECT_NE(result.err.find("5 jobs: 2 succeeded, 3 failed"), std::string::npos) << result.err;
+}
+
+TEST(Jobs, MoreThanOneHundredFailuresExitWith101)
+{
+    TempDir dir;
+    std::vector<std::string> commands(120, "false");
+    const auto result = run(dir, {{"--gpus", "0-7", "--quiet"}, lines_of(commands)});
+    EXPECT_EQ(result.exit_status, 101) << result.err;
+}
+
+TEST(Jobs, LogLinesNameJobGpuCommandOutcomeAndDuration)
+{
+    TempDir dir;
+    const auto result = run(dir, {{"--gpus", "7"}, "exit 4\n"});
+    EXPECT_EQ(result.exit_status, 1);
+    EXPECT_NE(result.err.find("job 1 started on GPU 7: exit 4"), std::string::npos) << result.err;
+    EXPECT_NE(result.err.find("job 1 failed on GPU 7: exit 4 after 0."), std::string::npos) << result.err;
+    EXPECT_EQ(result.out, "") << "stdout belongs to the jobs";
+}
+
+TEST(Jobs, QuietSilencesTheJobLog)
+{
+    TempDir dir;
+    const auto result = run(dir, {{"--gpus", "0", "-q"}, "echo out\nfalse\n"});
+    EXPECT_EQ(result.exit_status, 1);
+    EXPECT_EQ(result.err, "");
+    EXPECT_EQ(result.out, "out\n");
+}
+
+TEST(Jobs, SpawnFailureFailsTheJobAndReturnsTheGpu)
+{
+    TempDir dir;
+    // Executable, but its interpreter does not exist: execve fails with ENOENT at spawn.
+    const auto broken_shell = dir / "broken-shell";
+    write_file(broken_shell, "#!/nonexistent/interpreter\n");
+    fs::permissions(broken_shell, fs::perms::owner_all);
+    const auto result =
+        run(dir, {{"--gpus", "0", "--shell", broken_shell.string()}, "true\ntrue\ntrue\n"}, 20s);
+    ASSERT_FALSE(result.timed_out) << "a spawn failure must not leak the only GPU";
+    EXPECT_EQ(result.exit_status, 3) << result.err;
+    EXPECT_NE(result.err.find("job 3 could not start on GPU 0: No such file or directory"),
+              std::string::npos)
+        << result.err;
+}
+
+TEST(Jobs, OneMebibyteCommandRuns)
+{
+    TempDir dir;
+    const std::string padding(1 << 20, 'x');
+    const std::string command =
+        ": " + padding + "; echo \"$GPUSCHED_JOB_ID ok\" > " + (dir / "long").string();
+    const auto result = run(dir, {{"--gpus", "0"}, command + "\necho next > " + (dir / "next").string() + "\n"});
+    ASSERT_EQ(result.exit_status, 0) << result.err.substr(0, 2000);
+    EXPECT_EQ(read_file(dir / "long"), "1 ok\n");
+    EXPECT_EQ(read_file(dir / "next"), "next\n");
+}
+
+TEST(Jobs, NulLineIsRejectedByLineNumberAndTheRunGoesOn)
+{
+    TempDir dir;
+    const std::string input = "echo a > " + (dir / "a").string() + "\n" + std::string("bad\0line\n", 9) +
+                              "echo b > " + (dir / "b").string() + "\n";
+    const auto result = run(dir, {{"--gpus", "0"}, input});
+    EXPECT_EQ(result.exit_status, 1) << result.err;
+    EXPECT_NE(result.err.find("stdin:2: job 2 not run: the command contains a NUL byte"),
+              std::string::npos)
+        << result.err;
+    EXPECT_EQ(read_file(dir / "a"), "a\n");
+    EXPECT_EQ(read_file(dir / "b"), "b\n");
+}
+
+} // namespace
+} // namespace gpusched::testing

@@ -1,0 +1,143 @@
+#include <gpusched/line_assembler.hpp>
+
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+namespace gpusched {
+namespace {
+
+std::vector<LogicalLine> assemble(std::string_view input, std::size_t chunk = 0)
+{
+    LineAssembler assembler;
+    std::vector<LogicalLine> lines;
+    if (chunk == 0) {
+        chunk = input.size() == 0 ? 1 : input.size();
+    }
+    for (std::size_t at = 0; at < input.size(); at += chunk) {
+        assembler.feed(input.substr(at, chunk));
+        while (auto line = assembler.next()) {
+            lines.push_back(std::move(*line));
+        }
+    }
+    assembler.end_of_input();
+    while (auto line = assembler.next()) {
+        lines.push_back(std::move(*line));
+    }
+    EXPECT_TRUE(assembler.exhausted());
+    return lines;
+}
+
+std::vector<std::string> texts(const std::vector<LogicalLine>& lines)
+{
+    std::vector<std::string> result;
+    for (const auto& line : lines) {
+        result.push_back(line.text);
+    }
+    return result;
+}
+
+using Texts = std::vector<std::string>;
+
+TEST(LineAssembler, OneCommandPerLine)
+{
+    EXPECT_EQ(texts(assemble("a\nb c\n")), (Texts{"a", "b c"}));
+}
+
+TEST(LineAssembler, LastLineWithoutNewlineCounts)
+{
+    EXPECT_EQ(texts(assemble("a\nb")), (Texts{"a", "b"}));
+}
+
+TEST(LineAssembler, SkipsBlankAndCommentLines)
+{
+    const auto lines = assemble("\n   \n\t\n# note\n  # indented note\necho #not a comment\n");
+    EXPECT_EQ(texts(lines), (Texts{"echo #not a comment"}));
+    EXPECT_EQ(lines[0].first_line, 6u);
+}
+
+TEST(LineAssembler, DropsTrailingCarriageReturn)
+{
+    EXPECT_EQ(texts(assemble("a\r\nb\r\n\r\n")), (Texts{"a", "b"}));
+}
+
+TEST(LineAssembler, BackslashContinuesOnNextLine)
+{
+    const auto lines = assemble("python train.py \\\n  --lr 0.1 \\\r\n  --bs 32\nnext\n");
+    EXPECT_EQ(texts(lines), (Texts{"python train.py   --lr 0.1   --bs 32", "next"}));
+    EXPECT_EQ(lines[0].first_line, 1u);
+    EXPECT_EQ(lines[1].first_line, 4u);
+}
+
+TEST(LineAssembler, EscapedBackslashDoesNotContinue)
+{
+    EXPECT_EQ(texts(assemble("echo a\\\\\necho b\n")), (Texts{"echo a\\\\", "echo b"}));
+}
+
+TEST(LineAssembler, ContinuationKeepsLinesThatLookLikeComments)
+{
+    EXPECT_EQ(texts(assemble("echo \\\n# not skipped\n")), (Texts{"echo # not skipped"}));
+}
+
+TEST(LineAssembler, BackslashOnLastLineEndsTheCommand)
+{
+    EXPECT_EQ(texts(assemble("echo a \\")), (Texts{"echo a "}));
+}
+
+TEST(LineAssembler, CommentLinesDoNotContinue)
+{
+    EXPECT_EQ(texts(assemble("# comment \\\necho a\n")), (Texts{"echo a"}));
+}
+
+TEST(LineAssembler, BytesPassThroughUnchanged)
+{
+    const std::string invalid_utf8 = "echo \xff\xfe \xc3\x28 caf\xc3\xa9";
+    EXPECT_EQ(texts(assemble(invalid_utf8 + "\n")), (Texts{invalid_utf8}));
+}
+
+TEST(LineAssembler, FlagsNulBytes)
+{
+    const auto lines = assemble(std::string("ok\nbad\0line\nok2\n", 16));
+    ASSERT_EQ(lines.size(), 3u);
+    EXPECT_FALSE(lines[0].has_nul);
+    EXPECT_TRUE(lines[1].has_nul);
+    EXPECT_EQ(lines[1].first_line, 2u);
+    EXPECT_FALSE(lines[2].has_nul);
+}
+
+TEST(LineAssembler, ChunkBoundariesDoNotMatter)
+{
+    const std::string input = "a \\\nb\r\n# c\n\nd\ne";
+    const auto whole = texts(assemble(input));
+    for (std::size_t chunk = 1; chunk <= input.size(); ++chunk) {
+        EXPECT_EQ(texts(assemble(input, chunk)), whole) << "chunk size " << chunk;
+    }
+}
+
+TEST(LineAssembler, OneMebibyteLine)
+{
+    const std::string long_line(1 << 20, 'x');
+    const auto lines = assemble(long_line + "\nshort\n", 4096);
+    ASSERT_EQ(lines.size(), 2u);
+    EXPECT_EQ(lines[0].text, long_line);
+    EXPECT_EQ(lines[1].text, "short");
+}
+
+TEST(LineAssembler, HandsOutLinesOneAtATime)
+{
+    LineAssembler assembler;
+    assembler.feed("a\nb\nc");
+    EXPECT_EQ(assembler.next()->text, "a");
+    EXPECT_EQ(assembler.next()->text, "b");
+    EXPECT_FALSE(assembler.next().has_value()) << "c is not complete before end of input";
+    EXPECT_FALSE(assembler.exhausted());
+    assembler.feed("d\n");
+    EXPECT_EQ(assembler.next()->text, "cd");
+    assembler.end_of_input();
+    EXPECT_FALSE(assembler.next().has_value());
+    EXPECT_TRUE(assembler.exhausted());
+}
+
+} // namespace
+} // namespace gpusched
