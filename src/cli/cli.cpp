@@ -1,5 +1,6 @@
 #include "cli.hpp"
 
+#include "hypersearch_command.hpp"
 #include "run_command.hpp"
 
 #include <gpusched/errors.hpp>
@@ -13,6 +14,7 @@
 #include <spdlog/spdlog.h>
 
 #include <exception>
+#include <string_view>
 #include <system_error>
 
 namespace gpusched::cli {
@@ -27,13 +29,32 @@ void set_up_log()
     spdlog::set_default_logger(logger);
 }
 
+std::string_view base_name(std::string_view path)
+{
+    const auto slash = path.rfind('/');
+    return slash == std::string_view::npos ? path : path.substr(slash + 1);
+}
+
 int run(int argc, char** argv)
 {
+    // Invoked as simple_hypersearch, or as `gpusched hypersearch`: the generator, whose -p
+    // values CLI11 must not see as options, so it is routed before the main parser runs.
+    const std::string_view program = argc > 0 ? base_name(argv[0]) : "gpusched";
+    if (program == "simple_hypersearch") {
+        return run_hypersearch(std::string(program), {argv + 1, argv + argc});
+    }
+    if (argc > 1 && std::string_view(argv[1]) == "hypersearch") {
+        return run_hypersearch("gpusched hypersearch", {argv + 2, argv + argc});
+    }
+
     CLI::App app{"gpusched: run each line of the input as a shell command on a free GPU", "gpusched"};
     app.set_version_flag("-V,--version", fmt::format("gpusched {}", k_version));
 
     RunOptions run_options;
     add_run_options(app, run_options);
+    app.add_subcommand("hypersearch",
+                       "Print grid or random-search commands to pipe into gpusched "
+                       "(gpusched hypersearch --help)");
 
     // Internal: the short-lived child that initialises CUDA so the scheduler never does.
     auto* probe = app.add_subcommand("__probe-cuda", "")->group("");

@@ -53,6 +53,10 @@ int JobRunner::run()
         take_input();
     }
     report_unstarted();
+    if (m_has_children && !m_scheduler.stopping()) {
+        spdlog::warn("{} processes that jobs started in the background are still running; "
+                     "they are left to run", direct_children().size());
+    }
     const auto& counts = m_scheduler.counts();
     spdlog::info("{} jobs: {} succeeded, {} failed, in {}", counts.succeeded + counts.failed,
                  counts.succeeded, counts.failed, format_duration(Clock::now() - m_started));
@@ -139,8 +143,9 @@ void JobRunner::start(StartJob& job)
     const auto envp = m_environment.for_job(job.command.id, gpu, variables);
     const SpawnResult spawned = m_spawner.spawn(job.command.text, envp.data());
     if (spawned.error != 0) {
-        spdlog::error("job {} could not start on GPU {}: {}: {}", job.command.id, gpu,
-                      std::strerror(spawned.error), shorten_command(job.command.text));
+        spdlog::error("job {} could not start on GPU {}: {}: {}: {}", job.command.id, gpu,
+                      m_spawner.shell(), std::strerror(spawned.error),
+                      shorten_command(job.command.text));
         apply(m_scheduler.on_spawn_failure(job.command.id));
         return;
     }
@@ -206,8 +211,9 @@ void JobRunner::reap_children()
 void JobRunner::handle_signals()
 {
     for (const int signal : m_signals.take_pending()) {
-        if (signal == SIGCHLD) {
-            reap_children();
+        // SIGCHLD is reaped below, once for any number of coalesced ones; SIGPIPE is only
+        // blocked, so that a closed stderr cannot kill gpusched and orphan its jobs.
+        if (signal == SIGCHLD || signal == SIGPIPE) {
             continue;
         }
         if (signal == SIGUSR1) {
@@ -221,8 +227,13 @@ void JobRunner::handle_signals()
                          format_duration(m_kill_after));
         }
         apply(m_scheduler.on_signal(signal));
+        if (m_scheduler.stopping() && m_has_children && !m_kill_deadline) {
+            // No job is running, but processes that finished jobs left behind are: they get
+            // the same signal and the same grace period.
+            signal_jobs(signal);
+            m_kill_deadline = Clock::now() + m_kill_after;
+        }
     }
-    // SIGCHLD may have coalesced with the others, or come before a job was registered.
     reap_children();
 }
 

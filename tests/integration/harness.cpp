@@ -87,7 +87,7 @@ Process::Process(const TempDir& dir, LaunchOptions options)
     }
     envp.push_back(nullptr);
 
-    std::vector<std::string> args = {binary().string()};
+    std::vector<std::string> args = {options.program.value_or(binary()).string()};
     args.insert(args.end(), options.args.begin(), options.args.end());
     std::vector<char*> argv;
     for (auto& arg : args) {

@@ -47,6 +47,7 @@ struct LaunchOptions {
     std::optional<std::string> stdin_data;              // default: /dev/null
     std::optional<std::filesystem::path> stdin_path;    // e.g. a FIFO
     std::map<std::string, std::optional<std::string>> env; // set, or unset with nullopt
+    std::optional<std::filesystem::path> program;          // default: the gpusched binary
 };
 
 // A running gpusched, its stdout and stderr captured in files of `dir`.

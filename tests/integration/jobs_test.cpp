@@ -201,7 +201,8 @@ TEST(Jobs, SpawnFailureFailsTheJobAndReturnsTheGpu)
         run(dir, {{"--gpus", "0", "--shell", broken_shell.string()}, "true\ntrue\ntrue\n"}, 20s);
     ASSERT_FALSE(result.timed_out) << "a spawn failure must not leak the only GPU";
     EXPECT_EQ(result.exit_status, 3) << result.err;
-    EXPECT_NE(result.err.find("job 3 could not start on GPU 0: No such file or directory"),
+    EXPECT_NE(result.err.find("job 3 could not start on GPU 0: " + broken_shell.string() +
+                              ": No such file or directory"),
               std::string::npos)
         << result.err;
 }

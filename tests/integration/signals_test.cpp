@@ -108,6 +108,25 @@ TEST_F(Signals, Usr1DrainsRunningJobsAndStartsNoMore)
     expect_nothing_left();
 }
 
+TEST_F(Signals, BackgroundProcessesOfFinishedJobsAreStoppedToo)
+{
+    const auto fifo = m_dir / "queue";
+    Process gpusched(m_dir, {{"--gpus", "0", "--kill-after", "0.5", "--fifo", fifo.string()}});
+    ASSERT_TRUE(eventually([&] { return fs::is_fifo(fifo); }));
+    {
+        std::ofstream writer(fifo);
+        writer << job("sleep 30 >/dev/null 2>&1 &") << "\n";
+    }
+    ASSERT_TRUE(eventually([&] {
+        return gpusched.err_so_far().find("job 1 finished") != std::string::npos;
+    }));
+    gpusched.signal(SIGTERM);
+    const auto result = gpusched.wait(20s);
+    EXPECT_FALSE(result.timed_out);
+    EXPECT_EQ(result.exit_status, 128 + SIGTERM) << result.err;
+    expect_nothing_left();
+}
+
 TEST_F(Signals, StopWhileIdleOnALiveQueue)
 {
     const auto fifo = m_dir / "queue";

@@ -23,6 +23,7 @@ public:
     JobSpawner(std::string shell, const sigset_t& child_mask);
 
     SpawnResult spawn(const std::string& command, char* const* envp) const;
+    const std::string& shell() const { return m_shell; }
 
 private:
     SpawnResult spawn_inline(const std::string& command, char* const* envp) const;

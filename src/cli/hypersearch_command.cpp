@@ -1,0 +1,175 @@
+#include "hypersearch_command.hpp"
+
+#include <gpusched/errors.hpp>
+#include <gpusched/exit_status.hpp>
+#include <gpusched/hypersearch.hpp>
+
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <array>
+#include <cerrno>
+#include <chrono>
+#include <csignal>
+#include <cstdio>
+#include <cstring>
+#include <random>
+#include <system_error>
+
+namespace gpusched::cli {
+namespace {
+
+constexpr std::array<std::string_view, 9> k_option_names = {
+    "-p", "--parameter", "--sampling-mode", "--n-samples", "-n", "--seed", "--quote", "-h", "--help"};
+
+bool is_option(std::string_view arg)
+{
+    const auto name = arg.substr(0, arg.find('='));
+    return std::find(k_option_names.begin(), k_option_names.end(), name) != k_option_names.end();
+}
+
+// CLI11 would read a value such as "--no-augment" or "-1" as an option, so -p groups are
+// taken out first: after `-p NAME`, every argument up to the next hypersearch option is a
+// value, whatever it starts with.
+std::vector<std::pair<std::string, std::vector<std::string>>> take_parameters(
+    std::vector<std::string>& args)
+{
+    std::vector<std::pair<std::string, std::vector<std::string>>> parameters;
+    std::vector<std::string> rest;
+    for (std::size_t i = 0; i < args.size(); ++i) {
+        if (args[i] != "-p" && args[i] != "--parameter") {
+            rest.push_back(std::move(args[i]));
+            continue;
+        }
+        if (i + 1 == args.size() || is_option(args[i + 1])) {
+            throw UsageError(fmt::format("{} needs a parameter name and its values", args[i]));
+        }
+        auto& [name, values] = parameters.emplace_back(std::move(args[++i]), std::vector<std::string>{});
+        while (i + 1 < args.size() && !is_option(args[i + 1])) {
+            values.push_back(std::move(args[++i]));
+        }
+        if (values.empty()) {
+            throw UsageError(fmt::format("parameter '{}' has no values", name));
+        }
+    }
+    args = std::move(rest);
+    return parameters;
+}
+
+// Writes the commands so that a program reading them sees each one promptly without a
+// system call per line: a terminal gets lines, a pipe gets at most 4 KiB at a time and never
+// waits more than 5 ms for a flush, a file gets large blocks. Reports whether the reader is
+// still there.
+class LineWriter {
+public:
+    LineWriter()
+    {
+        struct stat info{};
+        if (isatty(STDOUT_FILENO) != 0) {
+            std::setvbuf(stdout, nullptr, _IOLBF, 0);
+        } else if (fstat(STDOUT_FILENO, &info) == 0 && S_ISFIFO(info.st_mode)) {
+            m_flush_every = std::chrono::milliseconds(5);
+            std::setvbuf(stdout, nullptr, _IOFBF, 4096);
+        } else {
+            std::setvbuf(stdout, nullptr, _IOFBF, 64 * 1024);
+        }
+    }
+
+    bool write(std::string_view line)
+    {
+        if (std::fwrite(line.data(), 1, line.size(), stdout) != line.size() ||
+            std::fputc('\n', stdout) == EOF) {
+            return failed();
+        }
+        if (m_flush_every) {
+            const auto now = std::chrono::steady_clock::now();
+            if (now - m_last_flush >= *m_flush_every) {
+                m_last_flush = now;
+                return std::fflush(stdout) == 0 || failed();
+            }
+        }
+        return true;
+    }
+
+    bool finish() { return std::fflush(stdout) == 0 || failed(); }
+
+private:
+    static bool failed()
+    {
+        if (errno == EPIPE) {
+            return false; // the reader has gone (`| head -1`): a normal end
+        }
+        throw std::system_error(errno, std::generic_category(), "write stdout");
+    }
+
+    std::optional<std::chrono::steady_clock::duration> m_flush_every;
+    std::chrono::steady_clock::time_point m_last_flush = std::chrono::steady_clock::now();
+};
+
+SamplingMode parse_mode(const std::string& mode)
+{
+    if (mode == "grid") {
+        return SamplingMode::grid;
+    }
+    if (mode == "random") {
+        return SamplingMode::random;
+    }
+    return SamplingMode::shuffled_grid;
+}
+
+} // namespace
+
+int run_hypersearch(const std::string& program, std::vector<std::string> args)
+{
+    HypersearchRequest request;
+    request.parameters = take_parameters(args);
+
+    CLI::App app{"Print one command per configuration of a grid or random search, to pipe "
+                 "into gpusched",
+                 program};
+    std::string mode = "shuffled_grid";
+    std::optional<std::int64_t> samples;
+    std::optional<std::uint64_t> seed;
+    app.add_option("TEMPLATE", request.command_template,
+                   "Command with {name} placeholders; {{ and }} are literal braces")
+        ->required();
+    app.add_option("-p,--parameter", "NAME VALUE...: values of {NAME}; a value may be "
+                                      "range:START:STOP[:STEP], linspace:A:B:N, logspace:A:B:N, "
+                                      "and in random mode uniform:A:B, loguniform:A:B, randint:A:B");
+    app.add_option("--sampling-mode", mode, "grid, shuffled_grid or random")
+        ->check(CLI::IsMember({"grid", "shuffled_grid", "random"}))
+        ->capture_default_str();
+    app.add_option("-n,--n-samples", samples,
+                   "Print the first N configurations (random: draw N, independently)");
+    app.add_option("--seed", seed, "Seed that makes the output identical on every run");
+    app.add_flag("--quote", request.quote, "Shell-quote every inserted value");
+
+    std::reverse(args.begin(), args.end()); // CLI11 takes a vector in reverse order
+    try {
+        app.parse(args);
+    } catch (const CLI::ParseError& error) {
+        const int status = app.exit(error);
+        return status == 0 ? k_exit_success : k_exit_usage;
+    }
+
+    request.mode = parse_mode(mode);
+    request.samples = samples;
+    request.seed = seed ? *seed : (std::uint64_t{std::random_device{}()} << 32) ^ std::random_device{}();
+    const auto search = value_or_usage_error(Hypersearch::create(std::move(request)));
+
+    // A closed stdout must end the run quietly, with EPIPE, not kill it with SIGPIPE.
+    std::signal(SIGPIPE, SIG_IGN);
+    LineWriter writer;
+    bool reader_present = true;
+    search.generate([&](std::string_view line) { return reader_present = writer.write(line); });
+    if (reader_present) {
+        writer.finish();
+    }
+    return k_exit_success;
+}
+
+} // namespace gpusched::cli

@@ -1,0 +1,69 @@
+#include <gpusched/command_template.hpp>
+
+#include <gtest/gtest.h>
+
+namespace gpusched {
+namespace {
+
+CommandTemplate parsed(std::string_view text)
+{
+    auto result = CommandTemplate::parse(text);
+    if (auto* error = std::get_if<ParseError>(&result)) {
+        ADD_FAILURE() << error->message;
+    }
+    return std::get<CommandTemplate>(result);
+}
+
+std::string render(const CommandTemplate& command, const std::vector<std::string_view>& values)
+{
+    std::string out;
+    command.render(values, out);
+    return out;
+}
+
+TEST(CommandTemplate, ReplacesPlaceholders)
+{
+    const auto command = parsed("python3 train.py --lr {lr} --bs {bs} --tag lr{lr}");
+    EXPECT_EQ(command.names(), (std::vector<std::string>{"lr", "bs"}));
+    EXPECT_EQ(render(command, {"0.1", "32"}), "python3 train.py --lr 0.1 --bs 32 --tag lr0.1");
+}
+
+TEST(CommandTemplate, DoubledBracesAreLiteral)
+{
+    const auto command = parsed("echo {{x}} {x} }}{{");
+    EXPECT_EQ(command.names(), (std::vector<std::string>{"x"}));
+    EXPECT_EQ(render(command, {"1"}), "echo {x} 1 }{");
+}
+
+TEST(CommandTemplate, NonIdentifierBracesAndShellParametersAreLiteral)
+{
+    const auto command =
+        parsed("awk '{print $1}' f | run --n {n} ${HOME} ${n} {1x} { n } {} {n-1} {_a9}");
+    EXPECT_EQ(command.names(), (std::vector<std::string>{"n", "_a9"}));
+    EXPECT_EQ(render(command, {"5", "z"}),
+              "awk '{print $1}' f | run --n 5 ${HOME} ${n} {1x} { n } {} {n-1} z");
+}
+
+TEST(CommandTemplate, UnclosedBraceIsLiteral)
+{
+    const auto command = parsed("echo {a} {b");
+    EXPECT_EQ(render(command, {"1"}), "echo 1 {b");
+}
+
+TEST(CommandTemplate, NoPlaceholderIsAnError)
+{
+    EXPECT_TRUE(std::holds_alternative<ParseError>(CommandTemplate::parse("echo {{a}}")));
+}
+
+TEST(ShellQuote, QuotesOnlyWhatNeedsIt)
+{
+    EXPECT_EQ(shell_quote("0.001"), "0.001");
+    EXPECT_EQ(shell_quote("a/b-c_d:e,f=g+h@i%j"), "a/b-c_d:e,f=g+h@i%j");
+    EXPECT_EQ(shell_quote("it's"), "'it'\\''s'");
+    EXPECT_EQ(shell_quote("two words"), "'two words'");
+    EXPECT_EQ(shell_quote("$(rm -rf /)"), "'$(rm -rf /)'");
+    EXPECT_EQ(shell_quote(""), "''");
+}
+
+} // namespace
+} // namespace gpusched
