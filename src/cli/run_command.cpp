@@ -109,9 +109,9 @@ int run_scheduler(RunOptions options)
     sys::ProbeChild probe(to_milliseconds(options.probe_timeout_seconds));
     auto gpu_ids = value_or_usage_error(
         resolve_gpu_ids(options.gpus, environment_variable("CUDA_VISIBLE_DEVICES"), probe));
-    spdlog::debug("GPUs: {}", fmt::join(gpu_ids, ", "));
-
     const std::size_t read_ahead = std::max(k_min_read_ahead, 2 * gpu_ids.size());
+    spdlog::debug("GPUs: {}; shell {}; reading up to {} commands ahead", fmt::join(gpu_ids, ", "),
+                  options.shell, read_ahead);
     Scheduler scheduler(GpuPool(std::move(gpu_ids)), read_ahead);
     const JobEnvironment environment(environ);
     const sys::JobSpawner spawner(options.shell, signals.original_mask());

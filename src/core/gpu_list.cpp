@@ -1,5 +1,7 @@
 #include <gpusched/gpu_list.hpp>
 
+#include <gpusched/split.hpp>
+
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -28,20 +30,6 @@ std::optional<unsigned long> parse_index(std::string_view text)
         return std::nullopt;
     }
     return value;
-}
-
-std::vector<std::string_view> split_commas(std::string_view text)
-{
-    std::vector<std::string_view> parts;
-    std::size_t start = 0;
-    while (true) {
-        const auto comma = text.find(',', start);
-        parts.push_back(text.substr(start, comma - start));
-        if (comma == std::string_view::npos) {
-            return parts;
-        }
-        start = comma + 1;
-    }
 }
 
 // Adds one id, or returns why it cannot be added. Indices are compared by value, so "00"
@@ -112,7 +100,7 @@ Parsed<std::vector<std::string>> parse_gpu_list(const std::vector<std::string>& 
     GpuListBuilder builder;
     for (const auto& token : tokens) {
         const auto source = fmt::format("--gpus {}", token);
-        for (const auto entry : split_commas(token)) {
+        for (const auto entry : split(token, ',')) {
             if (entry.empty()) {
                 return ParseError{fmt::format("empty GPU id in '{}'", source)};
             }
@@ -129,7 +117,7 @@ Parsed<std::vector<std::string>> parse_gpu_list(const std::vector<std::string>& 
 
 bool looks_like_gpu_ids(std::string_view token)
 {
-    const auto parts = split_commas(token);
+    const auto parts = split(token, ',');
     return std::all_of(parts.begin(), parts.end(), [](std::string_view part) {
         const bool index_or_range = part.find_first_not_of("0123456789-") == std::string_view::npos &&
                                     part.find_first_of("0123456789") != std::string_view::npos;
@@ -147,7 +135,7 @@ Parsed<std::vector<std::string>> parse_visible_devices(std::string_view value)
     }
     std::vector<std::string> ids;
     std::unordered_set<std::string_view> seen;
-    for (const auto entry : split_commas(value)) {
+    for (const auto entry : split(value, ',')) {
         if (entry.empty() || has_blank(entry)) {
             return ParseError{fmt::format("empty or blank entry in '{}'", source)};
         }

@@ -1,5 +1,7 @@
 #include <gpusched/parameter_values.hpp>
 
+#include <gpusched/split.hpp>
+
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -13,20 +15,6 @@
 
 namespace gpusched {
 namespace {
-
-std::vector<std::string_view> split_colons(std::string_view text)
-{
-    std::vector<std::string_view> fields;
-    std::size_t start = 0;
-    while (true) {
-        const auto colon = text.find(':', start);
-        fields.push_back(text.substr(start, colon - start));
-        if (colon == std::string_view::npos) {
-            return fields;
-        }
-        start = colon + 1;
-    }
-}
 
 template <class Number>
 std::optional<Number> parse_number(std::string_view text)
@@ -99,7 +87,7 @@ Parsed<ValueList> ValueList::parse(std::string_view name, const std::vector<std:
 {
     ValueList list;
     for (const auto& spec : specs) {
-        const auto fields = split_colons(spec);
+        const auto fields = split(spec, ':');
         if (starts_with(spec, "range:")) {
             constexpr auto expected = "range:START:STOP[:STEP] with integers and STEP not 0";
             if (fields.size() != 3 && fields.size() != 4) {
@@ -227,7 +215,7 @@ Parsed<RandomParameter> RandomParameter::parse(std::string_view name,
             "parameter '{}': a distribution must be its only value, not one of {}", name, specs.size())};
     }
     const auto& spec = specs.front();
-    const auto fields = split_colons(spec);
+    const auto fields = split(spec, ':');
     if (starts_with(spec, "randint:")) {
         const auto low = fields.size() == 3 ? parse_number<std::int64_t>(fields[1]) : std::nullopt;
         const auto high = fields.size() == 3 ? parse_number<std::int64_t>(fields[2]) : std::nullopt;

@@ -54,8 +54,8 @@ int JobRunner::run()
     }
     report_unstarted();
     if (m_has_children && !m_scheduler.stopping()) {
-        spdlog::warn("{} processes that jobs started in the background are still running; "
-                     "they are left to run", direct_children().size());
+        spdlog::warn("background processes started by jobs are still running ({}); they are "
+                     "left to run", direct_children().size());
     }
     const auto& counts = m_scheduler.counts();
     spdlog::info("{} jobs: {} succeeded, {} failed, in {}", counts.succeeded + counts.failed,
@@ -141,6 +141,7 @@ void JobRunner::start(StartJob& job)
     const auto& gpu = m_scheduler.pool().id(job.gpu);
     JobEnvironment::JobVariables variables;
     const auto envp = m_environment.for_job(job.command.id, gpu, variables);
+    const auto started = Clock::now();
     const SpawnResult spawned = m_spawner.spawn(job.command.text, envp.data());
     if (spawned.error != 0) {
         spdlog::error("job {} could not start on GPU {}: {}: {}: {}", job.command.id, gpu,
@@ -151,9 +152,10 @@ void JobRunner::start(StartJob& job)
     }
     spdlog::info("job {} started on GPU {}: {}", job.command.id, gpu,
                  shorten_command(job.command.text));
+    spdlog::debug("job {} is process group {}", job.command.id, spawned.pid);
     m_has_children = true;
     m_running.emplace(spawned.pid,
-                      RunningJob{job.command.id, job.gpu, std::move(job.command.text), Clock::now()});
+                      RunningJob{job.command.id, job.gpu, std::move(job.command.text), started});
 }
 
 void JobRunner::signal_jobs(int signal)
@@ -190,7 +192,8 @@ void JobRunner::reap_children()
         }
         const auto found = m_running.find(pid);
         if (found == m_running.end()) {
-            continue; // a job's orphaned descendant, or the GPU probe
+            spdlog::debug("reaped process {}, left behind by a job", pid);
+            continue;
         }
         RunningJob job = std::move(found->second);
         m_running.erase(found);
