@@ -35,8 +35,8 @@ int main(int argc, char** argv)
         slot = std::getenv("PARALLEL_JOBSLOT");
     }
     char line[128];
-    const int length = std::snprintf(line, sizeof line, "%s %lld %lld\n", slot ? slot : "-",
-                                     start, now_ns());
+    const int length =
+        std::snprintf(line, sizeof line, "%s %lld %lld\n", slot ? slot : "-", start, now_ns());
     const char* log = std::getenv("STAMP_LOG");
     const int fd = log ? open(log, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644) : -1;
     if (fd >= 0 && length > 0) {

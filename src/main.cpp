@@ -1,3 +1,6 @@
 #include "cli/cli.hpp"
 
-int main(int argc, char** argv) { return gpusched::cli::main(argc, argv); }
+int main(int argc, char** argv)
+{
+    return gpusched::cli::main(argc, argv);
+}

@@ -23,8 +23,8 @@ public:
 
 private:
     struct Segment {
-        std::string literal;     // text before the placeholder
-        std::size_t name_index;  // index into m_names, or npos after the last placeholder
+        std::string literal;    // text before the placeholder
+        std::size_t name_index; // index into m_names, or npos after the last placeholder
     };
 
     std::vector<Segment> m_segments;

@@ -37,12 +37,12 @@ private:
     void compact();
 
     std::string m_buffer;
-    std::size_t m_consumed = 0;  // bytes of m_buffer already turned into lines
-    std::size_t m_scanned = 0;   // bytes of m_buffer known to hold no newline
+    std::size_t m_consumed = 0; // bytes of m_buffer already turned into lines
+    std::size_t m_scanned = 0;  // bytes of m_buffer known to hold no newline
     std::size_t m_line_number = 0;
     bool m_ended = false;
 
-    std::string m_pending;       // a command continued with a backslash
+    std::string m_pending; // a command continued with a backslash
     std::size_t m_pending_first_line = 0;
     bool m_continuing = false;
 };

@@ -50,7 +50,8 @@ private:
 //   randint:A:B      an integer from A to B, both included
 class RandomParameter {
 public:
-    static Parsed<RandomParameter> parse(std::string_view name, const std::vector<std::string>& specs);
+    static Parsed<RandomParameter> parse(std::string_view name,
+                                         const std::vector<std::string>& specs);
 
     // Draws one value; the same engine state gives the same value on every machine.
     std::string_view draw(std::mt19937_64& engine, std::string& scratch) const;

@@ -47,14 +47,14 @@ int run(int argc, char** argv)
         return run_hypersearch("gpusched hypersearch", {argv + 2, argv + argc});
     }
 
-    CLI::App app{"gpusched: run each line of the input as a shell command on a free GPU", "gpusched"};
+    CLI::App app{"gpusched: run each line of the input as a shell command on a free GPU",
+                 "gpusched"};
     app.set_version_flag("-V,--version", fmt::format("gpusched {}", k_version));
 
     RunOptions run_options;
     add_run_options(app, run_options);
-    app.add_subcommand("hypersearch",
-                       "Print grid or random-search commands to pipe into gpusched "
-                       "(gpusched hypersearch --help)");
+    app.add_subcommand("hypersearch", "Print grid or random-search commands to pipe into gpusched "
+                                      "(gpusched hypersearch --help)");
 
     // Internal: the short-lived child that initialises CUDA so the scheduler never does.
     auto* probe = app.add_subcommand("__probe-cuda", "")->group("");

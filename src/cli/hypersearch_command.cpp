@@ -24,7 +24,8 @@ namespace gpusched::cli {
 namespace {
 
 constexpr std::array<std::string_view, 9> k_option_names = {
-    "-p", "--parameter", "--sampling-mode", "--n-samples", "-n", "--seed", "--quote", "-h", "--help"};
+    "-p",      "--parameter", "--sampling-mode", "--n-samples", "-n", "--seed",
+    "--quote", "-h",          "--help"};
 
 bool is_option(std::string_view arg)
 {
@@ -35,8 +36,8 @@ bool is_option(std::string_view arg)
 // CLI11 would read a value such as "--no-augment" or "-1" as an option, so -p groups are
 // taken out first: after `-p NAME`, every argument up to the next hypersearch option is a
 // value, whatever it starts with.
-std::vector<std::pair<std::string, std::vector<std::string>>> take_parameters(
-    std::vector<std::string>& args)
+std::vector<std::pair<std::string, std::vector<std::string>>>
+take_parameters(std::vector<std::string>& args)
 {
     std::vector<std::pair<std::string, std::vector<std::string>>> parameters;
     std::vector<std::string> rest;
@@ -48,7 +49,8 @@ std::vector<std::pair<std::string, std::vector<std::string>>> take_parameters(
         if (i + 1 == args.size() || is_option(args[i + 1])) {
             throw UsageError(fmt::format("{} needs a parameter name and its values", args[i]));
         }
-        auto& [name, values] = parameters.emplace_back(std::move(args[++i]), std::vector<std::string>{});
+        auto& [name, values] =
+            parameters.emplace_back(std::move(args[++i]), std::vector<std::string>{});
         while (i + 1 < args.size() && !is_option(args[i + 1])) {
             values.push_back(std::move(args[++i]));
         }
@@ -68,7 +70,7 @@ class LineWriter {
 public:
     LineWriter()
     {
-        struct stat info{};
+        struct stat info {};
         if (isatty(STDOUT_FILENO) != 0) {
             std::setvbuf(stdout, nullptr, _IOLBF, 0);
         } else if (fstat(STDOUT_FILENO, &info) == 0 && S_ISFIFO(info.st_mode)) {
@@ -138,8 +140,8 @@ int run_hypersearch(const std::string& program, std::vector<std::string> args)
                    "Command with {name} placeholders; {{ and }} are literal braces")
         ->required();
     app.add_option("-p,--parameter", "NAME VALUE...: values of {NAME}; a value may be "
-                                      "range:START:STOP[:STEP], linspace:A:B:N, logspace:A:B:N, "
-                                      "and in random mode uniform:A:B, loguniform:A:B, randint:A:B");
+                                     "range:START:STOP[:STEP], linspace:A:B:N, logspace:A:B:N, "
+                                     "and in random mode uniform:A:B, loguniform:A:B, randint:A:B");
     app.add_option("--sampling-mode", mode, "grid, shuffled_grid or random")
         ->check(CLI::IsMember({"grid", "shuffled_grid", "random"}))
         ->capture_default_str();
@@ -158,7 +160,8 @@ int run_hypersearch(const std::string& program, std::vector<std::string> args)
 
     request.mode = parse_mode(mode);
     request.samples = samples;
-    request.seed = seed ? *seed : (std::uint64_t{std::random_device{}()} << 32) ^ std::random_device{}();
+    request.seed =
+        seed ? *seed : (std::uint64_t{std::random_device{}()} << 32) ^ std::random_device{}();
     const auto search = value_or_usage_error(Hypersearch::create(std::move(request)));
 
     // A closed stdout must end the run quietly, with EPIPE, not kill it with SIGPIPE.

@@ -47,9 +47,9 @@ void check_shell(const std::string& shell)
 // would take the file for a GPU. After the first, arguments that are not GPU ids are inputs.
 void move_inputs_out_of_gpus(RunOptions& options)
 {
-    const auto first_input = std::find_if(options.gpus.begin() + (options.gpus.empty() ? 0 : 1),
-                                          options.gpus.end(),
-                                          [](const auto& token) { return !looks_like_gpu_ids(token); });
+    const auto first_input =
+        std::find_if(options.gpus.begin() + (options.gpus.empty() ? 0 : 1), options.gpus.end(),
+                     [](const auto& token) { return !looks_like_gpu_ids(token); });
     options.inputs.insert(options.inputs.end(), std::make_move_iterator(first_input),
                           std::make_move_iterator(options.gpus.end()));
     options.gpus.erase(first_input, options.gpus.end());

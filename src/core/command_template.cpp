@@ -11,7 +11,10 @@ bool is_identifier_start(char c)
     return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_';
 }
 
-bool is_identifier_char(char c) { return is_identifier_start(c) || (c >= '0' && c <= '9'); }
+bool is_identifier_char(char c)
+{
+    return is_identifier_start(c) || (c >= '0' && c <= '9');
+}
 
 // Length of "{name}" at text[at], or 0 if what starts there is not a placeholder.
 std::size_t placeholder_length(std::string_view text, std::size_t at)
@@ -75,7 +78,8 @@ void CommandTemplate::render(const std::vector<std::string_view>& values, std::s
 std::string shell_quote(std::string_view value)
 {
     const bool plain = !value.empty() && std::all_of(value.begin(), value.end(), [](char c) {
-        return is_identifier_char(c) || std::string_view("@%+=:,./-").find(c) != std::string_view::npos;
+        return is_identifier_char(c) ||
+               std::string_view("@%+=:,./-").find(c) != std::string_view::npos;
     });
     if (plain) {
         return std::string(value);

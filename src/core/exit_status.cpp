@@ -11,6 +11,9 @@ int exit_status_for_failures(std::size_t failed)
     return static_cast<int>(failed);
 }
 
-int exit_status_for_signal(int signal) { return 128 + signal; }
+int exit_status_for_signal(int signal)
+{
+    return 128 + signal;
+}
 
 } // namespace gpusched

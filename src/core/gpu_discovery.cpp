@@ -20,7 +20,8 @@ Parsed<std::vector<std::string>> resolve_gpu_ids(const std::vector<std::string>&
     if (found.count <= 0) {
         const std::string why = found.problem.empty() ? "CUDA reports no device" : found.problem;
         return ParseError{fmt::format(
-            "no GPU found ({}); name the GPUs to use with --gpus, e.g. --gpus 0,1 or --gpus 0-3", why)};
+            "no GPU found ({}); name the GPUs to use with --gpus, e.g. --gpus 0,1 or --gpus 0-3",
+            why)};
     }
     std::vector<std::string> ids;
     for (int index = 0; index < found.count; ++index) {

@@ -17,9 +17,8 @@ constexpr unsigned long k_max_gpu_index = 65535;
 
 bool is_decimal(std::string_view text)
 {
-    return !text.empty() && std::all_of(text.begin(), text.end(), [](char c) {
-        return c >= '0' && c <= '9';
-    });
+    return !text.empty() &&
+           std::all_of(text.begin(), text.end(), [](char c) { return c >= '0' && c <= '9'; });
 }
 
 std::optional<unsigned long> parse_index(std::string_view text)
@@ -65,17 +64,17 @@ std::optional<ParseError> add_entry(GpuListBuilder& builder, std::string_view en
                           is_decimal(entry.substr(dash + 1));
     if (!is_range) {
         if (is_decimal(entry) && !parse_index(entry)) {
-            return ParseError{
-                fmt::format("GPU index '{}' in '{}' is larger than {}", entry, source, k_max_gpu_index)};
+            return ParseError{fmt::format("GPU index '{}' in '{}' is larger than {}", entry, source,
+                                          k_max_gpu_index)};
         }
         return builder.add(std::string(entry), source);
     }
     const auto first = parse_index(entry.substr(0, dash));
     const auto last = parse_index(entry.substr(dash + 1));
     if (!first || !last || *first > *last) {
-        return ParseError{fmt::format(
-            "bad GPU range '{}' in '{}': expected FIRST-LAST with FIRST <= LAST <= {}", entry, source,
-            k_max_gpu_index)};
+        return ParseError{
+            fmt::format("bad GPU range '{}' in '{}': expected FIRST-LAST with FIRST <= LAST <= {}",
+                        entry, source, k_max_gpu_index)};
     }
     for (auto index = *first; index <= *last; ++index) {
         if (auto error = builder.add(std::to_string(index), source)) {
@@ -105,7 +104,8 @@ Parsed<std::vector<std::string>> parse_gpu_list(const std::vector<std::string>& 
                 return ParseError{fmt::format("empty GPU id in '{}'", source)};
             }
             if (has_blank(entry)) {
-                return ParseError{fmt::format("GPU id '{}' in '{}' contains whitespace", entry, source)};
+                return ParseError{
+                    fmt::format("GPU id '{}' in '{}' contains whitespace", entry, source)};
             }
             if (auto error = add_entry(builder, entry, source)) {
                 return *error;
@@ -119,8 +119,9 @@ bool looks_like_gpu_ids(std::string_view token)
 {
     const auto parts = split(token, ',');
     return std::all_of(parts.begin(), parts.end(), [](std::string_view part) {
-        const bool index_or_range = part.find_first_not_of("0123456789-") == std::string_view::npos &&
-                                    part.find_first_of("0123456789") != std::string_view::npos;
+        const bool index_or_range =
+            part.find_first_not_of("0123456789-") == std::string_view::npos &&
+            part.find_first_of("0123456789") != std::string_view::npos;
         return part.empty() || index_or_range || part.substr(0, 4) == "GPU-" ||
                part.substr(0, 4) == "MIG-";
     });
@@ -130,8 +131,9 @@ Parsed<std::vector<std::string>> parse_visible_devices(std::string_view value)
 {
     const auto source = fmt::format("CUDA_VISIBLE_DEVICES={}", value);
     if (value.empty()) {
-        return ParseError{"CUDA_VISIBLE_DEVICES is set but empty, so no GPU is visible; unset it or "
-                          "pass the GPUs with --gpus"};
+        return ParseError{
+            "CUDA_VISIBLE_DEVICES is set but empty, so no GPU is visible; unset it or "
+            "pass the GPUs with --gpus"};
     }
     std::vector<std::string> ids;
     std::unordered_set<std::string_view> seen;

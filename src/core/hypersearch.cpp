@@ -27,13 +27,14 @@ std::optional<ParseError> check_names(const CommandTemplate& command,
         }
         const auto& used = command.names();
         if (std::find(used.begin(), used.end(), name) == used.end()) {
-            return ParseError{fmt::format("parameter '{}' is not used in the template (no {{{}}})",
-                                          name, name)};
+            return ParseError{
+                fmt::format("parameter '{}' is not used in the template (no {{{}}})", name, name)};
         }
     }
     for (const auto& name : command.names()) {
         if (given.count(name) == 0) {
-            return ParseError{fmt::format("placeholder {{{}}} has no values: add -p {} VALUE...", name, name)};
+            return ParseError{
+                fmt::format("placeholder {{{}}} has no values: add -p {} VALUE...", name, name)};
         }
     }
     return std::nullopt;
@@ -45,7 +46,8 @@ Parsed<Hypersearch> Hypersearch::create(HypersearchRequest request)
 {
     auto parsed_template = CommandTemplate::parse(request.command_template);
     if (auto* error = std::get_if<ParseError>(&parsed_template)) {
-        return ParseError{fmt::format("template '{}': {}", request.command_template, error->message)};
+        return ParseError{
+            fmt::format("template '{}': {}", request.command_template, error->message)};
     }
     auto& command = std::get<CommandTemplate>(parsed_template);
     if (auto error = check_names(command, request)) {
@@ -90,9 +92,9 @@ Parsed<Hypersearch> Hypersearch::create(HypersearchRequest request)
     if (request.mode == SamplingMode::random) {
         search.m_count = static_cast<std::uint64_t>(*request.samples);
     } else {
-        search.m_count = request.samples
-                             ? std::min(search.m_grid_size, static_cast<std::uint64_t>(*request.samples))
-                             : search.m_grid_size;
+        search.m_count = request.samples ? std::min(search.m_grid_size,
+                                                    static_cast<std::uint64_t>(*request.samples))
+                                         : search.m_grid_size;
     }
     return search;
 }

@@ -7,8 +7,8 @@
 namespace gpusched {
 namespace {
 
-constexpr std::array<std::string_view, 3> k_per_job_names = {
-    "CUDA_VISIBLE_DEVICES", "GPUSCHED_JOB_ID", "GPUSCHED_GPU"};
+constexpr std::array<std::string_view, 3> k_per_job_names = {"CUDA_VISIBLE_DEVICES",
+                                                             "GPUSCHED_JOB_ID", "GPUSCHED_GPU"};
 
 bool has_name(std::string_view entry, std::string_view name)
 {

@@ -37,7 +37,10 @@ void LineAssembler::feed(std::string_view bytes)
     m_buffer.append(bytes);
 }
 
-void LineAssembler::end_of_input() { m_ended = true; }
+void LineAssembler::end_of_input()
+{
+    m_ended = true;
+}
 
 bool LineAssembler::exhausted() const
 {

@@ -59,7 +59,8 @@ double unit_interval(std::mt19937_64& engine)
 
 ParseError bad_spec(std::string_view name, std::string_view spec, std::string_view expected)
 {
-    return ParseError{fmt::format("parameter '{}': bad value '{}': expected {}", name, spec, expected)};
+    return ParseError{
+        fmt::format("parameter '{}': bad value '{}': expected {}", name, spec, expected)};
 }
 
 } // namespace
@@ -105,9 +106,11 @@ Parsed<ValueList> ValueList::parse(std::string_view name, const std::vector<std:
                 return ParseError{fmt::format("parameter '{}': '{}' holds no value", name, spec)};
             }
             // Unsigned differences cannot overflow, whatever the int64 bounds.
-            const auto as_unsigned = [](std::int64_t value) { return static_cast<std::uint64_t>(value); };
-            const std::uint64_t distance =
-                upwards ? as_unsigned(*stop) - as_unsigned(*start) : as_unsigned(*start) - as_unsigned(*stop);
+            const auto as_unsigned = [](std::int64_t value) {
+                return static_cast<std::uint64_t>(value);
+            };
+            const std::uint64_t distance = upwards ? as_unsigned(*stop) - as_unsigned(*start)
+                                                   : as_unsigned(*start) - as_unsigned(*stop);
             const std::uint64_t stride = upwards ? as_unsigned(*step) : 0 - as_unsigned(*step);
             list.m_pieces.emplace_back(IntegerRange{*start, *step, (distance - 1) / stride + 1});
         } else if (starts_with(spec, "linspace:") || starts_with(spec, "logspace:")) {
@@ -127,7 +130,8 @@ Parsed<ValueList> ValueList::parse(std::string_view name, const std::vector<std:
             list.m_pieces.emplace_back(Spaced{*first, *last, *count, logarithmic});
         } else if (RandomParameter::is_distribution(spec)) {
             return ParseError{fmt::format(
-                "parameter '{}': '{}' is a distribution, for --sampling-mode random only", name, spec)};
+                "parameter '{}': '{}' is a distribution, for --sampling-mode random only", name,
+                spec)};
         } else {
             list.m_pieces.emplace_back(spec);
         }
@@ -177,11 +181,12 @@ std::string_view ValueList::at(std::uint64_t index, std::string& scratch) const
         if (index + 1 == spaced.count && spaced.count > 1) {
             value = spaced.last;
         } else if (index > 0) {
-            const double fraction = static_cast<double>(index) / static_cast<double>(spaced.count - 1);
-            value = spaced.logarithmic
-                        ? std::pow(10.0, std::log10(spaced.first) +
-                                             fraction * (std::log10(spaced.last) - std::log10(spaced.first)))
-                        : spaced.first + fraction * (spaced.last - spaced.first);
+            const double fraction =
+                static_cast<double>(index) / static_cast<double>(spaced.count - 1);
+            value = spaced.logarithmic ? std::pow(10.0, std::log10(spaced.first) +
+                                                            fraction * (std::log10(spaced.last) -
+                                                                        std::log10(spaced.first)))
+                                       : spaced.first + fraction * (spaced.last - spaced.first);
             value = without_rounding_noise(value);
         }
         scratch = format_number(value);
@@ -200,8 +205,8 @@ Parsed<RandomParameter> RandomParameter::parse(std::string_view name,
                                                const std::vector<std::string>& specs)
 {
     RandomParameter parameter;
-    const bool any_distribution =
-        std::any_of(specs.begin(), specs.end(), [](const auto& spec) { return is_distribution(spec); });
+    const bool any_distribution = std::any_of(
+        specs.begin(), specs.end(), [](const auto& spec) { return is_distribution(spec); });
     if (!any_distribution) {
         auto list = ValueList::parse(name, specs);
         if (auto* error = std::get_if<ParseError>(&list)) {
@@ -211,8 +216,9 @@ Parsed<RandomParameter> RandomParameter::parse(std::string_view name,
         return parameter;
     }
     if (specs.size() != 1) {
-        return ParseError{fmt::format(
-            "parameter '{}': a distribution must be its only value, not one of {}", name, specs.size())};
+        return ParseError{
+            fmt::format("parameter '{}': a distribution must be its only value, not one of {}",
+                        name, specs.size())};
     }
     const auto& spec = specs.front();
     const auto fields = split(spec, ':');
@@ -242,10 +248,13 @@ std::string_view RandomParameter::draw(std::mt19937_64& engine, std::string& scr
         return list->at(uniform_below(engine, list->size()), scratch);
     }
     if (const auto* range = std::get_if<RandInt>(&m_source)) {
-        const auto span = static_cast<std::uint64_t>(range->high) - static_cast<std::uint64_t>(range->low);
-        const std::uint64_t offset =
-            span == std::numeric_limits<std::uint64_t>::max() ? engine() : uniform_below(engine, span + 1);
-        scratch = fmt::format("{}", static_cast<std::int64_t>(static_cast<std::uint64_t>(range->low) + offset));
+        const auto span =
+            static_cast<std::uint64_t>(range->high) - static_cast<std::uint64_t>(range->low);
+        const std::uint64_t offset = span == std::numeric_limits<std::uint64_t>::max()
+                                         ? engine()
+                                         : uniform_below(engine, span + 1);
+        scratch = fmt::format(
+            "{}", static_cast<std::int64_t>(static_cast<std::uint64_t>(range->low) + offset));
         return scratch;
     }
     const auto& uniform = std::get<Uniform>(m_source);

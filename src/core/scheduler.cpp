@@ -25,7 +25,10 @@ std::vector<Action> Scheduler::on_command(Command command)
     return start_what_fits();
 }
 
-void Scheduler::on_rejected_command() { ++m_counts.failed; }
+void Scheduler::on_rejected_command()
+{
+    ++m_counts.failed;
+}
 
 std::vector<Action> Scheduler::on_input_end()
 {
@@ -38,7 +41,10 @@ std::vector<Action> Scheduler::on_job_exit(JobId job, JobOutcome outcome)
     return finish_job(job, outcome.succeeded());
 }
 
-std::vector<Action> Scheduler::on_spawn_failure(JobId job) { return finish_job(job, false); }
+std::vector<Action> Scheduler::on_spawn_failure(JobId job)
+{
+    return finish_job(job, false);
+}
 
 std::vector<Action> Scheduler::finish_job(JobId job, bool succeeded)
 {

@@ -27,14 +27,15 @@ UsageError cannot_open(const std::string& path, int error)
 // pipe (`cmd | gpusched`) is not. Only /proc tells them apart.
 bool stdin_is_named_pipe()
 {
-    struct stat info{};
+    struct stat info {};
     if (fstat(STDIN_FILENO, &info) != 0 || !S_ISFIFO(info.st_mode)) {
         return false;
     }
     std::array<char, 64> target{};
     const auto length = readlink("/proc/self/fd/0", target.data(), target.size() - 1);
-    return length > 0 && std::string_view(target.data(), static_cast<std::size_t>(length))
-                                 .substr(0, 5) != "pipe:";
+    return length > 0 &&
+           std::string_view(target.data(), static_cast<std::size_t>(length)).substr(0, 5) !=
+               "pipe:";
 }
 
 } // namespace
@@ -70,14 +71,14 @@ void InputReader::add_stdin()
     if (stdin_is_named_pipe()) {
         source.keep_open.reset(open("/proc/self/fd/0", O_WRONLY | O_NONBLOCK | O_CLOEXEC));
     }
-    struct stat info{};
+    struct stat info {};
     source.seekable = fstat(source.fd.get(), &info) == 0 && S_ISREG(info.st_mode);
     m_sources.push_back(std::move(source));
 }
 
 void InputReader::add_path(const std::string& path)
 {
-    struct stat info{};
+    struct stat info {};
     if (stat(path.c_str(), &info) != 0) {
         throw cannot_open(path, errno);
     }
@@ -110,7 +111,7 @@ void InputReader::add_fifo(const std::string& path, bool create)
     if (!source.fd) {
         throw cannot_open(path, errno);
     }
-    struct stat info{};
+    struct stat info {};
     if (fstat(source.fd.get(), &info) != 0 || !S_ISFIFO(info.st_mode)) {
         throw UsageError(fmt::format("'{}' exists and is not a FIFO", path));
     }

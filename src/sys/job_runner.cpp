@@ -55,7 +55,8 @@ int JobRunner::run()
     report_unstarted();
     if (m_has_children && !m_scheduler.stopping()) {
         spdlog::warn("background processes started by jobs are still running ({}); they are "
-                     "left to run", direct_children().size());
+                     "left to run",
+                     direct_children().size());
     }
     const auto& counts = m_scheduler.counts();
     spdlog::info("{} jobs: {} succeeded, {} failed, in {}", counts.succeeded + counts.failed,
@@ -81,7 +82,8 @@ void JobRunner::wait_for_events()
     }
     int timeout_ms = -1;
     if (m_kill_deadline) {
-        const auto left = std::chrono::ceil<std::chrono::milliseconds>(*m_kill_deadline - Clock::now());
+        const auto left =
+            std::chrono::ceil<std::chrono::milliseconds>(*m_kill_deadline - Clock::now());
         timeout_ms = static_cast<int>(std::max<std::chrono::milliseconds::rep>(left.count(), 0));
     }
     const int ready = poll(fds.data(), count, timeout_ms);
@@ -225,9 +227,9 @@ void JobRunner::handle_signals()
         } else if (m_scheduler.stopping()) {
             spdlog::warn("{} again: killing every job now", signal_name(signal));
         } else {
-            spdlog::warn("{}: starting no more jobs; passing it on to {} running jobs, SIGKILL in {}",
-                         signal_name(signal), m_scheduler.running_count(),
-                         format_duration(m_kill_after));
+            spdlog::warn(
+                "{}: starting no more jobs; passing it on to {} running jobs, SIGKILL in {}",
+                signal_name(signal), m_scheduler.running_count(), format_duration(m_kill_after));
         }
         apply(m_scheduler.on_signal(signal));
         if (m_scheduler.stopping() && m_has_children && !m_kill_deadline) {
@@ -266,7 +268,8 @@ void JobRunner::report_unstarted()
         spdlog::warn("not started: job {}: {}", command.id, command.text);
     }
     for (const auto& input : buffered) {
-        spdlog::warn("not started: {}:{}: {}", input.source, input.line.first_line, input.line.text);
+        spdlog::warn("not started: {}:{}: {}", input.source, input.line.first_line,
+                     input.line.text);
     }
 }
 

@@ -59,9 +59,11 @@ DeviceCount ProbeChild::count_devices()
         .dup2(write_end.get(), STDOUT_FILENO)
         .close_from(STDERR_FILENO + 1);
     SpawnAttributes attributes;
-    char* const argv[] = {const_cast<char*>("gpusched"), const_cast<char*>("__probe-cuda"), nullptr};
+    char* const argv[] = {const_cast<char*>("gpusched"), const_cast<char*>("__probe-cuda"),
+                          nullptr};
     pid_t pid = -1;
-    if (const int error = posix_spawn(&pid, k_self, actions.get(), attributes.get(), argv, environ)) {
+    if (const int error =
+            posix_spawn(&pid, k_self, actions.get(), attributes.get(), argv, environ)) {
         return {0, fmt::format("cannot start the GPU probe {}: {}", k_self, std::strerror(error))};
     }
     write_end.reset();

@@ -24,7 +24,10 @@ SignalChannel::SignalChannel(std::initializer_list<int> signals)
     }
 }
 
-SignalChannel::~SignalChannel() { sigprocmask(SIG_SETMASK, &m_original_mask, nullptr); }
+SignalChannel::~SignalChannel()
+{
+    sigprocmask(SIG_SETMASK, &m_original_mask, nullptr);
+}
 
 std::vector<int> SignalChannel::take_pending()
 {

@@ -25,7 +25,10 @@ SpawnFileActions::SpawnFileActions()
     check(posix_spawn_file_actions_init(&m_actions), "posix_spawn_file_actions_init");
 }
 
-SpawnFileActions::~SpawnFileActions() { posix_spawn_file_actions_destroy(&m_actions); }
+SpawnFileActions::~SpawnFileActions()
+{
+    posix_spawn_file_actions_destroy(&m_actions);
+}
 
 SpawnFileActions& SpawnFileActions::open(int fd, const char* path, int flags)
 {
@@ -53,7 +56,10 @@ SpawnAttributes::SpawnAttributes()
     check(posix_spawnattr_init(&m_attributes), "posix_spawnattr_init");
 }
 
-SpawnAttributes::~SpawnAttributes() { posix_spawnattr_destroy(&m_attributes); }
+SpawnAttributes::~SpawnAttributes()
+{
+    posix_spawnattr_destroy(&m_attributes);
+}
 
 void SpawnAttributes::set_flag(short flag)
 {

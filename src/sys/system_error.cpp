@@ -5,7 +5,10 @@
 
 namespace gpusched::sys {
 
-void throw_errno(const std::string& what) { throw_error_code(errno, what); }
+void throw_errno(const std::string& what)
+{
+    throw_error_code(errno, what);
+}
 
 void throw_error_code(int error, const std::string& what)
 {

@@ -63,10 +63,12 @@ TEST_F(Gpu, DiscoveryFindsEveryGpuThatNvidiaSmiLists)
     TempDir dir;
     std::string commands;
     for (int i = 0; i < 2 * m_gpus; ++i) {
-        commands += fmt::format("echo \"$CUDA_VISIBLE_DEVICES $CUDA_DEVICE_ORDER\" >> {}; sleep 0.2\n",
-                                (dir / "seen").string());
+        commands +=
+            fmt::format("echo \"$CUDA_VISIBLE_DEVICES $CUDA_DEVICE_ORDER\" >> {}; sleep 0.2\n",
+                        (dir / "seen").string());
     }
-    const auto result = run(dir, {{}, commands, std::nullopt, {{"CUDA_VISIBLE_DEVICES", std::nullopt}}});
+    const auto result =
+        run(dir, {{}, commands, std::nullopt, {{"CUDA_VISIBLE_DEVICES", std::nullopt}}});
     ASSERT_EQ(result.exit_status, 0) << result.err;
     std::set<std::string> seen;
     std::istringstream lines(read_file(dir / "seen"));
@@ -84,7 +86,9 @@ TEST_F(Gpu, DiscoveryFindsEveryGpuThatNvidiaSmiLists)
 TEST_F(Gpu, TheSchedulerHoldsNoGpuDeviceFile)
 {
     TempDir dir;
-    Process gpusched(dir, {{}, "touch " + (dir / "started").string() + "; sleep 2\n", std::nullopt,
+    Process gpusched(dir, {{},
+                           "touch " + (dir / "started").string() + "; sleep 2\n",
+                           std::nullopt,
                            {{"CUDA_VISIBLE_DEVICES", std::nullopt}}});
     ASSERT_TRUE(eventually([&] { return fs::exists(dir / "started"); }));
     std::vector<std::string> device_files;
@@ -97,7 +101,8 @@ TEST_F(Gpu, TheSchedulerHoldsNoGpuDeviceFile)
     }
     EXPECT_TRUE(device_files.empty()) << "gpusched itself opened " << device_files.front();
     const auto maps = read_file(fmt::format("/proc/{}/maps", gpusched.pid()));
-    EXPECT_EQ(maps.find("libcuda"), std::string::npos) << "the CUDA driver is loaded in the scheduler";
+    EXPECT_EQ(maps.find("libcuda"), std::string::npos)
+        << "the CUDA driver is loaded in the scheduler";
     const auto result = gpusched.wait();
     EXPECT_EQ(result.exit_status, 0) << result.err;
 }

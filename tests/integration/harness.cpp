@@ -25,8 +25,14 @@ namespace gpusched::testing {
 namespace fs = std::filesystem;
 using namespace std::chrono_literals;
 
-fs::path binary() { return GPUSCHED_BINARY; }
-fs::path script(const std::string& name) { return fs::path(GPUSCHED_TEST_SCRIPTS) / name; }
+fs::path binary()
+{
+    return GPUSCHED_BINARY;
+}
+fs::path script(const std::string& name)
+{
+    return fs::path(GPUSCHED_TEST_SCRIPTS) / name;
+}
 
 TempDir::TempDir()
 {
@@ -99,8 +105,10 @@ Process::Process(const TempDir& dir, LaunchOptions options)
     posix_spawn_file_actions_init(&actions);
     // A FIFO given as stdin would block this open until a writer comes: open it in the child.
     posix_spawn_file_actions_addopen(&actions, 0, stdin_path.c_str(), O_RDONLY, 0);
-    posix_spawn_file_actions_addopen(&actions, 1, m_out.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    posix_spawn_file_actions_addopen(&actions, 2, m_err.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    posix_spawn_file_actions_addopen(&actions, 1, m_out.c_str(), O_WRONLY | O_CREAT | O_TRUNC,
+                                     0644);
+    posix_spawn_file_actions_addopen(&actions, 2, m_err.c_str(), O_WRONLY | O_CREAT | O_TRUNC,
+                                     0644);
     const int error = posix_spawn(&m_pid, argv[0], &actions, nullptr, argv.data(), envp.data());
     posix_spawn_file_actions_destroy(&actions);
     if (error != 0) {
@@ -116,9 +124,15 @@ Process::~Process()
     }
 }
 
-void Process::signal(int signal) const { kill(m_pid, signal); }
+void Process::signal(int signal) const
+{
+    kill(m_pid, signal);
+}
 
-std::string Process::err_so_far() const { return read_file(m_err); }
+std::string Process::err_so_far() const
+{
+    return read_file(m_err);
+}
 
 Finished Process::wait(std::chrono::milliseconds timeout)
 {
@@ -186,8 +200,8 @@ std::vector<JobRecord> read_records(const fs::path& runs_log)
 
 std::string record_command(const TempDir& dir, double seconds, const std::string& tag)
 {
-    return fmt::format("{} {} {} {}", script("record_job.sh").string(), dir.path().string(), seconds,
-                       tag);
+    return fmt::format("{} {} {} {}", script("record_job.sh").string(), dir.path().string(),
+                       seconds, tag);
 }
 
 std::string overlaps(const std::vector<JobRecord>& records)
@@ -202,9 +216,10 @@ std::string overlaps(const std::vector<JobRecord>& records)
                   [](const auto& a, const auto& b) { return a.start < b.start; });
         for (std::size_t i = 1; i < runs.size(); ++i) {
             if (runs[i].start < runs[i - 1].end) {
-                found += fmt::format("GPU {}: job {} [{:.3f}, {:.3f}] overlaps job {} [{:.3f}, {:.3f}]\n",
-                                     gpu, runs[i - 1].job_id, runs[i - 1].start, runs[i - 1].end,
-                                     runs[i].job_id, runs[i].start, runs[i].end);
+                found += fmt::format(
+                    "GPU {}: job {} [{:.3f}, {:.3f}] overlaps job {} [{:.3f}, {:.3f}]\n", gpu,
+                    runs[i - 1].job_id, runs[i - 1].start, runs[i - 1].end, runs[i].job_id,
+                    runs[i].start, runs[i].end);
             }
         }
     }
@@ -231,6 +246,9 @@ std::vector<pid_t> leftover_processes()
     return children;
 }
 
-bool process_exists(pid_t pid) { return kill(pid, 0) == 0 || errno != ESRCH; }
+bool process_exists(pid_t pid)
+{
+    return kill(pid, 0) == 0 || errno != ESRCH;
+}
 
 } // namespace gpusched::testing

@@ -44,8 +44,8 @@ struct Finished {
 
 struct LaunchOptions {
     std::vector<std::string> args;
-    std::optional<std::string> stdin_data;              // default: /dev/null
-    std::optional<std::filesystem::path> stdin_path;    // e.g. a FIFO
+    std::optional<std::string> stdin_data;                 // default: /dev/null
+    std::optional<std::filesystem::path> stdin_path;       // e.g. a FIFO
     std::map<std::string, std::optional<std::string>> env; // set, or unset with nullopt
     std::optional<std::filesystem::path> program;          // default: the gpusched binary
 };

@@ -30,8 +30,11 @@ Finished hypersearch(const TempDir& dir, std::vector<std::string> args)
 // Runs a bash pipeline with pipefail, with $GPUSCHED naming the binary under test.
 Finished pipeline(const TempDir& dir, const std::string& script)
 {
-    return run(dir, {{"-c", "set -o pipefail; " + script}, std::nullopt, std::nullopt,
-                     {{"GPUSCHED", binary().string()}}, fs::path("/bin/bash")});
+    return run(dir, {{"-c", "set -o pipefail; " + script},
+                     std::nullopt,
+                     std::nullopt,
+                     {{"GPUSCHED", binary().string()}},
+                     fs::path("/bin/bash")});
 }
 
 TEST(HypersearchCli, PrintsTheGridInOrder)
@@ -51,14 +54,13 @@ TEST(HypersearchCli, ValuesMayLookLikeOptions)
     const auto result = hypersearch(dir, {"run {flag} {n}", "-p", "flag", "--no-augment", "-x",
                                           "-p", "n", "-1", "--sampling-mode=grid"});
     ASSERT_EQ(result.exit_status, 0) << result.err;
-    EXPECT_EQ(lines(result.out),
-              (std::vector<std::string>{"run --no-augment -1", "run -x -1"}));
+    EXPECT_EQ(lines(result.out), (std::vector<std::string>{"run --no-augment -1", "run -x -1"}));
 }
 
 TEST(HypersearchCli, SeededShuffleIsIdenticalAcrossRuns)
 {
     TempDir dir;
-    const std::vector<std::string> args = {"t {a} {b}", "-p", "a", "range:0:20", "-p", "b",
+    const std::vector<std::string> args = {"t {a} {b}",      "-p",     "a", "range:0:20", "-p", "b",
                                            "linspace:0:1:5", "--seed", "42"};
     const auto first = hypersearch(dir, args);
     const auto second = hypersearch(dir, args);
@@ -73,7 +75,9 @@ TEST(HypersearchCli, RunsAsSimpleHypersearch)
 {
     TempDir dir;
     const auto result = run(dir, {{"echo {x}", "-p", "x", "1", "--sampling-mode", "grid"},
-                                  std::nullopt, std::nullopt, {},
+                                  std::nullopt,
+                                  std::nullopt,
+                                  {},
                                   binary().parent_path() / "simple_hypersearch"});
     ASSERT_EQ(result.exit_status, 0) << result.err;
     EXPECT_EQ(result.out, "echo 1\n");
@@ -114,16 +118,17 @@ TEST(HypersearchCli, EveryConfigurationRunsOnceThroughTheScheduler)
     TempDir dir;
     const auto record = (dir / "runs").string();
     const auto result = pipeline(
-        dir, fmt::format("\"$GPUSCHED\" hypersearch 'echo {{lr}} {{bs}} $CUDA_VISIBLE_DEVICES >> {}' "
-                         "-p lr logspace:0.001:0.1:3 -p bs 16 32 | \"$GPUSCHED\" -q --gpus 0,1,2",
-                         record));
+        dir,
+        fmt::format("\"$GPUSCHED\" hypersearch 'echo {{lr}} {{bs}} $CUDA_VISIBLE_DEVICES >> {}' "
+                    "-p lr logspace:0.001:0.1:3 -p bs 16 32 | \"$GPUSCHED\" -q --gpus 0,1,2",
+                    record));
     ASSERT_EQ(result.exit_status, 0) << result.err;
     std::multiset<std::string> configurations;
     for (const auto& line : lines(read_file(record))) {
         configurations.insert(line.substr(0, line.rfind(' ')));
     }
-    EXPECT_EQ(configurations,
-              (std::multiset<std::string>{"0.001 16", "0.001 32", "0.01 16", "0.01 32", "0.1 16", "0.1 32"}));
+    EXPECT_EQ(configurations, (std::multiset<std::string>{"0.001 16", "0.001 32", "0.01 16",
+                                                          "0.01 32", "0.1 16", "0.1 32"}));
 }
 
 } // namespace

@@ -34,9 +34,9 @@ TEST(Input, FilesAreReadInOrderWithStdinForDash)
     TempDir dir;
     write_file(dir / "first.txt", touch_command(dir, "a") + "\n");
     write_file(dir / "last.txt", touch_command(dir, "c") + "\n");
-    const auto result =
-        run(dir, {{"--gpus", "0", "-q", "--", (dir / "first.txt").string(), "-", (dir / "last.txt").string()},
-                  touch_command(dir, "b") + "\n"});
+    const auto result = run(dir, {{"--gpus", "0", "-q", "--", (dir / "first.txt").string(), "-",
+                                   (dir / "last.txt").string()},
+                                  touch_command(dir, "b") + "\n"});
     ASSERT_EQ(result.exit_status, 0) << result.err;
     EXPECT_EQ(read_file(dir / "a"), "1\n");
     EXPECT_EQ(read_file(dir / "b"), "2\n");
@@ -46,8 +46,9 @@ TEST(Input, FilesAreReadInOrderWithStdinForDash)
 TEST(Input, LineRulesApply)
 {
     TempDir dir;
-    const std::string input = "# a comment\n\n   \necho one \\\n  two > " + (dir / "joined").string() +
-                              "\r\n  # indented comment\n" + touch_command(dir, "last") + "\n";
+    const std::string input = "# a comment\n\n   \necho one \\\n  two > " +
+                              (dir / "joined").string() + "\r\n  # indented comment\n" +
+                              touch_command(dir, "last") + "\n";
     const auto result = run(dir, {{"--gpus", "0"}, input});
     ASSERT_EQ(result.exit_status, 0) << result.err;
     EXPECT_EQ(read_file(dir / "joined"), "one two\n");
@@ -69,7 +70,9 @@ TEST(Input, PipeLinesRunAsTheyArrive)
     TempDir dir;
     int ends[2];
     ASSERT_EQ(pipe2(ends, O_CLOEXEC), 0);
-    Process gpusched(dir, {{"--gpus", "0"}, std::nullopt, fs::path(fmt::format("/proc/{}/fd/{}", getpid(), ends[0]))});
+    Process gpusched(dir, {{"--gpus", "0"},
+                           std::nullopt,
+                           fs::path(fmt::format("/proc/{}/fd/{}", getpid(), ends[0]))});
     close(ends[0]);
     const auto line = touch_command(dir, "first") + "\n";
     ASSERT_EQ(write(ends[1], line.data(), line.size()), static_cast<ssize_t>(line.size()));

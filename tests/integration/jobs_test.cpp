@@ -82,14 +82,15 @@ TEST(Jobs, EightEqualJobsOnFourGpusTakeTwoJobLengths)
 TEST(Jobs, JobEnvironmentNamesJobAndGpu)
 {
     TempDir dir;
-    const auto result = run(
-        dir, {{"--gpus", "GPU-aaaa", "MIG-bbbb"},
-              lines_of({"echo \"$GPUSCHED_JOB_ID $GPUSCHED_GPU $CUDA_VISIBLE_DEVICES "
-                        "$CUDA_DEVICE_ORDER $KEPT\" > " + (dir / "env1").string(),
-                        "echo \"$GPUSCHED_JOB_ID $GPUSCHED_GPU $CUDA_VISIBLE_DEVICES\" > " +
-                            (dir / "env2").string()}),
-              std::nullopt,
-              {{"KEPT", "yes"}, {"CUDA_DEVICE_ORDER", std::nullopt}}});
+    const auto result =
+        run(dir, {{"--gpus", "GPU-aaaa", "MIG-bbbb"},
+                  lines_of({"echo \"$GPUSCHED_JOB_ID $GPUSCHED_GPU $CUDA_VISIBLE_DEVICES "
+                            "$CUDA_DEVICE_ORDER $KEPT\" > " +
+                                (dir / "env1").string(),
+                            "echo \"$GPUSCHED_JOB_ID $GPUSCHED_GPU $CUDA_VISIBLE_DEVICES\" > " +
+                                (dir / "env2").string()}),
+                  std::nullopt,
+                  {{"KEPT", "yes"}, {"CUDA_DEVICE_ORDER", std::nullopt}}});
     ASSERT_EQ(result.exit_status, 0) << result.err;
     const auto first = read_file(dir / "env1");
     const auto second = read_file(dir / "env2");
@@ -135,8 +136,8 @@ TEST(Jobs, NoDescriptorOfTheSchedulerLeaksIntoJobs)
     ASSERT_GE(stray, 0);
     const int moved = dup2(stray, 17);
     close(stray);
-    const auto result = run(
-        dir, {{"--gpus", "0"}, "ls /proc/self/fd > " + (dir / "fds").string() + "\n"});
+    const auto result =
+        run(dir, {{"--gpus", "0"}, "ls /proc/self/fd > " + (dir / "fds").string() + "\n"});
     close(moved);
     ASSERT_EQ(result.exit_status, 0) << result.err;
     // ls itself holds one descriptor open on the directory it lists.
@@ -177,7 +178,8 @@ TEST(Jobs, LogLinesNameJobGpuCommandOutcomeAndDuration)
     const auto result = run(dir, {{"--gpus", "7"}, "exit 4\n"});
     EXPECT_EQ(result.exit_status, 1);
     EXPECT_NE(result.err.find("job 1 started on GPU 7: exit 4"), std::string::npos) << result.err;
-    EXPECT_NE(result.err.find("job 1 failed on GPU 7: exit 4 after 0."), std::string::npos) << result.err;
+    EXPECT_NE(result.err.find("job 1 failed on GPU 7: exit 4 after 0."), std::string::npos)
+        << result.err;
     EXPECT_EQ(result.out, "") << "stdout belongs to the jobs";
 }
 
@@ -213,7 +215,8 @@ TEST(Jobs, OneMebibyteCommandRuns)
     const std::string padding(1 << 20, 'x');
     const std::string command =
         ": " + padding + "; echo \"$GPUSCHED_JOB_ID ok\" > " + (dir / "long").string();
-    const auto result = run(dir, {{"--gpus", "0"}, command + "\necho next > " + (dir / "next").string() + "\n"});
+    const auto result =
+        run(dir, {{"--gpus", "0"}, command + "\necho next > " + (dir / "next").string() + "\n"});
     ASSERT_EQ(result.exit_status, 0) << result.err.substr(0, 2000);
     EXPECT_EQ(read_file(dir / "long"), "1 ok\n");
     EXPECT_EQ(read_file(dir / "next"), "next\n");
@@ -222,8 +225,9 @@ TEST(Jobs, OneMebibyteCommandRuns)
 TEST(Jobs, NulLineIsRejectedByLineNumberAndTheRunGoesOn)
 {
     TempDir dir;
-    const std::string input = "echo a > " + (dir / "a").string() + "\n" + std::string("bad\0line\n", 9) +
-                              "echo b > " + (dir / "b").string() + "\n";
+    const std::string input = "echo a > " + (dir / "a").string() + "\n" +
+                              std::string("bad\0line\n", 9) + "echo b > " + (dir / "b").string() +
+                              "\n";
     const auto result = run(dir, {{"--gpus", "0"}, input});
     EXPECT_EQ(result.exit_status, 1) << result.err;
     EXPECT_NE(result.err.find("stdin:2: job 2 not run: the command contains a NUL byte"),

@@ -35,8 +35,8 @@ protected:
     void expect_nothing_left() const
     {
         const auto leftovers = leftover_processes();
-        EXPECT_TRUE(leftovers.empty()) << leftovers.size() << " processes outlived gpusched, first "
-                                       << leftovers.front();
+        EXPECT_TRUE(leftovers.empty())
+            << leftovers.size() << " processes outlived gpusched, first " << leftovers.front();
     }
 
     TempDir m_dir;
@@ -44,8 +44,9 @@ protected:
 
 TEST_F(Signals, TermIsPassedOnToJobsAndTheirChildren)
 {
-    Process gpusched(m_dir, {{"--gpus", "0,1"},
-                             job("sleep 30 & sleep 30") + "\n" + job("sleep 30") + "\n" + job("true") + "\n"});
+    Process gpusched(
+        m_dir, {{"--gpus", "0,1"},
+                job("sleep 30 & sleep 30") + "\n" + job("sleep 30") + "\n" + job("true") + "\n"});
     ASSERT_TRUE(eventually([&] { return pids_written(2); }));
     gpusched.signal(SIGTERM);
     const auto result = gpusched.wait(20s);
@@ -58,7 +59,8 @@ TEST_F(Signals, TermIsPassedOnToJobsAndTheirChildren)
 
 TEST_F(Signals, JobsThatIgnoreTermAreKilledAfterTheGracePeriod)
 {
-    Process gpusched(m_dir, {{"--gpus", "0", "--kill-after", "0.5"}, job("trap '' TERM; sleep 30") + "\n"});
+    Process gpusched(
+        m_dir, {{"--gpus", "0", "--kill-after", "0.5"}, job("trap '' TERM; sleep 30") + "\n"});
     ASSERT_TRUE(eventually([&] { return pids_written(1); }));
     gpusched.signal(SIGTERM);
     const auto result = gpusched.wait(20s);
@@ -70,10 +72,12 @@ TEST_F(Signals, JobsThatIgnoreTermAreKilledAfterTheGracePeriod)
 
 TEST_F(Signals, SecondInterruptKillsAtOnce)
 {
-    Process gpusched(m_dir, {{"--gpus", "0", "--kill-after", "600"}, job("trap '' INT; sleep 30") + "\n"});
+    Process gpusched(m_dir,
+                     {{"--gpus", "0", "--kill-after", "600"}, job("trap '' INT; sleep 30") + "\n"});
     ASSERT_TRUE(eventually([&] { return pids_written(1); }));
     gpusched.signal(SIGINT);
-    ASSERT_TRUE(eventually([&] { return gpusched.err_so_far().find("SIGINT:") != std::string::npos; }));
+    ASSERT_TRUE(
+        eventually([&] { return gpusched.err_so_far().find("SIGINT:") != std::string::npos; }));
     gpusched.signal(SIGINT);
     const auto result = gpusched.wait(20s);
     EXPECT_FALSE(result.timed_out) << "the second SIGINT must not wait for --kill-after";
@@ -83,8 +87,8 @@ TEST_F(Signals, SecondInterruptKillsAtOnce)
 
 TEST_F(Signals, ProcessesThatLeftTheJobsGroupAreKilledToo)
 {
-    Process gpusched(m_dir, {{"--gpus", "0", "--kill-after", "0.5"},
-                             job("setsid sleep 30 & sleep 30") + "\n"});
+    Process gpusched(
+        m_dir, {{"--gpus", "0", "--kill-after", "0.5"}, job("setsid sleep 30 & sleep 30") + "\n"});
     ASSERT_TRUE(eventually([&] { return pids_written(1); }));
     gpusched.signal(SIGTERM);
     const auto result = gpusched.wait(20s);
@@ -95,8 +99,9 @@ TEST_F(Signals, ProcessesThatLeftTheJobsGroupAreKilledToo)
 TEST_F(Signals, Usr1DrainsRunningJobsAndStartsNoMore)
 {
     const auto done = m_dir / "done";
-    Process gpusched(m_dir, {{"--gpus", "0"},
-                             job("sleep 0.5; echo finished > " + done.string()) + "\n" + job("true") + "\n"});
+    Process gpusched(
+        m_dir, {{"--gpus", "0"},
+                job("sleep 0.5; echo finished > " + done.string()) + "\n" + job("true") + "\n"});
     ASSERT_TRUE(eventually([&] { return pids_written(1); }));
     gpusched.signal(SIGUSR1);
     const auto result = gpusched.wait(20s);
@@ -117,9 +122,8 @@ TEST_F(Signals, BackgroundProcessesOfFinishedJobsAreStoppedToo)
         std::ofstream writer(fifo);
         writer << job("sleep 30 >/dev/null 2>&1 &") << "\n";
     }
-    ASSERT_TRUE(eventually([&] {
-        return gpusched.err_so_far().find("job 1 finished") != std::string::npos;
-    }));
+    ASSERT_TRUE(eventually(
+        [&] { return gpusched.err_so_far().find("job 1 finished") != std::string::npos; }));
     gpusched.signal(SIGTERM);
     const auto result = gpusched.wait(20s);
     EXPECT_FALSE(result.timed_out);

@@ -15,11 +15,20 @@ void expect_usage_error(const std::vector<std::string>& args, const std::string&
     EXPECT_NE(result.err.find(message), std::string::npos) << result.err;
 }
 
-TEST(Usage, DuplicateGpu) { expect_usage_error({"--gpus", "0", "1", "0"}, "GPU '0' is listed twice"); }
+TEST(Usage, DuplicateGpu)
+{
+    expect_usage_error({"--gpus", "0", "1", "0"}, "GPU '0' is listed twice");
+}
 
-TEST(Usage, EmptyGpuEntry) { expect_usage_error({"--gpus", "0,"}, "empty GPU id in '--gpus 0,'"); }
+TEST(Usage, EmptyGpuEntry)
+{
+    expect_usage_error({"--gpus", "0,"}, "empty GPU id in '--gpus 0,'");
+}
 
-TEST(Usage, GpusWithoutValue) { expect_usage_error({"--gpus"}, "--gpus"); }
+TEST(Usage, GpusWithoutValue)
+{
+    expect_usage_error({"--gpus"}, "--gpus");
+}
 
 TEST(Usage, EmptyVisibleDevices)
 {
@@ -31,14 +40,24 @@ TEST(Usage, NoGpuSaysHowToPassGpus)
     if (fs::exists("/dev/nvidiactl")) {
         GTEST_SKIP() << "this machine has an NVIDIA driver; discovery is checked by the gpu tests";
     }
-    expect_usage_error({}, "name the GPUs to use with --gpus", {{"CUDA_VISIBLE_DEVICES", std::nullopt}});
+    expect_usage_error({}, "name the GPUs to use with --gpus",
+                       {{"CUDA_VISIBLE_DEVICES", std::nullopt}});
 }
 
-TEST(Usage, UnknownOption) { expect_usage_error({"--gpus", "0", "--frobnicate"}, "frobnicate"); }
+TEST(Usage, UnknownOption)
+{
+    expect_usage_error({"--gpus", "0", "--frobnicate"}, "frobnicate");
+}
 
-TEST(Usage, RelativeShell) { expect_usage_error({"--gpus", "0", "--shell", "sh"}, "--shell sh"); }
+TEST(Usage, RelativeShell)
+{
+    expect_usage_error({"--gpus", "0", "--shell", "sh"}, "--shell sh");
+}
 
-TEST(Usage, NegativeKillAfter) { expect_usage_error({"--gpus", "0", "--kill-after", "-1"}, "kill-after"); }
+TEST(Usage, NegativeKillAfter)
+{
+    expect_usage_error({"--gpus", "0", "--kill-after", "-1"}, "kill-after");
+}
 
 TEST(Usage, HelpAndVersionSucceed)
 {

@@ -57,7 +57,8 @@ TEST(GpuList, DuplicatesAreErrors)
 
 TEST(GpuList, EmptyEntriesAreErrors)
 {
-    EXPECT_NE(error_of(parse_gpu_list({"0,"})).find("empty GPU id in '--gpus 0,'"), std::string::npos);
+    EXPECT_NE(error_of(parse_gpu_list({"0,"})).find("empty GPU id in '--gpus 0,'"),
+              std::string::npos);
     EXPECT_NE(error_of(parse_gpu_list({",1"})).find("empty"), std::string::npos);
     EXPECT_NE(error_of(parse_gpu_list({""})).find("empty"), std::string::npos);
     EXPECT_NE(error_of(parse_gpu_list({})).find("at least one"), std::string::npos);

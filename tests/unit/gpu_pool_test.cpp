@@ -38,7 +38,10 @@ TEST(GpuPool, ReleasingAFreeGpuIsRefused)
     EXPECT_EQ(pool.free_count(), 2u);
 }
 
-TEST(GpuPool, NeedsAtLeastOneGpu) { EXPECT_THROW(GpuPool({}), std::invalid_argument); }
+TEST(GpuPool, NeedsAtLeastOneGpu)
+{
+    EXPECT_THROW(GpuPool({}), std::invalid_argument);
+}
 
 } // namespace
 } // namespace gpusched

@@ -44,9 +44,9 @@ std::string error_of(HypersearchRequest request)
     return error != nullptr ? error->message : "(no error)";
 }
 
-const Strings k_grid = {
-    "train --lr 0.1 --bs 32",  "train --lr 0.1 --bs 64",  "train --lr 0.1 --bs 128",
-    "train --lr 0.01 --bs 32", "train --lr 0.01 --bs 64", "train --lr 0.01 --bs 128"};
+const Strings k_grid = {"train --lr 0.1 --bs 32",  "train --lr 0.1 --bs 64",
+                        "train --lr 0.1 --bs 128", "train --lr 0.01 --bs 32",
+                        "train --lr 0.01 --bs 64", "train --lr 0.01 --bs 128"};
 
 TEST(Hypersearch, GridVariesTheLastParameterFastest)
 {
@@ -76,13 +76,16 @@ TEST(Hypersearch, SeedMakesTheOutputReproducible)
 {
     EXPECT_EQ(lines_of(request(SamplingMode::shuffled_grid, std::nullopt, 7)),
               lines_of(request(SamplingMode::shuffled_grid, std::nullopt, 7)));
-    EXPECT_EQ(lines_of(request(SamplingMode::random, 20, 7)), lines_of(request(SamplingMode::random, 20, 7)));
-    EXPECT_NE(lines_of(request(SamplingMode::random, 20, 7)), lines_of(request(SamplingMode::random, 20, 8)));
+    EXPECT_EQ(lines_of(request(SamplingMode::random, 20, 7)),
+              lines_of(request(SamplingMode::random, 20, 7)));
+    EXPECT_NE(lines_of(request(SamplingMode::random, 20, 7)),
+              lines_of(request(SamplingMode::random, 20, 8)));
 }
 
 TEST(Hypersearch, SamplesAreTheFirstNAndDistinct)
 {
-    EXPECT_EQ(lines_of(request(SamplingMode::grid, 2)), Strings(k_grid.begin(), k_grid.begin() + 2));
+    EXPECT_EQ(lines_of(request(SamplingMode::grid, 2)),
+              Strings(k_grid.begin(), k_grid.begin() + 2));
     const auto full = lines_of(request(SamplingMode::shuffled_grid, std::nullopt, 3));
     const auto four = lines_of(request(SamplingMode::shuffled_grid, 4, 3));
     EXPECT_EQ(four, Strings(full.begin(), full.begin() + 4));
@@ -106,7 +109,8 @@ TEST(Hypersearch, RandomModeDrawsFromDistributions)
 {
     HypersearchRequest random;
     random.command_template = "train --lr {lr} --layers {layers} --opt {opt}";
-    random.parameters = {{"lr", {"loguniform:1e-5:1e-1"}}, {"layers", {"randint:1:4"}}, {"opt", {"adam", "sgd"}}};
+    random.parameters = {
+        {"lr", {"loguniform:1e-5:1e-1"}}, {"layers", {"randint:1:4"}}, {"opt", {"adam", "sgd"}}};
     random.mode = SamplingMode::random;
     random.samples = 50;
     random.seed = 5;
@@ -150,8 +154,9 @@ TEST(Hypersearch, ErrorsNameTheCulprit)
     empty.parameters[0].second.clear();
     EXPECT_NE(error_of(empty).find("parameter 'lr' has no values"), std::string::npos);
 
-    EXPECT_NE(error_of(request(SamplingMode::grid, 0)).find("--n-samples must be at least 1, not 0"),
-              std::string::npos);
+    EXPECT_NE(
+        error_of(request(SamplingMode::grid, 0)).find("--n-samples must be at least 1, not 0"),
+        std::string::npos);
     EXPECT_NE(error_of(request(SamplingMode::grid, -2)).find("not -2"), std::string::npos);
     EXPECT_NE(error_of(request(SamplingMode::random)).find("needs --n-samples"), std::string::npos);
 
@@ -161,7 +166,8 @@ TEST(Hypersearch, ErrorsNameTheCulprit)
 
     HypersearchRequest overflow;
     overflow.command_template = "{a}{b}{c}";
-    overflow.parameters = {{"a", {"range:0:10000000"}}, {"b", {"range:0:10000000"}}, {"c", {"range:0:10000000"}}};
+    overflow.parameters = {
+        {"a", {"range:0:10000000"}}, {"b", {"range:0:10000000"}}, {"c", {"range:0:10000000"}}};
     EXPECT_NE(error_of(overflow).find("2^64"), std::string::npos);
 }
 

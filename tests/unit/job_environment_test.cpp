@@ -20,15 +20,16 @@ std::vector<std::string> strings(const std::vector<char*>& envp)
 
 TEST(JobEnvironment, ReplacesPerJobVariablesAndKeepsTheRest)
 {
-    const char* environ[] = {"PATH=/bin", "CUDA_VISIBLE_DEVICES=0,1", "GPUSCHED_JOB_ID=9",
-                             "GPUSCHED_GPU_EXTRA=kept", "HOME=/root", nullptr};
+    const char* environ[] = {"PATH=/bin",         "CUDA_VISIBLE_DEVICES=0,1",
+                             "GPUSCHED_JOB_ID=9", "GPUSCHED_GPU_EXTRA=kept",
+                             "HOME=/root",        nullptr};
     const JobEnvironment environment(environ);
     JobEnvironment::JobVariables storage;
     const auto envp = strings(environment.for_job(7, "GPU-abc", storage));
-    EXPECT_EQ(envp, (std::vector<std::string>{
-                        "PATH=/bin", "GPUSCHED_GPU_EXTRA=kept", "HOME=/root",
-                        "CUDA_DEVICE_ORDER=PCI_BUS_ID", "CUDA_VISIBLE_DEVICES=GPU-abc",
-                        "GPUSCHED_JOB_ID=7", "GPUSCHED_GPU=GPU-abc"}));
+    EXPECT_EQ(envp, (std::vector<std::string>{"PATH=/bin", "GPUSCHED_GPU_EXTRA=kept", "HOME=/root",
+                                              "CUDA_DEVICE_ORDER=PCI_BUS_ID",
+                                              "CUDA_VISIBLE_DEVICES=GPU-abc", "GPUSCHED_JOB_ID=7",
+                                              "GPUSCHED_GPU=GPU-abc"}));
 }
 
 TEST(JobEnvironment, KeepsTheUsersDeviceOrder)

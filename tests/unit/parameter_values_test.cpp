@@ -34,7 +34,8 @@ std::string error_of(const Strings& specs)
 
 TEST(ValueList, PlainValuesPassThrough)
 {
-    EXPECT_EQ(values_of({"0.001", "--flag", "-1", "a b"}), (Strings{"0.001", "--flag", "-1", "a b"}));
+    EXPECT_EQ(values_of({"0.001", "--flag", "-1", "a b"}),
+              (Strings{"0.001", "--flag", "-1", "a b"}));
 }
 
 TEST(ValueList, IntegerRanges)
@@ -144,9 +145,11 @@ TEST(RandomParameter, BadDistributions)
 {
     for (const auto& spec : {"uniform:1:1", "uniform:2:1", "uniform:a:1", "loguniform:0:1",
                              "randint:3:1", "randint:1.5:3", "uniform:0:1:2"}) {
-        EXPECT_TRUE(std::holds_alternative<ParseError>(RandomParameter::parse("x", {spec}))) << spec;
+        EXPECT_TRUE(std::holds_alternative<ParseError>(RandomParameter::parse("x", {spec})))
+            << spec;
     }
-    EXPECT_TRUE(std::holds_alternative<ParseError>(RandomParameter::parse("x", {"uniform:0:1", "3"})));
+    EXPECT_TRUE(
+        std::holds_alternative<ParseError>(RandomParameter::parse("x", {"uniform:0:1", "3"})));
 }
 
 TEST(UniformBelow, CoversTheRange)

@@ -39,7 +39,10 @@ bool arms_timer(const std::vector<Action>& actions)
     return false;
 }
 
-Command command(JobId id) { return Command{id, "job " + std::to_string(id)}; }
+Command command(JobId id)
+{
+    return Command{id, "job " + std::to_string(id)};
+}
 
 constexpr JobOutcome k_success{0, 0};
 constexpr JobOutcome k_exit_one{1, 0};
