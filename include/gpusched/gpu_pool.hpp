@@ -23,7 +23,8 @@ public:
     const std::string& id(GpuSlot slot) const { return m_ids.at(slot); }
     const std::vector<std::string>& ids() const { return m_ids; }
 
-    std::optional<GpuSlot> acquire();
+    // The GPU free longest, passing over `avoid` (where a job just failed) if another is free.
+    std::optional<GpuSlot> acquire(std::optional<GpuSlot> avoid = std::nullopt);
     // Returning a GPU that is already free is a logic error: it would hand one GPU to two jobs.
     void release(GpuSlot slot);
 

@@ -17,4 +17,21 @@ std::string shorten_command(std::string_view command);
 // "1.520 s", "2 min 03 s".
 std::string format_duration(std::chrono::steady_clock::duration duration);
 
+// What the progress line shows.
+struct ProgressSnapshot {
+    std::size_t succeeded = 0;
+    std::size_t failed = 0;
+    std::size_t running = 0;
+    std::size_t queued = 0;
+    bool input_ended = false; // else more may come than `queued`
+    std::size_t slots = 1;
+    std::chrono::steady_clock::duration elapsed{};
+    std::chrono::steady_clock::duration busy{}; // summed run time of finished attempts
+    std::size_t attempts = 0;                   // finished attempts
+};
+
+// "12 done (1 failed), 4 running, 84 queued, 1 min 23 s elapsed, ETA 9 min 12 s". The ETA is
+// the mean attempt time times the jobs left, over the GPUs; it is shown once known.
+std::string format_progress(const ProgressSnapshot& progress);
+
 } // namespace gpusched

@@ -1,10 +1,12 @@
 #pragma once
 
 #include <gpusched/gpu_pool.hpp>
+#include <gpusched/halt_policy.hpp>
 
 #include <cstddef>
 #include <cstdint>
 #include <deque>
+#include <optional>
 #include <string>
 #include <unordered_map>
 #include <variant>
@@ -18,6 +20,8 @@ using JobId = std::uint64_t;
 struct Command {
     JobId id = 0;
     std::string text;
+    unsigned attempt = 1;             // 1 for the first run, 2 for the first retry, ...
+    std::optional<GpuSlot> avoid_gpu; // where the previous attempt failed
 };
 
 // How a job's process ended: an exit code, or the signal that killed it.
@@ -26,6 +30,10 @@ struct JobOutcome {
     int signal = 0;
     bool succeeded() const { return signal == 0 && exit_code == 0; }
 };
+
+// The exit code recorded for a job whose shell could not be started, as the shell itself
+// reports a command it cannot find.
+inline constexpr int k_exit_spawn_failed = 127;
 
 // What the scheduler asks its caller to do.
 struct StartJob {
@@ -37,12 +45,32 @@ struct SignalRunningJobs {
 };
 // Send SIGKILL (on_kill_timer) unless every job has ended before the grace period is over.
 struct ArmKillTimer {};
+// A failed job goes back to the front of the queue for another attempt.
+struct RetryScheduled {
+    JobId job = 0;
+    unsigned attempt = 0;
+};
+// The --halt condition was reached: no job starts from now on (and, for `now`, the running
+// ones are being stopped).
+struct HaltStarted {
+    HaltPolicy::When when = HaltPolicy::When::soon;
+};
 
-using Action = std::variant<StartJob, SignalRunningJobs, ArmKillTimer>;
+using Action = std::variant<StartJob, SignalRunningJobs, ArmKillTimer, RetryScheduled, HaltStarted>;
 
 struct JobCounts {
     std::size_t succeeded = 0;
-    std::size_t failed = 0;
+    std::size_t failed = 0;  // after their last attempt
+    std::size_t aborted = 0; // stopped by `--halt now`, not counted as failures
+    std::size_t retries = 0; // attempts beyond the first
+};
+
+struct SchedulerOptions {
+    // Commands held while every GPU is busy, so memory stays flat whatever the input length.
+    std::size_t read_ahead = 64;
+    // Further attempts for a failed job.
+    unsigned retries = 0;
+    HaltPolicy halt;
 };
 
 // The scheduler's state machine. It takes events (a command arrived, the input ended, a job
@@ -50,9 +78,7 @@ struct JobCounts {
 // I/O, so every rule can be tested without processes.
 class Scheduler {
 public:
-    // read_ahead bounds the commands held while every GPU is busy, so memory stays flat
-    // however long the input is.
-    Scheduler(GpuPool pool, std::size_t read_ahead);
+    Scheduler(GpuPool pool, SchedulerOptions options);
 
     // True while the caller should read more input.
     bool wants_input() const;
@@ -72,7 +98,7 @@ public:
     bool done() const;
     int exit_status() const;
 
-    // Commands accepted from the input that will never start (after a stop or a drain).
+    // Commands accepted from the input that will never start (after a stop, drain or halt).
     std::vector<Command> take_unstarted();
 
     const GpuPool& pool() const { return m_pool; }
@@ -82,15 +108,20 @@ public:
     bool stopping() const { return m_phase == Phase::stopping; }
 
 private:
-    enum class Phase { running, draining, stopping };
+    enum class Phase { running, draining, halting_now, stopping };
+
+    struct Running {
+        GpuSlot gpu = 0;
+        Command command;
+    };
 
     std::vector<Action> start_what_fits();
-    std::vector<Action> finish_job(JobId job, bool succeeded);
+    void check_halt(std::vector<Action>& actions);
 
     GpuPool m_pool;
-    std::size_t m_read_ahead;
+    SchedulerOptions m_options;
     std::deque<Command> m_queue;
-    std::unordered_map<JobId, GpuSlot> m_running;
+    std::unordered_map<JobId, Running> m_running;
     JobCounts m_counts;
     Phase m_phase = Phase::running;
     int m_stop_signal = 0;

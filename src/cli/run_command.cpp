@@ -5,10 +5,13 @@
 #include <gpusched/gpu_list.hpp>
 #include <gpusched/job_environment.hpp>
 #include <gpusched/scheduler.hpp>
+#include <gpusched/sys/dry_run.hpp>
 #include <gpusched/sys/input_reader.hpp>
 #include <gpusched/sys/job_runner.hpp>
 #include <gpusched/sys/job_spawner.hpp>
+#include <gpusched/sys/joblog_file.hpp>
 #include <gpusched/sys/probe_child.hpp>
+#include <gpusched/sys/progress_line.hpp>
 #include <gpusched/sys/signal_channel.hpp>
 
 #include <fmt/format.h>
@@ -88,7 +91,79 @@ void add_run_options(CLI::App& app, RunOptions& options)
         ->capture_default_str();
     auto* quiet = app.add_flag("-q,--quiet", options.quiet, "Log only errors, not each job");
     app.add_flag("-v,--verbose", options.verbose, "Log debugging detail")->excludes(quiet);
+
+    auto* joblog = app.add_option("--joblog", options.joblog,
+                                  "Append one tab-separated line per finished attempt to FILE "
+                                  "(GNU parallel's columns, plus GPU)");
+    auto* resume = app.add_flag("--resume", options.resume,
+                                "Skip the jobs the --joblog records (same number, same command)")
+                       ->needs(joblog);
+    app.add_flag("--resume-failed", options.resume_failed,
+                 "Skip the jobs the --joblog records as succeeded; run failed ones again")
+        ->needs(joblog)
+        ->excludes(resume);
+    app.add_option("--retries", options.retries,
+                   "Try a failed job up to N more times, on another GPU when one is free")
+        ->capture_default_str();
+    app.add_option("--halt", options.halt,
+                   "When to stop early: never, or soon|now,fail|success|done=N or =P% "
+                   "(soon: start no more jobs; now: also stop running ones)")
+        ->capture_default_str();
+    app.add_option("--timeout", options.timeout_seconds,
+                   "Seconds a job may run before its process group gets SIGTERM (then SIGKILL "
+                   "after --kill-after); it counts as failed")
+        ->check(CLI::PositiveNumber);
+    auto* output_dir = app.add_option(
+        "--output-dir", options.output_dir,
+        "Write each job's stdout and stderr to DIR/SEQ.out and DIR/SEQ.err, with DIR/SEQ.info");
+    app.add_flag("--tag", options.tag, "Prefix each output line with the job id and GPU")
+        ->excludes(output_dir);
+    app.add_flag("--dry-run", options.dry_run, "Print which job would run on which GPU; run nothing");
+    auto* progress = app.add_flag("--progress", options.progress,
+                                  "Keep a status line at the bottom of stderr even when it is "
+                                  "not a terminal");
+    app.add_flag("--no-progress", options.no_progress, "Never draw the status line")->excludes(progress);
 }
+
+namespace {
+
+SchedulerOptions scheduler_options(const RunOptions& options, std::size_t gpus)
+{
+    SchedulerOptions scheduler;
+    scheduler.read_ahead = std::max(k_min_read_ahead, 2 * gpus);
+    scheduler.retries = options.retries;
+    scheduler.halt = value_or_usage_error(HaltPolicy::parse(options.halt));
+    return scheduler;
+}
+
+sys::RunnerOptions runner_options(const RunOptions& options)
+{
+    sys::RunnerOptions runner;
+    runner.kill_after = to_milliseconds(options.kill_after_seconds);
+    if (options.timeout_seconds) {
+        runner.timeout = to_milliseconds(*options.timeout_seconds);
+    }
+    if (options.output_dir) {
+        runner.output_files.emplace(*options.output_dir);
+    }
+    runner.tag = options.tag;
+    if (options.resume || options.resume_failed) {
+        runner.resume.emplace(options.resume ? ResumeMode::resume : ResumeMode::resume_failed);
+        sys::load_joblog(*options.joblog, *runner.resume);
+        spdlog::debug("the job log records {} jobs", runner.resume->recorded_jobs());
+    }
+    if (options.joblog && !options.dry_run) {
+        runner.joblog.emplace(*options.joblog);
+    }
+    const bool on_terminal = isatty(STDERR_FILENO) != 0;
+    if (options.progress || (on_terminal && !options.no_progress && !options.quiet)) {
+        runner.progress = std::make_shared<sys::ProgressLine>(STDERR_FILENO);
+        sys::log_around_progress_line(runner.progress);
+    }
+    return runner;
+}
+
+} // namespace
 
 int run_scheduler(RunOptions options)
 {
@@ -109,14 +184,18 @@ int run_scheduler(RunOptions options)
     sys::ProbeChild probe(to_milliseconds(options.probe_timeout_seconds));
     auto gpu_ids = value_or_usage_error(
         resolve_gpu_ids(options.gpus, environment_variable("CUDA_VISIBLE_DEVICES"), probe));
-    const std::size_t read_ahead = std::max(k_min_read_ahead, 2 * gpu_ids.size());
+    auto scheduler_settings = scheduler_options(options, gpu_ids.size());
     spdlog::debug("GPUs: {}; shell {}; reading up to {} commands ahead", fmt::join(gpu_ids, ", "),
-                  options.shell, read_ahead);
-    Scheduler scheduler(GpuPool(std::move(gpu_ids)), read_ahead);
+                  options.shell, scheduler_settings.read_ahead);
+    Scheduler scheduler(GpuPool(std::move(gpu_ids)), std::move(scheduler_settings));
+    auto runner_settings = runner_options(options);
+    if (options.dry_run) {
+        return sys::dry_run(scheduler, input, runner_settings.resume);
+    }
+
     const JobEnvironment environment(environ);
     const sys::JobSpawner spawner(options.shell, signals.original_mask());
-    sys::JobRunner runner(scheduler, input, signals, spawner, environment,
-                          to_milliseconds(options.kill_after_seconds));
+    sys::JobRunner runner(scheduler, input, signals, spawner, environment, std::move(runner_settings));
     return runner.run();
 }
 

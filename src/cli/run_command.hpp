@@ -18,6 +18,17 @@ struct RunOptions {
     double probe_timeout_seconds = 30;
     bool quiet = false;
     bool verbose = false;
+    std::optional<std::string> joblog;
+    bool resume = false;
+    bool resume_failed = false;
+    unsigned retries = 0;
+    std::string halt = "never";
+    std::optional<double> timeout_seconds;
+    std::optional<std::string> output_dir;
+    bool tag = false;
+    bool dry_run = false;
+    bool progress = false;
+    bool no_progress = false;
 };
 
 void add_run_options(CLI::App& app, RunOptions& options);

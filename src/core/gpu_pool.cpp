@@ -17,13 +17,17 @@ GpuPool::GpuPool(std::vector<std::string> ids)
     }
 }
 
-std::optional<GpuSlot> GpuPool::acquire()
+std::optional<GpuSlot> GpuPool::acquire(std::optional<GpuSlot> avoid)
 {
     if (m_free.empty()) {
         return std::nullopt;
     }
-    const GpuSlot slot = m_free.front();
-    m_free.pop_front();
+    auto chosen = m_free.begin();
+    if (avoid && *chosen == *avoid && m_free.size() > 1) {
+        ++chosen;
+    }
+    const GpuSlot slot = *chosen;
+    m_free.erase(chosen);
     m_is_free[slot] = false;
     return slot;
 }

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cstring>
 
 namespace gpusched {
@@ -43,6 +44,23 @@ std::string format_duration(std::chrono::steady_clock::duration elapsed)
         return fmt::format("{} min {:02} s", whole / 60, whole % 60);
     }
     return fmt::format("{} h {:02} min", whole / 3600, (whole % 3600) / 60);
+}
+
+std::string format_progress(const ProgressSnapshot& progress)
+{
+    std::string text = fmt::format("{} done", progress.succeeded + progress.failed);
+    if (progress.failed > 0) {
+        text += fmt::format(" ({} failed)", progress.failed);
+    }
+    text += fmt::format(", {} running, {}{} queued, {} elapsed", progress.running, progress.queued,
+                        progress.input_ended ? "" : "+", format_duration(progress.elapsed));
+    if (progress.input_ended && progress.attempts > 0) {
+        const auto mean = progress.busy / static_cast<long>(progress.attempts);
+        const auto left = static_cast<long>(progress.queued + progress.running);
+        const auto slots = static_cast<long>(std::max<std::size_t>(progress.slots, 1));
+        text += fmt::format(", ETA {}", format_duration(mean * ((left + slots - 1) / slots)));
+    }
+    return text;
 }
 
 } // namespace gpusched

@@ -9,14 +9,17 @@
 
 namespace gpusched {
 
-Scheduler::Scheduler(GpuPool pool, std::size_t read_ahead)
-    : m_pool(std::move(pool)), m_read_ahead(read_ahead == 0 ? 1 : read_ahead)
+Scheduler::Scheduler(GpuPool pool, SchedulerOptions options)
+    : m_pool(std::move(pool)), m_options(std::move(options))
 {
+    if (m_options.read_ahead == 0) {
+        m_options.read_ahead = 1;
+    }
 }
 
 bool Scheduler::wants_input() const
 {
-    return m_phase == Phase::running && !m_input_ended && m_queue.size() < m_read_ahead;
+    return m_phase == Phase::running && !m_input_ended && m_queue.size() < m_options.read_ahead;
 }
 
 std::vector<Action> Scheduler::on_command(Command command)
@@ -25,10 +28,7 @@ std::vector<Action> Scheduler::on_command(Command command)
     return start_what_fits();
 }
 
-void Scheduler::on_rejected_command()
-{
-    ++m_counts.failed;
-}
+void Scheduler::on_rejected_command() { ++m_counts.failed; }
 
 std::vector<Action> Scheduler::on_input_end()
 {
@@ -36,26 +36,59 @@ std::vector<Action> Scheduler::on_input_end()
     return {};
 }
 
-std::vector<Action> Scheduler::on_job_exit(JobId job, JobOutcome outcome)
-{
-    return finish_job(job, outcome.succeeded());
-}
-
 std::vector<Action> Scheduler::on_spawn_failure(JobId job)
 {
-    return finish_job(job, false);
+    return on_job_exit(job, JobOutcome{k_exit_spawn_failed, 0});
 }
 
-std::vector<Action> Scheduler::finish_job(JobId job, bool succeeded)
+std::vector<Action> Scheduler::on_job_exit(JobId job, JobOutcome outcome)
 {
-    const auto running = m_running.find(job);
-    if (running == m_running.end()) {
+    const auto found = m_running.find(job);
+    if (found == m_running.end()) {
         throw std::logic_error(fmt::format("job {} ended but was not running", job));
     }
-    m_pool.release(running->second);
-    m_running.erase(running);
-    ++(succeeded ? m_counts.succeeded : m_counts.failed);
-    return start_what_fits();
+    Running ended = std::move(found->second);
+    m_running.erase(found);
+    m_pool.release(ended.gpu);
+
+    std::vector<Action> actions;
+    if (outcome.succeeded()) {
+        ++m_counts.succeeded;
+        check_halt(actions);
+    } else if (m_phase == Phase::halting_now) {
+        ++m_counts.aborted;
+    } else if (m_phase == Phase::running && ended.command.attempt <= m_options.retries) {
+        Command retry = std::move(ended.command);
+        ++retry.attempt;
+        retry.avoid_gpu = ended.gpu;
+        ++m_counts.retries;
+        actions.emplace_back(RetryScheduled{job, retry.attempt});
+        m_queue.push_front(std::move(retry));
+    } else {
+        ++m_counts.failed;
+        check_halt(actions);
+    }
+    for (auto& action : start_what_fits()) {
+        actions.push_back(std::move(action));
+    }
+    return actions;
+}
+
+void Scheduler::check_halt(std::vector<Action>& actions)
+{
+    if (m_phase != Phase::running || !m_options.halt.reached(m_counts.succeeded, m_counts.failed)) {
+        return;
+    }
+    actions.emplace_back(HaltStarted{m_options.halt.when});
+    if (m_options.halt.when == HaltPolicy::When::soon) {
+        m_phase = Phase::draining;
+        return;
+    }
+    m_phase = Phase::halting_now;
+    if (!m_running.empty()) {
+        actions.emplace_back(SignalRunningJobs{SIGTERM});
+        actions.emplace_back(ArmKillTimer{});
+    }
 }
 
 std::vector<Action> Scheduler::on_signal(int signal)
@@ -93,14 +126,14 @@ std::vector<Action> Scheduler::start_what_fits()
 {
     std::vector<Action> actions;
     while (m_phase == Phase::running && !m_queue.empty()) {
-        const auto gpu = m_pool.acquire();
+        const auto gpu = m_pool.acquire(m_queue.front().avoid_gpu);
         if (!gpu) {
             break;
         }
         Command command = std::move(m_queue.front());
         m_queue.pop_front();
-        m_running.emplace(command.id, *gpu);
-        actions.emplace_back(StartJob{std::move(command), *gpu});
+        actions.emplace_back(StartJob{command, *gpu});
+        m_running.emplace(command.id, Running{*gpu, std::move(command)});
     }
     return actions;
 }

@@ -9,7 +9,6 @@
 #include <poll.h>
 #include <sys/wait.h>
 
-#include <array>
 #include <cerrno>
 #include <csignal>
 #include <cstring>
@@ -17,7 +16,7 @@
 namespace gpusched::sys {
 namespace {
 
-using Clock = std::chrono::steady_clock;
+constexpr auto k_progress_interval = std::chrono::milliseconds(100);
 
 JobOutcome outcome_of(int wait_status)
 {
@@ -33,14 +32,27 @@ std::string signal_name(int signal)
     return name != nullptr ? fmt::format("SIG{}", name) : fmt::format("signal {}", signal);
 }
 
+double seconds_since_epoch(std::chrono::system_clock::time_point time)
+{
+    return std::chrono::duration<double>(time.time_since_epoch()).count();
+}
+
 } // namespace
 
 JobRunner::JobRunner(Scheduler& scheduler, InputReader& input, SignalChannel& signals,
                      const JobSpawner& spawner, const JobEnvironment& environment,
-                     std::chrono::milliseconds kill_after)
+                     RunnerOptions options)
     : m_scheduler(scheduler), m_input(input), m_signals(signals), m_spawner(spawner),
-      m_environment(environment), m_kill_after(kill_after)
+      m_environment(environment), m_options(std::move(options))
 {
+    if (m_options.tag) {
+        auto progress = m_options.progress;
+        m_tagged.emplace([progress](bool writing) {
+            if (progress) {
+                writing ? progress->hide() : progress->restore();
+            }
+        });
+    }
 }
 
 int JobRunner::run()
@@ -51,16 +63,13 @@ int JobRunner::run()
     while (!finished()) {
         wait_for_events();
         take_input();
+        redraw_progress(false);
+    }
+    if (m_options.progress) {
+        m_options.progress->hide();
     }
     report_unstarted();
-    if (m_has_children && !m_scheduler.stopping()) {
-        spdlog::warn("background processes started by jobs are still running ({}); they are "
-                     "left to run",
-                     direct_children().size());
-    }
-    const auto& counts = m_scheduler.counts();
-    spdlog::info("{} jobs: {} succeeded, {} failed, in {}", counts.succeeded + counts.failed,
-                 counts.succeeded, counts.failed, format_duration(Clock::now() - m_started));
+    report_summary();
     return m_scheduler.exit_status();
 }
 
@@ -71,37 +80,58 @@ bool JobRunner::finished() const
     return m_scheduler.done() && !(m_scheduler.stopping() && m_has_children);
 }
 
+std::optional<JobRunner::Clock::time_point> JobRunner::next_deadline() const
+{
+    std::optional<Clock::time_point> next = m_kill_deadline;
+    const auto earlier = [&next](Clock::time_point candidate) {
+        if (!next || candidate < *next) {
+            next = candidate;
+        }
+    };
+    if (!m_job_timers.empty()) {
+        earlier(m_job_timers.begin()->first);
+    }
+    if (m_options.progress && m_progress_stale) {
+        earlier(m_next_progress_draw);
+    }
+    return next;
+}
+
 void JobRunner::wait_for_events()
 {
-    std::array<pollfd, 2> fds{};
-    nfds_t count = 0;
-    fds[count++] = {m_signals.fd(), POLLIN, 0};
+    std::vector<pollfd> fds;
+    fds.push_back({m_signals.fd(), POLLIN, 0});
     const int input_fd = m_scheduler.wants_input() ? m_input.fd_to_poll() : -1;
     if (input_fd >= 0) {
-        fds[count++] = {input_fd, POLLIN, 0};
+        fds.push_back({input_fd, POLLIN, 0});
+    }
+    if (m_tagged) {
+        m_tagged->add_poll_fds(fds);
     }
     int timeout_ms = -1;
-    if (m_kill_deadline) {
-        const auto left =
-            std::chrono::ceil<std::chrono::milliseconds>(*m_kill_deadline - Clock::now());
+    if (const auto deadline = next_deadline()) {
+        const auto left = std::chrono::ceil<std::chrono::milliseconds>(*deadline - Clock::now());
         timeout_ms = static_cast<int>(std::max<std::chrono::milliseconds::rep>(left.count(), 0));
     }
-    const int ready = poll(fds.data(), count, timeout_ms);
-    if (ready < 0) {
+    if (poll(fds.data(), fds.size(), timeout_ms) < 0) {
         if (errno == EINTR) {
             return;
         }
         throw_errno("poll");
     }
-    if (fds[0].revents != 0) {
-        handle_signals();
+    for (const auto& fd : fds) {
+        if (fd.revents == 0) {
+            continue;
+        }
+        if (fd.fd == m_signals.fd()) {
+            handle_signals();
+        } else if (fd.fd == input_fd) {
+            m_input.read_some();
+        } else {
+            m_tagged->on_readable(fd.fd);
+        }
     }
-    if (count > 1 && fds[1].revents != 0) {
-        m_input.read_some();
-    }
-    if (m_kill_deadline && Clock::now() >= *m_kill_deadline) {
-        on_kill_deadline();
-    }
+    fire_due_timers();
 }
 
 void JobRunner::take_input()
@@ -111,6 +141,7 @@ void JobRunner::take_input()
         if (!input) {
             if (m_input.finished()) {
                 apply(m_scheduler.on_input_end());
+                m_progress_stale = true;
             }
             return;
         }
@@ -121,19 +152,31 @@ void JobRunner::take_input()
             m_scheduler.on_rejected_command();
             continue;
         }
-        apply(m_scheduler.on_command(Command{id, std::move(input->line.text)}));
+        if (m_options.resume && m_options.resume->should_skip(id, input->line.text)) {
+            spdlog::debug("job {} skipped: the job log records it: {}", id,
+                          shorten_command(input->line.text));
+            ++m_skipped;
+            continue;
+        }
+        apply(m_scheduler.on_command(Command{id, std::move(input->line.text), 1, std::nullopt}));
     }
 }
 
 void JobRunner::apply(std::vector<Action> actions)
 {
+    m_progress_stale = true;
     for (auto& action : actions) {
         if (auto* job = std::get_if<StartJob>(&action)) {
             start(*job);
         } else if (auto* signal = std::get_if<SignalRunningJobs>(&action)) {
             signal_jobs(signal->signal);
         } else if (std::holds_alternative<ArmKillTimer>(action)) {
-            m_kill_deadline = Clock::now() + m_kill_after;
+            m_kill_deadline = Clock::now() + m_options.kill_after;
+        } else if (auto* retry = std::get_if<RetryScheduled>(&action)) {
+            spdlog::info("job {} will be tried again (attempt {})", retry->job, retry->attempt);
+        } else if (auto* halt = std::get_if<HaltStarted>(&action)) {
+            spdlog::warn("--halt condition reached: starting no more jobs{}",
+                         halt->when == HaltPolicy::When::now ? " and stopping the running ones" : "");
         }
     }
 }
@@ -141,23 +184,62 @@ void JobRunner::apply(std::vector<Action> actions)
 void JobRunner::start(StartJob& job)
 {
     const auto& gpu = m_scheduler.pool().id(job.gpu);
+    const auto& command = job.command;
     JobEnvironment::JobVariables variables;
-    const auto envp = m_environment.for_job(job.command.id, gpu, variables);
-    const auto started = Clock::now();
-    const SpawnResult spawned = m_spawner.spawn(job.command.text, envp.data());
+    const auto envp = m_environment.for_job(command.id, gpu, variables);
+
+    std::optional<OutputFiles::Opened> files;
+    std::optional<TaggedOutput::WriteEnds> pipes;
+    JobStreams streams;
+    if (m_options.output_files) {
+        files = m_options.output_files->open(command.id, command.attempt);
+        streams = {files->out.get(), files->err.get()};
+    } else if (m_tagged) {
+        pipes = m_tagged->open(fmt::format("[job {}, GPU {}] ", command.id, gpu));
+        streams = {pipes->out.get(), pipes->err.get()};
+    }
+
+    RunningJob running{command.id, command.attempt, job.gpu, std::move(job.command.text),
+                       Clock::now(), std::chrono::system_clock::now(), false};
+    const SpawnResult spawned = m_spawner.spawn(running.command, envp.data(), streams);
     if (spawned.error != 0) {
-        spdlog::error("job {} could not start on GPU {}: {}: {}: {}", job.command.id, gpu,
-                      m_spawner.shell(), std::strerror(spawned.error),
-                      shorten_command(job.command.text));
-        apply(m_scheduler.on_spawn_failure(job.command.id));
+        spdlog::error("job {} could not start on GPU {}: {}: {}: {}", running.id, gpu,
+                      m_spawner.shell(), std::strerror(spawned.error), shorten_command(running.command));
+        record_attempt(running, JobOutcome{k_exit_spawn_failed, 0});
+        apply(m_scheduler.on_spawn_failure(running.id));
         return;
     }
-    spdlog::info("job {} started on GPU {}: {}", job.command.id, gpu,
-                 shorten_command(job.command.text));
-    spdlog::debug("job {} is process group {}", job.command.id, spawned.pid);
+    spdlog::info("job {} started on GPU {}{}: {}", running.id, gpu,
+                 running.attempt > 1 ? fmt::format(" (attempt {})", running.attempt) : "",
+                 shorten_command(running.command));
+    spdlog::debug("job {} is process group {}", running.id, spawned.pid);
     m_has_children = true;
-    m_running.emplace(spawned.pid,
-                      RunningJob{job.command.id, job.gpu, std::move(job.command.text), started});
+    if (m_options.timeout) {
+        m_job_timers.emplace(running.started + *m_options.timeout,
+                             JobTimer{running.id, running.attempt, SIGTERM});
+    }
+    m_pid_of[running.id] = spawned.pid;
+    m_running.emplace(spawned.pid, std::move(running));
+}
+
+void JobRunner::record_attempt(const RunningJob& job, JobOutcome outcome)
+{
+    const auto runtime = Clock::now() - job.started;
+    m_busy += runtime;
+    ++m_attempts;
+    const JoblogRecord record{job.id,
+                              seconds_since_epoch(job.started_wall),
+                              std::chrono::duration<double>(runtime).count(),
+                              outcome.exit_code,
+                              outcome.signal,
+                              job.command,
+                              m_scheduler.pool().id(job.gpu)};
+    if (m_options.joblog) {
+        m_options.joblog->append(record);
+    }
+    if (m_options.output_files) {
+        m_options.output_files->write_info(record, job.attempt);
+    }
 }
 
 void JobRunner::signal_jobs(int signal)
@@ -199,15 +281,18 @@ void JobRunner::reap_children()
         }
         RunningJob job = std::move(found->second);
         m_running.erase(found);
+        m_pid_of.erase(job.id);
         const JobOutcome outcome = outcome_of(status);
+        record_attempt(job, outcome);
         const auto took = format_duration(Clock::now() - job.started);
         const auto& gpu = m_scheduler.pool().id(job.gpu);
         if (outcome.succeeded()) {
             spdlog::info("job {} finished on GPU {}: {} after {}: {}", job.id, gpu,
                          describe_outcome(outcome), took, shorten_command(job.command));
         } else {
-            spdlog::warn("job {} failed on GPU {}: {} after {}: {}", job.id, gpu,
-                         describe_outcome(outcome), took, shorten_command(job.command));
+            spdlog::warn("job {} failed on GPU {}: {}{} after {}: {}", job.id, gpu,
+                         describe_outcome(outcome), job.timed_out ? " (timed out)" : "", took,
+                         shorten_command(job.command));
         }
         apply(m_scheduler.on_job_exit(job.id, outcome));
     }
@@ -227,28 +312,65 @@ void JobRunner::handle_signals()
         } else if (m_scheduler.stopping()) {
             spdlog::warn("{} again: killing every job now", signal_name(signal));
         } else {
-            spdlog::warn(
-                "{}: starting no more jobs; passing it on to {} running jobs, SIGKILL in {}",
-                signal_name(signal), m_scheduler.running_count(), format_duration(m_kill_after));
+            spdlog::warn("{}: starting no more jobs; passing it on to {} running jobs, SIGKILL in {}",
+                         signal_name(signal), m_scheduler.running_count(),
+                         format_duration(m_options.kill_after));
         }
         apply(m_scheduler.on_signal(signal));
         if (m_scheduler.stopping() && m_has_children && !m_kill_deadline) {
             // No job is running, but processes that finished jobs left behind are: they get
             // the same signal and the same grace period.
             signal_jobs(signal);
-            m_kill_deadline = Clock::now() + m_kill_after;
+            m_kill_deadline = Clock::now() + m_options.kill_after;
         }
     }
     reap_children();
 }
 
-void JobRunner::on_kill_deadline()
+void JobRunner::fire_due_timers()
 {
-    m_kill_deadline.reset();
-    apply(m_scheduler.on_kill_timer());
-    if (m_has_children) {
-        signal_jobs(SIGKILL);
+    const auto now = Clock::now();
+    if (m_kill_deadline && now >= *m_kill_deadline) {
+        m_kill_deadline.reset();
+        apply(m_scheduler.on_kill_timer());
+        if (m_has_children) {
+            signal_jobs(SIGKILL);
+        }
     }
+    while (!m_job_timers.empty() && m_job_timers.begin()->first <= now) {
+        const JobTimer timer = m_job_timers.begin()->second;
+        m_job_timers.erase(m_job_timers.begin());
+        const auto pid = m_pid_of.find(timer.job);
+        if (pid == m_pid_of.end() || m_running.at(pid->second).attempt != timer.attempt) {
+            continue; // that attempt has already ended
+        }
+        auto& job = m_running.at(pid->second);
+        if (timer.signal == SIGTERM) {
+            spdlog::warn("job {} on GPU {} passed --timeout: {}, SIGKILL in {}", job.id,
+                         m_scheduler.pool().id(job.gpu), signal_name(SIGTERM),
+                         format_duration(m_options.kill_after));
+            job.timed_out = true;
+            m_job_timers.emplace(now + m_options.kill_after, JobTimer{job.id, job.attempt, SIGKILL});
+        }
+        kill(-pid->second, timer.signal);
+    }
+}
+
+void JobRunner::redraw_progress(bool force)
+{
+    if (!m_options.progress || !m_progress_stale) {
+        return;
+    }
+    const auto now = Clock::now();
+    if (!force && now < m_next_progress_draw) {
+        return;
+    }
+    const auto& counts = m_scheduler.counts();
+    m_options.progress->show(format_progress(ProgressSnapshot{
+        counts.succeeded, counts.failed, m_scheduler.running_count(), m_scheduler.queued_count(),
+        m_input.finished(), m_scheduler.pool().size(), now - m_started, m_busy, m_attempts}));
+    m_next_progress_draw = now + k_progress_interval;
+    m_progress_stale = false;
 }
 
 void JobRunner::report_unstarted()
@@ -268,9 +390,31 @@ void JobRunner::report_unstarted()
         spdlog::warn("not started: job {}: {}", command.id, command.text);
     }
     for (const auto& input : buffered) {
-        spdlog::warn("not started: {}:{}: {}", input.source, input.line.first_line,
-                     input.line.text);
+        spdlog::warn("not started: {}:{}: {}", input.source, input.line.first_line, input.line.text);
     }
+}
+
+void JobRunner::report_summary()
+{
+    if (m_has_children && !m_scheduler.stopping()) {
+        spdlog::warn("background processes started by jobs are still running ({}); they are "
+                     "left to run",
+                     direct_children().size());
+    }
+    const auto& counts = m_scheduler.counts();
+    std::string extra;
+    if (counts.retries > 0) {
+        extra += fmt::format(", {} retries", counts.retries);
+    }
+    if (counts.aborted > 0) {
+        extra += fmt::format(", {} stopped by --halt", counts.aborted);
+    }
+    if (m_skipped > 0) {
+        extra += fmt::format(", {} skipped as done in the job log", m_skipped);
+    }
+    spdlog::info("{} jobs: {} succeeded, {} failed{}, in {}; GPU busy time {}",
+                 counts.succeeded + counts.failed + counts.aborted, counts.succeeded, counts.failed,
+                 extra, format_duration(Clock::now() - m_started), format_duration(m_busy));
 }
 
 } // namespace gpusched::sys

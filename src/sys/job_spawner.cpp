@@ -6,6 +6,7 @@
 #include <sys/mman.h>
 
 #include <cerrno>
+#include <optional>
 #include <string_view>
 
 namespace gpusched::sys {
@@ -41,55 +42,54 @@ bool write_all(int fd, std::string_view bytes)
 JobSpawner::JobSpawner(std::string shell, const sigset_t& child_mask) : m_shell(std::move(shell))
 {
     m_attributes.new_process_group().signal_mask(child_mask);
-    m_inline_actions.open(STDIN_FILENO, "/dev/null", O_RDONLY).close_from(STDERR_FILENO + 1);
+    m_plain_actions.open(STDIN_FILENO, "/dev/null", O_RDONLY).close_from(STDERR_FILENO + 1);
 }
 
-SpawnResult JobSpawner::spawn(const std::string& command, char* const* envp) const
+// Commands longer than k_longest_inline_command are written to an anonymous memory file that
+// the shell runs as a script from /dev/fd/3; the script's first line closes fd 3 so the job
+// sees no extra descriptor.
+SpawnResult JobSpawner::spawn(const std::string& command, char* const* envp, JobStreams streams) const
 {
-    if (command.size() > k_longest_inline_command) {
-        return spawn_as_script(command, envp);
+    const bool as_script = command.size() > k_longest_inline_command;
+    UniqueFd script;
+    if (as_script) {
+        UniqueFd memory(memfd_create("gpusched-command", MFD_CLOEXEC));
+        if (memory) {
+            script.reset(fcntl(memory.get(), F_DUPFD_CLOEXEC, k_private_fd_floor));
+        }
+        if (!script || !write_all(script.get(), "exec 3<&-\n") ||
+            !write_all(script.get(), command) || !write_all(script.get(), "\n")) {
+            return {-1, errno};
+        }
     }
-    return spawn_inline(command, envp);
-}
 
-SpawnResult JobSpawner::spawn_inline(const std::string& command, char* const* envp) const
-{
+    const posix_spawn_file_actions_t* actions = m_plain_actions.get();
+    std::optional<SpawnFileActions> custom;
+    if (as_script || streams.out >= 0 || streams.err >= 0) {
+        custom.emplace();
+        custom->open(STDIN_FILENO, "/dev/null", O_RDONLY);
+        if (streams.out >= 0) {
+            custom->dup2(streams.out, STDOUT_FILENO);
+        }
+        if (streams.err >= 0) {
+            custom->dup2(streams.err, STDERR_FILENO);
+        }
+        if (as_script) {
+            custom->dup2(script.get(), k_script_fd);
+        }
+        custom->close_from(as_script ? k_script_fd + 1 : STDERR_FILENO + 1);
+        actions = custom->get();
+    }
+
     // posix_spawn takes char* const argv[] for C compatibility; it does not write to them.
-    char* const argv[] = {const_cast<char*>(m_shell.c_str()), const_cast<char*>("-c"),
-                          const_cast<char*>(command.c_str()), nullptr};
-    SpawnResult result;
-    result.error = posix_spawn(&result.pid, m_shell.c_str(), m_inline_actions.get(),
-                               m_attributes.get(), argv, envp);
-    return result;
-}
-
-// The command is written to an anonymous memory file that the shell runs as a script from
-// /dev/fd/3; the script's first line closes fd 3 so the job sees no extra descriptor.
-SpawnResult JobSpawner::spawn_as_script(const std::string& command, char* const* envp) const
-{
-    UniqueFd memory(memfd_create("gpusched-command", MFD_CLOEXEC));
-    if (!memory) {
-        return {-1, errno};
-    }
-    UniqueFd script(fcntl(memory.get(), F_DUPFD_CLOEXEC, k_private_fd_floor));
-    if (!script) {
-        return {-1, errno};
-    }
-    memory.reset();
-    if (!write_all(script.get(), "exec 3<&-\n") || !write_all(script.get(), command) ||
-        !write_all(script.get(), "\n")) {
-        return {-1, errno};
-    }
-    SpawnFileActions actions;
-    actions.open(STDIN_FILENO, "/dev/null", O_RDONLY)
-        .dup2(script.get(), k_script_fd)
-        .close_from(k_script_fd + 1);
     const std::string script_path = "/dev/fd/" + std::to_string(k_script_fd);
-    char* const argv[] = {const_cast<char*>(m_shell.c_str()),
-                          const_cast<char*>(script_path.c_str()), nullptr};
+    char* const inline_argv[] = {const_cast<char*>(m_shell.c_str()), const_cast<char*>("-c"),
+                                 const_cast<char*>(command.c_str()), nullptr};
+    char* const script_argv[] = {const_cast<char*>(m_shell.c_str()),
+                                 const_cast<char*>(script_path.c_str()), nullptr};
     SpawnResult result;
-    result.error =
-        posix_spawn(&result.pid, m_shell.c_str(), actions.get(), m_attributes.get(), argv, envp);
+    result.error = posix_spawn(&result.pid, m_shell.c_str(), actions, m_attributes.get(),
+                               as_script ? script_argv : inline_argv, envp);
     return result;
 }
 

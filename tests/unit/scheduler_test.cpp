@@ -39,9 +39,13 @@ bool arms_timer(const std::vector<Action>& actions)
     return false;
 }
 
-Command command(JobId id)
+Command command(JobId id) { return Command{id, "job " + std::to_string(id), 1, std::nullopt}; }
+
+SchedulerOptions ahead(std::size_t read_ahead)
 {
-    return Command{id, "job " + std::to_string(id)};
+    SchedulerOptions options;
+    options.read_ahead = read_ahead;
+    return options;
 }
 
 constexpr JobOutcome k_success{0, 0};
@@ -49,7 +53,7 @@ constexpr JobOutcome k_exit_one{1, 0};
 
 TEST(Scheduler, StartsAJobAsSoonAsAGpuIsFree)
 {
-    Scheduler scheduler(GpuPool({"0", "1"}), 8);
+    Scheduler scheduler(GpuPool({"0", "1"}), ahead(8));
     auto first = starts(scheduler.on_command(command(1)));
     ASSERT_EQ(first.size(), 1u);
     EXPECT_EQ(first[0].command.id, 1u);
@@ -68,7 +72,7 @@ TEST(Scheduler, StartsAJobAsSoonAsAGpuIsFree)
 
 TEST(Scheduler, HandsFreedGpusOutInTheOrderTheyWereFreed)
 {
-    Scheduler scheduler(GpuPool({"0", "1", "2"}), 8);
+    Scheduler scheduler(GpuPool({"0", "1", "2"}), ahead(8));
     for (JobId id = 1; id <= 3; ++id) {
         scheduler.on_command(command(id));
     }
@@ -80,7 +84,7 @@ TEST(Scheduler, HandsFreedGpusOutInTheOrderTheyWereFreed)
 
 TEST(Scheduler, ReadAheadIsBounded)
 {
-    Scheduler scheduler(GpuPool({"0"}), 2);
+    Scheduler scheduler(GpuPool({"0"}), ahead(2));
     EXPECT_TRUE(scheduler.wants_input());
     scheduler.on_command(command(1)); // runs
     scheduler.on_command(command(2)); // queued
@@ -93,7 +97,7 @@ TEST(Scheduler, ReadAheadIsBounded)
 
 TEST(Scheduler, DoneWhenInputEndedAndEveryJobEnded)
 {
-    Scheduler scheduler(GpuPool({"0"}), 4);
+    Scheduler scheduler(GpuPool({"0"}), ahead(4));
     scheduler.on_command(command(1));
     scheduler.on_command(command(2));
     scheduler.on_input_end();
@@ -110,7 +114,7 @@ TEST(Scheduler, DoneWhenInputEndedAndEveryJobEnded)
 
 TEST(Scheduler, EmptyInputIsDoneAtOnce)
 {
-    Scheduler scheduler(GpuPool({"0"}), 4);
+    Scheduler scheduler(GpuPool({"0"}), ahead(4));
     scheduler.on_input_end();
     EXPECT_TRUE(scheduler.done());
     EXPECT_EQ(scheduler.exit_status(), 0);
@@ -118,7 +122,7 @@ TEST(Scheduler, EmptyInputIsDoneAtOnce)
 
 TEST(Scheduler, SpawnFailureReturnsTheGpuAndCountsAFailure)
 {
-    Scheduler scheduler(GpuPool({"0"}), 4);
+    Scheduler scheduler(GpuPool({"0"}), ahead(4));
     scheduler.on_command(command(1));
     scheduler.on_command(command(2));
     auto next = starts(scheduler.on_spawn_failure(1));
@@ -130,7 +134,7 @@ TEST(Scheduler, SpawnFailureReturnsTheGpuAndCountsAFailure)
 
 TEST(Scheduler, RejectedCommandsCountAsFailed)
 {
-    Scheduler scheduler(GpuPool({"0"}), 4);
+    Scheduler scheduler(GpuPool({"0"}), ahead(4));
     scheduler.on_rejected_command();
     scheduler.on_input_end();
     EXPECT_TRUE(scheduler.done());
@@ -141,7 +145,7 @@ TEST(Scheduler, ExitStatusCountsFailuresUpToOneHundred)
 {
     for (const auto& [failures, status] :
          std::vector<std::pair<int, int>>{{0, 0}, {3, 3}, {100, 100}, {101, 101}, {150, 101}}) {
-        Scheduler scheduler(GpuPool({"0"}), 4);
+        Scheduler scheduler(GpuPool({"0"}), ahead(4));
         for (int i = 0; i < failures; ++i) {
             scheduler.on_rejected_command();
         }
@@ -152,7 +156,7 @@ TEST(Scheduler, ExitStatusCountsFailuresUpToOneHundred)
 
 TEST(Scheduler, FirstStopSignalIsPassedOnThenSecondKills)
 {
-    Scheduler scheduler(GpuPool({"0", "1"}), 4);
+    Scheduler scheduler(GpuPool({"0", "1"}), ahead(4));
     scheduler.on_command(command(1));
     scheduler.on_command(command(2));
     scheduler.on_command(command(3));
@@ -177,7 +181,7 @@ TEST(Scheduler, FirstStopSignalIsPassedOnThenSecondKills)
 
 TEST(Scheduler, KillTimerKillsWhatIsStillRunning)
 {
-    Scheduler scheduler(GpuPool({"0"}), 4);
+    Scheduler scheduler(GpuPool({"0"}), ahead(4));
     scheduler.on_command(command(1));
     scheduler.on_signal(SIGINT);
     EXPECT_EQ(signals_sent(scheduler.on_kill_timer()), std::vector<int>{SIGKILL});
@@ -188,7 +192,7 @@ TEST(Scheduler, KillTimerKillsWhatIsStillRunning)
 
 TEST(Scheduler, StopWithNothingRunningIsDoneAtOnce)
 {
-    Scheduler scheduler(GpuPool({"0"}), 4);
+    Scheduler scheduler(GpuPool({"0"}), ahead(4));
     auto actions = scheduler.on_signal(SIGHUP);
     EXPECT_TRUE(actions.empty());
     EXPECT_TRUE(scheduler.done());
@@ -197,7 +201,7 @@ TEST(Scheduler, StopWithNothingRunningIsDoneAtOnce)
 
 TEST(Scheduler, DrainLetsRunningJobsFinishAndStartsNoMore)
 {
-    Scheduler scheduler(GpuPool({"0"}), 4);
+    Scheduler scheduler(GpuPool({"0"}), ahead(4));
     scheduler.on_command(command(1));
     scheduler.on_command(command(2));
     EXPECT_TRUE(scheduler.on_signal(SIGUSR1).empty());
@@ -211,7 +215,7 @@ TEST(Scheduler, DrainLetsRunningJobsFinishAndStartsNoMore)
 
 TEST(Scheduler, StopAfterDrainStillStops)
 {
-    Scheduler scheduler(GpuPool({"0"}), 4);
+    Scheduler scheduler(GpuPool({"0"}), ahead(4));
     scheduler.on_command(command(1));
     scheduler.on_signal(SIGUSR1);
     EXPECT_EQ(signals_sent(scheduler.on_signal(SIGTERM)), std::vector<int>{SIGTERM});
@@ -219,9 +223,134 @@ TEST(Scheduler, StopAfterDrainStillStops)
     EXPECT_EQ(scheduler.exit_status(), 128 + SIGTERM);
 }
 
+template <class T>
+std::vector<T> actions_of(const std::vector<Action>& actions)
+{
+    std::vector<T> result;
+    for (const auto& action : actions) {
+        if (const auto* wanted = std::get_if<T>(&action)) {
+            result.push_back(*wanted);
+        }
+    }
+    return result;
+}
+
+SchedulerOptions with_retries(unsigned retries)
+{
+    auto options = ahead(8);
+    options.retries = retries;
+    return options;
+}
+
+SchedulerOptions with_halt(const char* policy)
+{
+    auto options = ahead(8);
+    options.halt = std::get<HaltPolicy>(HaltPolicy::parse(policy));
+    return options;
+}
+
+TEST(Scheduler, FailedJobIsRetriedFirstAndOnAnotherGpu)
+{
+    Scheduler scheduler(GpuPool({"0", "1"}), with_retries(2));
+    scheduler.on_command(command(1)); // GPU 0
+    scheduler.on_command(command(2)); // GPU 1
+    scheduler.on_command(command(3)); // queued
+    scheduler.on_job_exit(2, k_success);
+    // Job 3 took GPU 1; job 1 fails on GPU 0 and comes back before anything else.
+    auto actions = scheduler.on_job_exit(1, k_exit_one);
+    const auto retries = actions_of<RetryScheduled>(actions);
+    ASSERT_EQ(retries.size(), 1u);
+    EXPECT_EQ(retries[0].attempt, 2u);
+    auto started = starts(actions);
+    ASSERT_EQ(started.size(), 1u) << "the only free GPU is the one it failed on: it is used";
+    EXPECT_EQ(started[0].command.id, 1u);
+    EXPECT_EQ(started[0].command.attempt, 2u);
+
+    scheduler.on_command(command(4)); // queued behind nothing: all busy
+    scheduler.on_job_exit(3, k_success); // frees GPU 1; job 4 takes it
+    auto third = scheduler.on_job_exit(1, k_exit_one); // fails on GPU 0 again
+    scheduler.on_job_exit(4, k_success);
+    (void)third;
+    EXPECT_EQ(scheduler.counts().retries, 2u);
+    EXPECT_EQ(scheduler.counts().failed, 0u) << "not final yet";
+}
+
+TEST(Scheduler, RetryAvoidsTheGpuItFailedOnWhenAnotherIsFree)
+{
+    Scheduler scheduler(GpuPool({"0", "1", "2"}), with_retries(1));
+    scheduler.on_command(command(1)); // GPU 0
+    auto started = starts(scheduler.on_job_exit(1, k_exit_one));
+    ASSERT_EQ(started.size(), 1u);
+    EXPECT_NE(started[0].gpu, GpuSlot{0});
+}
+
+TEST(Scheduler, RetriesRunOutThenTheJobFails)
+{
+    Scheduler scheduler(GpuPool({"0"}), with_retries(1));
+    scheduler.on_command(command(1));
+    scheduler.on_input_end();
+    EXPECT_EQ(starts(scheduler.on_job_exit(1, k_exit_one)).size(), 1u);
+    EXPECT_TRUE(starts(scheduler.on_job_exit(1, k_exit_one)).empty());
+    EXPECT_TRUE(scheduler.done());
+    EXPECT_EQ(scheduler.counts().failed, 1u);
+    EXPECT_EQ(scheduler.exit_status(), 1);
+}
+
+TEST(Scheduler, SpawnFailuresAreRetriedToo)
+{
+    Scheduler scheduler(GpuPool({"0"}), with_retries(1));
+    scheduler.on_command(command(1));
+    EXPECT_EQ(starts(scheduler.on_spawn_failure(1)).size(), 1u);
+}
+
+TEST(Scheduler, HaltSoonStopsStartingJobs)
+{
+    Scheduler scheduler(GpuPool({"0", "1"}), with_halt("soon,fail=1"));
+    scheduler.on_command(command(1));
+    scheduler.on_command(command(2));
+    scheduler.on_command(command(3));
+    auto actions = scheduler.on_job_exit(1, k_exit_one);
+    ASSERT_EQ(actions_of<HaltStarted>(actions).size(), 1u);
+    EXPECT_TRUE(starts(actions).empty());
+    EXPECT_TRUE(signals_sent(actions).empty()) << "soon lets running jobs finish";
+    scheduler.on_job_exit(2, k_success);
+    EXPECT_TRUE(scheduler.done());
+    EXPECT_EQ(scheduler.exit_status(), 1);
+    EXPECT_EQ(scheduler.take_unstarted().size(), 1u);
+}
+
+TEST(Scheduler, HaltNowStopsRunningJobsWithoutCountingThemAsFailed)
+{
+    Scheduler scheduler(GpuPool({"0", "1", "2"}), with_halt("now,fail=1"));
+    scheduler.on_command(command(1));
+    scheduler.on_command(command(2));
+    scheduler.on_command(command(3));
+    auto actions = scheduler.on_job_exit(1, k_exit_one);
+    EXPECT_EQ(signals_sent(actions), std::vector<int>{SIGTERM});
+    EXPECT_TRUE(arms_timer(actions));
+    scheduler.on_job_exit(2, JobOutcome{0, SIGTERM});
+    scheduler.on_job_exit(3, k_success);
+    EXPECT_TRUE(scheduler.done());
+    EXPECT_EQ(scheduler.counts().failed, 1u);
+    EXPECT_EQ(scheduler.counts().aborted, 1u);
+    EXPECT_EQ(scheduler.counts().succeeded, 1u);
+    EXPECT_EQ(scheduler.exit_status(), 1);
+}
+
+TEST(Scheduler, HaltOnSuccess)
+{
+    Scheduler scheduler(GpuPool({"0", "1"}), with_halt("now,success=1"));
+    scheduler.on_command(command(1));
+    scheduler.on_command(command(2));
+    auto actions = scheduler.on_job_exit(2, k_success);
+    EXPECT_EQ(signals_sent(actions), std::vector<int>{SIGTERM});
+    scheduler.on_job_exit(1, JobOutcome{0, SIGTERM});
+    EXPECT_EQ(scheduler.exit_status(), 0);
+}
+
 TEST(Scheduler, UnknownJobExitIsALogicError)
 {
-    Scheduler scheduler(GpuPool({"0"}), 4);
+    Scheduler scheduler(GpuPool({"0"}), ahead(4));
     EXPECT_THROW(scheduler.on_job_exit(42, k_success), std::logic_error);
 }
 

@@ -1,14 +1,21 @@
 #pragma once
 
 #include <gpusched/job_environment.hpp>
+#include <gpusched/resume_state.hpp>
 #include <gpusched/scheduler.hpp>
 #include <gpusched/sys/input_reader.hpp>
 #include <gpusched/sys/job_spawner.hpp>
+#include <gpusched/sys/joblog_file.hpp>
+#include <gpusched/sys/output_files.hpp>
+#include <gpusched/sys/progress_line.hpp>
 #include <gpusched/sys/signal_channel.hpp>
+#include <gpusched/sys/tagged_output.hpp>
 
 #include <sys/types.h>
 
 #include <chrono>
+#include <map>
+#include <memory>
 #include <optional>
 #include <set>
 #include <string>
@@ -17,52 +24,86 @@
 
 namespace gpusched::sys {
 
+// What the runner does around each job, beyond starting it.
+struct RunnerOptions {
+    std::chrono::milliseconds kill_after{10'000};
+    std::optional<std::chrono::milliseconds> timeout;
+    std::optional<OutputFiles> output_files;
+    bool tag = false;
+    std::optional<JoblogFile> joblog;
+    std::optional<ResumeState> resume;
+    std::shared_ptr<ProgressLine> progress;
+};
+
 // The one event loop: waits in a single poll on the input, a signalfd (signals and child
-// exits) and the kill deadline; feeds each event to the scheduler and carries out the
-// actions it returns. No sleeps and no polling intervals: it wakes only when something
-// happened.
+// exits), tagged output and the nearest deadline; feeds each event to the scheduler and
+// carries out the actions it returns. No sleeps and no polling intervals: it wakes only
+// when something happened or a deadline is due.
 class JobRunner {
 public:
     JobRunner(Scheduler& scheduler, InputReader& input, SignalChannel& signals,
-              const JobSpawner& spawner, const JobEnvironment& environment,
-              std::chrono::milliseconds kill_after);
+              const JobSpawner& spawner, const JobEnvironment& environment, RunnerOptions options);
 
     // Runs until the scheduler is done; returns gpusched's exit status.
     int run();
 
 private:
+    using Clock = std::chrono::steady_clock;
+
     struct RunningJob {
         JobId id = 0;
+        unsigned attempt = 1;
         GpuSlot gpu = 0;
         std::string command;
-        std::chrono::steady_clock::time_point started;
+        Clock::time_point started;
+        std::chrono::system_clock::time_point started_wall;
+        bool timed_out = false;
+    };
+
+    // A per-job deadline: SIGTERM at --timeout, SIGKILL --kill-after later.
+    struct JobTimer {
+        JobId job = 0;
+        unsigned attempt = 0;
+        int signal = 0;
     };
 
     bool finished() const;
     void wait_for_events();
+    std::optional<Clock::time_point> next_deadline() const;
     void take_input();
     void apply(std::vector<Action> actions);
     void start(StartJob& job);
+    void record_attempt(const RunningJob& job, JobOutcome outcome);
     void signal_jobs(int signal);
     void reap_children();
     void handle_signals();
-    void on_kill_deadline();
+    void fire_due_timers();
+    void redraw_progress(bool force);
     void report_unstarted();
+    void report_summary();
 
     Scheduler& m_scheduler;
     InputReader& m_input;
     SignalChannel& m_signals;
     const JobSpawner& m_spawner;
     const JobEnvironment& m_environment;
-    std::chrono::milliseconds m_kill_after;
+    RunnerOptions m_options;
+    std::optional<TaggedOutput> m_tagged;
 
     JobId m_next_job = 1;
+    std::size_t m_skipped = 0;
     std::unordered_map<pid_t, RunningJob> m_running;
+    std::unordered_map<JobId, pid_t> m_pid_of;
     // Process groups already told to stop; their members may outlive the job's shell.
     std::set<pid_t> m_stopping_groups;
     bool m_has_children = false;
-    std::optional<std::chrono::steady_clock::time_point> m_kill_deadline;
-    std::chrono::steady_clock::time_point m_started;
+    std::optional<Clock::time_point> m_kill_deadline;
+    std::multimap<Clock::time_point, JobTimer> m_job_timers;
+    Clock::time_point m_started;
+    Clock::duration m_busy{};
+    std::size_t m_attempts = 0;
+    Clock::time_point m_next_progress_draw;
+    bool m_progress_stale = false;
 };
 
 } // namespace gpusched::sys

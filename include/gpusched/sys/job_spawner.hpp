@@ -15,6 +15,13 @@ struct SpawnResult {
     int error = 0;
 };
 
+// Where a job's stdout and stderr go: descriptors to put on fd 1 and 2 (files of
+// --output-dir, pipes for --tag), or -1 to share the scheduler's.
+struct JobStreams {
+    int out = -1;
+    int err = -1;
+};
+
 // Starts jobs as `SHELL -c COMMAND` with posix_spawn: each in a process group of its own,
 // stdin from /dev/null (a job must never read the queue), stdout and stderr shared with the
 // scheduler, no other descriptor, and the signal mask the scheduler started with.
@@ -22,16 +29,14 @@ class JobSpawner {
 public:
     JobSpawner(std::string shell, const sigset_t& child_mask);
 
-    SpawnResult spawn(const std::string& command, char* const* envp) const;
+    SpawnResult spawn(const std::string& command, char* const* envp, JobStreams streams = {}) const;
     const std::string& shell() const { return m_shell; }
 
 private:
-    SpawnResult spawn_inline(const std::string& command, char* const* envp) const;
-    SpawnResult spawn_as_script(const std::string& command, char* const* envp) const;
-
     std::string m_shell;
     SpawnAttributes m_attributes;
-    SpawnFileActions m_inline_actions;
+    // The file actions of the common case (no redirection, a short command), built once.
+    SpawnFileActions m_plain_actions;
 };
 
 } // namespace gpusched::sys

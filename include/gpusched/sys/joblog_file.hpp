@@ -1,0 +1,28 @@
+#pragma once
+
+#include <gpusched/joblog.hpp>
+#include <gpusched/resume_state.hpp>
+#include <gpusched/sys/unique_fd.hpp>
+
+#include <string>
+
+namespace gpusched::sys {
+
+// The --joblog file: one line per finished attempt, appended with a single write(2) as each
+// attempt ends, so a crash of the scheduler loses no finished record and a reader never
+// sees half a line. A new (or empty) file starts with the header line.
+class JoblogFile {
+public:
+    explicit JoblogFile(const std::string& path);
+    void append(const JoblogRecord& record);
+
+private:
+    std::string m_path;
+    UniqueFd m_fd;
+};
+
+// Reads an existing job log into `state` for --resume / --resume-failed; a missing file is
+// an empty log. A line that is no record is a usage error naming the file and line.
+void load_joblog(const std::string& path, ResumeState& state);
+
+} // namespace gpusched::sys

@@ -1,0 +1,31 @@
+#pragma once
+
+#include <gpusched/joblog.hpp>
+#include <gpusched/sys/unique_fd.hpp>
+
+#include <filesystem>
+
+namespace gpusched::sys {
+
+// --output-dir: each attempt's stdout and stderr go to files named by its sequence number
+// (`7.out`, `7.err`; a retry gets `7.2.out`, ...), with `7.info` beside them telling the
+// command, GPU, attempt and outcome.
+class OutputFiles {
+public:
+    // Creates the directory (and its parents) when missing.
+    explicit OutputFiles(std::filesystem::path directory);
+
+    struct Opened {
+        UniqueFd out;
+        UniqueFd err;
+    };
+    Opened open(JobId job, unsigned attempt) const;
+    void write_info(const JoblogRecord& record, unsigned attempt) const;
+
+private:
+    std::filesystem::path base(JobId job, unsigned attempt) const;
+
+    std::filesystem::path m_directory;
+};
+
+} // namespace gpusched::sys

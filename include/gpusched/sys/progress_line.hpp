@@ -1,0 +1,29 @@
+#pragma once
+
+#include <memory>
+#include <string>
+
+namespace gpusched::sys {
+
+// A status line kept at the bottom of the terminal on stderr. Everything else written to the
+// terminal goes above it: the writer hides the line, writes, and restores it.
+class ProgressLine {
+public:
+    explicit ProgressLine(int fd) : m_fd(fd) {}
+
+    void show(std::string text);
+    void hide();
+    void restore();
+
+private:
+    void draw();
+
+    int m_fd;
+    std::string m_text;
+    bool m_visible = false;
+};
+
+// Routes the log through a sink that steps around `line`.
+void log_around_progress_line(std::shared_ptr<ProgressLine> line);
+
+} // namespace gpusched::sys

@@ -1,0 +1,104 @@
+#include <gpusched/sys/tagged_output.hpp>
+
+#include <gpusched/sys/system_error.hpp>
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <array>
+#include <cerrno>
+
+namespace gpusched::sys {
+namespace {
+
+void write_all(int fd, std::string_view bytes)
+{
+    while (!bytes.empty()) {
+        const auto written = ::write(fd, bytes.data(), bytes.size());
+        if (written < 0) {
+            if (errno == EINTR) {
+                continue;
+            }
+            return; // our stdout is gone; the job's output has nowhere to go
+        }
+        bytes.remove_prefix(static_cast<std::size_t>(written));
+    }
+}
+
+} // namespace
+
+TaggedOutput::WriteEnds TaggedOutput::open(const std::string& prefix)
+{
+    WriteEnds ends;
+    for (const int destination : {STDOUT_FILENO, STDERR_FILENO}) {
+        std::array<int, 2> pipe_ends{};
+        if (pipe2(pipe_ends.data(), O_CLOEXEC) != 0) {
+            throw_errno("pipe2");
+        }
+        fcntl(pipe_ends[0], F_SETFL, O_NONBLOCK);
+        m_streams.push_back(Stream{UniqueFd(pipe_ends[0]), destination, prefix, {}});
+        (destination == STDOUT_FILENO ? ends.out : ends.err).reset(pipe_ends[1]);
+    }
+    return ends;
+}
+
+void TaggedOutput::add_poll_fds(std::vector<pollfd>& fds) const
+{
+    for (const auto& stream : m_streams) {
+        fds.push_back({stream.read_end.get(), POLLIN, 0});
+    }
+}
+
+bool TaggedOutput::owns(int fd) const
+{
+    return std::any_of(m_streams.begin(), m_streams.end(),
+                       [fd](const auto& stream) { return stream.read_end.get() == fd; });
+}
+
+void TaggedOutput::emit(Stream& stream, std::string_view line)
+{
+    std::string tagged;
+    tagged.reserve(stream.prefix.size() + line.size() + 1);
+    tagged.append(stream.prefix).append(line).push_back('\n');
+    if (m_around_write) {
+        m_around_write(true);
+    }
+    write_all(stream.destination, tagged);
+    if (m_around_write) {
+        m_around_write(false);
+    }
+}
+
+void TaggedOutput::on_readable(int fd)
+{
+    const auto found = std::find_if(m_streams.begin(), m_streams.end(),
+                                    [fd](const auto& stream) { return stream.read_end.get() == fd; });
+    if (found == m_streams.end()) {
+        return;
+    }
+    Stream& stream = *found;
+    std::array<char, 64 * 1024> chunk{};
+    const auto got = ::read(fd, chunk.data(), chunk.size());
+    if (got < 0 && (errno == EAGAIN || errno == EINTR)) {
+        return;
+    }
+    if (got <= 0) {
+        // End of the job's output (every writer, background ones included, has closed it).
+        if (!stream.partial.empty()) {
+            emit(stream, stream.partial);
+        }
+        m_streams.erase(found);
+        return;
+    }
+    stream.partial.append(chunk.data(), static_cast<std::size_t>(got));
+    std::size_t start = 0;
+    for (auto newline = stream.partial.find('\n'); newline != std::string::npos;
+         newline = stream.partial.find('\n', start)) {
+        emit(stream, std::string_view(stream.partial).substr(start, newline - start));
+        start = newline + 1;
+    }
+    stream.partial.erase(0, start);
+}
+
+} // namespace gpusched::sys
