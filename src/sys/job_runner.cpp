@@ -65,6 +65,9 @@ int JobRunner::run()
         take_input();
         redraw_progress(false);
     }
+    if (m_tagged) {
+        m_tagged->drain();
+    }
     if (m_options.progress) {
         m_options.progress->hide();
     }

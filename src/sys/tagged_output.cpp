@@ -70,26 +70,15 @@ void TaggedOutput::emit(Stream& stream, std::string_view line)
     }
 }
 
-void TaggedOutput::on_readable(int fd)
+TaggedOutput::ReadResult TaggedOutput::copy_available(Stream& stream)
 {
-    const auto found = std::find_if(m_streams.begin(), m_streams.end(),
-                                    [fd](const auto& stream) { return stream.read_end.get() == fd; });
-    if (found == m_streams.end()) {
-        return;
-    }
-    Stream& stream = *found;
     std::array<char, 64 * 1024> chunk{};
-    const auto got = ::read(fd, chunk.data(), chunk.size());
-    if (got < 0 && (errno == EAGAIN || errno == EINTR)) {
-        return;
+    const auto got = ::read(stream.read_end.get(), chunk.data(), chunk.size());
+    if (got < 0 && (errno == EINTR || errno == EAGAIN)) {
+        return ReadResult::nothing_yet;
     }
     if (got <= 0) {
-        // End of the job's output (every writer, background ones included, has closed it).
-        if (!stream.partial.empty()) {
-            emit(stream, stream.partial);
-        }
-        m_streams.erase(found);
-        return;
+        return ReadResult::ended;
     }
     stream.partial.append(chunk.data(), static_cast<std::size_t>(got));
     std::size_t start = 0;
@@ -99,6 +88,33 @@ void TaggedOutput::on_readable(int fd)
         start = newline + 1;
     }
     stream.partial.erase(0, start);
+    return ReadResult::copied;
+}
+
+void TaggedOutput::on_readable(int fd)
+{
+    const auto found = std::find_if(m_streams.begin(), m_streams.end(),
+                                    [fd](const auto& stream) { return stream.read_end.get() == fd; });
+    if (found == m_streams.end() || copy_available(*found) != ReadResult::ended) {
+        return;
+    }
+    // End of the job's output: every writer, background ones included, has closed it.
+    if (!found->partial.empty()) {
+        emit(*found, found->partial);
+    }
+    m_streams.erase(found);
+}
+
+void TaggedOutput::drain()
+{
+    for (auto& stream : m_streams) {
+        while (copy_available(stream) == ReadResult::copied) {
+        }
+        if (!stream.partial.empty()) {
+            emit(stream, stream.partial);
+        }
+    }
+    m_streams.clear();
 }
 
 } // namespace gpusched::sys

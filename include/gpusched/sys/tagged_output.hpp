@@ -33,6 +33,9 @@ public:
     // Copies what is readable on `fd`, one of this object's pipes.
     void on_readable(int fd);
     bool owns(int fd) const;
+    // Copies everything still readable, then ends each partial line: for the end of the run,
+    // when jobs have exited but their last output may still sit in the pipes.
+    void drain();
 
 private:
     struct Stream {
@@ -43,6 +46,9 @@ private:
     };
 
     void emit(Stream& stream, std::string_view line);
+    enum class ReadResult { copied, nothing_yet, ended };
+    // Reads once from `stream` and copies its complete lines.
+    ReadResult copy_available(Stream& stream);
 
     std::vector<Stream> m_streams;
     std::function<void(bool)> m_around_write;
