@@ -1,6 +1,7 @@
 #include "cli.hpp"
 
 #include "hypersearch_command.hpp"
+#include "report_command.hpp"
 #include "run_command.hpp"
 
 #include <gpusched/errors.hpp>
@@ -56,6 +57,9 @@ int run(int argc, char** argv)
     app.add_subcommand("hypersearch", "Print grid or random-search commands to pipe into gpusched "
                                       "(gpusched hypersearch --help)");
 
+    ReportOptions report_options;
+    auto* report = add_report_command(app, report_options);
+
     // Internal: the short-lived child that initialises CUDA so the scheduler never does.
     auto* probe = app.add_subcommand("__probe-cuda", "")->group("");
 
@@ -67,6 +71,9 @@ int run(int argc, char** argv)
     }
     if (*probe) {
         return sys::run_probe_and_print();
+    }
+    if (*report) {
+        return run_report(report_options);
     }
     return run_scheduler(run_options);
 }
