@@ -59,11 +59,19 @@ int JobRunner::run()
 {
     m_started = Clock::now();
     become_child_subreaper();
-    take_input();
-    while (!finished()) {
-        wait_for_events();
+    try {
         take_input();
-        redraw_progress(false);
+        while (!finished()) {
+            wait_for_events();
+            take_input();
+            redraw_progress(false);
+        }
+    } catch (...) {
+        // Whatever stops the loop (a full disk under the job log, say), no job outlives us.
+        signal_jobs(SIGKILL);
+        while (waitpid(-1, nullptr, 0) > 0 || errno == EINTR) {
+        }
+        throw;
     }
     if (m_tagged) {
         m_tagged->drain();

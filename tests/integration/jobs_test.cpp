@@ -79,6 +79,22 @@ TEST(Jobs, EightEqualJobsOnFourGpusTakeTwoJobLengths)
     EXPECT_LT(span, 3 * k_length + 1.0) << "the jobs ran in more than two waves";
 }
 
+TEST(Jobs, RunsAsSimpleGpuSchedulerWithItsCommandLine)
+{
+    TempDir dir;
+    const auto result = run(dir, {{"--gpus", "0", "1"},
+                                  lines_of({record_command(dir, 0.1, "a"), record_command(dir, 0.1, "b")}),
+                                  std::nullopt,
+                                  {},
+                                  binary().parent_path() / "simple_gpu_scheduler"});
+    ASSERT_EQ(result.exit_status, 0) << result.err;
+    std::set<std::string> gpus;
+    for (const auto& record : read_records(dir / "runs.log")) {
+        gpus.insert(record.gpu);
+    }
+    EXPECT_EQ(gpus, (std::set<std::string>{"0", "1"}));
+}
+
 TEST(Jobs, JobEnvironmentNamesJobAndGpu)
 {
     TempDir dir;
