@@ -5,6 +5,7 @@
 #include "run_command.hpp"
 
 #include <gpusched/errors.hpp>
+#include <gpusched/log_pattern.hpp>
 #include <gpusched/exit_status.hpp>
 #include <gpusched/sys/probe_child.hpp>
 #include <gpusched/version.hpp>
@@ -25,7 +26,7 @@ namespace {
 void set_up_log()
 {
     auto logger = spdlog::stderr_logger_st("gpusched");
-    logger->set_pattern("[%T.%e] %v");
+    logger->set_pattern(k_log_pattern);
     logger->flush_on(spdlog::level::trace);
     spdlog::set_default_logger(logger);
 }

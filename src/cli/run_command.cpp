@@ -118,11 +118,13 @@ void add_run_options(CLI::App& app, RunOptions& options)
         "Write each job's stdout and stderr to DIR/SEQ.out and DIR/SEQ.err, with DIR/SEQ.info");
     app.add_flag("--tag", options.tag, "Prefix each output line with the job id and GPU")
         ->excludes(output_dir);
-    app.add_flag("--dry-run", options.dry_run, "Print which job would run on which GPU; run nothing");
+    app.add_flag("--dry-run", options.dry_run,
+                 "Print which job would run on which GPU; run nothing");
     auto* progress = app.add_flag("--progress", options.progress,
                                   "Keep a status line at the bottom of stderr even when it is "
                                   "not a terminal");
-    app.add_flag("--no-progress", options.no_progress, "Never draw the status line")->excludes(progress);
+    app.add_flag("--no-progress", options.no_progress, "Never draw the status line")
+        ->excludes(progress);
 }
 
 namespace {
@@ -195,7 +197,8 @@ int run_scheduler(RunOptions options)
 
     const JobEnvironment environment(environ);
     const sys::JobSpawner spawner(options.shell, signals.original_mask());
-    sys::JobRunner runner(scheduler, input, signals, spawner, environment, std::move(runner_settings));
+    sys::JobRunner runner(scheduler, input, signals, spawner, environment,
+                          std::move(runner_settings));
     return runner.run();
 }
 

@@ -43,7 +43,8 @@ Parsed<HaltPolicy> HaltPolicy::parse(std::string_view text)
         policy.percent = true;
         limit.remove_suffix(1);
     }
-    const auto [end, error] = std::from_chars(limit.data(), limit.data() + limit.size(), policy.limit);
+    const auto [end, error] =
+        std::from_chars(limit.data(), limit.data() + limit.size(), policy.limit);
     if (error != std::errc{} || end != limit.data() + limit.size() || policy.limit <= 0 ||
         (policy.percent && policy.limit > 100)) {
         return bad;
@@ -63,7 +64,8 @@ bool HaltPolicy::reached(std::size_t succeeded, std::size_t failed) const
         return static_cast<double>(counted) >= limit;
     }
     const std::size_t finished = succeeded + failed;
-    return finished > 0 && 100.0 * static_cast<double>(counted) / static_cast<double>(finished) >= limit;
+    return finished > 0 &&
+           100.0 * static_cast<double>(counted) / static_cast<double>(finished) >= limit;
 }
 
 } // namespace gpusched

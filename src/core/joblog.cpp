@@ -22,9 +22,15 @@ bool parse_field(std::string_view text, Number& value)
 
 } // namespace
 
-std::string joblog_header() { return std::string(k_header); }
+std::string joblog_header()
+{
+    return std::string(k_header);
+}
 
-bool is_joblog_header(std::string_view line) { return line.substr(0, 4) == "Seq\t"; }
+bool is_joblog_header(std::string_view line)
+{
+    return line.substr(0, 4) == "Seq\t";
+}
 
 std::string format_joblog_line(const JoblogRecord& record)
 {

@@ -62,7 +62,11 @@ std::string xml_text(std::string_view text)
     std::string out;
     for (std::size_t i = 0; i < text.size();) {
         const auto byte = static_cast<unsigned char>(text[i]);
-        std::size_t length = byte < 0x80 ? 1 : (byte >> 5) == 0x6 ? 2 : (byte >> 4) == 0xE ? 3 : (byte >> 3) == 0x1E ? 4 : 0;
+        std::size_t length = byte < 0x80           ? 1
+                             : (byte >> 5) == 0x6  ? 2
+                             : (byte >> 4) == 0xE  ? 3
+                             : (byte >> 3) == 0x1E ? 4
+                                                   : 0;
         bool valid = length != 0 && i + length <= text.size();
         for (std::size_t k = 1; valid && k < length; ++k) {
             valid = (static_cast<unsigned char>(text[i + k]) & 0xC0) == 0x80;
@@ -73,11 +77,20 @@ std::string xml_text(std::string_view text)
             continue;
         }
         switch (byte) {
-        case '&': out += "&amp;"; break;
-        case '<': out += "&lt;"; break;
-        case '>': out += "&gt;"; break;
-        case '"': out += "&quot;"; break;
-        default: out.append(text.substr(i, length));
+        case '&':
+            out += "&amp;";
+            break;
+        case '<':
+            out += "&lt;";
+            break;
+        case '>':
+            out += "&gt;";
+            break;
+        case '"':
+            out += "&quot;";
+            break;
+        default:
+            out.append(text.substr(i, length));
         }
         i += length;
     }
@@ -112,7 +125,8 @@ std::string tick_label(double seconds, double step)
 bool gpu_before(const std::string& a, const std::string& b)
 {
     const auto is_index = [](const std::string& id) {
-        return !id.empty() && id.size() < 10 && id.find_first_not_of("0123456789") == std::string::npos;
+        return !id.empty() && id.size() < 10 &&
+               id.find_first_not_of("0123456789") == std::string::npos;
     };
     if (is_index(a) != is_index(b)) {
         return is_index(a);
@@ -164,15 +178,17 @@ JoblogSummary summarize_joblog(const std::vector<JoblogRecord>& records)
     for (const auto& gpu : gpu_order) {
         const auto& intervals = busy[gpu];
         const auto covered = coverage(intervals, summary.first_start, summary.last_end);
-        summary.gpus.push_back({gpu, intervals.size(), covered.covered, covered.longest_gap, covered.gap_from});
+        summary.gpus.push_back(
+            {gpu, intervals.size(), covered.covered, covered.longest_gap, covered.gap_from});
     }
     return summary;
 }
 
 std::string format_summary(const JoblogSummary& summary)
 {
-    std::string text = fmt::format("jobs      {} ({} succeeded, {} failed), {} attempts\n", summary.jobs,
-                                   summary.succeeded, summary.failed, summary.attempts);
+    std::string text =
+        fmt::format("jobs      {} ({} succeeded, {} failed), {} attempts\n", summary.jobs,
+                    summary.succeeded, summary.failed, summary.attempts);
     if (!summary.failed_attempts_by_outcome.empty()) {
         std::string failures;
         for (const auto& [outcome, count] : summary.failed_attempts_by_outcome) {
@@ -181,10 +197,11 @@ std::string format_summary(const JoblogSummary& summary)
         text += fmt::format("failures  {} (failed attempts by outcome)\n", failures);
     }
     const double wall = summary.last_end - summary.first_start;
-    text += fmt::format("runtime   total {}, mean {} per attempt, wall {}\n",
-                        seconds_text(summary.total_runtime),
-                        seconds_text(summary.attempts ? summary.total_runtime / static_cast<double>(summary.attempts) : 0),
-                        seconds_text(wall));
+    text += fmt::format(
+        "runtime   total {}, mean {} per attempt, wall {}\n", seconds_text(summary.total_runtime),
+        seconds_text(
+            summary.attempts ? summary.total_runtime / static_cast<double>(summary.attempts) : 0),
+        seconds_text(wall));
     const JoblogSummary::GpuUse* idlest = nullptr;
     for (const auto& gpu : summary.gpus) {
         text += fmt::format("GPU {:<6} busy {:5.1f}% ({} attempts), longest idle gap {}\n", gpu.gpu,
@@ -211,7 +228,9 @@ std::string render_timeline_svg(const std::vector<JoblogRecord>& records)
     constexpr double k_row = 30;
     const double span = std::max(summary.last_end - summary.first_start, 1e-3);
     const double height = k_top + k_row * static_cast<double>(summary.gpus.size()) + 60;
-    const auto x_of = [&](double time) { return k_left + (time - summary.first_start) / span * k_plot_width; };
+    const auto x_of = [&](double time) {
+        return k_left + (time - summary.first_start) / span * k_plot_width;
+    };
 
     std::string svg = fmt::format(
         "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
@@ -221,36 +240,40 @@ std::string render_timeline_svg(const std::vector<JoblogRecord>& records)
         ".attempt{{stroke:#fff;stroke-width:0.5}}.attempt:hover{{opacity:0.7}}"
         ".grid{{stroke:#ddd}}</style>\n"
         "<rect width=\"100%\" height=\"100%\" fill=\"#fff\"/>\n"
-        "<text x=\"{2}\" y=\"20\" font-size=\"14\">{3} jobs, {4} failed, {5} attempts over {6}</text>\n",
+        "<text x=\"{2}\" y=\"20\" font-size=\"14\">{3} jobs, {4} failed, {5} attempts over "
+        "{6}</text>\n",
         k_left + k_plot_width + 30, height, k_left, summary.jobs, summary.failed, summary.attempts,
         xml_text(seconds_text(span)));
 
     const double step = tick_step(span, 8);
     for (double tick = 0; tick <= span + 1e-9; tick += step) {
         const double x = x_of(summary.first_start + tick);
-        svg += fmt::format("<line class=\"grid\" x1=\"{0:.1f}\" y1=\"{1}\" x2=\"{0:.1f}\" y2=\"{2:.0f}\"/>"
-                           "<text x=\"{0:.1f}\" y=\"{3:.0f}\" text-anchor=\"middle\">{4}</text>\n",
-                           x, k_top - 5, height - 45, height - 30, xml_text(tick_label(tick, step)));
+        svg += fmt::format(
+            "<line class=\"grid\" x1=\"{0:.1f}\" y1=\"{1}\" x2=\"{0:.1f}\" y2=\"{2:.0f}\"/>"
+            "<text x=\"{0:.1f}\" y=\"{3:.0f}\" text-anchor=\"middle\">{4}</text>\n",
+            x, k_top - 5, height - 45, height - 30, xml_text(tick_label(tick, step)));
     }
     std::unordered_map<std::string, double> row_of;
     for (std::size_t row = 0; row < summary.gpus.size(); ++row) {
         const double y = k_top + k_row * static_cast<double>(row);
         row_of[summary.gpus[row].gpu] = y;
-        svg += fmt::format("<text x=\"{}\" y=\"{:.0f}\" text-anchor=\"end\">GPU {}</text>\n", k_left - 8,
-                           y + k_row / 2 + 4, xml_text(summary.gpus[row].gpu));
+        svg += fmt::format("<text x=\"{}\" y=\"{:.0f}\" text-anchor=\"end\">GPU {}</text>\n",
+                           k_left - 8, y + k_row / 2 + 4, xml_text(summary.gpus[row].gpu));
     }
     for (const auto& record : records) {
         const double x = x_of(record.start);
         const double width = std::max(x_of(record.start + record.runtime) - x, 1.0);
-        svg += fmt::format("<rect class=\"{}\" x=\"{:.2f}\" y=\"{:.0f}\" width=\"{:.2f}\" height=\"{:.0f}\">"
-                           "<title>job {}: {} after {} on GPU {}\n{}</title></rect>\n",
-                           bar_class(record), x, row_of[record.gpu] + 3, width, k_row - 6, record.seq,
-                           xml_text(outcome_text(record)), xml_text(seconds_text(record.runtime)),
-                           xml_text(record.gpu), xml_text(record.command));
+        svg += fmt::format(
+            "<rect class=\"{}\" x=\"{:.2f}\" y=\"{:.0f}\" width=\"{:.2f}\" height=\"{:.0f}\">"
+            "<title>job {}: {} after {} on GPU {}\n{}</title></rect>\n",
+            bar_class(record), x, row_of[record.gpu] + 3, width, k_row - 6, record.seq,
+            xml_text(outcome_text(record)), xml_text(seconds_text(record.runtime)),
+            xml_text(record.gpu), xml_text(record.command));
         if (width >= 24) {
-            svg += fmt::format("<text x=\"{:.1f}\" y=\"{:.0f}\" text-anchor=\"middle\" fill=\"#fff\" "
-                               "pointer-events=\"none\">{}</text>\n",
-                               x + width / 2, row_of[record.gpu] + k_row / 2 + 4, record.seq);
+            svg +=
+                fmt::format("<text x=\"{:.1f}\" y=\"{:.0f}\" text-anchor=\"middle\" fill=\"#fff\" "
+                            "pointer-events=\"none\">{}</text>\n",
+                            x + width / 2, row_of[record.gpu] + k_row / 2 + 4, record.seq);
         }
     }
     const double legend_y = height - 12;

@@ -5,7 +5,10 @@
 namespace gpusched {
 namespace {
 
-std::uint64_t hash_of(std::string_view command) { return std::hash<std::string_view>{}(command); }
+std::uint64_t hash_of(std::string_view command)
+{
+    return std::hash<std::string_view>{}(command);
+}
 
 } // namespace
 

@@ -28,7 +28,10 @@ std::vector<Action> Scheduler::on_command(Command command)
     return start_what_fits();
 }
 
-void Scheduler::on_rejected_command() { ++m_counts.failed; }
+void Scheduler::on_rejected_command()
+{
+    ++m_counts.failed;
+}
 
 std::vector<Action> Scheduler::on_input_end()
 {

@@ -16,8 +16,6 @@
 namespace gpusched::sys {
 namespace {
 
-constexpr auto k_progress_interval = std::chrono::milliseconds(100);
-
 JobOutcome outcome_of(int wait_status)
 {
     if (WIFSIGNALED(wait_status)) {
@@ -187,7 +185,8 @@ void JobRunner::apply(std::vector<Action> actions)
             spdlog::info("job {} will be tried again (attempt {})", retry->job, retry->attempt);
         } else if (auto* halt = std::get_if<HaltStarted>(&action)) {
             spdlog::warn("--halt condition reached: starting no more jobs{}",
-                         halt->when == HaltPolicy::When::now ? " and stopping the running ones" : "");
+                         halt->when == HaltPolicy::When::now ? " and stopping the running ones"
+                                                             : "");
         }
     }
 }
@@ -210,12 +209,15 @@ void JobRunner::start(StartJob& job)
         streams = {pipes->out.get(), pipes->err.get()};
     }
 
-    RunningJob running{command.id, command.attempt, job.gpu, std::move(job.command.text),
-                       Clock::now(), std::chrono::system_clock::now(), false};
+    RunningJob running{command.id,   command.attempt,
+                       job.gpu,      std::move(job.command.text),
+                       Clock::now(), std::chrono::system_clock::now(),
+                       false};
     const SpawnResult spawned = m_spawner.spawn(running.command, envp.data(), streams);
     if (spawned.error != 0) {
         spdlog::error("job {} could not start on GPU {}: {}: {}: {}", running.id, gpu,
-                      m_spawner.shell(), std::strerror(spawned.error), shorten_command(running.command));
+                      m_spawner.shell(), std::strerror(spawned.error),
+                      shorten_command(running.command));
         record_attempt(running, JobOutcome{k_exit_spawn_failed, 0});
         apply(m_scheduler.on_spawn_failure(running.id));
         return;
@@ -323,9 +325,10 @@ void JobRunner::handle_signals()
         } else if (m_scheduler.stopping()) {
             spdlog::warn("{} again: killing every job now", signal_name(signal));
         } else {
-            spdlog::warn("{}: starting no more jobs; passing it on to {} running jobs, SIGKILL in {}",
-                         signal_name(signal), m_scheduler.running_count(),
-                         format_duration(m_options.kill_after));
+            spdlog::warn(
+                "{}: starting no more jobs; passing it on to {} running jobs, SIGKILL in {}",
+                signal_name(signal), m_scheduler.running_count(),
+                format_duration(m_options.kill_after));
         }
         apply(m_scheduler.on_signal(signal));
         if (m_scheduler.stopping() && m_has_children && !m_kill_deadline) {
@@ -361,71 +364,11 @@ void JobRunner::fire_due_timers()
                          m_scheduler.pool().id(job.gpu), signal_name(SIGTERM),
                          format_duration(m_options.kill_after));
             job.timed_out = true;
-            m_job_timers.emplace(now + m_options.kill_after, JobTimer{job.id, job.attempt, SIGKILL});
+            m_job_timers.emplace(now + m_options.kill_after,
+                                 JobTimer{job.id, job.attempt, SIGKILL});
         }
         kill(-pid->second, timer.signal);
     }
-}
-
-void JobRunner::redraw_progress(bool force)
-{
-    if (!m_options.progress || !m_progress_stale) {
-        return;
-    }
-    const auto now = Clock::now();
-    if (!force && now < m_next_progress_draw) {
-        return;
-    }
-    const auto& counts = m_scheduler.counts();
-    m_options.progress->show(format_progress(ProgressSnapshot{
-        counts.succeeded, counts.failed, m_scheduler.running_count(), m_scheduler.queued_count(),
-        m_input.finished(), m_scheduler.pool().size(), now - m_started, m_busy, m_attempts}));
-    m_next_progress_draw = now + k_progress_interval;
-    m_progress_stale = false;
-}
-
-void JobRunner::report_unstarted()
-{
-    auto unstarted = m_scheduler.take_unstarted();
-    auto buffered = m_input.take_buffered();
-    const auto total = unstarted.size() + buffered.size();
-    if (total == 0) {
-        return;
-    }
-    spdlog::warn("{} commands read from the input were not started", total);
-    // What came from a pipe cannot be read again: name each command so none is lost.
-    if (!m_input.has_unrepeatable_input()) {
-        return;
-    }
-    for (const auto& command : unstarted) {
-        spdlog::warn("not started: job {}: {}", command.id, command.text);
-    }
-    for (const auto& input : buffered) {
-        spdlog::warn("not started: {}:{}: {}", input.source, input.line.first_line, input.line.text);
-    }
-}
-
-void JobRunner::report_summary()
-{
-    if (m_has_children && !m_scheduler.stopping()) {
-        spdlog::warn("background processes started by jobs are still running ({}); they are "
-                     "left to run",
-                     direct_children().size());
-    }
-    const auto& counts = m_scheduler.counts();
-    std::string extra;
-    if (counts.retries > 0) {
-        extra += fmt::format(", {} retries", counts.retries);
-    }
-    if (counts.aborted > 0) {
-        extra += fmt::format(", {} stopped by --halt", counts.aborted);
-    }
-    if (m_skipped > 0) {
-        extra += fmt::format(", {} skipped as done in the job log", m_skipped);
-    }
-    spdlog::info("{} jobs: {} succeeded, {} failed{}, in {}; GPU busy time {}",
-                 counts.succeeded + counts.failed + counts.aborted, counts.succeeded, counts.failed,
-                 extra, format_duration(Clock::now() - m_started), format_duration(m_busy));
 }
 
 } // namespace gpusched::sys

@@ -48,7 +48,8 @@ JobSpawner::JobSpawner(std::string shell, const sigset_t& child_mask) : m_shell(
 // Commands longer than k_longest_inline_command are written to an anonymous memory file that
 // the shell runs as a script from /dev/fd/3; the script's first line closes fd 3 so the job
 // sees no extra descriptor.
-SpawnResult JobSpawner::spawn(const std::string& command, char* const* envp, JobStreams streams) const
+SpawnResult JobSpawner::spawn(const std::string& command, char* const* envp,
+                              JobStreams streams) const
 {
     const bool as_script = command.size() > k_longest_inline_command;
     UniqueFd script;

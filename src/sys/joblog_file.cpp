@@ -21,7 +21,7 @@ JoblogFile::JoblogFile(const std::string& path) : m_path(path)
     if (!m_fd) {
         throw UsageError(fmt::format("cannot open --joblog '{}': {}", path, std::strerror(errno)));
     }
-    struct stat info{};
+    struct stat info {};
     if (fstat(m_fd.get(), &info) == 0 && info.st_size == 0) {
         const auto header = joblog_header() + "\n";
         if (::write(m_fd.get(), header.data(), header.size()) < 0) {
@@ -39,14 +39,14 @@ void JoblogFile::append(const JoblogRecord& record)
     }
 }
 
-void load_joblog(const std::string& path, ResumeState& state)
+bool read_joblog(const std::string& path, const std::function<void(JoblogRecord)>& visit)
 {
     std::ifstream file(path, std::ios::binary);
     if (!file) {
         if (errno == ENOENT) {
-            return;
+            return false;
         }
-        throw UsageError(fmt::format("cannot read --joblog '{}': {}", path, std::strerror(errno)));
+        throw UsageError(fmt::format("cannot read job log '{}': {}", path, std::strerror(errno)));
     }
     std::string line;
     for (std::size_t number = 1; std::getline(file, line); ++number) {
@@ -55,10 +55,17 @@ void load_joblog(const std::string& path, ResumeState& state)
         }
         auto record = parse_joblog_line(line);
         if (auto* error = std::get_if<ParseError>(&record)) {
-            throw UsageError(fmt::format("{}:{}: not a job log record: {}", path, number, error->message));
+            throw UsageError(
+                fmt::format("{}:{}: not a job log record: {}", path, number, error->message));
         }
-        state.add(std::get<JoblogRecord>(record));
+        visit(std::move(std::get<JoblogRecord>(record)));
     }
+    return true;
+}
+
+void load_joblog(const std::string& path, ResumeState& state)
+{
+    read_joblog(path, [&state](const JoblogRecord& record) { state.add(record); });
 }
 
 } // namespace gpusched::sys

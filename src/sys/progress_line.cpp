@@ -1,5 +1,7 @@
 #include <gpusched/sys/progress_line.hpp>
 
+#include <gpusched/log_pattern.hpp>
+
 #include <spdlog/details/null_mutex.h>
 #include <spdlog/sinks/base_sink.h>
 #include <spdlog/spdlog.h>
@@ -83,7 +85,7 @@ void log_around_progress_line(std::shared_ptr<ProgressLine> line)
     auto logger = std::make_shared<spdlog::logger>(
         spdlog::default_logger()->name(), std::make_shared<ProgressAwareSink>(std::move(line)));
     logger->set_level(spdlog::default_logger()->level());
-    logger->set_pattern("[%T.%e] %v");
+    logger->set_pattern(k_log_pattern);
     logger->flush_on(spdlog::level::trace);
     spdlog::set_default_logger(logger);
 }

@@ -93,8 +93,9 @@ TaggedOutput::ReadResult TaggedOutput::copy_available(Stream& stream)
 
 void TaggedOutput::on_readable(int fd)
 {
-    const auto found = std::find_if(m_streams.begin(), m_streams.end(),
-                                    [fd](const auto& stream) { return stream.read_end.get() == fd; });
+    const auto found = std::find_if(m_streams.begin(), m_streams.end(), [fd](const auto& stream) {
+        return stream.read_end.get() == fd;
+    });
     if (found == m_streams.end() || copy_available(*found) != ReadResult::ended) {
         return;
     }

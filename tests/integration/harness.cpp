@@ -55,6 +55,26 @@ void write_file(const fs::path& path, const std::string& contents)
     file << contents;
 }
 
+std::vector<std::string> split_lines(const std::string& text)
+{
+    std::vector<std::string> lines;
+    std::istringstream stream(text);
+    std::string line;
+    while (std::getline(stream, line)) {
+        lines.push_back(line);
+    }
+    return lines;
+}
+
+std::string join_lines(const std::vector<std::string>& lines)
+{
+    std::string text;
+    for (const auto& line : lines) {
+        text += line + "\n";
+    }
+    return text;
+}
+
 std::string read_file(const fs::path& path)
 {
     std::ifstream file(path, std::ios::binary);

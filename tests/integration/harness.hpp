@@ -32,6 +32,9 @@ private:
 };
 
 void write_file(const std::filesystem::path& path, const std::string& contents);
+// The lines of `text`, without their newlines; and the reverse, each line ended by a newline.
+std::vector<std::string> split_lines(const std::string& text);
+std::string join_lines(const std::vector<std::string>& lines);
 std::string read_file(const std::filesystem::path& path);
 
 struct Finished {

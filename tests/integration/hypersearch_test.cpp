@@ -10,17 +10,6 @@
 namespace gpusched::testing {
 namespace {
 
-std::vector<std::string> lines(const std::string& text)
-{
-    std::vector<std::string> result;
-    std::istringstream stream(text);
-    std::string line;
-    while (std::getline(stream, line)) {
-        result.push_back(line);
-    }
-    return result;
-}
-
 Finished hypersearch(const TempDir& dir, std::vector<std::string> args)
 {
     args.insert(args.begin(), "hypersearch");
@@ -43,7 +32,7 @@ TEST(HypersearchCli, PrintsTheGridInOrder)
     const auto result = hypersearch(dir, {"train --lr {lr} --bs {bs}", "-p", "lr", "0.1", "0.01",
                                           "-p", "bs", "32", "64", "--sampling-mode", "grid"});
     ASSERT_EQ(result.exit_status, 0) << result.err;
-    EXPECT_EQ(lines(result.out),
+    EXPECT_EQ(split_lines(result.out),
               (std::vector<std::string>{"train --lr 0.1 --bs 32", "train --lr 0.1 --bs 64",
                                         "train --lr 0.01 --bs 32", "train --lr 0.01 --bs 64"}));
 }
@@ -54,7 +43,8 @@ TEST(HypersearchCli, ValuesMayLookLikeOptions)
     const auto result = hypersearch(dir, {"run {flag} {n}", "-p", "flag", "--no-augment", "-x",
                                           "-p", "n", "-1", "--sampling-mode=grid"});
     ASSERT_EQ(result.exit_status, 0) << result.err;
-    EXPECT_EQ(lines(result.out), (std::vector<std::string>{"run --no-augment -1", "run -x -1"}));
+    EXPECT_EQ(split_lines(result.out),
+              (std::vector<std::string>{"run --no-augment -1", "run -x -1"}));
 }
 
 TEST(HypersearchCli, SeededShuffleIsIdenticalAcrossRuns)
@@ -66,7 +56,7 @@ TEST(HypersearchCli, SeededShuffleIsIdenticalAcrossRuns)
     const auto second = hypersearch(dir, args);
     ASSERT_EQ(first.exit_status, 0) << first.err;
     EXPECT_EQ(first.out, second.out);
-    const auto all = lines(first.out);
+    const auto all = split_lines(first.out);
     EXPECT_EQ(all.size(), 100u);
     EXPECT_EQ(std::set<std::string>(all.begin(), all.end()).size(), 100u);
 }
@@ -109,7 +99,7 @@ TEST(HypersearchCli, ClosedStdoutEndsQuietly)
     const auto result = pipeline(
         dir, "\"$GPUSCHED\" hypersearch 'x {a} {b}' -p a range:0:1000 -p b range:0:1000 | head -1");
     EXPECT_EQ(result.exit_status, 0) << result.err;
-    EXPECT_EQ(lines(result.out).size(), 1u);
+    EXPECT_EQ(split_lines(result.out).size(), 1u);
     EXPECT_EQ(result.err, "");
 }
 
@@ -124,7 +114,7 @@ TEST(HypersearchCli, EveryConfigurationRunsOnceThroughTheScheduler)
                     record));
     ASSERT_EQ(result.exit_status, 0) << result.err;
     std::multiset<std::string> configurations;
-    for (const auto& line : lines(read_file(record))) {
+    for (const auto& line : split_lines(read_file(record))) {
         configurations.insert(line.substr(0, line.rfind(' ')));
     }
     EXPECT_EQ(configurations, (std::multiset<std::string>{"0.001 16", "0.001 32", "0.01 16",

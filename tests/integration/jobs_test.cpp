@@ -17,15 +17,6 @@ namespace {
 
 using namespace std::chrono_literals;
 
-std::string lines_of(const std::vector<std::string>& commands)
-{
-    std::string text;
-    for (const auto& command : commands) {
-        text += command + "\n";
-    }
-    return text;
-}
-
 TEST(Jobs, EveryJobRunsExactlyOnceAndNeverTwoOnOneGpu)
 {
     TempDir dir;
@@ -33,7 +24,7 @@ TEST(Jobs, EveryJobRunsExactlyOnceAndNeverTwoOnOneGpu)
     for (int i = 1; i <= 24; ++i) {
         commands.push_back(record_command(dir, 0.05 * (i % 4), fmt::format("t{}", i)));
     }
-    const auto result = run(dir, {{"--gpus", "0,1,2"}, lines_of(commands)});
+    const auto result = run(dir, {{"--gpus", "0,1,2"}, join_lines(commands)});
     ASSERT_EQ(result.exit_status, 0) << result.err;
     const auto records = read_records(dir / "runs.log");
     ASSERT_EQ(records.size(), 24u);
@@ -58,7 +49,7 @@ TEST(Jobs, EightEqualJobsOnFourGpusTakeTwoJobLengths)
     for (int i = 1; i <= 8; ++i) {
         commands.push_back(record_command(dir, k_length, fmt::format("t{}", i)));
     }
-    const auto result = run(dir, {{"--gpus", "0-3"}, lines_of(commands)});
+    const auto result = run(dir, {{"--gpus", "0-3"}, join_lines(commands)});
     ASSERT_EQ(result.exit_status, 0) << result.err;
     const auto records = read_records(dir / "runs.log");
     ASSERT_EQ(records.size(), 8u);
@@ -82,11 +73,12 @@ TEST(Jobs, EightEqualJobsOnFourGpusTakeTwoJobLengths)
 TEST(Jobs, RunsAsSimpleGpuSchedulerWithItsCommandLine)
 {
     TempDir dir;
-    const auto result = run(dir, {{"--gpus", "0", "1"},
-                                  lines_of({record_command(dir, 0.1, "a"), record_command(dir, 0.1, "b")}),
-                                  std::nullopt,
-                                  {},
-                                  binary().parent_path() / "simple_gpu_scheduler"});
+    const auto result =
+        run(dir, {{"--gpus", "0", "1"},
+                  join_lines({record_command(dir, 0.1, "a"), record_command(dir, 0.1, "b")}),
+                  std::nullopt,
+                  {},
+                  binary().parent_path() / "simple_gpu_scheduler"});
     ASSERT_EQ(result.exit_status, 0) << result.err;
     std::set<std::string> gpus;
     for (const auto& record : read_records(dir / "runs.log")) {
@@ -100,11 +92,11 @@ TEST(Jobs, JobEnvironmentNamesJobAndGpu)
     TempDir dir;
     const auto result =
         run(dir, {{"--gpus", "GPU-aaaa", "MIG-bbbb"},
-                  lines_of({"echo \"$GPUSCHED_JOB_ID $GPUSCHED_GPU $CUDA_VISIBLE_DEVICES "
-                            "$CUDA_DEVICE_ORDER $KEPT\" > " +
-                                (dir / "env1").string(),
-                            "echo \"$GPUSCHED_JOB_ID $GPUSCHED_GPU $CUDA_VISIBLE_DEVICES\" > " +
-                                (dir / "env2").string()}),
+                  join_lines({"echo \"$GPUSCHED_JOB_ID $GPUSCHED_GPU $CUDA_VISIBLE_DEVICES "
+                              "$CUDA_DEVICE_ORDER $KEPT\" > " +
+                                  (dir / "env1").string(),
+                              "echo \"$GPUSCHED_JOB_ID $GPUSCHED_GPU $CUDA_VISIBLE_DEVICES\" > " +
+                                  (dir / "env2").string()}),
                   std::nullopt,
                   {{"KEPT", "yes"}, {"CUDA_DEVICE_ORDER", std::nullopt}}});
     ASSERT_EQ(result.exit_status, 0) << result.err;
@@ -122,7 +114,7 @@ TEST(Jobs, VisibleDevicesFromTheEnvironmentArePassedAsWritten)
         commands.push_back(record_command(dir, 0.1, fmt::format("t{}", i)));
     }
     const auto result =
-        run(dir, {{}, lines_of(commands), std::nullopt, {{"CUDA_VISIBLE_DEVICES", "5,GPU-x"}}});
+        run(dir, {{}, join_lines(commands), std::nullopt, {{"CUDA_VISIBLE_DEVICES", "5,GPU-x"}}});
     ASSERT_EQ(result.exit_status, 0) << result.err;
     std::set<std::string> gpus;
     for (const auto& record : read_records(dir / "runs.log")) {
@@ -135,9 +127,9 @@ TEST(Jobs, AJobThatReadsStdinGetsNothingAndTheQueueIsIntact)
 {
     TempDir dir;
     const auto result = run(dir, {{"--gpus", "0"},
-                                  lines_of({"cat > " + (dir / "eaten").string(),
-                                            "echo second > " + (dir / "second").string(),
-                                            "echo third > " + (dir / "third").string()})});
+                                  join_lines({"cat > " + (dir / "eaten").string(),
+                                              "echo second > " + (dir / "second").string(),
+                                              "echo third > " + (dir / "third").string()})});
     ASSERT_EQ(result.exit_status, 0) << result.err;
     EXPECT_EQ(read_file(dir / "eaten"), "");
     EXPECT_EQ(read_file(dir / "second"), "second\n");
@@ -172,8 +164,8 @@ TEST(Jobs, NoDescriptorOfTheSchedulerLeaksIntoJobs)
 TEST(Jobs, ExitStatusIsTheNumberOfFailedJobs)
 {
     TempDir dir;
-    const auto result =
-        run(dir, {{"--gpus", "0,1"}, lines_of({"true", "exit 3", "false", "kill -9 $$", "true"})});
+    const auto result = run(
+        dir, {{"--gpus", "0,1"}, join_lines({"true", "exit 3", "false", "kill -9 $$", "true"})});
     EXPECT_EQ(result.exit_status, 3) << result.err;
     EXPECT_NE(result.err.find("exit 3"), std::string::npos) << result.err;
     EXPECT_NE(result.err.find("killed by SIGKILL"), std::string::npos) << result.err;
@@ -184,7 +176,7 @@ TEST(Jobs, MoreThanOneHundredFailuresExitWith101)
 {
     TempDir dir;
     std::vector<std::string> commands(120, "false");
-    const auto result = run(dir, {{"--gpus", "0-7", "--quiet"}, lines_of(commands)});
+    const auto result = run(dir, {{"--gpus", "0-7", "--quiet"}, join_lines(commands)});
     EXPECT_EQ(result.exit_status, 101) << result.err;
 }
 

@@ -13,17 +13,6 @@ namespace {
 
 using namespace std::chrono_literals;
 
-std::vector<std::string> lines_of(const std::string& text)
-{
-    std::vector<std::string> lines;
-    std::istringstream stream(text);
-    std::string line;
-    while (std::getline(stream, line)) {
-        lines.push_back(line);
-    }
-    return lines;
-}
-
 std::vector<std::string> fields_of(const std::string& line)
 {
     std::vector<std::string> fields;
@@ -39,21 +28,12 @@ std::vector<std::string> fields_of(const std::string& line)
 std::vector<std::vector<std::string>> joblog_records(const fs::path& path)
 {
     std::vector<std::vector<std::string>> records;
-    for (const auto& line : lines_of(read_file(path))) {
+    for (const auto& line : split_lines(read_file(path))) {
         if (line.rfind("Seq\t", 0) != 0) {
             records.push_back(fields_of(line));
         }
     }
     return records;
-}
-
-std::string join_lines(const std::vector<std::string>& commands)
-{
-    std::string text;
-    for (const auto& command : commands) {
-        text += command + "\n";
-    }
-    return text;
 }
 
 // A command that appends its job id to DIR/ran-ID and then fails until it has run `failures`
@@ -72,9 +52,10 @@ TEST(Joblog, OneLinePerAttemptWithGnuParallelsColumnsAndGpu)
     const auto result =
         run(dir, {{"--gpus", "7", "--joblog", joblog.string()}, "true\nexit 3\nkill -TERM $$\n"});
     EXPECT_EQ(result.exit_status, 2) << result.err;
-    const auto lines = lines_of(read_file(joblog));
+    const auto lines = split_lines(read_file(joblog));
     ASSERT_EQ(lines.size(), 4u);
-    EXPECT_EQ(lines[0], "Seq\tHost\tStarttime\tJobRuntime\tSend\tReceive\tExitval\tSignal\tCommand\tGPU");
+    EXPECT_EQ(lines[0],
+              "Seq\tHost\tStarttime\tJobRuntime\tSend\tReceive\tExitval\tSignal\tCommand\tGPU");
     const auto records = joblog_records(joblog);
     EXPECT_EQ(records[0][0], "1");
     EXPECT_EQ(records[0][1], ":");
@@ -103,7 +84,7 @@ TEST(Joblog, AppendsToAnExistingLogWithoutASecondHeader)
     const auto joblog = dir / "jobs.log";
     run(dir, {{"--gpus", "0", "--joblog", joblog.string()}, "true\n"});
     run(dir, {{"--gpus", "0", "--joblog", joblog.string()}, "true\n"});
-    const auto lines = lines_of(read_file(joblog));
+    const auto lines = split_lines(read_file(joblog));
     EXPECT_EQ(lines.size(), 3u);
 }
 
@@ -148,8 +129,9 @@ TEST(Resume, AfterSigkillEveryJobRunsAndNoFinishedJobRunsAgain)
     for (const auto& [tag, count] : runs) {
         EXPECT_EQ(count, 1) << tag << " ran " << count << " times";
     }
-    EXPECT_NE(resumed.err.find(fmt::format("{} skipped as done in the job log", finished_before.size())),
-              std::string::npos)
+    EXPECT_NE(
+        resumed.err.find(fmt::format("{} skipped as done in the job log", finished_before.size())),
+        std::string::npos)
         << resumed.err;
 }
 
@@ -157,25 +139,26 @@ TEST(Resume, ResumeFailedRunsOnlyTheFailedJobsAgain)
 {
     TempDir dir;
     const auto joblog = dir / "jobs.log";
-    const auto input = join_lines({"echo >> " + (dir / "a").string(), flaky(dir, 1),
-                                   "echo >> " + (dir / "c").string()});
+    const auto input = join_lines(
+        {"echo >> " + (dir / "a").string(), flaky(dir, 1), "echo >> " + (dir / "c").string()});
     const auto first = run(dir, {{"--gpus", "0", "--joblog", joblog.string()}, input});
     EXPECT_EQ(first.exit_status, 1) << first.err;
     const auto second =
         run(dir, {{"--gpus", "0", "--joblog", joblog.string(), "--resume-failed"}, input});
     EXPECT_EQ(second.exit_status, 0) << second.err;
-    EXPECT_EQ(lines_of(read_file(dir / "a")).size(), 1u);
-    EXPECT_EQ(lines_of(read_file(dir / "ran-2")).size(), 2u);
-    EXPECT_EQ(lines_of(read_file(dir / "c")).size(), 1u);
+    EXPECT_EQ(split_lines(read_file(dir / "a")).size(), 1u);
+    EXPECT_EQ(split_lines(read_file(dir / "ran-2")).size(), 2u);
+    EXPECT_EQ(split_lines(read_file(dir / "c")).size(), 1u);
     const auto third = run(dir, {{"--gpus", "0", "--joblog", joblog.string(), "--resume"}, input});
-    EXPECT_EQ(lines_of(read_file(dir / "ran-2")).size(), 2u) << "done jobs are not run again";
+    EXPECT_EQ(split_lines(read_file(dir / "ran-2")).size(), 2u) << "done jobs are not run again";
 }
 
 TEST(Resume, AChangedCommandIsNotSkipped)
 {
     TempDir dir;
     const auto joblog = dir / "jobs.log";
-    run(dir, {{"--gpus", "0", "--joblog", joblog.string()}, "echo old >> " + (dir / "out").string() + "\n"});
+    run(dir, {{"--gpus", "0", "--joblog", joblog.string()},
+              "echo old >> " + (dir / "out").string() + "\n"});
     run(dir, {{"--gpus", "0", "--joblog", joblog.string(), "--resume"},
               "echo new >> " + (dir / "out").string() + "\n"});
     EXPECT_EQ(read_file(dir / "out"), "old\nnew\n");
@@ -200,7 +183,7 @@ TEST(Retries, AFlakyJobSucceedsOnALaterAttemptOnAnotherGpu)
     ASSERT_EQ(records.size(), 3u) << "one record per attempt";
     EXPECT_EQ(records[0][6], "1");
     EXPECT_EQ(records[2][6], "0");
-    const auto gpus = lines_of(read_file(dir / "ran-1"));
+    const auto gpus = split_lines(read_file(dir / "ran-1"));
     ASSERT_EQ(gpus.size(), 3u);
     EXPECT_NE(gpus[0], gpus[1]) << "a retry goes to another GPU when one is free";
     EXPECT_NE(gpus[1], gpus[2]);
@@ -220,9 +203,11 @@ TEST(Retries, AJobThatKeepsFailingCountsOnce)
 TEST(Halt, NowFailStopsEverythingAtTheFirstFailure)
 {
     TempDir dir;
-    const auto result = run(dir, {{"--gpus", "0,1", "--halt", "now,fail=1", "--kill-after", "1"},
-                                  "sleep 30\nsleep 0.2; false\ntouch " + (dir / "never").string() + "\n"},
-                            20s);
+    const auto result =
+        run(dir,
+            {{"--gpus", "0,1", "--halt", "now,fail=1", "--kill-after", "1"},
+             "sleep 30\nsleep 0.2; false\ntouch " + (dir / "never").string() + "\n"},
+            20s);
     EXPECT_FALSE(result.timed_out);
     EXPECT_EQ(result.exit_status, 1) << result.err;
     EXPECT_FALSE(fs::exists(dir / "never"));
@@ -232,10 +217,9 @@ TEST(Halt, NowFailStopsEverythingAtTheFirstFailure)
 TEST(Halt, SoonFailLetsRunningJobsFinish)
 {
     TempDir dir;
-    const auto result =
-        run(dir, {{"--gpus", "0,1", "--halt", "soon,fail=1"},
-                  "sleep 0.5; touch " + (dir / "finished").string() + "\nfalse\ntouch " +
-                      (dir / "never").string() + "\n"});
+    const auto result = run(dir, {{"--gpus", "0,1", "--halt", "soon,fail=1"},
+                                  "sleep 0.5; touch " + (dir / "finished").string() +
+                                      "\nfalse\ntouch " + (dir / "never").string() + "\n"});
     EXPECT_EQ(result.exit_status, 1) << result.err;
     EXPECT_TRUE(fs::exists(dir / "finished"));
     EXPECT_FALSE(fs::exists(dir / "never"));
@@ -244,7 +228,8 @@ TEST(Halt, SoonFailLetsRunningJobsFinish)
 TEST(Halt, SuccessHaltExitsZero)
 {
     TempDir dir;
-    const auto result = run(dir, {{"--gpus", "0,1", "--halt", "now,success=1"}, "sleep 30\ntrue\n"}, 20s);
+    const auto result =
+        run(dir, {{"--gpus", "0,1", "--halt", "now,success=1"}, "sleep 30\ntrue\n"}, 20s);
     EXPECT_EQ(result.exit_status, 0) << result.err;
 }
 
@@ -260,10 +245,11 @@ TEST(Timeout, AJobPastItsTimeIsStoppedAndFails)
 {
     TempDir dir;
     const auto joblog = dir / "jobs.log";
-    const auto result = run(dir, {{"--gpus", "0", "--timeout", "0.3", "--kill-after", "0.3", "--joblog",
-                                   joblog.string()},
-                                  "sleep 30\ntrap '' TERM; sleep 30\ntrue\n"},
-                            20s);
+    const auto result = run(
+        dir,
+        {{"--gpus", "0", "--timeout", "0.3", "--kill-after", "0.3", "--joblog", joblog.string()},
+         "sleep 30\ntrap '' TERM; sleep 30\ntrue\n"},
+        20s);
     EXPECT_EQ(result.exit_status, 2) << result.err;
     const auto records = joblog_records(joblog);
     ASSERT_EQ(records.size(), 3u);
@@ -277,8 +263,9 @@ TEST(OutputDir, EachJobsOutputGoesToItsOwnFiles)
 {
     TempDir dir;
     const auto out = dir / "out";
-    const auto result = run(dir, {{"--gpus", "GPU-x", "--output-dir", out.string(), "--retries", "1"},
-                                  "echo hello; echo oops >&2\n" + flaky(dir, 1) + "\n"});
+    const auto result =
+        run(dir, {{"--gpus", "GPU-x", "--output-dir", out.string(), "--retries", "1"},
+                  "echo hello; echo oops >&2\n" + flaky(dir, 1) + "\n"});
     EXPECT_EQ(result.exit_status, 0) << result.err;
     EXPECT_EQ(read_file(out / "1.out"), "hello\n");
     EXPECT_EQ(read_file(out / "1.err"), "oops\n");
@@ -294,11 +281,12 @@ TEST(OutputDir, EachJobsOutputGoesToItsOwnFiles)
 TEST(Tag, EveryLineNamesItsJobAndGpuAndLinesNeverMix)
 {
     TempDir dir;
-    const std::string chatty = "for i in 1 2 3 4 5; do printf 'part-'; sleep 0.01; echo \"$GPUSCHED_JOB_ID\"; done; "
-                               "echo err-$GPUSCHED_JOB_ID >&2; printf no-newline";
+    const std::string chatty =
+        "for i in 1 2 3 4 5; do printf 'part-'; sleep 0.01; echo \"$GPUSCHED_JOB_ID\"; done; "
+        "echo err-$GPUSCHED_JOB_ID >&2; printf no-newline";
     const auto result = run(dir, {{"--gpus", "0,1", "--tag"}, chatty + "\n" + chatty + "\n"});
     ASSERT_EQ(result.exit_status, 0) << result.err;
-    const auto lines = lines_of(result.out);
+    const auto lines = split_lines(result.out);
     ASSERT_EQ(lines.size(), 12u) << result.out;
     for (const auto& line : lines) {
         const bool job1 = line == "[job 1, GPU 0] part-1" || line == "[job 1, GPU 0] no-newline";
@@ -311,7 +299,8 @@ TEST(Tag, EveryLineNamesItsJobAndGpuAndLinesNeverMix)
 TEST(Tag, CannotBeCombinedWithOutputDir)
 {
     TempDir dir;
-    const auto result = run(dir, {{"--gpus", "0", "--tag", "--output-dir", (dir / "o").string()}, "true\n"});
+    const auto result =
+        run(dir, {{"--gpus", "0", "--tag", "--output-dir", (dir / "o").string()}, "true\n"});
     EXPECT_EQ(result.exit_status, 2);
 }
 
@@ -324,7 +313,7 @@ TEST(DryRun, PrintsThePlanAndRunsNothing)
     }
     const auto result = run(dir, {{"--gpus", "0,1", "--dry-run"}, input});
     ASSERT_EQ(result.exit_status, 0) << result.err;
-    const auto lines = lines_of(result.out);
+    const auto lines = split_lines(result.out);
     ASSERT_EQ(lines.size(), 5u);
     EXPECT_EQ(lines[0], "job 1 on GPU 0: touch " + (dir / "f1").string());
     EXPECT_EQ(lines[1].substr(0, 15), "job 2 on GPU 1:");
@@ -354,7 +343,10 @@ TEST(Progress, DrawnOnATerminalUnlessTurnedOff)
     TempDir dir;
     const auto on_a_terminal = [&](const std::string& options) {
         const auto command = fmt::format("{} --gpus 0 {} < /dev/null", binary().string(), options);
-        return run(dir, {{"-qec", command, "/dev/null"}, std::nullopt, std::nullopt, {},
+        return run(dir, {{"-qec", command, "/dev/null"},
+                         std::nullopt,
+                         std::nullopt,
+                         {},
                          fs::path("/usr/bin/script")});
     };
     const auto on_terminal = on_a_terminal("");

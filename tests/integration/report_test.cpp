@@ -8,12 +8,16 @@ namespace gpusched::testing {
 namespace {
 
 // xmllint's answer to an XPath expression on `file`, or nothing when xmllint is missing.
-std::optional<std::string> xpath(const TempDir& dir, const fs::path& file, const std::string& expression)
+std::optional<std::string> xpath(const TempDir& dir, const fs::path& file,
+                                 const std::string& expression)
 {
     if (!fs::exists("/usr/bin/xmllint")) {
         return std::nullopt;
     }
-    const auto result = run(dir, {{"--xpath", expression, file.string()}, std::nullopt, std::nullopt, {},
+    const auto result = run(dir, {{"--xpath", expression, file.string()},
+                                  std::nullopt,
+                                  std::nullopt,
+                                  {},
                                   fs::path("/usr/bin/xmllint")});
     EXPECT_EQ(result.exit_status, 0) << "not well-formed: " << result.err;
     auto answer = result.out;
@@ -27,8 +31,9 @@ TEST(Report, SummarisesAJoblogAndDrawsOneBarPerAttempt)
 {
     TempDir dir;
     const auto joblog = dir / "jobs.log";
-    const auto ran = run(dir, {{"--gpus", "0,1", "--retries", "1", "--joblog", joblog.string(), "-q"},
-                               "sleep 0.2\nexit 3\nsleep 0.1 && echo '<&>' \xff\n"});
+    const auto ran =
+        run(dir, {{"--gpus", "0,1", "--retries", "1", "--joblog", joblog.string(), "-q"},
+                  "sleep 0.2\nexit 3\nsleep 0.1 && echo '<&>' \xff\n"});
     ASSERT_EQ(ran.exit_status, 1) << ran.err;
 
     const auto svg = dir / "timeline.svg";
@@ -40,7 +45,8 @@ TEST(Report, SummarisesAJoblogAndDrawsOneBarPerAttempt)
     EXPECT_NE(report.out.find("GPU 0"), std::string::npos) << report.out;
     EXPECT_NE(report.out.find("longest idle gap"), std::string::npos) << report.out;
 
-    const auto bars = xpath(dir, svg, "count(//*[local-name()='rect'][starts-with(@class,'attempt')])");
+    const auto bars =
+        xpath(dir, svg, "count(//*[local-name()='rect'][starts-with(@class,'attempt')])");
     if (!bars) {
         GTEST_SKIP() << "xmllint (Debian's libxml2-utils) is needed to check the SVG";
     }

@@ -21,7 +21,7 @@ std::size_t count(const std::string& text, const std::string& needle)
 }
 
 const std::vector<JoblogRecord> k_log = {
-    attempt(1, "1", 100, 10),    attempt(2, "0", 100, 4, 1), attempt(2, "0", 104, 4),
+    attempt(1, "1", 100, 10),       attempt(2, "0", 100, 4, 1), attempt(2, "0", 104, 4),
     attempt(3, "0", 110, 5, 0, 15), attempt(4, "1", 112, 2, 2),
 };
 
@@ -33,7 +33,8 @@ TEST(JoblogReport, CountsJobsByTheirLastAttempt)
     EXPECT_EQ(summary.succeeded, 2u);
     EXPECT_EQ(summary.failed, 2u);
     EXPECT_EQ(summary.failed_attempts_by_outcome,
-              (std::map<std::string, std::size_t>{{"exit 1", 1}, {"exit 2", 1}, {"killed by SIGTERM", 1}}));
+              (std::map<std::string, std::size_t>{
+                  {"exit 1", 1}, {"exit 2", 1}, {"killed by SIGTERM", 1}}));
     EXPECT_DOUBLE_EQ(summary.total_runtime, 25);
     EXPECT_DOUBLE_EQ(summary.last_end - summary.first_start, 15);
 }
@@ -49,7 +50,8 @@ TEST(JoblogReport, BusyShareAndLongestIdleGapPerGpu)
     EXPECT_DOUBLE_EQ(summary.gpus[1].busy, 12);        // 100-110 and 112-114
     EXPECT_DOUBLE_EQ(summary.gpus[1].longest_idle, 2); // 110-112, then 114-115 is shorter
     const auto text = format_summary(summary);
-    EXPECT_NE(text.find("jobs      4 (2 succeeded, 2 failed), 5 attempts"), std::string::npos) << text;
+    EXPECT_NE(text.find("jobs      4 (2 succeeded, 2 failed), 5 attempts"), std::string::npos)
+        << text;
     EXPECT_NE(text.find("busy  86.7% (3 attempts)"), std::string::npos) << text;
 }
 
@@ -61,8 +63,8 @@ TEST(JoblogReport, OverlappingAttemptsOnOneGpuAreCountedOnce)
 
 TEST(JoblogReport, GpuRowsFollowIndexOrder)
 {
-    const auto summary = summarize_joblog(
-        {attempt(1, "10", 0, 1), attempt(2, "GPU-b", 0, 1), attempt(3, "2", 0, 1), attempt(4, "GPU-a", 0, 1)});
+    const auto summary = summarize_joblog({attempt(1, "10", 0, 1), attempt(2, "GPU-b", 0, 1),
+                                           attempt(3, "2", 0, 1), attempt(4, "GPU-a", 0, 1)});
     std::vector<std::string> order;
     for (const auto& gpu : summary.gpus) {
         order.push_back(gpu.gpu);
@@ -83,9 +85,10 @@ TEST(JoblogReport, SvgHasOneBarPerAttemptColouredByOutcome)
 
 TEST(JoblogReport, CommandsAreEscapedIntoWellFormedText)
 {
-    const auto svg = render_timeline_svg(
-        {attempt(1, "0", 0, 1, 0, 0, "awk '{print $1}' < in > \"out\" && echo \xff\x01 caf\xc3\xa9")});
-    EXPECT_NE(svg.find("awk '{print $1}' &lt; in &gt; &quot;out&quot; &amp;&amp; echo \xEF\xBF\xBD\xEF\xBF\xBD caf\xc3\xa9"),
+    const auto svg = render_timeline_svg({attempt(
+        1, "0", 0, 1, 0, 0, "awk '{print $1}' < in > \"out\" && echo \xff\x01 caf\xc3\xa9")});
+    EXPECT_NE(svg.find("awk '{print $1}' &lt; in &gt; &quot;out&quot; &amp;&amp; echo "
+                       "\xEF\xBF\xBD\xEF\xBF\xBD caf\xc3\xa9"),
               std::string::npos)
         << svg;
 }

@@ -39,8 +39,8 @@ TEST(Joblog, RejectsWhatIsNotARecord)
     EXPECT_TRUE(is_joblog_header(joblog_header()));
     EXPECT_TRUE(std::holds_alternative<ParseError>(parse_joblog_line(joblog_header())));
     EXPECT_TRUE(std::holds_alternative<ParseError>(parse_joblog_line("1\t:\t0")));
-    EXPECT_TRUE(std::holds_alternative<ParseError>(
-        parse_joblog_line("x\t:\t1\t1\t0\t0\t0\t0\tcmd\t0")));
+    EXPECT_TRUE(
+        std::holds_alternative<ParseError>(parse_joblog_line("x\t:\t1\t1\t0\t0\t0\t0\tcmd\t0")));
 }
 
 TEST(ResumeState, ResumeSkipsEveryRecordedJob)

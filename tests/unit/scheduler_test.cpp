@@ -39,7 +39,10 @@ bool arms_timer(const std::vector<Action>& actions)
     return false;
 }
 
-Command command(JobId id) { return Command{id, "job " + std::to_string(id), 1, std::nullopt}; }
+Command command(JobId id)
+{
+    return Command{id, "job " + std::to_string(id), 1, std::nullopt};
+}
 
 SchedulerOptions ahead(std::size_t read_ahead)
 {
@@ -266,8 +269,8 @@ TEST(Scheduler, FailedJobIsRetriedFirstAndOnAnotherGpu)
     EXPECT_EQ(started[0].command.id, 1u);
     EXPECT_EQ(started[0].command.attempt, 2u);
 
-    scheduler.on_command(command(4)); // queued behind nothing: all busy
-    scheduler.on_job_exit(3, k_success); // frees GPU 1; job 4 takes it
+    scheduler.on_command(command(4));                  // queued behind nothing: all busy
+    scheduler.on_job_exit(3, k_success);               // frees GPU 1; job 4 takes it
     auto third = scheduler.on_job_exit(1, k_exit_one); // fails on GPU 0 again
     scheduler.on_job_exit(4, k_success);
     (void)third;

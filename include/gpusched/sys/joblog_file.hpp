@@ -4,6 +4,7 @@
 #include <gpusched/resume_state.hpp>
 #include <gpusched/sys/unique_fd.hpp>
 
+#include <functional>
 #include <string>
 
 namespace gpusched::sys {
@@ -21,8 +22,12 @@ private:
     UniqueFd m_fd;
 };
 
+// Calls `visit` with each record of the job log at `path`, in file order; returns false if
+// there is no such file. A line that is no record is a usage error naming the file and line.
+bool read_joblog(const std::string& path, const std::function<void(JoblogRecord)>& visit);
+
 // Reads an existing job log into `state` for --resume / --resume-failed; a missing file is
-// an empty log. A line that is no record is a usage error naming the file and line.
+// an empty log.
 void load_joblog(const std::string& path, ResumeState& state);
 
 } // namespace gpusched::sys

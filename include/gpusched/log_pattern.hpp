@@ -1,0 +1,8 @@
+#pragma once
+
+namespace gpusched {
+
+// How each log line on stderr starts: the time to the millisecond, then the message.
+inline constexpr const char* k_log_pattern = "[%T.%e] %v";
+
+} // namespace gpusched

@@ -1,0 +1,80 @@
+// What the runner tells the user about the run as a whole: the progress line, the commands
+// a stop left unstarted, and the closing summary.
+#include <gpusched/sys/job_runner.hpp>
+
+#include <gpusched/job_messages.hpp>
+#include <gpusched/sys/process_tree.hpp>
+
+#include <spdlog/spdlog.h>
+
+namespace gpusched::sys {
+namespace {
+
+// The status line is redrawn at most this often.
+constexpr auto k_progress_interval = std::chrono::milliseconds(100);
+
+} // namespace
+
+void JobRunner::redraw_progress(bool force)
+{
+    if (!m_options.progress || !m_progress_stale) {
+        return;
+    }
+    const auto now = Clock::now();
+    if (!force && now < m_next_progress_draw) {
+        return;
+    }
+    const auto& counts = m_scheduler.counts();
+    m_options.progress->show(format_progress(ProgressSnapshot{
+        counts.succeeded, counts.failed, m_scheduler.running_count(), m_scheduler.queued_count(),
+        m_input.finished(), m_scheduler.pool().size(), now - m_started, m_busy, m_attempts}));
+    m_next_progress_draw = now + k_progress_interval;
+    m_progress_stale = false;
+}
+
+void JobRunner::report_unstarted()
+{
+    auto unstarted = m_scheduler.take_unstarted();
+    auto buffered = m_input.take_buffered();
+    const auto total = unstarted.size() + buffered.size();
+    if (total == 0) {
+        return;
+    }
+    spdlog::warn("{} commands read from the input were not started", total);
+    // What came from a pipe cannot be read again: name each command so none is lost.
+    if (!m_input.has_unrepeatable_input()) {
+        return;
+    }
+    for (const auto& command : unstarted) {
+        spdlog::warn("not started: job {}: {}", command.id, command.text);
+    }
+    for (const auto& input : buffered) {
+        spdlog::warn("not started: {}:{}: {}", input.source, input.line.first_line,
+                     input.line.text);
+    }
+}
+
+void JobRunner::report_summary()
+{
+    if (m_has_children && !m_scheduler.stopping()) {
+        spdlog::warn("background processes started by jobs are still running ({}); they are "
+                     "left to run",
+                     direct_children().size());
+    }
+    const auto& counts = m_scheduler.counts();
+    std::string extra;
+    if (counts.retries > 0) {
+        extra += fmt::format(", {} retries", counts.retries);
+    }
+    if (counts.aborted > 0) {
+        extra += fmt::format(", {} stopped by --halt", counts.aborted);
+    }
+    if (m_skipped > 0) {
+        extra += fmt::format(", {} skipped as done in the job log", m_skipped);
+    }
+    spdlog::info("{} jobs: {} succeeded, {} failed{}, in {}; GPU busy time {}",
+                 counts.succeeded + counts.failed + counts.aborted, counts.succeeded, counts.failed,
+                 extra, format_duration(Clock::now() - m_started), format_duration(m_busy));
+}
+
+} // namespace gpusched::sys
