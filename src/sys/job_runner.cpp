@@ -62,7 +62,7 @@ int JobRunner::run()
         while (!finished()) {
             wait_for_events();
             take_input();
-            redraw_progress(false);
+            redraw_progress();
         }
     } catch (...) {
         // Whatever stops the loop (a full disk under the job log, say), no job outlives us.
@@ -75,7 +75,7 @@ int JobRunner::run()
         m_tagged->drain();
     }
     if (m_options.progress) {
-        m_options.progress->hide();
+        m_options.progress->finish();
     }
     report_unstarted();
     report_summary();
@@ -100,8 +100,8 @@ std::optional<JobRunner::Clock::time_point> JobRunner::next_deadline() const
     if (!m_job_timers.empty()) {
         earlier(m_job_timers.begin()->first);
     }
-    if (m_options.progress && m_progress_stale) {
-        earlier(m_next_progress_draw);
+    if (const auto draw = next_progress_draw()) {
+        earlier(*draw);
     }
     return next;
 }

@@ -10,25 +10,34 @@
 namespace gpusched::sys {
 namespace {
 
-// The status line is redrawn at most this often.
-constexpr auto k_progress_interval = std::chrono::milliseconds(100);
+// The status line is redrawn at most this often after a change, and this often anyway so
+// its elapsed time keeps counting while jobs run.
+constexpr auto k_progress_after_change = std::chrono::milliseconds(100);
+constexpr auto k_progress_refresh = std::chrono::seconds(1);
 
 } // namespace
 
-void JobRunner::redraw_progress(bool force)
+std::optional<JobRunner::Clock::time_point> JobRunner::next_progress_draw() const
 {
-    if (!m_options.progress || !m_progress_stale) {
-        return;
+    if (!m_options.progress) {
+        return std::nullopt;
     }
+    return m_last_progress_draw + (m_progress_stale ? Clock::duration(k_progress_after_change)
+                                                    : Clock::duration(k_progress_refresh));
+}
+
+void JobRunner::redraw_progress()
+{
+    const auto due = next_progress_draw();
     const auto now = Clock::now();
-    if (!force && now < m_next_progress_draw) {
+    if (!due || now < *due) {
         return;
     }
     const auto& counts = m_scheduler.counts();
     m_options.progress->show(format_progress(ProgressSnapshot{
         counts.succeeded, counts.failed, m_scheduler.running_count(), m_scheduler.queued_count(),
         m_input.finished(), m_scheduler.pool().size(), now - m_started, m_busy, m_attempts}));
-    m_next_progress_draw = now + k_progress_interval;
+    m_last_progress_draw = now;
     m_progress_stale = false;
 }
 

@@ -73,6 +73,12 @@ void ProgressLine::hide()
     }
 }
 
+void ProgressLine::finish()
+{
+    hide();
+    m_text.clear();
+}
+
 void ProgressLine::restore()
 {
     if (!m_text.empty()) {

@@ -78,7 +78,8 @@ private:
     void reap_children();
     void handle_signals();
     void fire_due_timers();
-    void redraw_progress(bool force);
+    std::optional<Clock::time_point> next_progress_draw() const;
+    void redraw_progress();
     void report_unstarted();
     void report_summary();
 
@@ -102,8 +103,8 @@ private:
     Clock::time_point m_started;
     Clock::duration m_busy{};
     std::size_t m_attempts = 0;
-    Clock::time_point m_next_progress_draw;
-    bool m_progress_stale = false;
+    Clock::time_point m_last_progress_draw{};
+    bool m_progress_stale = false; // something changed since the line was drawn
 };
 
 } // namespace gpusched::sys

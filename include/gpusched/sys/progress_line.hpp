@@ -14,6 +14,8 @@ public:
     void show(std::string text);
     void hide();
     void restore();
+    // Erases the line for good: later output is not followed by it.
+    void finish();
 
 private:
     void draw();
