@@ -1,7 +1,6 @@
 #pragma once
 
 #include <cstddef>
-#include <deque>
 #include <optional>
 #include <string>
 #include <vector>
@@ -10,28 +9,41 @@ namespace gpusched {
 
 // Index of a GPU in the pool; the id handed to jobs is pool.id(slot).
 using GpuSlot = std::size_t;
+using GpuSlots = std::vector<GpuSlot>;
 
-// The GPUs jobs may use. Free GPUs are handed out first-in first-out: the GPU that has been
-// idle longest goes next, so work spreads over every GPU instead of piling onto the one
-// that was freed last.
+// The GPUs jobs may use, each able to take `jobs_per_gpu` jobs at once. The next job goes to
+// the least loaded GPU, and among equally loaded ones to the one that has waited longest since
+// a job left it (first-in first-out), so work spreads over every GPU instead of piling onto
+// the one freed last.
 class GpuPool {
 public:
-    explicit GpuPool(std::vector<std::string> ids);
+    explicit GpuPool(std::vector<std::string> ids, unsigned jobs_per_gpu = 1);
 
     std::size_t size() const { return m_ids.size(); }
-    std::size_t free_count() const { return m_free.size(); }
+    unsigned jobs_per_gpu() const { return m_jobs_per_gpu; }
     const std::string& id(GpuSlot slot) const { return m_ids.at(slot); }
     const std::vector<std::string>& ids() const { return m_ids; }
+    unsigned load(GpuSlot slot) const { return m_gpus.at(slot).load; }
+    // The ids of `slots` joined with commas, as CUDA_VISIBLE_DEVICES takes them.
+    std::string ids_of(const GpuSlots& slots) const;
 
-    // The GPU free longest, passing over `avoid` (where a job just failed) if another is free.
-    std::optional<GpuSlot> acquire(std::optional<GpuSlot> avoid = std::nullopt);
-    // Returning a GPU that is already free is a logic error: it would hand one GPU to two jobs.
-    void release(GpuSlot slot);
+    // `count` distinct GPUs with room for one more job each, or nothing if there are not that
+    // many. GPUs in `avoid` (where the job just failed) are passed over if others will do.
+    std::optional<GpuSlots> acquire(std::size_t count = 1, const GpuSlots& avoid = {});
+    // Releasing a GPU that holds no job is a logic error: the count would go wrong and hand
+    // one GPU to too many jobs.
+    void release(const GpuSlots& slots);
 
 private:
+    struct Gpu {
+        unsigned load = 0;
+        unsigned long long last_release = 0; // when a job last left it, in release order
+    };
+
     std::vector<std::string> m_ids;
-    std::deque<GpuSlot> m_free;
-    std::vector<bool> m_is_free;
+    unsigned m_jobs_per_gpu;
+    std::vector<Gpu> m_gpus;
+    unsigned long long m_releases = 0;
 };
 
 } // namespace gpusched

@@ -20,8 +20,8 @@ using JobId = std::uint64_t;
 struct Command {
     JobId id = 0;
     std::string text;
-    unsigned attempt = 1;             // 1 for the first run, 2 for the first retry, ...
-    std::optional<GpuSlot> avoid_gpu; // where the previous attempt failed
+    unsigned attempt = 1;  // 1 for the first run, 2 for the first retry, ...
+    GpuSlots avoid_gpus{}; // where the previous attempt failed
 };
 
 // How a job's process ended: an exit code, or the signal that killed it.
@@ -38,7 +38,7 @@ inline constexpr int k_exit_spawn_failed = 127;
 // What the scheduler asks its caller to do.
 struct StartJob {
     Command command;
-    GpuSlot gpu = 0;
+    GpuSlots gpus;
 };
 struct SignalRunningJobs {
     int signal = 0;
@@ -70,6 +70,9 @@ struct SchedulerOptions {
     std::size_t read_ahead = 64;
     // Further attempts for a failed job.
     unsigned retries = 0;
+    // Distinct GPUs each job gets. Jobs start in input order: one waiting for this many GPUs
+    // is never overtaken by a later one.
+    std::size_t gpus_per_job = 1;
     HaltPolicy halt;
 };
 
@@ -111,7 +114,7 @@ private:
     enum class Phase { running, draining, halting_now, stopping };
 
     struct Running {
-        GpuSlot gpu = 0;
+        GpuSlots gpus;
         Command command;
     };
 

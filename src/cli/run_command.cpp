@@ -89,6 +89,15 @@ void add_run_options(CLI::App& app, RunOptions& options)
                    "Seconds to wait for the CUDA probe that counts the GPUs")
         ->check(CLI::PositiveNumber)
         ->capture_default_str();
+    app.add_option("--jobs-per-gpu", options.jobs_per_gpu,
+                   "Run up to K jobs at once on each GPU; the least loaded GPU gets the next job")
+        ->check(CLI::PositiveNumber)
+        ->capture_default_str();
+    app.add_option("--gpus-per-job", options.gpus_per_job,
+                   "Give each job N distinct GPUs (CUDA_VISIBLE_DEVICES=a,b); jobs still start in "
+                   "input order")
+        ->check(CLI::PositiveNumber)
+        ->capture_default_str();
     auto* quiet = app.add_flag("-q,--quiet", options.quiet, "Log only errors, not each job");
     app.add_flag("-v,--verbose", options.verbose, "Log debugging detail")->excludes(quiet);
 
@@ -129,11 +138,30 @@ void add_run_options(CLI::App& app, RunOptions& options)
 
 namespace {
 
+// A job cannot take more GPUs than the pool has, and CUDA shows a process one MIG
+// instance at most, so a job of several GPUs cannot be made of MIG instances.
+void check_gpus_per_job(const RunOptions& options, const std::vector<std::string>& gpu_ids)
+{
+    if (options.gpus_per_job > gpu_ids.size()) {
+        throw UsageError(fmt::format("--gpus-per-job {} is more than the {} GPUs in the pool ({})",
+                                     options.gpus_per_job, gpu_ids.size(),
+                                     fmt::join(gpu_ids, ",")));
+    }
+    const auto mig = std::find_if(gpu_ids.begin(), gpu_ids.end(),
+                                  [](const auto& id) { return id.rfind("MIG-", 0) == 0; });
+    if (options.gpus_per_job > 1 && mig != gpu_ids.end()) {
+        throw UsageError(fmt::format("--gpus-per-job {} with MIG instance {}: a CUDA process sees "
+                                     "one MIG instance at most",
+                                     options.gpus_per_job, *mig));
+    }
+}
+
 SchedulerOptions scheduler_options(const RunOptions& options, std::size_t gpus)
 {
     SchedulerOptions scheduler;
-    scheduler.read_ahead = std::max(k_min_read_ahead, 2 * gpus);
+    scheduler.read_ahead = std::max(k_min_read_ahead, 2 * gpus * options.jobs_per_gpu);
     scheduler.retries = options.retries;
+    scheduler.gpus_per_job = options.gpus_per_job;
     scheduler.halt = value_or_usage_error(HaltPolicy::parse(options.halt));
     return scheduler;
 }
@@ -186,10 +214,12 @@ int run_scheduler(RunOptions options)
     sys::ProbeChild probe(to_milliseconds(options.probe_timeout_seconds));
     auto gpu_ids = value_or_usage_error(
         resolve_gpu_ids(options.gpus, environment_variable("CUDA_VISIBLE_DEVICES"), probe));
+    check_gpus_per_job(options, gpu_ids);
     auto scheduler_settings = scheduler_options(options, gpu_ids.size());
     spdlog::debug("GPUs: {}; shell {}; reading up to {} commands ahead", fmt::join(gpu_ids, ", "),
                   options.shell, scheduler_settings.read_ahead);
-    Scheduler scheduler(GpuPool(std::move(gpu_ids)), std::move(scheduler_settings));
+    Scheduler scheduler(GpuPool(std::move(gpu_ids), options.jobs_per_gpu),
+                        std::move(scheduler_settings));
     auto runner_settings = runner_options(options);
     if (options.dry_run) {
         return sys::dry_run(scheduler, input, runner_settings.resume);

@@ -29,6 +29,8 @@ struct RunOptions {
     bool dry_run = false;
     bool progress = false;
     bool no_progress = false;
+    unsigned jobs_per_gpu = 1;
+    unsigned gpus_per_job = 1;
 };
 
 void add_run_options(CLI::App& app, RunOptions& options);

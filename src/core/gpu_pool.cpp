@@ -2,43 +2,72 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <stdexcept>
 
 namespace gpusched {
 
-GpuPool::GpuPool(std::vector<std::string> ids)
-    : m_ids(std::move(ids)), m_is_free(m_ids.size(), true)
+GpuPool::GpuPool(std::vector<std::string> ids, unsigned jobs_per_gpu)
+    : m_ids(std::move(ids)), m_jobs_per_gpu(jobs_per_gpu), m_gpus(m_ids.size())
 {
     if (m_ids.empty()) {
         throw std::invalid_argument("a GPU pool needs at least one GPU");
     }
-    for (GpuSlot slot = 0; slot < m_ids.size(); ++slot) {
-        m_free.push_back(slot);
+    if (m_jobs_per_gpu == 0) {
+        throw std::invalid_argument("a GPU must take at least one job");
+    }
+    // At the start the GPUs take their turns in the order they were given.
+    for (auto& gpu : m_gpus) {
+        gpu.last_release = m_releases++;
     }
 }
 
-std::optional<GpuSlot> GpuPool::acquire(std::optional<GpuSlot> avoid)
+std::string GpuPool::ids_of(const GpuSlots& slots) const
 {
-    if (m_free.empty()) {
+    std::string joined;
+    for (const auto slot : slots) {
+        joined += (joined.empty() ? "" : ",") + id(slot);
+    }
+    return joined;
+}
+
+std::optional<GpuSlots> GpuPool::acquire(std::size_t count, const GpuSlots& avoid)
+{
+    GpuSlots candidates;
+    for (GpuSlot slot = 0; slot < m_gpus.size(); ++slot) {
+        if (m_gpus[slot].load < m_jobs_per_gpu) {
+            candidates.push_back(slot);
+        }
+    }
+    if (candidates.size() < count) {
         return std::nullopt;
     }
-    auto chosen = m_free.begin();
-    if (avoid && *chosen == *avoid && m_free.size() > 1) {
-        ++chosen;
+    const auto avoided = [&avoid](GpuSlot slot) {
+        return std::find(avoid.begin(), avoid.end(), slot) != avoid.end();
+    };
+    // Order of preference: not avoided, least loaded, longest since a job left it.
+    std::sort(candidates.begin(), candidates.end(), [&](GpuSlot a, GpuSlot b) {
+        return std::tuple(avoided(a), m_gpus[a].load, m_gpus[a].last_release) <
+               std::tuple(avoided(b), m_gpus[b].load, m_gpus[b].last_release);
+    });
+    candidates.resize(count);
+    for (const auto slot : candidates) {
+        ++m_gpus[slot].load;
     }
-    const GpuSlot slot = *chosen;
-    m_free.erase(chosen);
-    m_is_free[slot] = false;
-    return slot;
+    return candidates;
 }
 
-void GpuPool::release(GpuSlot slot)
+void GpuPool::release(const GpuSlots& slots)
 {
-    if (slot >= m_ids.size() || m_is_free[slot]) {
-        throw std::logic_error(fmt::format("GPU slot {} released while free", slot));
+    for (const auto slot : slots) {
+        if (slot >= m_gpus.size() || m_gpus[slot].load == 0) {
+            throw std::logic_error(fmt::format("GPU slot {} released while it holds no job", slot));
+        }
     }
-    m_is_free[slot] = true;
-    m_free.push_back(slot);
+    for (const auto slot : slots) {
+        --m_gpus[slot].load;
+        m_gpus[slot].last_release = m_releases++;
+    }
 }
 
 } // namespace gpusched

@@ -1,6 +1,7 @@
 #include <gpusched/joblog_report.hpp>
 
 #include <gpusched/job_messages.hpp>
+#include <gpusched/split.hpp>
 
 #include <fmt/format.h>
 
@@ -164,11 +165,14 @@ JoblogSummary summarize_joblog(const std::vector<JoblogRecord>& records)
         summary.total_runtime += record.runtime;
         summary.first_start = std::min(summary.first_start, record.start);
         summary.last_end = std::max(summary.last_end, record.start + record.runtime);
-        auto& intervals = busy[record.gpu];
-        if (intervals.empty()) {
-            gpu_order.push_back(record.gpu);
+        // A job of several GPUs (`0,1`) keeps each of them busy.
+        for (const auto gpu : split(record.gpu, ',')) {
+            auto& intervals = busy[std::string(gpu)];
+            if (intervals.empty()) {
+                gpu_order.emplace_back(gpu);
+            }
+            intervals.emplace_back(record.start, record.start + record.runtime);
         }
-        intervals.emplace_back(record.start, record.start + record.runtime);
     }
     summary.jobs = last_outcome.size();
     for (const auto& [job, succeeded] : last_outcome) {
@@ -261,19 +265,22 @@ std::string render_timeline_svg(const std::vector<JoblogRecord>& records)
                            k_left - 8, y + k_row / 2 + 4, xml_text(summary.gpus[row].gpu));
     }
     for (const auto& record : records) {
-        const double x = x_of(record.start);
-        const double width = std::max(x_of(record.start + record.runtime) - x, 1.0);
-        svg += fmt::format(
-            "<rect class=\"{}\" x=\"{:.2f}\" y=\"{:.0f}\" width=\"{:.2f}\" height=\"{:.0f}\">"
-            "<title>job {}: {} after {} on GPU {}\n{}</title></rect>\n",
-            bar_class(record), x, row_of[record.gpu] + 3, width, k_row - 6, record.seq,
-            xml_text(outcome_text(record)), xml_text(seconds_text(record.runtime)),
-            xml_text(record.gpu), xml_text(record.command));
-        if (width >= 24) {
-            svg +=
-                fmt::format("<text x=\"{:.1f}\" y=\"{:.0f}\" text-anchor=\"middle\" fill=\"#fff\" "
-                            "pointer-events=\"none\">{}</text>\n",
-                            x + width / 2, row_of[record.gpu] + k_row / 2 + 4, record.seq);
+        // A job of several GPUs gets a bar on each of their rows.
+        for (const auto gpu : split(record.gpu, ',')) {
+            const double y = row_of[std::string(gpu)];
+            const double x = x_of(record.start);
+            const double width = std::max(x_of(record.start + record.runtime) - x, 1.0);
+            svg += fmt::format(
+                "<rect class=\"{}\" x=\"{:.2f}\" y=\"{:.0f}\" width=\"{:.2f}\" height=\"{:.0f}\">"
+                "<title>job {}: {} after {} on GPU {}\n{}</title></rect>\n",
+                bar_class(record), x, y + 3, width, k_row - 6, record.seq,
+                xml_text(outcome_text(record)), xml_text(seconds_text(record.runtime)),
+                xml_text(record.gpu), xml_text(record.command));
+            if (width >= 24) {
+                svg += fmt::format("<text x=\"{:.1f}\" y=\"{:.0f}\" text-anchor=\"middle\" "
+                                   "fill=\"#fff\" pointer-events=\"none\">{}</text>\n",
+                                   x + width / 2, y + k_row / 2 + 4, record.seq);
+            }
         }
     }
     const double legend_y = height - 12;

@@ -15,6 +15,10 @@ Scheduler::Scheduler(GpuPool pool, SchedulerOptions options)
     if (m_options.read_ahead == 0) {
         m_options.read_ahead = 1;
     }
+    if (m_options.gpus_per_job == 0 || m_options.gpus_per_job > m_pool.size()) {
+        throw std::invalid_argument(fmt::format("{} GPUs per job from a pool of {}",
+                                                m_options.gpus_per_job, m_pool.size()));
+    }
 }
 
 bool Scheduler::wants_input() const
@@ -52,7 +56,7 @@ std::vector<Action> Scheduler::on_job_exit(JobId job, JobOutcome outcome)
     }
     Running ended = std::move(found->second);
     m_running.erase(found);
-    m_pool.release(ended.gpu);
+    m_pool.release(ended.gpus);
 
     std::vector<Action> actions;
     if (outcome.succeeded()) {
@@ -63,7 +67,7 @@ std::vector<Action> Scheduler::on_job_exit(JobId job, JobOutcome outcome)
     } else if (m_phase == Phase::running && ended.command.attempt <= m_options.retries) {
         Command retry = std::move(ended.command);
         ++retry.attempt;
-        retry.avoid_gpu = ended.gpu;
+        retry.avoid_gpus = ended.gpus;
         ++m_counts.retries;
         actions.emplace_back(RetryScheduled{job, retry.attempt});
         m_queue.push_front(std::move(retry));
@@ -129,14 +133,14 @@ std::vector<Action> Scheduler::start_what_fits()
 {
     std::vector<Action> actions;
     while (m_phase == Phase::running && !m_queue.empty()) {
-        const auto gpu = m_pool.acquire(m_queue.front().avoid_gpu);
-        if (!gpu) {
-            break;
+        auto gpus = m_pool.acquire(m_options.gpus_per_job, m_queue.front().avoid_gpus);
+        if (!gpus) {
+            break; // the head of the queue waits, and nothing overtakes it
         }
         Command command = std::move(m_queue.front());
         m_queue.pop_front();
-        actions.emplace_back(StartJob{command, *gpu});
-        m_running.emplace(command.id, Running{*gpu, std::move(command)});
+        actions.emplace_back(StartJob{command, *gpus});
+        m_running.emplace(command.id, Running{std::move(*gpus), std::move(command)});
     }
     return actions;
 }

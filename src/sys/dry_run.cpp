@@ -19,7 +19,7 @@ int dry_run(Scheduler& scheduler, InputReader& input, const std::optional<Resume
         for (const auto& action : actions) {
             if (const auto* start = std::get_if<StartJob>(&action)) {
                 fmt::print("job {} on GPU {}: {}\n", start->command.id,
-                           scheduler.pool().id(start->gpu), start->command.text);
+                           scheduler.pool().ids_of(start->gpus), start->command.text);
                 running.push_back(start->command.id);
             }
         }
@@ -37,7 +37,7 @@ int dry_run(Scheduler& scheduler, InputReader& input, const std::optional<Resume
                     spdlog::info("job {} skipped: the job log records it", id);
                 } else {
                     take(scheduler.on_command(
-                        Command{id, std::move(line->line.text), 1, std::nullopt}));
+                        Command{id, std::move(line->line.text), 1, {}}));
                 }
                 continue;
             }

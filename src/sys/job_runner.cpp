@@ -167,7 +167,7 @@ void JobRunner::take_input()
             ++m_skipped;
             continue;
         }
-        apply(m_scheduler.on_command(Command{id, std::move(input->line.text), 1, std::nullopt}));
+        apply(m_scheduler.on_command(Command{id, std::move(input->line.text), 1, {}}));
     }
 }
 
@@ -193,7 +193,7 @@ void JobRunner::apply(std::vector<Action> actions)
 
 void JobRunner::start(StartJob& job)
 {
-    const auto& gpu = m_scheduler.pool().id(job.gpu);
+    const auto gpu = m_scheduler.pool().ids_of(job.gpus);
     const auto& command = job.command;
     JobEnvironment::JobVariables variables;
     const auto envp = m_environment.for_job(command.id, gpu, variables);
@@ -210,7 +210,7 @@ void JobRunner::start(StartJob& job)
     }
 
     RunningJob running{command.id,   command.attempt,
-                       job.gpu,      std::move(job.command.text),
+                       gpu,          std::move(job.command.text),
                        Clock::now(), std::chrono::system_clock::now(),
                        false};
     const SpawnResult spawned = m_spawner.spawn(running.command, envp.data(), streams);
@@ -246,7 +246,7 @@ void JobRunner::record_attempt(const RunningJob& job, JobOutcome outcome)
                               outcome.exit_code,
                               outcome.signal,
                               job.command,
-                              m_scheduler.pool().id(job.gpu)};
+                              job.gpu};
     if (m_options.joblog) {
         m_options.joblog->append(record);
     }
@@ -298,7 +298,7 @@ void JobRunner::reap_children()
         const JobOutcome outcome = outcome_of(status);
         record_attempt(job, outcome);
         const auto took = format_duration(Clock::now() - job.started);
-        const auto& gpu = m_scheduler.pool().id(job.gpu);
+        const auto& gpu = job.gpu;
         if (outcome.succeeded()) {
             spdlog::info("job {} finished on GPU {}: {} after {}: {}", job.id, gpu,
                          describe_outcome(outcome), took, shorten_command(job.command));
@@ -361,7 +361,7 @@ void JobRunner::fire_due_timers()
         auto& job = m_running.at(pid->second);
         if (timer.signal == SIGTERM) {
             spdlog::warn("job {} on GPU {} passed --timeout: {}, SIGKILL in {}", job.id,
-                         m_scheduler.pool().id(job.gpu), signal_name(SIGTERM),
+                         job.gpu, signal_name(SIGTERM),
                          format_duration(m_options.kill_after));
             job.timed_out = true;
             m_job_timers.emplace(now + m_options.kill_after,

@@ -87,6 +87,78 @@ TEST(Jobs, RunsAsSimpleGpuSchedulerWithItsCommandLine)
     EXPECT_EQ(gpus, (std::set<std::string>{"0", "1"}));
 }
 
+// Most runs that overlap at any moment on one GPU; a record's GPU field may list several.
+std::map<std::string, int> peak_concurrency(const std::vector<JobRecord>& records)
+{
+    std::map<std::string, std::vector<std::pair<double, int>>> events;
+    for (const auto& record : records) {
+        std::istringstream gpus(record.gpu);
+        std::string gpu;
+        while (std::getline(gpus, gpu, ',')) {
+            events[gpu].emplace_back(record.start, 1);
+            events[gpu].emplace_back(record.end, -1);
+        }
+    }
+    std::map<std::string, int> peaks;
+    for (auto& [gpu, changes] : events) {
+        std::sort(changes.begin(), changes.end()); // an end sorts before a start at the same time
+        int running = 0;
+        for (const auto& [time, change] : changes) {
+            running += change;
+            peaks[gpu] = std::max(peaks[gpu], running);
+        }
+    }
+    return peaks;
+}
+
+TEST(Jobs, SeveralJobsPerGpuButNeverMore)
+{
+    TempDir dir;
+    std::vector<std::string> commands;
+    for (int i = 1; i <= 8; ++i) {
+        commands.push_back(record_command(dir, 0.3, fmt::format("t{}", i)));
+    }
+    const auto result = run(dir, {{"--gpus", "0,1", "--jobs-per-gpu", "2"}, join_lines(commands)});
+    ASSERT_EQ(result.exit_status, 0) << result.err;
+    const auto records = read_records(dir / "runs.log");
+    ASSERT_EQ(records.size(), 8u);
+    EXPECT_EQ(peak_concurrency(records), (std::map<std::string, int>{{"0", 2}, {"1", 2}}));
+}
+
+TEST(Jobs, SeveralGpusPerJobAreDistinctAndNeverShared)
+{
+    TempDir dir;
+    std::vector<std::string> commands;
+    for (int i = 1; i <= 6; ++i) {
+        commands.push_back(record_command(dir, 0.2, fmt::format("t{}", i)));
+    }
+    const auto result = run(dir, {{"--gpus", "0-4", "--gpus-per-job", "2"}, join_lines(commands)});
+    ASSERT_EQ(result.exit_status, 0) << result.err;
+    const auto records = read_records(dir / "runs.log");
+    ASSERT_EQ(records.size(), 6u);
+    for (const auto& record : records) {
+        const auto comma = record.gpu.find(',');
+        ASSERT_NE(comma, std::string::npos) << record.gpu;
+        EXPECT_NE(record.gpu.substr(0, comma), record.gpu.substr(comma + 1));
+    }
+    for (const auto& [gpu, peak] : peak_concurrency(records)) {
+        EXPECT_EQ(peak, 1) << "GPU " << gpu << " was given to two jobs at once";
+    }
+}
+
+TEST(Jobs, MoreGpusPerJobThanThePoolIsAUsageError)
+{
+    TempDir dir;
+    const auto result = run(dir, {{"--gpus", "0-3", "--gpus-per-job", "5"}, "true\n"});
+    EXPECT_EQ(result.exit_status, 2);
+    EXPECT_NE(result.err.find("--gpus-per-job 5 is more than the 4 GPUs in the pool"),
+              std::string::npos)
+        << result.err;
+    const auto mig = run(dir, {{"--gpus", "MIG-a,MIG-b", "--gpus-per-job", "2"}, "true\n"});
+    EXPECT_EQ(mig.exit_status, 2);
+    EXPECT_NE(mig.err.find("one MIG instance at most"), std::string::npos) << mig.err;
+}
+
 TEST(Jobs, JobEnvironmentNamesJobAndGpu)
 {
     TempDir dir;

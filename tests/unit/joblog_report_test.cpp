@@ -61,6 +61,16 @@ TEST(JoblogReport, OverlappingAttemptsOnOneGpuAreCountedOnce)
     EXPECT_DOUBLE_EQ(summary.gpus[0].busy, 15);
 }
 
+TEST(JoblogReport, AJobOfSeveralGpusKeepsEachBusyAndHasABarOnEach)
+{
+    const std::vector<JoblogRecord> log = {attempt(1, "0,1", 0, 10), attempt(2, "1", 10, 5)};
+    const auto summary = summarize_joblog(log);
+    ASSERT_EQ(summary.gpus.size(), 2u);
+    EXPECT_DOUBLE_EQ(summary.gpus[0].busy, 10);
+    EXPECT_DOUBLE_EQ(summary.gpus[1].busy, 15);
+    EXPECT_EQ(count(render_timeline_svg(log), "<rect class=\"attempt "), 3u);
+}
+
 TEST(JoblogReport, GpuRowsFollowIndexOrder)
 {
     const auto summary = summarize_joblog({attempt(1, "10", 0, 1), attempt(2, "GPU-b", 0, 1),

@@ -41,7 +41,7 @@ bool arms_timer(const std::vector<Action>& actions)
 
 Command command(JobId id)
 {
-    return Command{id, "job " + std::to_string(id), 1, std::nullopt};
+    return Command{id, "job " + std::to_string(id), 1, {}};
 }
 
 SchedulerOptions ahead(std::size_t read_ahead)
@@ -60,17 +60,17 @@ TEST(Scheduler, StartsAJobAsSoonAsAGpuIsFree)
     auto first = starts(scheduler.on_command(command(1)));
     ASSERT_EQ(first.size(), 1u);
     EXPECT_EQ(first[0].command.id, 1u);
-    EXPECT_EQ(first[0].gpu, GpuSlot{0});
+    EXPECT_EQ(first[0].gpus.front(), GpuSlot{0});
     auto second = starts(scheduler.on_command(command(2)));
     ASSERT_EQ(second.size(), 1u);
-    EXPECT_EQ(second[0].gpu, GpuSlot{1});
+    EXPECT_EQ(second[0].gpus.front(), GpuSlot{1});
     EXPECT_TRUE(starts(scheduler.on_command(command(3))).empty());
     EXPECT_EQ(scheduler.queued_count(), 1u);
 
     auto next = starts(scheduler.on_job_exit(1, k_success));
     ASSERT_EQ(next.size(), 1u);
     EXPECT_EQ(next[0].command.id, 3u);
-    EXPECT_EQ(next[0].gpu, GpuSlot{0});
+    EXPECT_EQ(next[0].gpus.front(), GpuSlot{0});
 }
 
 TEST(Scheduler, HandsFreedGpusOutInTheOrderTheyWereFreed)
@@ -81,8 +81,8 @@ TEST(Scheduler, HandsFreedGpusOutInTheOrderTheyWereFreed)
     }
     scheduler.on_job_exit(3, k_success); // frees GPU 2
     scheduler.on_job_exit(1, k_success); // frees GPU 0
-    EXPECT_EQ(starts(scheduler.on_command(command(4)))[0].gpu, GpuSlot{2});
-    EXPECT_EQ(starts(scheduler.on_command(command(5)))[0].gpu, GpuSlot{0});
+    EXPECT_EQ(starts(scheduler.on_command(command(4)))[0].gpus.front(), GpuSlot{2});
+    EXPECT_EQ(starts(scheduler.on_command(command(5)))[0].gpus.front(), GpuSlot{0});
 }
 
 TEST(Scheduler, ReadAheadIsBounded)
@@ -131,7 +131,7 @@ TEST(Scheduler, SpawnFailureReturnsTheGpuAndCountsAFailure)
     auto next = starts(scheduler.on_spawn_failure(1));
     ASSERT_EQ(next.size(), 1u);
     EXPECT_EQ(next[0].command.id, 2u);
-    EXPECT_EQ(next[0].gpu, GpuSlot{0});
+    EXPECT_EQ(next[0].gpus.front(), GpuSlot{0});
     EXPECT_EQ(scheduler.counts().failed, 1u);
 }
 
@@ -284,7 +284,7 @@ TEST(Scheduler, RetryAvoidsTheGpuItFailedOnWhenAnotherIsFree)
     scheduler.on_command(command(1)); // GPU 0
     auto started = starts(scheduler.on_job_exit(1, k_exit_one));
     ASSERT_EQ(started.size(), 1u);
-    EXPECT_NE(started[0].gpu, GpuSlot{0});
+    EXPECT_NE(started[0].gpus.front(), GpuSlot{0});
 }
 
 TEST(Scheduler, RetriesRunOutThenTheJobFails)
@@ -349,6 +349,40 @@ TEST(Scheduler, HaltOnSuccess)
     EXPECT_EQ(signals_sent(actions), std::vector<int>{SIGTERM});
     scheduler.on_job_exit(1, JobOutcome{0, SIGTERM});
     EXPECT_EQ(scheduler.exit_status(), 0);
+}
+
+TEST(Scheduler, SeveralJobsPerGpu)
+{
+    Scheduler scheduler(GpuPool({"0", "1"}, 2), ahead(8));
+    std::vector<GpuSlot> placed;
+    for (JobId id = 1; id <= 5; ++id) {
+        for (const auto& start : starts(scheduler.on_command(command(id)))) {
+            placed.push_back(start.gpus.front());
+        }
+    }
+    EXPECT_EQ(placed, (std::vector<GpuSlot>{0, 1, 0, 1})) << "job 5 waits: both GPUs are full";
+    EXPECT_EQ(starts(scheduler.on_job_exit(2, k_success))[0].gpus, GpuSlots{1});
+}
+
+TEST(Scheduler, SeveralGpusPerJobStartInInputOrder)
+{
+    auto options = ahead(8);
+    options.gpus_per_job = 2;
+    Scheduler scheduler(GpuPool({"0", "1", "2"}), options);
+    EXPECT_EQ(starts(scheduler.on_command(command(1)))[0].gpus, (GpuSlots{0, 1}));
+    EXPECT_TRUE(starts(scheduler.on_command(command(2))).empty()) << "one GPU is not enough";
+    EXPECT_TRUE(starts(scheduler.on_command(command(3))).empty());
+    const auto next = starts(scheduler.on_job_exit(1, k_success));
+    ASSERT_EQ(next.size(), 1u);
+    EXPECT_EQ(next[0].command.id, 2u);
+    EXPECT_EQ(next[0].gpus, (GpuSlots{2, 0}));
+}
+
+TEST(Scheduler, MoreGpusPerJobThanThePoolIsRefused)
+{
+    auto options = ahead(8);
+    options.gpus_per_job = 3;
+    EXPECT_THROW(Scheduler(GpuPool({"0", "1"}), options), std::invalid_argument);
 }
 
 TEST(Scheduler, UnknownJobExitIsALogicError)

@@ -53,7 +53,7 @@ private:
     struct RunningJob {
         JobId id = 0;
         unsigned attempt = 1;
-        GpuSlot gpu = 0;
+        std::string gpu; // its GPU ids, comma-separated as in CUDA_VISIBLE_DEVICES
         std::string command;
         Clock::time_point started;
         std::chrono::system_clock::time_point started_wall;
