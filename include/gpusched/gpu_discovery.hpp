@@ -2,31 +2,49 @@
 
 #include <gpusched/errors.hpp>
 
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <vector>
 
 namespace gpusched {
 
-// What the CUDA probe found: the number of devices, or why there are none.
-struct DeviceCount {
-    int count = 0;
-    std::string problem; // empty when the probe ran; else why no device could be counted
+// One GPU as CUDA sees it with CUDA_DEVICE_ORDER=PCI_BUS_ID, so `index` is nvidia-smi's.
+struct GpuInfo {
+    int index = 0;
+    std::string uuid; // GPU-xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx
+    std::string name;
+    std::uint64_t total_memory = 0; // bytes
 };
 
-// Counts the GPUs of this machine. The real one runs cudaGetDeviceCount in a short-lived
-// child process; tests use a fake, since a GPU is hardware that may be absent.
+// What the CUDA probe found: the GPUs, or why there are none.
+struct GpuInventory {
+    std::vector<GpuInfo> gpus;
+    std::string problem; // empty when the probe ran; else why no GPU could be listed
+};
+
+// Lists the GPUs of this machine. The real one runs the CUDA runtime in a short-lived child
+// process; tests use a fake, since a GPU is hardware that may be absent.
 class GpuProbe {
 public:
     virtual ~GpuProbe() = default;
-    virtual DeviceCount count_devices() = 0;
+    virtual GpuInventory inventory() = 0;
 };
 
 // The GPU ids jobs are given, by precedence: --gpus tokens; else the entries of the
-// scheduler's own CUDA_VISIBLE_DEVICES; else indices 0..N-1 from the probe, which is
-// asked only in that last case. No GPU at all is an error that says how to pass --gpus.
+// scheduler's own CUDA_VISIBLE_DEVICES, as written; else every GPU the probe finds, which is
+// asked only then, or to turn indices into UUIDs when `use_uuids` (--uuid). No GPU at all is
+// an error that says how to pass --gpus.
 Parsed<std::vector<std::string>> resolve_gpu_ids(const std::vector<std::string>& gpus_option,
                                                  const std::optional<std::string>& visible_devices,
-                                                 GpuProbe& probe);
+                                                 GpuProbe& probe, bool use_uuids = false);
+
+// The probe's report, one GPU per line ("INDEX\tUUID\tTOTAL_BYTES\tNAME"), or "error: WHY";
+// and its reading back, which turns anything else into a problem.
+std::string format_inventory(const GpuInventory& inventory);
+GpuInventory parse_inventory(std::string_view text);
+
+// "GPU-8e6b0c3a-2f1d-4c55-9f0e-0123456789ab" from the 16 bytes CUDA and NVML share.
+std::string format_gpu_uuid(const unsigned char (&bytes)[16]);
 
 } // namespace gpusched

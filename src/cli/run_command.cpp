@@ -98,6 +98,8 @@ void add_run_options(CLI::App& app, RunOptions& options)
                    "input order")
         ->check(CLI::PositiveNumber)
         ->capture_default_str();
+    app.add_flag("--uuid", options.uuid,
+                 "Give jobs GPU UUIDs instead of indices (GPU indices in --gpus are mapped too)");
     auto* quiet = app.add_flag("-q,--quiet", options.quiet, "Log only errors, not each job");
     app.add_flag("-v,--verbose", options.verbose, "Log debugging detail")->excludes(quiet);
 
@@ -212,8 +214,8 @@ int run_scheduler(RunOptions options)
 
     sys::InputReader input(options.inputs, options.fifo);
     sys::ProbeChild probe(to_milliseconds(options.probe_timeout_seconds));
-    auto gpu_ids = value_or_usage_error(
-        resolve_gpu_ids(options.gpus, environment_variable("CUDA_VISIBLE_DEVICES"), probe));
+    auto gpu_ids = value_or_usage_error(resolve_gpu_ids(
+        options.gpus, environment_variable("CUDA_VISIBLE_DEVICES"), probe, options.uuid));
     check_gpus_per_job(options, gpu_ids);
     auto scheduler_settings = scheduler_options(options, gpu_ids.size());
     spdlog::debug("GPUs: {}; shell {}; reading up to {} commands ahead", fmt::join(gpu_ids, ", "),

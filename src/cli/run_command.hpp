@@ -31,6 +31,7 @@ struct RunOptions {
     bool no_progress = false;
     unsigned jobs_per_gpu = 1;
     unsigned gpus_per_job = 1;
+    bool uuid = false;
 };
 
 void add_run_options(CLI::App& app, RunOptions& options);

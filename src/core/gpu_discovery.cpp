@@ -1,33 +1,123 @@
 #include <gpusched/gpu_discovery.hpp>
 
 #include <gpusched/gpu_list.hpp>
+#include <gpusched/split.hpp>
 
 #include <fmt/format.h>
 
+#include <charconv>
+
 namespace gpusched {
+namespace {
+
+ParseError no_gpu(const std::string& why)
+{
+    return ParseError{fmt::format(
+        "no GPU found ({}); name the GPUs to use with --gpus, e.g. --gpus 0,1 or --gpus 0-3",
+        why.empty() ? "CUDA reports no device" : why)};
+}
+
+template <class Number>
+bool parse_number(std::string_view text, Number& value)
+{
+    const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
+    return error == std::errc{} && end == text.data() + text.size() && !text.empty();
+}
+
+// Replaces GPU indices by their UUIDs; other ids stay as they are.
+Parsed<std::vector<std::string>> to_uuids(std::vector<std::string> ids, GpuProbe& probe)
+{
+    const auto found = probe.inventory();
+    for (auto& id : ids) {
+        int index = -1;
+        if (!parse_number(id, index)) {
+            continue;
+        }
+        if (!found.problem.empty()) {
+            return ParseError{fmt::format("--uuid: cannot list the GPUs: {}", found.problem)};
+        }
+        if (index < 0 || static_cast<std::size_t>(index) >= found.gpus.size()) {
+            return ParseError{
+                fmt::format("--uuid: there is no GPU {}; CUDA finds {}", id, found.gpus.size())};
+        }
+        id = found.gpus[static_cast<std::size_t>(index)].uuid;
+    }
+    return ids;
+}
+
+} // namespace
 
 Parsed<std::vector<std::string>> resolve_gpu_ids(const std::vector<std::string>& gpus_option,
                                                  const std::optional<std::string>& visible_devices,
-                                                 GpuProbe& probe)
+                                                 GpuProbe& probe, bool use_uuids)
 {
     if (!gpus_option.empty()) {
-        return parse_gpu_list(gpus_option);
+        auto ids = parse_gpu_list(gpus_option);
+        if (!use_uuids || std::holds_alternative<ParseError>(ids)) {
+            return ids;
+        }
+        return to_uuids(std::move(std::get<std::vector<std::string>>(ids)), probe);
     }
     if (visible_devices) {
         return parse_visible_devices(*visible_devices);
     }
-    const DeviceCount found = probe.count_devices();
-    if (found.count <= 0) {
-        const std::string why = found.problem.empty() ? "CUDA reports no device" : found.problem;
-        return ParseError{fmt::format(
-            "no GPU found ({}); name the GPUs to use with --gpus, e.g. --gpus 0,1 or --gpus 0-3",
-            why)};
+    const GpuInventory found = probe.inventory();
+    if (found.gpus.empty()) {
+        return no_gpu(found.problem);
     }
     std::vector<std::string> ids;
-    for (int index = 0; index < found.count; ++index) {
-        ids.push_back(std::to_string(index));
+    for (const auto& gpu : found.gpus) {
+        ids.push_back(use_uuids ? gpu.uuid : std::to_string(gpu.index));
     }
     return ids;
+}
+
+std::string format_inventory(const GpuInventory& inventory)
+{
+    if (!inventory.problem.empty()) {
+        return fmt::format("error: {}\n", inventory.problem);
+    }
+    std::string text;
+    for (const auto& gpu : inventory.gpus) {
+        text += fmt::format("{}\t{}\t{}\t{}\n", gpu.index, gpu.uuid, gpu.total_memory, gpu.name);
+    }
+    return text;
+}
+
+GpuInventory parse_inventory(std::string_view text)
+{
+    constexpr std::string_view error_prefix = "error: ";
+    GpuInventory inventory;
+    if (text.substr(0, error_prefix.size()) == error_prefix) {
+        auto why = text.substr(error_prefix.size());
+        inventory.problem = std::string(why.substr(0, why.find('\n')));
+        return inventory;
+    }
+    for (const auto line : split(text, '\n')) {
+        if (line.empty()) {
+            continue;
+        }
+        const auto fields = split(line, '\t');
+        GpuInfo gpu;
+        if (fields.size() != 4 || !parse_number(fields[0], gpu.index) ||
+            !parse_number(fields[2], gpu.total_memory)) {
+            return GpuInventory{{}, fmt::format("the GPU probe answered '{}'", line)};
+        }
+        gpu.uuid = std::string(fields[1]);
+        gpu.name = std::string(fields[3]);
+        inventory.gpus.push_back(std::move(gpu));
+    }
+    return inventory;
+}
+
+std::string format_gpu_uuid(const unsigned char (&bytes)[16])
+{
+    std::string hex;
+    for (const unsigned char byte : bytes) {
+        hex += fmt::format("{:02x}", byte);
+    }
+    return fmt::format("GPU-{}-{}-{}-{}-{}", hex.substr(0, 8), hex.substr(8, 4), hex.substr(12, 4),
+                       hex.substr(16, 4), hex.substr(20));
 }
 
 } // namespace gpusched

@@ -5,16 +5,31 @@
 
 #include <fmt/format.h>
 
+#include <cstring>
+
 namespace gpusched::gpu {
 
-DeviceCount count_devices_in_this_process()
+GpuInventory inventory_in_this_process()
 {
     int count = 0;
-    const cudaError_t error = cudaGetDeviceCount(&count);
-    if (error != cudaSuccess) {
-        return {0, fmt::format("cudaGetDeviceCount: {}", cudaGetErrorString(error))};
+    if (const cudaError_t error = cudaGetDeviceCount(&count); error != cudaSuccess) {
+        return {{}, fmt::format("cudaGetDeviceCount: {}", cudaGetErrorString(error))};
     }
-    return {count, {}};
+    GpuInventory inventory;
+    for (int index = 0; index < count; ++index) {
+        cudaDeviceProp properties{};
+        if (const cudaError_t error = cudaGetDeviceProperties(&properties, index);
+            error != cudaSuccess) {
+            return {
+                {},
+                fmt::format("cudaGetDeviceProperties({}): {}", index, cudaGetErrorString(error))};
+        }
+        unsigned char uuid[16];
+        std::memcpy(uuid, properties.uuid.bytes, sizeof uuid);
+        inventory.gpus.push_back(
+            GpuInfo{index, format_gpu_uuid(uuid), properties.name, properties.totalGlobalMem});
+    }
+    return inventory;
 }
 
 } // namespace gpusched::gpu

@@ -3,9 +3,9 @@
 
 namespace gpusched::gpu {
 
-DeviceCount count_devices_in_this_process()
+GpuInventory inventory_in_this_process()
 {
-    return {0, "this gpusched was built without CUDA, so it cannot discover GPUs"};
+    return {{}, "this gpusched was built without CUDA, so it cannot discover GPUs"};
 }
 
 } // namespace gpusched::gpu

@@ -1,6 +1,7 @@
 #include <gpusched/sys/probe_child.hpp>
 
 #include <gpusched/gpu/cuda_probe.hpp>
+#include <gpusched/job_environment.hpp>
 #include <gpusched/sys/spawn_actions.hpp>
 #include <gpusched/sys/system_error.hpp>
 #include <gpusched/sys/unique_fd.hpp>
@@ -13,7 +14,6 @@
 
 #include <array>
 #include <cerrno>
-#include <charconv>
 #include <csignal>
 #include <cstring>
 #include <string>
@@ -24,28 +24,19 @@ namespace gpusched::sys {
 namespace {
 
 constexpr const char* k_self = "/proc/self/exe";
-constexpr std::size_t k_longest_answer = 4096;
-
-DeviceCount parse_answer(std::string_view answer)
-{
-    while (!answer.empty() && (answer.back() == '\n' || answer.back() == ' ')) {
-        answer.remove_suffix(1);
-    }
-    constexpr std::string_view error_prefix = "error: ";
-    if (answer.substr(0, error_prefix.size()) == error_prefix) {
-        return {0, std::string(answer.substr(error_prefix.size()))};
-    }
-    int count = 0;
-    const auto [end, error] = std::from_chars(answer.data(), answer.data() + answer.size(), count);
-    if (error != std::errc{} || end != answer.data() + answer.size() || count < 0) {
-        return {0, fmt::format("the GPU probe answered '{}'", answer)};
-    }
-    return {count, {}};
-}
+constexpr std::size_t k_longest_answer = 64 * 1024;
 
 } // namespace
 
-DeviceCount ProbeChild::count_devices()
+GpuInventory ProbeChild::inventory()
+{
+    if (!m_answer) {
+        m_answer = ask_child();
+    }
+    return *m_answer;
+}
+
+GpuInventory ProbeChild::ask_child() const
 {
     std::array<int, 2> ends{};
     if (pipe2(ends.data(), O_CLOEXEC) != 0) {
@@ -64,7 +55,7 @@ DeviceCount ProbeChild::count_devices()
     pid_t pid = -1;
     if (const int error =
             posix_spawn(&pid, k_self, actions.get(), attributes.get(), argv, environ)) {
-        return {0, fmt::format("cannot start the GPU probe {}: {}", k_self, std::strerror(error))};
+        return {{}, fmt::format("cannot start the GPU probe {}: {}", k_self, std::strerror(error))};
     }
     write_end.reset();
 
@@ -100,25 +91,20 @@ DeviceCount ProbeChild::count_devices()
         // jobs rather than waited for here.
         kill(pid, SIGKILL);
         waitpid(pid, nullptr, WNOHANG);
-        return {0, fmt::format("the CUDA probe did not answer within {} ms", m_timeout.count())};
+        return {{}, fmt::format("the CUDA probe did not answer within {} ms", m_timeout.count())};
     }
     int status = 0;
     while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
     }
     if (WIFSIGNALED(status)) {
-        return {0, fmt::format("the CUDA probe was killed by signal {}", WTERMSIG(status))};
+        return {{}, fmt::format("the CUDA probe was killed by signal {}", WTERMSIG(status))};
     }
-    return parse_answer(answer);
+    return parse_inventory(answer);
 }
 
 int run_probe_and_print()
 {
-    const DeviceCount found = gpu::count_devices_in_this_process();
-    if (found.problem.empty()) {
-        fmt::print("{}\n", found.count);
-    } else {
-        fmt::print("error: {}\n", found.problem);
-    }
+    fmt::print("{}", format_inventory(gpu::inventory_in_this_process()));
     std::fflush(stdout);
     return 0;
 }

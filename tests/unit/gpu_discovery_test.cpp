@@ -8,8 +8,8 @@ namespace {
 // Stands in for the CUDA probe on machines without a GPU.
 class FakeProbe final : public GpuProbe {
 public:
-    explicit FakeProbe(DeviceCount answer) : m_answer(std::move(answer)) {}
-    DeviceCount count_devices() override
+    explicit FakeProbe(GpuInventory answer) : m_answer(std::move(answer)) {}
+    GpuInventory inventory() override
     {
         ++calls;
         return m_answer;
@@ -17,14 +17,24 @@ public:
     int calls = 0;
 
 private:
-    DeviceCount m_answer;
+    GpuInventory m_answer;
 };
 
 using Ids = std::vector<std::string>;
 
+GpuInventory gpus(int count)
+{
+    GpuInventory inventory;
+    for (int index = 0; index < count; ++index) {
+        inventory.gpus.push_back(
+            GpuInfo{index, "GPU-0000000" + std::to_string(index), "Fake H100", 80ULL << 30});
+    }
+    return inventory;
+}
+
 TEST(GpuDiscovery, GpusOptionWinsAndSkipsTheProbe)
 {
-    FakeProbe probe({8, {}});
+    FakeProbe probe(gpus(8));
     auto ids = resolve_gpu_ids({"1,2"}, std::string("5"), probe);
     EXPECT_EQ(std::get<Ids>(ids), (Ids{"1", "2"}));
     EXPECT_EQ(probe.calls, 0);
@@ -32,7 +42,7 @@ TEST(GpuDiscovery, GpusOptionWinsAndSkipsTheProbe)
 
 TEST(GpuDiscovery, VisibleDevicesAreThePoolAsWritten)
 {
-    FakeProbe probe({8, {}});
+    FakeProbe probe(gpus(8));
     auto ids = resolve_gpu_ids({}, std::string("6,GPU-x,2"), probe);
     EXPECT_EQ(std::get<Ids>(ids), (Ids{"6", "GPU-x", "2"}));
     EXPECT_EQ(probe.calls, 0);
@@ -40,28 +50,60 @@ TEST(GpuDiscovery, VisibleDevicesAreThePoolAsWritten)
 
 TEST(GpuDiscovery, EmptyVisibleDevicesIsAnError)
 {
-    FakeProbe probe({8, {}});
+    FakeProbe probe(gpus(8));
     auto ids = resolve_gpu_ids({}, std::string(""), probe);
     ASSERT_TRUE(std::holds_alternative<ParseError>(ids));
     EXPECT_EQ(probe.calls, 0);
 }
 
-TEST(GpuDiscovery, ProbedCountBecomesIndices)
+TEST(GpuDiscovery, ProbedGpusBecomeIndicesOrUuids)
 {
-    FakeProbe probe({3, {}});
-    auto ids = resolve_gpu_ids({}, std::nullopt, probe);
-    EXPECT_EQ(std::get<Ids>(ids), (Ids{"0", "1", "2"}));
-    EXPECT_EQ(probe.calls, 1);
+    FakeProbe probe(gpus(3));
+    EXPECT_EQ(std::get<Ids>(resolve_gpu_ids({}, std::nullopt, probe)), (Ids{"0", "1", "2"}));
+    EXPECT_EQ(std::get<Ids>(resolve_gpu_ids({}, std::nullopt, probe, true)),
+              (Ids{"GPU-00000000", "GPU-00000001", "GPU-00000002"}));
+}
+
+TEST(GpuDiscovery, UuidOptionMapsGivenIndices)
+{
+    FakeProbe probe(gpus(3));
+    EXPECT_EQ(std::get<Ids>(resolve_gpu_ids({"2,MIG-x"}, std::nullopt, probe, true)),
+              (Ids{"GPU-00000002", "MIG-x"}));
+    auto missing = resolve_gpu_ids({"5"}, std::nullopt, probe, true);
+    ASSERT_TRUE(std::holds_alternative<ParseError>(missing));
+    EXPECT_NE(std::get<ParseError>(missing).message.find("there is no GPU 5; CUDA finds 3"),
+              std::string::npos);
 }
 
 TEST(GpuDiscovery, NoGpuSaysHowToPassGpus)
 {
-    FakeProbe probe({0, "this gpusched was built without CUDA"});
+    FakeProbe probe(GpuInventory{{}, "this gpusched was built without CUDA"});
     auto ids = resolve_gpu_ids({}, std::nullopt, probe);
     ASSERT_TRUE(std::holds_alternative<ParseError>(ids));
     const auto& message = std::get<ParseError>(ids).message;
     EXPECT_NE(message.find("built without CUDA"), std::string::npos) << message;
     EXPECT_NE(message.find("--gpus"), std::string::npos) << message;
+}
+
+TEST(GpuInventoryText, RoundTrips)
+{
+    const auto inventory = gpus(2);
+    const auto back = parse_inventory(format_inventory(inventory));
+    ASSERT_EQ(back.gpus.size(), 2u);
+    EXPECT_EQ(back.gpus[1].uuid, "GPU-00000001");
+    EXPECT_EQ(back.gpus[1].name, "Fake H100");
+    EXPECT_EQ(back.gpus[1].total_memory, 80ULL << 30);
+    EXPECT_TRUE(back.problem.empty());
+    EXPECT_EQ(parse_inventory(format_inventory(GpuInventory{{}, "no driver"})).problem, "no driver");
+    EXPECT_FALSE(parse_inventory("garbage\n").problem.empty());
+    EXPECT_TRUE(parse_inventory("").gpus.empty());
+}
+
+TEST(GpuUuid, FormatsLikeNvidiaSmi)
+{
+    const unsigned char bytes[16] = {0x8e, 0x6b, 0x0c, 0x3a, 0x2f, 0x1d, 0x4c, 0x55,
+                                     0x9f, 0x0e, 0x01, 0x23, 0x45, 0x67, 0x89, 0xab};
+    EXPECT_EQ(format_gpu_uuid(bytes), "GPU-8e6b0c3a-2f1d-4c55-9f0e-0123456789ab");
 }
 
 } // namespace
