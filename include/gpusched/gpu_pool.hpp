@@ -27,8 +27,12 @@ public:
     // The ids of `slots` joined with commas, as CUDA_VISIBLE_DEVICES takes them.
     std::string ids_of(const GpuSlots& slots) const;
 
-    // `count` distinct GPUs with room for one more job each, or nothing if there are not that
-    // many. GPUs in `avoid` (where the job just failed) are passed over if others will do.
+    // A GPU that is busy with someone else's work (--skip-busy) gets no job until usable again.
+    void set_usable(GpuSlot slot, bool usable) { m_gpus.at(slot).usable = usable; }
+    bool usable(GpuSlot slot) const { return m_gpus.at(slot).usable; }
+
+    // `count` distinct usable GPUs with room for one more job each, or nothing if there are not
+    // that many. GPUs in `avoid` (where the job just failed) are passed over if others will do.
     std::optional<GpuSlots> acquire(std::size_t count = 1, const GpuSlots& avoid = {});
     // Releasing a GPU that holds no job is a logic error: the count would go wrong and hand
     // one GPU to too many jobs.
@@ -38,6 +42,7 @@ private:
     struct Gpu {
         unsigned load = 0;
         unsigned long long last_release = 0; // when a job last left it, in release order
+        bool usable = true;
     };
 
     std::vector<std::string> m_ids;

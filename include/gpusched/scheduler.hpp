@@ -96,6 +96,8 @@ public:
     // second one or when the kill timer fires. SIGUSR1: stop reading, let running jobs end.
     std::vector<Action> on_signal(int signal);
     std::vector<Action> on_kill_timer();
+    // --skip-busy found a GPU busy with someone else's work, or free again.
+    std::vector<Action> on_gpu_usable(GpuSlot gpu, bool usable);
 
     // True when the scheduler has nothing left to wait for and the caller should exit.
     bool done() const;

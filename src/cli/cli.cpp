@@ -61,8 +61,11 @@ int run(int argc, char** argv)
     ReportOptions report_options;
     auto* report = add_report_command(app, report_options);
 
-    // Internal: the short-lived child that initialises CUDA so the scheduler never does.
+    // Internal: the short-lived children that load CUDA and NVML so the scheduler never does.
     auto* probe = app.add_subcommand("__probe-cuda", "")->group("");
+    std::vector<std::string> usage_ids;
+    auto* usage = app.add_subcommand("__probe-usage", "")->group("");
+    usage->add_option("ID", usage_ids);
 
     try {
         app.parse(argc, argv);
@@ -71,7 +74,10 @@ int run(int argc, char** argv)
         return status == 0 ? k_exit_success : k_exit_usage;
     }
     if (*probe) {
-        return sys::run_probe_and_print();
+        return sys::print_cuda_inventory();
+    }
+    if (*usage) {
+        return sys::print_gpu_usage(usage_ids);
     }
     if (*report) {
         return run_report(report_options);

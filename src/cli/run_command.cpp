@@ -100,6 +100,17 @@ void add_run_options(CLI::App& app, RunOptions& options)
         ->capture_default_str();
     app.add_flag("--uuid", options.uuid,
                  "Give jobs GPU UUIDs instead of indices (GPU indices in --gpus are mapped too)");
+    auto* skip_busy = app.add_flag(
+        "--skip-busy", options.skip_busy,
+        "Give no job to a GPU that runs compute processes gpusched did not start (read with "
+        "NVML, loaded at run time)");
+    app.add_option("--max-used-mib", options.max_used_mib,
+                   "With --skip-busy: also skip a GPU with more than M MiB of memory in use")
+        ->needs(skip_busy);
+    app.add_option("--recheck", options.recheck_seconds,
+                   "Seconds between looks at skipped GPUs, taken only while jobs wait")
+        ->check(CLI::PositiveNumber)
+        ->capture_default_str();
     auto* quiet = app.add_flag("-q,--quiet", options.quiet, "Log only errors, not each job");
     app.add_flag("-v,--verbose", options.verbose, "Log debugging detail")->excludes(quiet);
 
@@ -179,6 +190,12 @@ sys::RunnerOptions runner_options(const RunOptions& options)
         runner.output_files.emplace(*options.output_dir);
     }
     runner.tag = options.tag;
+    if (options.skip_busy) {
+        runner.usage_probe =
+            std::make_unique<sys::UsageProbeChild>(to_milliseconds(options.probe_timeout_seconds));
+        runner.busy_rule.max_used_mib = options.max_used_mib;
+        runner.recheck = to_milliseconds(options.recheck_seconds);
+    }
     if (options.resume || options.resume_failed) {
         runner.resume.emplace(options.resume ? ResumeMode::resume : ResumeMode::resume_failed);
         sys::load_joblog(*options.joblog, *runner.resume);
@@ -213,7 +230,7 @@ int run_scheduler(RunOptions options)
     sys::SignalChannel signals{SIGCHLD, SIGINT, SIGTERM, SIGHUP, SIGUSR1, SIGPIPE};
 
     sys::InputReader input(options.inputs, options.fifo);
-    sys::ProbeChild probe(to_milliseconds(options.probe_timeout_seconds));
+    sys::CudaProbeChild probe(to_milliseconds(options.probe_timeout_seconds));
     auto gpu_ids = value_or_usage_error(resolve_gpu_ids(
         options.gpus, environment_variable("CUDA_VISIBLE_DEVICES"), probe, options.uuid));
     check_gpus_per_job(options, gpu_ids);

@@ -32,6 +32,9 @@ struct RunOptions {
     unsigned jobs_per_gpu = 1;
     unsigned gpus_per_job = 1;
     bool uuid = false;
+    bool skip_busy = false;
+    std::optional<std::uint64_t> max_used_mib;
+    double recheck_seconds = 5;
 };
 
 void add_run_options(CLI::App& app, RunOptions& options);

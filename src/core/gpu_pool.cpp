@@ -35,7 +35,7 @@ std::optional<GpuSlots> GpuPool::acquire(std::size_t count, const GpuSlots& avoi
 {
     GpuSlots candidates;
     for (GpuSlot slot = 0; slot < m_gpus.size(); ++slot) {
-        if (m_gpus[slot].load < m_jobs_per_gpu) {
+        if (m_gpus[slot].usable && m_gpus[slot].load < m_jobs_per_gpu) {
             candidates.push_back(slot);
         }
     }

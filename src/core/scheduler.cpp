@@ -129,6 +129,12 @@ std::vector<Action> Scheduler::on_kill_timer()
     return {SignalRunningJobs{SIGKILL}};
 }
 
+std::vector<Action> Scheduler::on_gpu_usable(GpuSlot gpu, bool usable)
+{
+    m_pool.set_usable(gpu, usable);
+    return start_what_fits();
+}
+
 std::vector<Action> Scheduler::start_what_fits()
 {
     std::vector<Action> actions;

@@ -36,8 +36,7 @@ int dry_run(Scheduler& scheduler, InputReader& input, const std::optional<Resume
                 } else if (resume && resume->should_skip(id, line->line.text)) {
                     spdlog::info("job {} skipped: the job log records it", id);
                 } else {
-                    take(scheduler.on_command(
-                        Command{id, std::move(line->line.text), 1, {}}));
+                    take(scheduler.on_command(Command{id, std::move(line->line.text), 1, {}}));
                 }
                 continue;
             }

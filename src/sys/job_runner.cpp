@@ -9,6 +9,7 @@
 #include <poll.h>
 #include <sys/wait.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <csignal>
 #include <cstring>
@@ -41,7 +42,8 @@ JobRunner::JobRunner(Scheduler& scheduler, InputReader& input, SignalChannel& si
                      const JobSpawner& spawner, const JobEnvironment& environment,
                      RunnerOptions options)
     : m_scheduler(scheduler), m_input(input), m_signals(signals), m_spawner(spawner),
-      m_environment(environment), m_options(std::move(options))
+      m_environment(environment), m_options(std::move(options)),
+      m_busy_reasons(scheduler.pool().size())
 {
     if (m_options.tag) {
         auto progress = m_options.progress;
@@ -58,6 +60,9 @@ int JobRunner::run()
     m_started = Clock::now();
     become_child_subreaper();
     try {
+        if (m_options.usage_probe) {
+            check_busy_gpus();
+        }
         take_input();
         while (!finished()) {
             wait_for_events();
@@ -102,6 +107,9 @@ std::optional<JobRunner::Clock::time_point> JobRunner::next_deadline() const
     }
     if (const auto draw = next_progress_draw()) {
         earlier(*draw);
+    }
+    if (const auto check = next_busy_check()) {
+        earlier(*check);
     }
     return next;
 }
@@ -344,6 +352,9 @@ void JobRunner::handle_signals()
 void JobRunner::fire_due_timers()
 {
     const auto now = Clock::now();
+    if (const auto check = next_busy_check(); check && now >= *check) {
+        check_busy_gpus();
+    }
     if (m_kill_deadline && now >= *m_kill_deadline) {
         m_kill_deadline.reset();
         apply(m_scheduler.on_kill_timer());
@@ -360,14 +371,68 @@ void JobRunner::fire_due_timers()
         }
         auto& job = m_running.at(pid->second);
         if (timer.signal == SIGTERM) {
-            spdlog::warn("job {} on GPU {} passed --timeout: {}, SIGKILL in {}", job.id,
-                         job.gpu, signal_name(SIGTERM),
-                         format_duration(m_options.kill_after));
+            spdlog::warn("job {} on GPU {} passed --timeout: {}, SIGKILL in {}", job.id, job.gpu,
+                         signal_name(SIGTERM), format_duration(m_options.kill_after));
             job.timed_out = true;
             m_job_timers.emplace(now + m_options.kill_after,
                                  JobTimer{job.id, job.attempt, SIGKILL});
         }
         kill(-pid->second, timer.signal);
+    }
+}
+
+// GPUs busy with work gpusched did not start are looked at again only while jobs wait for a
+// GPU, every --recheck seconds: no polling while there is nothing to gain.
+std::optional<JobRunner::Clock::time_point> JobRunner::next_busy_check() const
+{
+    const bool any_busy = std::any_of(m_busy_reasons.begin(), m_busy_reasons.end(),
+                                      [](const auto& reason) { return reason.has_value(); });
+    if (!m_options.usage_probe || !any_busy || m_scheduler.queued_count() == 0) {
+        return std::nullopt;
+    }
+    return m_last_busy_check + m_options.recheck;
+}
+
+void JobRunner::check_busy_gpus()
+{
+    m_last_busy_check = Clock::now();
+    const auto& ids = m_scheduler.pool().ids();
+    const auto report = m_options.usage_probe->usage(ids);
+    if (!report.problem.empty()) {
+        spdlog::warn("--skip-busy cannot tell which GPUs are busy ({}); every GPU is used",
+                     report.problem);
+        m_options.usage_probe.reset();
+        for (GpuSlot slot = 0; slot < ids.size(); ++slot) {
+            if (std::exchange(m_busy_reasons[slot], std::nullopt)) {
+                apply(m_scheduler.on_gpu_usable(slot, true));
+            }
+        }
+        return;
+    }
+    for (GpuSlot slot = 0; slot < ids.size(); ++slot) {
+        const auto found = report.gpus.find(ids[slot]);
+        if (found == report.gpus.end()) {
+            continue;
+        }
+        std::vector<int> foreign;
+        for (const int pid : found->second.compute_pids) {
+            if (!descends_from(pid, getpid())) {
+                foreign.push_back(pid);
+            }
+        }
+        auto reason = m_options.busy_rule.busy_reason(found->second, foreign,
+                                                      m_scheduler.pool().load(slot) > 0);
+        if (reason == m_busy_reasons[slot]) {
+            continue; // logged once per change
+        }
+        if (reason) {
+            spdlog::warn("GPU {} skipped: {}", ids[slot], *reason);
+        } else {
+            spdlog::info("GPU {} is free again", ids[slot]);
+        }
+        const bool usable = !reason;
+        m_busy_reasons[slot] = std::move(reason);
+        apply(m_scheduler.on_gpu_usable(slot, usable));
     }
 }
 

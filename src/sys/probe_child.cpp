@@ -1,6 +1,7 @@
 #include <gpusched/sys/probe_child.hpp>
 
 #include <gpusched/gpu/cuda_probe.hpp>
+#include <gpusched/gpu/nvml_usage.hpp>
 #include <gpusched/job_environment.hpp>
 #include <gpusched/sys/spawn_actions.hpp>
 #include <gpusched/sys/system_error.hpp>
@@ -16,7 +17,6 @@
 #include <cerrno>
 #include <csignal>
 #include <cstring>
-#include <string>
 
 extern char** environ;
 
@@ -24,19 +24,11 @@ namespace gpusched::sys {
 namespace {
 
 constexpr const char* k_self = "/proc/self/exe";
-constexpr std::size_t k_longest_answer = 64 * 1024;
+constexpr std::size_t k_longest_answer = 1024 * 1024;
 
 } // namespace
 
-GpuInventory ProbeChild::inventory()
-{
-    if (!m_answer) {
-        m_answer = ask_child();
-    }
-    return *m_answer;
-}
-
-GpuInventory ProbeChild::ask_child() const
+ProbeAnswer run_probe_child(const std::vector<std::string>& args, std::chrono::milliseconds timeout)
 {
     std::array<int, 2> ends{};
     if (pipe2(ends.data(), O_CLOEXEC) != 0) {
@@ -50,19 +42,29 @@ GpuInventory ProbeChild::ask_child() const
         .dup2(write_end.get(), STDOUT_FILENO)
         .close_from(STDERR_FILENO + 1);
     SpawnAttributes attributes;
-    char* const argv[] = {const_cast<char*>("gpusched"), const_cast<char*>("__probe-cuda"),
-                          nullptr};
+    std::vector<char*> argv = {const_cast<char*>("gpusched")};
+    for (const auto& arg : args) {
+        argv.push_back(const_cast<char*>(arg.c_str()));
+    }
+    argv.push_back(nullptr);
+    const JobEnvironment environment(environ);
+    std::vector<char*> envp;
+    for (const auto& variable : environment.base()) {
+        envp.push_back(const_cast<char*>(variable.c_str()));
+    }
+    envp.push_back(nullptr);
     pid_t pid = -1;
     if (const int error =
-            posix_spawn(&pid, k_self, actions.get(), attributes.get(), argv, environ)) {
-        return {{}, fmt::format("cannot start the GPU probe {}: {}", k_self, std::strerror(error))};
+            posix_spawn(&pid, k_self, actions.get(), attributes.get(), argv.data(), envp.data())) {
+        return {{},
+                fmt::format("cannot start {} {}: {}", k_self, args.front(), std::strerror(error))};
     }
     write_end.reset();
 
-    std::string answer;
-    const auto deadline = std::chrono::steady_clock::now() + m_timeout;
+    ProbeAnswer answer;
+    const auto deadline = std::chrono::steady_clock::now() + timeout;
     bool timed_out = false;
-    while (answer.size() < k_longest_answer) {
+    while (answer.output.size() < k_longest_answer) {
         const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
             deadline - std::chrono::steady_clock::now());
         if (left.count() <= 0) {
@@ -78,12 +80,12 @@ GpuInventory ProbeChild::ask_child() const
             timed_out = ready == 0;
             break;
         }
-        std::array<char, 512> chunk{};
+        std::array<char, 4096> chunk{};
         const auto got = ::read(read_end.get(), chunk.data(), chunk.size());
         if (got <= 0) {
             break;
         }
-        answer.append(chunk.data(), static_cast<std::size_t>(got));
+        answer.output.append(chunk.data(), static_cast<std::size_t>(got));
     }
 
     if (timed_out) {
@@ -91,20 +93,45 @@ GpuInventory ProbeChild::ask_child() const
         // jobs rather than waited for here.
         kill(pid, SIGKILL);
         waitpid(pid, nullptr, WNOHANG);
-        return {{}, fmt::format("the CUDA probe did not answer within {} ms", m_timeout.count())};
+        return {{}, fmt::format("{} did not answer within {} ms", args.front(), timeout.count())};
     }
     int status = 0;
     while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
     }
     if (WIFSIGNALED(status)) {
-        return {{}, fmt::format("the CUDA probe was killed by signal {}", WTERMSIG(status))};
+        return {{}, fmt::format("{} was killed by signal {}", args.front(), WTERMSIG(status))};
     }
-    return parse_inventory(answer);
+    return answer;
 }
 
-int run_probe_and_print()
+GpuInventory CudaProbeChild::inventory()
+{
+    if (!m_answer) {
+        const auto answer = run_probe_child({"__probe-cuda"}, m_timeout);
+        m_answer = answer.problem.empty() ? parse_inventory(answer.output)
+                                          : GpuInventory{{}, answer.problem};
+    }
+    return *m_answer;
+}
+
+UsageReport UsageProbeChild::usage(const std::vector<std::string>& ids)
+{
+    std::vector<std::string> args = {"__probe-usage"};
+    args.insert(args.end(), ids.begin(), ids.end());
+    const auto answer = run_probe_child(args, m_timeout);
+    return answer.problem.empty() ? parse_usage(answer.output) : UsageReport{{}, answer.problem};
+}
+
+int print_cuda_inventory()
 {
     fmt::print("{}", format_inventory(gpu::inventory_in_this_process()));
+    std::fflush(stdout);
+    return 0;
+}
+
+int print_gpu_usage(const std::vector<std::string>& ids)
+{
+    fmt::print("{}", format_usage(gpu::nvml_usage(ids)));
     std::fflush(stdout);
     return 0;
 }

@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include <fstream>
+#include <sstream>
 
 namespace gpusched::sys {
 
@@ -28,6 +29,28 @@ std::vector<pid_t> direct_children()
         children.push_back(pid);
     }
     return children;
+}
+
+bool descends_from(pid_t pid, pid_t ancestor)
+{
+    // A chain longer than this is no real process tree; it bounds the walk all the same.
+    constexpr int k_deepest = 256;
+    for (int depth = 0; depth < k_deepest && pid > 1; ++depth) {
+        if (pid == ancestor) {
+            return true;
+        }
+        std::ifstream stat(fmt::format("/proc/{}/stat", pid));
+        std::string line;
+        if (!std::getline(stat, line)) {
+            return false;
+        }
+        // "PID (COMMAND) STATE PPID ...": the command may hold spaces and parentheses.
+        const auto after_command = line.rfind(')');
+        std::istringstream fields(line.substr(after_command + 1));
+        std::string state;
+        fields >> state >> pid;
+    }
+    return false;
 }
 
 } // namespace gpusched::sys

@@ -1,5 +1,6 @@
 #pragma once
 
+#include <gpusched/gpu_usage.hpp>
 #include <gpusched/job_environment.hpp>
 #include <gpusched/resume_state.hpp>
 #include <gpusched/scheduler.hpp>
@@ -33,6 +34,10 @@ struct RunnerOptions {
     std::optional<JoblogFile> joblog;
     std::optional<ResumeState> resume;
     std::shared_ptr<ProgressLine> progress;
+    // --skip-busy: where usage is read from, what counts as busy, how often to look again.
+    std::unique_ptr<UsageProbe> usage_probe;
+    BusyRule busy_rule;
+    std::chrono::milliseconds recheck{5'000};
 };
 
 // The one event loop: waits in a single poll on the input, a signalfd (signals and child
@@ -80,6 +85,8 @@ private:
     void fire_due_timers();
     std::optional<Clock::time_point> next_progress_draw() const;
     void redraw_progress();
+    void check_busy_gpus();
+    std::optional<Clock::time_point> next_busy_check() const;
     void report_unstarted();
     void report_summary();
 
@@ -105,6 +112,8 @@ private:
     std::size_t m_attempts = 0;
     Clock::time_point m_last_progress_draw{};
     bool m_progress_stale = false; // something changed since the line was drawn
+    std::vector<std::optional<std::string>> m_busy_reasons; // per GPU, while --skip-busy skips it
+    Clock::time_point m_last_busy_check{};
 };
 
 } // namespace gpusched::sys

@@ -15,4 +15,7 @@ void become_child_subreaper();
 // the kernel does not expose /proc/PID/task/TID/children.
 std::vector<pid_t> direct_children();
 
+// True when `pid` is `ancestor` or one of its descendants, by the parent links in /proc.
+bool descends_from(pid_t pid, pid_t ancestor);
+
 } // namespace gpusched::sys

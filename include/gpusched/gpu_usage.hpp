@@ -1,0 +1,50 @@
+#pragma once
+
+#include <gpusched/errors.hpp>
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace gpusched {
+
+// What NVML tells of one GPU: memory in use and the processes computing on it.
+struct GpuUsage {
+    std::uint64_t used_memory = 0;  // bytes
+    std::uint64_t total_memory = 0; // bytes
+    std::vector<int> compute_pids;
+};
+
+// Usage by GPU id (an index or a UUID, as jobs are given them), or why none could be read.
+struct UsageReport {
+    std::map<std::string, GpuUsage> gpus;
+    std::string problem; // NVML absent or failing: busy detection is unavailable
+};
+
+// Reads GPU usage. The real one runs NVML in a short-lived child process; tests use a fake.
+class UsageProbe {
+public:
+    virtual ~UsageProbe() = default;
+    virtual UsageReport usage(const std::vector<std::string>& ids) = 0;
+};
+
+// The usage probe's report ("ID\tUSED\tTOTAL\tPID,PID" per line, or "error: WHY") and back.
+std::string format_usage(const UsageReport& report);
+UsageReport parse_usage(std::string_view text);
+
+// --skip-busy: a GPU is busy when it has compute processes gpusched did not start, or, while
+// no job of gpusched runs on it, more than `max_used_mib` of memory in use.
+struct BusyRule {
+    std::optional<std::uint64_t> max_used_mib;
+
+    // Why the GPU is busy, or nothing if it is free for a job. `foreign_pids` are the compute
+    // processes that are not gpusched's jobs or their descendants.
+    std::optional<std::string> busy_reason(const GpuUsage& usage,
+                                           const std::vector<int>& foreign_pids,
+                                           bool runs_our_jobs) const;
+};
+
+} // namespace gpusched

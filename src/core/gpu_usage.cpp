@@ -1,0 +1,85 @@
+#include <gpusched/gpu_usage.hpp>
+
+#include <gpusched/split.hpp>
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <charconv>
+
+namespace gpusched {
+namespace {
+
+template <class Number>
+bool parse_number(std::string_view text, Number& value)
+{
+    const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
+    return error == std::errc{} && end == text.data() + text.size() && !text.empty();
+}
+
+constexpr std::uint64_t k_mebibyte = 1024 * 1024;
+
+} // namespace
+
+std::string format_usage(const UsageReport& report)
+{
+    if (!report.problem.empty()) {
+        return fmt::format("error: {}\n", report.problem);
+    }
+    std::string text;
+    for (const auto& [id, usage] : report.gpus) {
+        text += fmt::format("{}\t{}\t{}\t{}\n", id, usage.used_memory, usage.total_memory,
+                            fmt::join(usage.compute_pids, ","));
+    }
+    return text;
+}
+
+UsageReport parse_usage(std::string_view text)
+{
+    constexpr std::string_view error_prefix = "error: ";
+    UsageReport report;
+    if (text.substr(0, error_prefix.size()) == error_prefix) {
+        const auto why = text.substr(error_prefix.size());
+        report.problem = std::string(why.substr(0, why.find('\n')));
+        return report;
+    }
+    for (const auto line : split(text, '\n')) {
+        if (line.empty()) {
+            continue;
+        }
+        const auto fields = split(line, '\t');
+        GpuUsage usage;
+        bool valid = fields.size() == 4 && parse_number(fields[1], usage.used_memory) &&
+                     parse_number(fields[2], usage.total_memory);
+        for (const auto pid : valid && !fields[3].empty() ? split(fields[3], ',')
+                                                          : std::vector<std::string_view>{}) {
+            int value = 0;
+            valid = valid && parse_number(pid, value);
+            usage.compute_pids.push_back(value);
+        }
+        if (!valid) {
+            return UsageReport{{}, fmt::format("the usage probe answered '{}'", line)};
+        }
+        report.gpus.emplace(std::string(fields[0]), std::move(usage));
+    }
+    return report;
+}
+
+std::optional<std::string> BusyRule::busy_reason(const GpuUsage& usage,
+                                                 const std::vector<int>& foreign_pids,
+                                                 bool runs_our_jobs) const
+{
+    if (!foreign_pids.empty()) {
+        return fmt::format("{} compute process{} not started by gpusched (pid {})",
+                           foreign_pids.size(), foreign_pids.size() == 1 ? "" : "es",
+                           fmt::join(foreign_pids, ", "));
+    }
+    // Memory our own jobs use says nothing about anyone else.
+    if (max_used_mib && !runs_our_jobs && usage.used_memory > *max_used_mib * k_mebibyte) {
+        return fmt::format("{} MiB of memory in use, more than --max-used-mib {}",
+                           usage.used_memory / k_mebibyte, *max_used_mib);
+    }
+    return std::nullopt;
+}
+
+} // namespace gpusched
