@@ -3,6 +3,7 @@
 find_package(CLI11 CONFIG REQUIRED)
 find_package(fmt REQUIRED)
 find_package(spdlog REQUIRED)
+find_package(nlohmann_json 3 REQUIRED)
 
 # The CUDA runtime is only used by the short-lived probe child (src/gpu/cuda_probe.cpp).
 # It is linked statically so the binary does not need a matching libcudart at run time;

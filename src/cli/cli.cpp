@@ -1,5 +1,6 @@
 #include "cli.hpp"
 
+#include "gpus_command.hpp"
 #include "hypersearch_command.hpp"
 #include "report_command.hpp"
 #include "run_command.hpp"
@@ -60,6 +61,8 @@ int run(int argc, char** argv)
 
     ReportOptions report_options;
     auto* report = add_report_command(app, report_options);
+    GpusOptions gpus_options;
+    auto* gpus = add_gpus_command(app, gpus_options);
 
     // Internal: the short-lived children that load CUDA and NVML so the scheduler never does.
     auto* probe = app.add_subcommand("__probe-cuda", "")->group("");
@@ -81,6 +84,9 @@ int run(int argc, char** argv)
     }
     if (*report) {
         return run_report(report_options);
+    }
+    if (*gpus) {
+        return run_gpus(gpus_options);
     }
     return run_scheduler(run_options);
 }

@@ -7,6 +7,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <array>
 #include <cstdio>
 #include <memory>
@@ -81,6 +82,58 @@ TEST_F(Gpu, DiscoveryFindsEveryGpuThatNvidiaSmiLists)
         expected.insert(fmt::format("{} PCI_BUS_ID", i));
     }
     EXPECT_EQ(seen, expected);
+}
+
+TEST_F(Gpu, UuidsAndTheGpusCommandMatchNvidiaSmi)
+{
+    TempDir dir;
+    const auto uuids = split_lines(output_of("nvidia-smi --query-gpu=uuid --format=csv,noheader"));
+    ASSERT_EQ(uuids.size(), static_cast<std::size_t>(m_gpus));
+    std::string commands;
+    for (int i = 0; i < m_gpus; ++i) {
+        commands += fmt::format("echo \"$CUDA_VISIBLE_DEVICES\" >> {}; sleep 0.2\n",
+                                (dir / "seen").string());
+    }
+    const auto result =
+        run(dir, {{"--uuid"}, commands, std::nullopt, {{"CUDA_VISIBLE_DEVICES", std::nullopt}}});
+    ASSERT_EQ(result.exit_status, 0) << result.err;
+    auto seen = split_lines(read_file(dir / "seen"));
+    std::sort(seen.begin(), seen.end());
+    auto expected = uuids;
+    std::sort(expected.begin(), expected.end());
+    EXPECT_EQ(seen, expected);
+    const auto listed = run(
+        dir,
+        {{"gpus", "--json"}, std::nullopt, std::nullopt, {{"CUDA_VISIBLE_DEVICES", std::nullopt}}});
+    ASSERT_EQ(listed.exit_status, 0) << listed.err;
+    for (const auto& uuid : uuids) {
+        EXPECT_NE(listed.out.find(uuid), std::string::npos) << listed.out;
+    }
+    EXPECT_EQ(listed.out.find("\"processes\": null"), std::string::npos) << "NVML answered";
+}
+
+TEST_F(Gpu, EachJobSeesExactlyTheGpuItWasGiven)
+{
+    TempDir dir;
+    // gpusched's own CUDA probe is the CUDA program: it prints every device it can see.
+    std::string commands;
+    for (int i = 0; i < m_gpus; ++i) {
+        commands += fmt::format(
+            "{} __probe-cuda > {}/seen-$GPUSCHED_JOB_ID; echo \"$CUDA_VISIBLE_DEVICES\" > "
+            "{}/given-$GPUSCHED_JOB_ID\n",
+            binary().string(), dir.path().string(), dir.path().string());
+    }
+    const auto result =
+        run(dir, {{"--uuid"}, commands, std::nullopt, {{"CUDA_VISIBLE_DEVICES", std::nullopt}}});
+    ASSERT_EQ(result.exit_status, 0) << result.err;
+    for (int job = 1; job <= m_gpus; ++job) {
+        const auto seen = split_lines(read_file(dir / fmt::format("seen-{}", job)));
+        const auto given = split_lines(read_file(dir / fmt::format("given-{}", job)));
+        ASSERT_EQ(seen.size(), 1u) << "job " << job << " sees " << seen.size() << " devices";
+        ASSERT_EQ(given.size(), 1u);
+        EXPECT_NE(seen[0].find("\t" + given[0] + "\t"), std::string::npos)
+            << seen[0] << " vs " << given[0];
+    }
 }
 
 TEST_F(Gpu, TheSchedulerHoldsNoGpuDeviceFile)

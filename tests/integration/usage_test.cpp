@@ -59,6 +59,23 @@ TEST(Usage, NegativeKillAfter)
     expect_usage_error({"--gpus", "0", "--kill-after", "-1"}, "kill-after");
 }
 
+TEST(GpusCommand, ListsThePoolAsJsonAndSaysWhatIsUnknown)
+{
+    TempDir dir;
+    const auto result = run(dir, {{"gpus", "--gpus", "0,GPU-x", "--json"}});
+    ASSERT_EQ(result.exit_status, 0) << result.err;
+    EXPECT_NE(result.out.find("\"id\": \"0\""), std::string::npos) << result.out;
+    EXPECT_NE(result.out.find("\"id\": \"GPU-x\""), std::string::npos) << result.out;
+    if (!fs::exists("/dev/nvidiactl")) {
+        EXPECT_NE(result.out.find("\"processes\": null"), std::string::npos) << result.out;
+        EXPECT_NE(result.err.find("memory use and processes unknown"), std::string::npos)
+            << result.err;
+    }
+    const auto table = run(dir, {{"gpus", "--gpus", "3"}});
+    EXPECT_EQ(table.exit_status, 0);
+    EXPECT_EQ(table.out.rfind("ID ", 0), 0u) << table.out;
+}
+
 TEST(Usage, HelpAndVersionSucceed)
 {
     TempDir dir;

@@ -1,0 +1,123 @@
+#include "gpus_command.hpp"
+
+#include <gpusched/errors.hpp>
+#include <gpusched/exit_status.hpp>
+#include <gpusched/gpu_discovery.hpp>
+#include <gpusched/sys/probe_child.hpp>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include <cstdlib>
+#include <fstream>
+
+namespace gpusched::cli {
+namespace {
+
+constexpr std::uint64_t k_mib = 1024 * 1024;
+
+std::string command_of(int pid)
+{
+    std::ifstream comm(fmt::format("/proc/{}/comm", pid));
+    std::string name;
+    std::getline(comm, name);
+    return name;
+}
+
+const GpuInfo* find_gpu(const GpuInventory& inventory, const std::string& id)
+{
+    for (const auto& gpu : inventory.gpus) {
+        if (gpu.uuid == id || std::to_string(gpu.index) == id) {
+            return &gpu;
+        }
+    }
+    return nullptr;
+}
+
+} // namespace
+
+CLI::App* add_gpus_command(CLI::App& app, GpusOptions& options)
+{
+    auto* gpus = app.add_subcommand(
+        "gpus", "List the GPUs a run would use: id, UUID, name, memory, processes (NVML)");
+    gpus->add_option("-g,--gpus", options.gpus, "The GPU ids to list, as for a run")
+        ->expected(1, -1);
+    gpus->add_flag("--json", options.json, "Print JSON instead of a table");
+    gpus->add_option("--probe-timeout", options.probe_timeout_seconds,
+                     "Seconds to wait for the CUDA and NVML probes")
+        ->check(CLI::PositiveNumber)
+        ->capture_default_str();
+    return gpus;
+}
+
+int run_gpus(const GpusOptions& options)
+{
+    const auto timeout =
+        std::chrono::milliseconds(static_cast<long long>(options.probe_timeout_seconds * 1000));
+    sys::CudaProbeChild probe(timeout);
+    const char* visible = std::getenv("CUDA_VISIBLE_DEVICES");
+    const auto ids = value_or_usage_error(resolve_gpu_ids(
+        options.gpus, visible ? std::optional<std::string>(visible) : std::nullopt, probe));
+    const auto inventory = probe.inventory();
+    const auto usage = sys::UsageProbeChild(timeout).usage(ids);
+
+    nlohmann::ordered_json listed = nlohmann::ordered_json::array();
+    for (const auto& id : ids) {
+        nlohmann::ordered_json entry = {{"id", id},
+                                        {"index", nullptr},
+                                        {"uuid", nullptr},
+                                        {"name", nullptr},
+                                        {"memory_total_mib", nullptr},
+                                        {"memory_used_mib", nullptr},
+                                        {"processes", nullptr}};
+        if (const auto* gpu = find_gpu(inventory, id)) {
+            entry["index"] = gpu->index;
+            entry["uuid"] = gpu->uuid;
+            entry["name"] = gpu->name;
+            entry["memory_total_mib"] = gpu->total_memory / k_mib;
+        }
+        if (const auto found = usage.gpus.find(id); found != usage.gpus.end()) {
+            entry["memory_used_mib"] = found->second.used_memory / k_mib;
+            entry["memory_total_mib"] = found->second.total_memory / k_mib;
+            entry["processes"] = nlohmann::ordered_json::array();
+            for (const int pid : found->second.compute_pids) {
+                entry["processes"].push_back({{"pid", pid}, {"command", command_of(pid)}});
+            }
+        }
+        listed.push_back(std::move(entry));
+    }
+    if (!usage.problem.empty()) {
+        fmt::print(stderr, "gpusched: memory use and processes unknown: {}\n", usage.problem);
+    }
+    if (options.json) {
+        fmt::print("{}\n", listed.dump(2));
+        return k_exit_success;
+    }
+    const auto text = [](const nlohmann::ordered_json& value) {
+        return value.is_null()     ? std::string("?")
+               : value.is_string() ? value.get<std::string>()
+                                   : value.dump();
+    };
+    fmt::print("{:<8} {:<40} {:<24} {:>17}  {}\n", "ID", "UUID", "NAME", "MEMORY USED/TOTAL",
+               "PROCESSES");
+    for (const auto& entry : listed) {
+        std::string processes = "?";
+        if (entry["processes"].is_array()) {
+            processes.clear();
+            for (const auto& process : entry["processes"]) {
+                processes +=
+                    fmt::format("{}{} ({})", processes.empty() ? "" : ", ",
+                                process["pid"].get<int>(), process["command"].get<std::string>());
+            }
+            processes = processes.empty() ? "none" : processes;
+        }
+        fmt::print("{:<8} {:<40} {:<24} {:>17}  {}\n", text(entry["id"]), text(entry["uuid"]),
+                   text(entry["name"]),
+                   fmt::format("{}/{} MiB", text(entry["memory_used_mib"]),
+                               text(entry["memory_total_mib"])),
+                   processes);
+    }
+    return k_exit_success;
+}
+
+} // namespace gpusched::cli
