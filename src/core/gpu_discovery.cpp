@@ -1,11 +1,10 @@
 #include <gpusched/gpu_discovery.hpp>
 
 #include <gpusched/gpu_list.hpp>
+#include <gpusched/parse_number.hpp>
 #include <gpusched/split.hpp>
 
 #include <fmt/format.h>
-
-#include <charconv>
 
 namespace gpusched {
 namespace {
@@ -17,22 +16,16 @@ ParseError no_gpu(const std::string& why)
         why.empty() ? "CUDA reports no device" : why)};
 }
 
-template <class Number>
-bool parse_number(std::string_view text, Number& value)
-{
-    const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
-    return error == std::errc{} && end == text.data() + text.size() && !text.empty();
-}
-
 // Replaces GPU indices by their UUIDs; other ids stay as they are.
 Parsed<std::vector<std::string>> to_uuids(std::vector<std::string> ids, GpuProbe& probe)
 {
     const auto found = probe.inventory();
     for (auto& id : ids) {
-        int index = -1;
-        if (!parse_number(id, index)) {
+        const auto number = parse_number<int>(id);
+        if (!number) {
             continue;
         }
+        const int index = *number;
         if (!found.problem.empty()) {
             return ParseError{fmt::format("--uuid: cannot list the GPUs: {}", found.problem)};
         }
@@ -98,14 +91,14 @@ GpuInventory parse_inventory(std::string_view text)
             continue;
         }
         const auto fields = split(line, '\t');
-        GpuInfo gpu;
-        if (fields.size() != 4 || !parse_number(fields[0], gpu.index) ||
-            !parse_number(fields[2], gpu.total_memory)) {
+        const auto index = fields.size() == 4 ? parse_number<int>(fields[0]) : std::nullopt;
+        const auto memory =
+            fields.size() == 4 ? parse_number<std::uint64_t>(fields[2]) : std::nullopt;
+        if (!index || !memory) {
             return GpuInventory{{}, fmt::format("the GPU probe answered '{}'", line)};
         }
-        gpu.uuid = std::string(fields[1]);
-        gpu.name = std::string(fields[3]);
-        inventory.gpus.push_back(std::move(gpu));
+        inventory.gpus.push_back(
+            GpuInfo{*index, std::string(fields[1]), std::string(fields[3]), *memory});
     }
     return inventory;
 }

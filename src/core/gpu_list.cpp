@@ -1,11 +1,11 @@
 #include <gpusched/gpu_list.hpp>
 
+#include <gpusched/parse_number.hpp>
 #include <gpusched/split.hpp>
 
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <charconv>
 #include <optional>
 #include <unordered_set>
 
@@ -23,12 +23,8 @@ bool is_decimal(std::string_view text)
 
 std::optional<unsigned long> parse_index(std::string_view text)
 {
-    unsigned long value = 0;
-    const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
-    if (error != std::errc{} || end != text.data() + text.size() || value > k_max_gpu_index) {
-        return std::nullopt;
-    }
-    return value;
+    const auto value = parse_number<unsigned long>(text);
+    return value && *value <= k_max_gpu_index ? value : std::nullopt;
 }
 
 // Adds one id, or returns why it cannot be added. Indices are compared by value, so "00"

@@ -1,21 +1,13 @@
 #include <gpusched/gpu_usage.hpp>
 
+#include <gpusched/parse_number.hpp>
 #include <gpusched/split.hpp>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
-#include <charconv>
-
 namespace gpusched {
 namespace {
-
-template <class Number>
-bool parse_number(std::string_view text, Number& value)
-{
-    const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
-    return error == std::errc{} && end == text.data() + text.size() && !text.empty();
-}
 
 constexpr std::uint64_t k_mebibyte = 1024 * 1024;
 
@@ -48,14 +40,17 @@ UsageReport parse_usage(std::string_view text)
             continue;
         }
         const auto fields = split(line, '\t');
-        GpuUsage usage;
-        bool valid = fields.size() == 4 && parse_number(fields[1], usage.used_memory) &&
-                     parse_number(fields[2], usage.total_memory);
+        const auto used =
+            fields.size() == 4 ? parse_number<std::uint64_t>(fields[1]) : std::nullopt;
+        const auto total =
+            fields.size() == 4 ? parse_number<std::uint64_t>(fields[2]) : std::nullopt;
+        bool valid = used && total;
+        GpuUsage usage{used.value_or(0), total.value_or(0), {}};
         for (const auto pid : valid && !fields[3].empty() ? split(fields[3], ',')
                                                           : std::vector<std::string_view>{}) {
-            int value = 0;
-            valid = valid && parse_number(pid, value);
-            usage.compute_pids.push_back(value);
+            const auto value = parse_number<int>(pid);
+            valid = valid && value;
+            usage.compute_pids.push_back(value.value_or(0));
         }
         if (!valid) {
             return UsageReport{{}, fmt::format("the usage probe answered '{}'", line)};

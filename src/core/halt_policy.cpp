@@ -1,8 +1,8 @@
 #include <gpusched/halt_policy.hpp>
 
-#include <fmt/format.h>
+#include <gpusched/parse_number.hpp>
 
-#include <charconv>
+#include <fmt/format.h>
 
 namespace gpusched {
 
@@ -43,12 +43,11 @@ Parsed<HaltPolicy> HaltPolicy::parse(std::string_view text)
         policy.percent = true;
         limit.remove_suffix(1);
     }
-    const auto [end, error] =
-        std::from_chars(limit.data(), limit.data() + limit.size(), policy.limit);
-    if (error != std::errc{} || end != limit.data() + limit.size() || policy.limit <= 0 ||
-        (policy.percent && policy.limit > 100)) {
+    const auto number = parse_number<double>(limit);
+    if (!number || *number <= 0 || (policy.percent && *number > 100)) {
         return bad;
     }
+    policy.limit = *number;
     return policy;
 }
 

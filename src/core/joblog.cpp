@@ -1,10 +1,9 @@
 #include <gpusched/joblog.hpp>
 
+#include <gpusched/parse_number.hpp>
 #include <gpusched/split.hpp>
 
 #include <fmt/format.h>
-
-#include <charconv>
 
 namespace gpusched {
 namespace {
@@ -12,13 +11,6 @@ namespace {
 constexpr std::string_view k_header =
     "Seq\tHost\tStarttime\tJobRuntime\tSend\tReceive\tExitval\tSignal\tCommand\tGPU";
 constexpr std::size_t k_fields_before_command = 8;
-
-template <class Number>
-bool parse_field(std::string_view text, Number& value)
-{
-    const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
-    return error == std::errc{} && end == text.data() + text.size() && !text.empty();
-}
 
 } // namespace
 
@@ -47,15 +39,25 @@ Parsed<JoblogRecord> parse_joblog_line(std::string_view line)
                                       k_fields_before_command + 2, fields.size())};
     }
     JoblogRecord record;
-    if (!parse_field(fields[0], record.seq) || record.seq == 0) {
+    const auto seq = parse_number<JobId>(fields[0]);
+    if (!seq || *seq == 0) {
         return ParseError{fmt::format("bad Seq '{}'", fields[0])};
     }
-    if (!parse_field(fields[2], record.start) || !parse_field(fields[3], record.runtime)) {
+    const auto start = parse_number<double>(fields[2]);
+    const auto runtime = parse_number<double>(fields[3]);
+    if (!start || !runtime) {
         return ParseError{"bad Starttime or JobRuntime"};
     }
-    if (!parse_field(fields[6], record.exit_code) || !parse_field(fields[7], record.signal)) {
+    const auto exit_code = parse_number<int>(fields[6]);
+    const auto signal = parse_number<int>(fields[7]);
+    if (!exit_code || !signal) {
         return ParseError{fmt::format("bad Exitval '{}' or Signal '{}'", fields[6], fields[7])};
     }
+    record.seq = *seq;
+    record.start = *start;
+    record.runtime = *runtime;
+    record.exit_code = *exit_code;
+    record.signal = *signal;
     // The command runs from the ninth field to the last tab, which starts the GPU.
     const auto command_start = static_cast<std::size_t>(fields[8].data() - line.data());
     const auto last_tab = line.rfind('\t');

@@ -1,5 +1,6 @@
 #include <gpusched/parameter_values.hpp>
 
+#include <gpusched/parse_number.hpp>
 #include <gpusched/split.hpp>
 
 #include <fmt/format.h>
@@ -16,21 +17,16 @@
 namespace gpusched {
 namespace {
 
+// A number in a range or distribution: a leading '+' is allowed, infinities and NaN are not.
 template <class Number>
-std::optional<Number> parse_number(std::string_view text)
+std::optional<Number> parse_spec_number(std::string_view text)
 {
-    Number value{};
-    const auto* first = text.data();
-    const auto* last = text.data() + text.size();
     if (!text.empty() && text.front() == '+') {
-        ++first;
+        text.remove_prefix(1);
     }
-    const auto [end, error] = std::from_chars(first, last, value);
-    if (error != std::errc{} || end != last || first == last) {
-        return std::nullopt;
-    }
+    const auto value = parse_number<Number>(text);
     if constexpr (std::is_floating_point_v<Number>) {
-        if (!std::isfinite(value)) {
+        if (value && !std::isfinite(*value)) {
             return std::nullopt;
         }
     }
@@ -94,9 +90,9 @@ Parsed<ValueList> ValueList::parse(std::string_view name, const std::vector<std:
             if (fields.size() != 3 && fields.size() != 4) {
                 return bad_spec(name, spec, expected);
             }
-            const auto start = parse_number<std::int64_t>(fields[1]);
-            const auto stop = parse_number<std::int64_t>(fields[2]);
-            const auto step = fields.size() == 4 ? parse_number<std::int64_t>(fields[3])
+            const auto start = parse_spec_number<std::int64_t>(fields[1]);
+            const auto stop = parse_spec_number<std::int64_t>(fields[2]);
+            const auto step = fields.size() == 4 ? parse_spec_number<std::int64_t>(fields[3])
                                                  : std::optional<std::int64_t>(1);
             if (!start || !stop || !step || *step == 0) {
                 return bad_spec(name, spec, expected);
@@ -120,9 +116,9 @@ Parsed<ValueList> ValueList::parse(std::string_view name, const std::vector<std:
             if (fields.size() != 4) {
                 return bad_spec(name, spec, expected);
             }
-            const auto first = parse_number<double>(fields[1]);
-            const auto last = parse_number<double>(fields[2]);
-            const auto count = parse_number<std::uint64_t>(fields[3]);
+            const auto first = parse_spec_number<double>(fields[1]);
+            const auto last = parse_spec_number<double>(fields[2]);
+            const auto count = parse_spec_number<std::uint64_t>(fields[3]);
             if (!first || !last || !count || *count == 0 ||
                 (logarithmic && (*first <= 0 || *last <= 0))) {
                 return bad_spec(name, spec, expected);
@@ -223,8 +219,10 @@ Parsed<RandomParameter> RandomParameter::parse(std::string_view name,
     const auto& spec = specs.front();
     const auto fields = split(spec, ':');
     if (starts_with(spec, "randint:")) {
-        const auto low = fields.size() == 3 ? parse_number<std::int64_t>(fields[1]) : std::nullopt;
-        const auto high = fields.size() == 3 ? parse_number<std::int64_t>(fields[2]) : std::nullopt;
+        const auto low =
+            fields.size() == 3 ? parse_spec_number<std::int64_t>(fields[1]) : std::nullopt;
+        const auto high =
+            fields.size() == 3 ? parse_spec_number<std::int64_t>(fields[2]) : std::nullopt;
         if (!low || !high || *low > *high) {
             return bad_spec(name, spec, "randint:A:B with integers A <= B");
         }
@@ -232,8 +230,8 @@ Parsed<RandomParameter> RandomParameter::parse(std::string_view name,
         return parameter;
     }
     const bool logarithmic = starts_with(spec, "loguniform:");
-    const auto low = fields.size() == 3 ? parse_number<double>(fields[1]) : std::nullopt;
-    const auto high = fields.size() == 3 ? parse_number<double>(fields[2]) : std::nullopt;
+    const auto low = fields.size() == 3 ? parse_spec_number<double>(fields[1]) : std::nullopt;
+    const auto high = fields.size() == 3 ? parse_spec_number<double>(fields[2]) : std::nullopt;
     if (!low || !high || *low >= *high || (logarithmic && *low <= 0)) {
         return bad_spec(name, spec,
                         logarithmic ? "loguniform:A:B with 0 < A < B" : "uniform:A:B with A < B");

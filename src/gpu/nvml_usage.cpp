@@ -1,10 +1,11 @@
 #include <gpusched/gpu/nvml_usage.hpp>
 
+#include <gpusched/parse_number.hpp>
+
 #include <fmt/format.h>
 
 #include <dlfcn.h>
 
-#include <charconv>
 #include <memory>
 #include <vector>
 
@@ -97,11 +98,9 @@ std::string load(Library& nvml)
 std::string read_usage(const Library& nvml, const std::string& id, GpuUsage& usage)
 {
     NvmlDevice device = nullptr;
-    unsigned int index = 0;
-    const auto [end, parse_error] = std::from_chars(id.data(), id.data() + id.size(), index);
-    const NvmlReturn found = parse_error == std::errc{} && end == id.data() + id.size()
-                                 ? nvml.by_index(index, &device)
-                                 : nvml.by_uuid(id.c_str(), &device);
+    const auto index = parse_number<unsigned int>(id);
+    const NvmlReturn found =
+        index ? nvml.by_index(*index, &device) : nvml.by_uuid(id.c_str(), &device);
     if (found != k_nvml_success) {
         return fmt::format("GPU {}: {}", id, nvml.error(found));
     }

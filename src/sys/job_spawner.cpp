@@ -1,3 +1,4 @@
+#include <gpusched/sys/write_all.hpp>
 #include <gpusched/sys/job_spawner.hpp>
 
 #include <gpusched/sys/unique_fd.hpp>
@@ -21,21 +22,6 @@ constexpr int k_script_fd = 3;
 
 // Descriptors the scheduler creates for itself start above the range a job may use.
 constexpr int k_private_fd_floor = 10;
-
-bool write_all(int fd, std::string_view bytes)
-{
-    while (!bytes.empty()) {
-        const auto written = ::write(fd, bytes.data(), bytes.size());
-        if (written < 0) {
-            if (errno == EINTR) {
-                continue;
-            }
-            return false;
-        }
-        bytes.remove_prefix(static_cast<std::size_t>(written));
-    }
-    return true;
-}
 
 } // namespace
 

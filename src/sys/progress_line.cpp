@@ -1,3 +1,4 @@
+#include <gpusched/sys/write_all.hpp>
 #include <gpusched/sys/progress_line.hpp>
 
 #include <gpusched/log_pattern.hpp>
@@ -11,17 +12,6 @@
 
 namespace gpusched::sys {
 namespace {
-
-void write_all(int fd, std::string_view bytes)
-{
-    while (!bytes.empty()) {
-        const auto written = ::write(fd, bytes.data(), bytes.size());
-        if (written <= 0) {
-            return;
-        }
-        bytes.remove_prefix(static_cast<std::size_t>(written));
-    }
-}
 
 // Carriage return, then erase to the end of the line.
 constexpr std::string_view k_erase_line = "\r\033[K";

@@ -1,3 +1,4 @@
+#include <gpusched/sys/write_all.hpp>
 #include <gpusched/sys/tagged_output.hpp>
 
 #include <gpusched/sys/system_error.hpp>
@@ -11,20 +12,6 @@
 
 namespace gpusched::sys {
 namespace {
-
-void write_all(int fd, std::string_view bytes)
-{
-    while (!bytes.empty()) {
-        const auto written = ::write(fd, bytes.data(), bytes.size());
-        if (written < 0) {
-            if (errno == EINTR) {
-                continue;
-            }
-            return; // our stdout is gone; the job's output has nowhere to go
-        }
-        bytes.remove_prefix(static_cast<std::size_t>(written));
-    }
-}
 
 } // namespace
 
@@ -64,6 +51,7 @@ void TaggedOutput::emit(Stream& stream, std::string_view line)
     if (m_around_write) {
         m_around_write(true);
     }
+    // A failed write means our own stdout is gone: the job's output has nowhere to go.
     write_all(stream.destination, tagged);
     if (m_around_write) {
         m_around_write(false);

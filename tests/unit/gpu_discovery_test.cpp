@@ -94,7 +94,8 @@ TEST(GpuInventoryText, RoundTrips)
     EXPECT_EQ(back.gpus[1].name, "Fake H100");
     EXPECT_EQ(back.gpus[1].total_memory, 80ULL << 30);
     EXPECT_TRUE(back.problem.empty());
-    EXPECT_EQ(parse_inventory(format_inventory(GpuInventory{{}, "no driver"})).problem, "no driver");
+    EXPECT_EQ(parse_inventory(format_inventory(GpuInventory{{}, "no driver"})).problem,
+              "no driver");
     EXPECT_FALSE(parse_inventory("garbage\n").problem.empty());
     EXPECT_TRUE(parse_inventory("").gpus.empty());
 }

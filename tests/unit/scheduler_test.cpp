@@ -7,36 +7,35 @@
 namespace gpusched {
 namespace {
 
-std::vector<StartJob> starts(const std::vector<Action>& actions)
+template <class T>
+std::vector<T> actions_of(const std::vector<Action>& actions)
 {
-    std::vector<StartJob> result;
+    std::vector<T> result;
     for (const auto& action : actions) {
-        if (const auto* start = std::get_if<StartJob>(&action)) {
-            result.push_back(*start);
+        if (const auto* wanted = std::get_if<T>(&action)) {
+            result.push_back(*wanted);
         }
     }
     return result;
 }
 
+std::vector<StartJob> starts(const std::vector<Action>& actions)
+{
+    return actions_of<StartJob>(actions);
+}
+
 std::vector<int> signals_sent(const std::vector<Action>& actions)
 {
     std::vector<int> result;
-    for (const auto& action : actions) {
-        if (const auto* signal = std::get_if<SignalRunningJobs>(&action)) {
-            result.push_back(signal->signal);
-        }
+    for (const auto& signal : actions_of<SignalRunningJobs>(actions)) {
+        result.push_back(signal.signal);
     }
     return result;
 }
 
 bool arms_timer(const std::vector<Action>& actions)
 {
-    for (const auto& action : actions) {
-        if (std::holds_alternative<ArmKillTimer>(action)) {
-            return true;
-        }
-    }
-    return false;
+    return !actions_of<ArmKillTimer>(actions).empty();
 }
 
 Command command(JobId id)
@@ -224,18 +223,6 @@ TEST(Scheduler, StopAfterDrainStillStops)
     EXPECT_EQ(signals_sent(scheduler.on_signal(SIGTERM)), std::vector<int>{SIGTERM});
     scheduler.on_job_exit(1, JobOutcome{0, SIGTERM});
     EXPECT_EQ(scheduler.exit_status(), 128 + SIGTERM);
-}
-
-template <class T>
-std::vector<T> actions_of(const std::vector<Action>& actions)
-{
-    std::vector<T> result;
-    for (const auto& action : actions) {
-        if (const auto* wanted = std::get_if<T>(&action)) {
-            result.push_back(*wanted);
-        }
-    }
-    return result;
 }
 
 SchedulerOptions with_retries(unsigned retries)
