@@ -2,6 +2,7 @@
 
 #include <gpusched/gpu_list.hpp>
 #include <gpusched/parse_number.hpp>
+#include <gpusched/probe_protocol.hpp>
 #include <gpusched/split.hpp>
 
 #include <fmt/format.h>
@@ -68,7 +69,7 @@ Parsed<std::vector<std::string>> resolve_gpu_ids(const std::vector<std::string>&
 std::string format_inventory(const GpuInventory& inventory)
 {
     if (!inventory.problem.empty()) {
-        return fmt::format("error: {}\n", inventory.problem);
+        return probe_error_line(inventory.problem);
     }
     std::string text;
     for (const auto& gpu : inventory.gpus) {
@@ -79,11 +80,9 @@ std::string format_inventory(const GpuInventory& inventory)
 
 GpuInventory parse_inventory(std::string_view text)
 {
-    constexpr std::string_view error_prefix = "error: ";
     GpuInventory inventory;
-    if (text.substr(0, error_prefix.size()) == error_prefix) {
-        auto why = text.substr(error_prefix.size());
-        inventory.problem = std::string(why.substr(0, why.find('\n')));
+    if (auto why = probe_error(text)) {
+        inventory.problem = std::move(*why);
         return inventory;
     }
     for (const auto line : split(text, '\n')) {

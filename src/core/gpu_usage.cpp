@@ -1,6 +1,7 @@
 #include <gpusched/gpu_usage.hpp>
 
 #include <gpusched/parse_number.hpp>
+#include <gpusched/probe_protocol.hpp>
 #include <gpusched/split.hpp>
 
 #include <fmt/format.h>
@@ -16,7 +17,7 @@ constexpr std::uint64_t k_mebibyte = 1024 * 1024;
 std::string format_usage(const UsageReport& report)
 {
     if (!report.problem.empty()) {
-        return fmt::format("error: {}\n", report.problem);
+        return probe_error_line(report.problem);
     }
     std::string text;
     for (const auto& [id, usage] : report.gpus) {
@@ -28,11 +29,9 @@ std::string format_usage(const UsageReport& report)
 
 UsageReport parse_usage(std::string_view text)
 {
-    constexpr std::string_view error_prefix = "error: ";
     UsageReport report;
-    if (text.substr(0, error_prefix.size()) == error_prefix) {
-        const auto why = text.substr(error_prefix.size());
-        report.problem = std::string(why.substr(0, why.find('\n')));
+    if (auto why = probe_error(text)) {
+        report.problem = std::move(*why);
         return report;
     }
     for (const auto line : split(text, '\n')) {
