@@ -15,7 +15,7 @@ echo "examples/fake_train.sh first 1" > "$queue"     # one writer
   echo "examples/fake_train.sh third 1"
 } > "$queue"
 
-sleep 0.5
-kill -USR1 "$scheduler"   # drain: run what is running, start nothing new, exit
+sleep 1.5                 # long enough for all three to have started
+kill -USR1 "$scheduler"   # drain: let running jobs finish, start nothing new, exit
 wait "$scheduler"
 rm -f "$queue"
