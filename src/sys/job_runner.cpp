@@ -116,7 +116,8 @@ std::optional<JobRunner::Clock::time_point> JobRunner::next_deadline() const
 
 void JobRunner::wait_for_events()
 {
-    std::vector<pollfd> fds;
+    auto& fds = m_poll_fds; // reused: this runs once per event
+    fds.clear();
     fds.push_back({m_signals.fd(), POLLIN, 0});
     const int input_fd = m_scheduler.wants_input() ? m_input.fd_to_poll() : -1;
     if (input_fd >= 0) {
@@ -248,6 +249,9 @@ void JobRunner::record_attempt(const RunningJob& job, JobOutcome outcome)
     const auto runtime = Clock::now() - job.started;
     m_busy += runtime;
     ++m_attempts;
+    if (!m_options.joblog && !m_options.output_files) {
+        return; // no record is kept: spare the copy of the command on every job's end
+    }
     const JoblogRecord record{job.id,
                               seconds_since_epoch(job.started_wall),
                               std::chrono::duration<double>(runtime).count(),

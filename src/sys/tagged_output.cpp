@@ -37,12 +37,6 @@ void TaggedOutput::add_poll_fds(std::vector<pollfd>& fds) const
     }
 }
 
-bool TaggedOutput::owns(int fd) const
-{
-    return std::any_of(m_streams.begin(), m_streams.end(),
-                       [fd](const auto& stream) { return stream.read_end.get() == fd; });
-}
-
 void TaggedOutput::emit(Stream& stream, std::string_view line)
 {
     std::string tagged;

@@ -12,6 +12,7 @@
 #include <gpusched/sys/signal_channel.hpp>
 #include <gpusched/sys/tagged_output.hpp>
 
+#include <poll.h>
 #include <sys/types.h>
 
 #include <chrono>
@@ -114,6 +115,7 @@ private:
     bool m_progress_stale = false; // something changed since the line was drawn
     std::vector<std::optional<std::string>> m_busy_reasons; // per GPU, while --skip-busy skips it
     Clock::time_point m_last_busy_check{};
+    std::vector<pollfd> m_poll_fds;
 };
 
 } // namespace gpusched::sys

@@ -32,7 +32,6 @@ public:
     void add_poll_fds(std::vector<pollfd>& fds) const;
     // Copies what is readable on `fd`, one of this object's pipes.
     void on_readable(int fd);
-    bool owns(int fd) const;
     // Copies everything still readable, then ends each partial line: for the end of the run,
     // when jobs have exited but their last output may still sit in the pipes.
     void drain();
