@@ -30,6 +30,12 @@ public:
     // A GPU that is busy with someone else's work (--skip-busy) gets no job until usable again.
     void set_usable(GpuSlot slot, bool usable) { m_gpus.at(slot).usable = usable; }
     bool usable(GpuSlot slot) const { return m_gpus.at(slot).usable; }
+    // A GPU whose host-wide lease another process holds gets no job until it is released.
+    void set_leased_elsewhere(GpuSlot slot, bool leased)
+    {
+        m_gpus.at(slot).leased_elsewhere = leased;
+    }
+    bool leased_elsewhere(GpuSlot slot) const { return m_gpus.at(slot).leased_elsewhere; }
 
     // `count` distinct usable GPUs with room for one more job each, or nothing if there are not
     // that many. GPUs in `avoid` (where the job just failed) are passed over if others will do.
@@ -43,6 +49,7 @@ private:
         unsigned load = 0;
         unsigned long long last_release = 0; // when a job last left it, in release order
         bool usable = true;
+        bool leased_elsewhere = false;
     };
 
     std::vector<std::string> m_ids;

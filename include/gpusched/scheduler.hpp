@@ -98,6 +98,14 @@ public:
     std::vector<Action> on_kill_timer();
     // --skip-busy found a GPU busy with someone else's work, or free again.
     std::vector<Action> on_gpu_usable(GpuSlot gpu, bool usable);
+    // A started job could not take the host-wide lease of `refused` (another process holds
+    // it): the job goes back to the front of the queue, not counted as an attempt, and
+    // those GPUs get no job until on_lease_available.
+    std::vector<Action> on_lease_refused(JobId job, const GpuSlots& refused);
+    // The lease of a GPU is ours, or may be taken again.
+    std::vector<Action> on_lease_available(GpuSlot gpu);
+    // True while a GPU, once free, would get a job: jobs are queued or more may come.
+    bool wants_gpus() const;
 
     // True when the scheduler has nothing left to wait for and the caller should exit.
     bool done() const;

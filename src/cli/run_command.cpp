@@ -1,5 +1,7 @@
 #include "run_command.hpp"
 
+#include "lease_options.hpp"
+
 #include <gpusched/errors.hpp>
 #include <gpusched/gpu_discovery.hpp>
 #include <gpusched/gpu_list.hpp>
@@ -147,6 +149,9 @@ void add_run_options(CLI::App& app, RunOptions& options)
                                   "not a terminal");
     app.add_flag("--no-progress", options.no_progress, "Never draw the status line")
         ->excludes(progress);
+    add_lock_dir_option(app, options.lock_dir);
+    app.add_flag("--no-lock", options.no_lock,
+                 "Take no host-wide leases: other gpusched instances may use the same GPUs");
 }
 
 namespace {
@@ -235,11 +240,16 @@ int run_scheduler(RunOptions options)
         options.gpus, environment_variable("CUDA_VISIBLE_DEVICES"), probe, options.uuid));
     check_gpus_per_job(options, gpu_ids);
     auto scheduler_settings = scheduler_options(options, gpu_ids.size());
+    std::unique_ptr<sys::HostLeases> leases;
+    if (!options.no_lock && !options.dry_run) {
+        leases = open_host_leases(options.lock_dir, gpu_ids, probe);
+    }
     spdlog::debug("GPUs: {}; shell {}; reading up to {} commands ahead", fmt::join(gpu_ids, ", "),
                   options.shell, scheduler_settings.read_ahead);
     Scheduler scheduler(GpuPool(std::move(gpu_ids), options.jobs_per_gpu),
                         std::move(scheduler_settings));
     auto runner_settings = runner_options(options);
+    runner_settings.leases = std::move(leases);
     if (options.dry_run) {
         return sys::dry_run(scheduler, input, runner_settings.resume);
     }

@@ -35,6 +35,8 @@ struct RunOptions {
     bool skip_busy = false;
     std::optional<std::uint64_t> max_used_mib;
     double recheck_seconds = 5;
+    std::string lock_dir;
+    bool no_lock = false;
 };
 
 void add_run_options(CLI::App& app, RunOptions& options);

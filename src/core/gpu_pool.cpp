@@ -35,7 +35,8 @@ std::optional<GpuSlots> GpuPool::acquire(std::size_t count, const GpuSlots& avoi
 {
     GpuSlots candidates;
     for (GpuSlot slot = 0; slot < m_gpus.size(); ++slot) {
-        if (m_gpus[slot].usable && m_gpus[slot].load < m_jobs_per_gpu) {
+        const auto& gpu = m_gpus[slot];
+        if (gpu.usable && !gpu.leased_elsewhere && gpu.load < m_jobs_per_gpu) {
             candidates.push_back(slot);
         }
     }

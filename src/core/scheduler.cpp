@@ -135,6 +135,35 @@ std::vector<Action> Scheduler::on_gpu_usable(GpuSlot gpu, bool usable)
     return start_what_fits();
 }
 
+std::vector<Action> Scheduler::on_lease_refused(JobId job, const GpuSlots& refused)
+{
+    const auto found = m_running.find(job);
+    if (found == m_running.end()) {
+        throw std::logic_error(fmt::format("job {} refused a lease but was not running", job));
+    }
+    Running refused_job = std::move(found->second);
+    m_running.erase(found);
+    m_pool.release(refused_job.gpus);
+    for (const auto slot : refused) {
+        m_pool.set_leased_elsewhere(slot, true);
+    }
+    // It was at the head of the queue a moment ago. Jobs started in the same batch may now
+    // start before it: they hold GPUs it could not have had then.
+    m_queue.push_front(std::move(refused_job.command));
+    return start_what_fits();
+}
+
+std::vector<Action> Scheduler::on_lease_available(GpuSlot gpu)
+{
+    m_pool.set_leased_elsewhere(gpu, false);
+    return start_what_fits();
+}
+
+bool Scheduler::wants_gpus() const
+{
+    return m_phase == Phase::running && !(m_input_ended && m_queue.empty());
+}
+
 std::vector<Action> Scheduler::start_what_fits()
 {
     std::vector<Action> actions;

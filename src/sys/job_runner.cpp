@@ -43,7 +43,8 @@ JobRunner::JobRunner(Scheduler& scheduler, InputReader& input, SignalChannel& si
                      RunnerOptions options)
     : m_scheduler(scheduler), m_input(input), m_signals(signals), m_spawner(spawner),
       m_environment(environment), m_options(std::move(options)),
-      m_busy_reasons(scheduler.pool().size())
+      m_busy_reasons(scheduler.pool().size()), m_lease_holders(scheduler.pool().size()),
+      m_lease_record_stale(scheduler.pool().size(), false)
 {
     if (m_options.tag) {
         auto progress = m_options.progress;
@@ -65,6 +66,7 @@ int JobRunner::run()
         }
         take_input();
         while (!finished()) {
+            tend_leases();
             wait_for_events();
             take_input();
             redraw_progress();
@@ -75,6 +77,9 @@ int JobRunner::run()
         while (waitpid(-1, nullptr, 0) > 0 || errno == EINTR) {
         }
         throw;
+    }
+    if (m_options.leases) {
+        m_options.leases->cancel_waits();
     }
     if (m_tagged) {
         m_tagged->drain();
@@ -202,6 +207,10 @@ void JobRunner::apply(std::vector<Action> actions)
 
 void JobRunner::start(StartJob& job)
 {
+    std::vector<int> lease_fds;
+    if (m_options.leases && !take_leases(job, lease_fds)) {
+        return;
+    }
     const auto gpu = m_scheduler.pool().ids_of(job.gpus);
     const auto& command = job.command;
     JobEnvironment::JobVariables variables;
@@ -218,11 +227,15 @@ void JobRunner::start(StartJob& job)
         streams = {pipes->out.get(), pipes->err.get()};
     }
 
-    RunningJob running{command.id,   command.attempt,
-                       gpu,          std::move(job.command.text),
-                       Clock::now(), std::chrono::system_clock::now(),
+    RunningJob running{command.id,
+                       command.attempt,
+                       std::move(job.gpus),
+                       gpu,
+                       std::move(job.command.text),
+                       Clock::now(),
+                       std::chrono::system_clock::now(),
                        false};
-    const SpawnResult spawned = m_spawner.spawn(running.command, envp.data(), streams);
+    const SpawnResult spawned = m_spawner.spawn(running.command, envp.data(), streams, lease_fds);
     if (spawned.error != 0) {
         spdlog::error("job {} could not start on GPU {}: {}: {}: {}", running.id, gpu,
                       m_spawner.shell(), std::strerror(spawned.error),
@@ -241,6 +254,7 @@ void JobRunner::start(StartJob& job)
                              JobTimer{running.id, running.attempt, SIGTERM});
     }
     m_pid_of[running.id] = spawned.pid;
+    note_lease_holder(running, spawned.pid);
     m_running.emplace(spawned.pid, std::move(running));
 }
 
@@ -299,6 +313,9 @@ void JobRunner::reap_children()
             }
             throw_errno("waitpid");
         }
+        if (on_lease_waiter_exit(pid, status)) {
+            continue;
+        }
         const auto found = m_running.find(pid);
         if (found == m_running.end()) {
             spdlog::debug("reaped process {}, left behind by a job", pid);
@@ -307,6 +324,7 @@ void JobRunner::reap_children()
         RunningJob job = std::move(found->second);
         m_running.erase(found);
         m_pid_of.erase(job.id);
+        forget_lease_holder(job, pid);
         const JobOutcome outcome = outcome_of(status);
         record_attempt(job, outcome);
         const auto took = format_duration(Clock::now() - job.started);

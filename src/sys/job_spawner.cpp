@@ -1,13 +1,17 @@
-#include <gpusched/sys/write_all.hpp>
 #include <gpusched/sys/job_spawner.hpp>
 
 #include <gpusched/sys/unique_fd.hpp>
+#include <gpusched/sys/write_all.hpp>
+
+#include <fmt/format.h>
 
 #include <fcntl.h>
 #include <sys/mman.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <optional>
+#include <stdexcept>
 #include <string_view>
 
 namespace gpusched::sys {
@@ -17,8 +21,9 @@ namespace {
 // pages) with E2BIG. Commands past a safe margin below it go to the shell as a script.
 constexpr std::size_t k_longest_inline_command = 64 * 1024;
 
-// The descriptor a script-mode job reads its command from; closed by the script's first line.
-constexpr int k_script_fd = 3;
+// The first descriptor a job inherits beyond stdin, stdout and stderr: its leases, then a
+// long command's script.
+constexpr int k_first_inherited_fd = 3;
 
 // Descriptors the scheduler creates for itself start above the range a job may use.
 constexpr int k_private_fd_floor = 10;
@@ -32,19 +37,26 @@ JobSpawner::JobSpawner(std::string shell, const sigset_t& child_mask) : m_shell(
 }
 
 // Commands longer than k_longest_inline_command are written to an anonymous memory file that
-// the shell runs as a script from /dev/fd/3; the script's first line closes fd 3 so the job
-// sees no extra descriptor.
-SpawnResult JobSpawner::spawn(const std::string& command, char* const* envp,
-                              JobStreams streams) const
+// the shell runs as a script from /dev/fd/N, after the lease descriptors; the script's first
+// line closes it so the job sees no extra descriptor.
+SpawnResult JobSpawner::spawn(const std::string& command, char* const* envp, JobStreams streams,
+                              std::span<const int> leases) const
 {
+    const int script_fd = k_first_inherited_fd + static_cast<int>(leases.size());
+    for (const int lease : leases) {
+        if (lease <= script_fd) {
+            throw std::logic_error("a lease descriptor lies among the descriptors a job gets");
+        }
+    }
     const bool as_script = command.size() > k_longest_inline_command;
     UniqueFd script;
     if (as_script) {
         UniqueFd memory(memfd_create("gpusched-command", MFD_CLOEXEC));
         if (memory) {
-            script.reset(fcntl(memory.get(), F_DUPFD_CLOEXEC, k_private_fd_floor));
+            script.reset(
+                fcntl(memory.get(), F_DUPFD_CLOEXEC, std::max(k_private_fd_floor, script_fd + 1)));
         }
-        if (!script || !write_all(script.get(), "exec 3<&-\n") ||
+        if (!script || !write_all(script.get(), fmt::format("exec {}<&-\n", script_fd)) ||
             !write_all(script.get(), command) || !write_all(script.get(), "\n")) {
             return {-1, errno};
         }
@@ -52,7 +64,7 @@ SpawnResult JobSpawner::spawn(const std::string& command, char* const* envp,
 
     const posix_spawn_file_actions_t* actions = m_plain_actions.get();
     std::optional<SpawnFileActions> custom;
-    if (as_script || streams.out >= 0 || streams.err >= 0) {
+    if (as_script || streams.out >= 0 || streams.err >= 0 || !leases.empty()) {
         custom.emplace();
         custom->open(STDIN_FILENO, "/dev/null", O_RDONLY);
         if (streams.out >= 0) {
@@ -61,15 +73,18 @@ SpawnResult JobSpawner::spawn(const std::string& command, char* const* envp,
         if (streams.err >= 0) {
             custom->dup2(streams.err, STDERR_FILENO);
         }
-        if (as_script) {
-            custom->dup2(script.get(), k_script_fd);
+        for (std::size_t i = 0; i < leases.size(); ++i) {
+            custom->dup2(leases[i], k_first_inherited_fd + static_cast<int>(i));
         }
-        custom->close_from(as_script ? k_script_fd + 1 : STDERR_FILENO + 1);
+        if (as_script) {
+            custom->dup2(script.get(), script_fd);
+        }
+        custom->close_from(as_script ? script_fd + 1 : script_fd);
         actions = custom->get();
     }
 
     // posix_spawn takes char* const argv[] for C compatibility; it does not write to them.
-    const std::string script_path = "/dev/fd/" + std::to_string(k_script_fd);
+    const std::string script_path = "/dev/fd/" + std::to_string(script_fd);
     char* const inline_argv[] = {const_cast<char*>(m_shell.c_str()), const_cast<char*>("-c"),
                                  const_cast<char*>(command.c_str()), nullptr};
     char* const script_argv[] = {const_cast<char*>(m_shell.c_str()),

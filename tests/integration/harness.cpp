@@ -94,6 +94,9 @@ Process::Process(const TempDir& dir, LaunchOptions options)
         stdin_path = *options.stdin_path;
     }
 
+    // Leases are host-wide: each test keeps its own in its directory, so tests running side by
+    // side with the same GPU ids do not wait for one another.
+    options.env.try_emplace("GPUSCHED_LOCK_DIR", (dir / "leases").string());
     std::vector<std::string> env_strings;
     for (char** entry = environ; *entry != nullptr; ++entry) {
         const std::string variable = *entry;

@@ -208,29 +208,42 @@ TEST(Jobs, AJobThatReadsStdinGetsNothingAndTheQueueIsIntact)
     EXPECT_EQ(read_file(dir / "third"), "third\n");
 }
 
+// The descriptors a job sees, listed by `ls` (which adds one of its own, the highest).
+std::vector<int> job_descriptors(const TempDir& dir, std::vector<std::string> args)
+{
+    // An inherited descriptor without close-on-exec, as a careless parent would leave.
+    const int stray = open("/dev/null", O_RDONLY);
+    EXPECT_GE(stray, 0);
+    const int moved = dup2(stray, 17);
+    close(stray);
+    const auto list = dir / "fds";
+    const auto result = run(dir, {std::move(args), "ls /proc/self/fd > " + list.string() +
+                                                       "; readlink /proc/self/fd/3 > " +
+                                                       (dir / "fd3").string() + " || :" + "\n"});
+    close(moved);
+    EXPECT_EQ(result.exit_status, 0) << result.err;
+    std::istringstream listed(read_file(list));
+    std::vector<int> fds;
+    int fd = 0;
+    while (listed >> fd) {
+        fds.push_back(fd);
+    }
+    return fds;
+}
+
 TEST(Jobs, NoDescriptorOfTheSchedulerLeaksIntoJobs)
 {
     TempDir dir;
-    // An inherited descriptor without close-on-exec, as a careless parent would leave.
-    const int stray = open("/dev/null", O_RDONLY);
-    ASSERT_GE(stray, 0);
-    const int moved = dup2(stray, 17);
-    close(stray);
-    const auto result =
-        run(dir, {{"--gpus", "0"}, "ls /proc/self/fd > " + (dir / "fds").string() + "\n"});
-    close(moved);
-    ASSERT_EQ(result.exit_status, 0) << result.err;
-    // ls itself holds one descriptor open on the directory it lists.
-    std::istringstream fds(read_file(dir / "fds"));
-    std::vector<int> open_fds;
-    int fd = 0;
-    while (fds >> fd) {
-        open_fds.push_back(fd);
-    }
-    ASSERT_EQ(open_fds.size(), 4u) << read_file(dir / "fds");
-    EXPECT_EQ(open_fds[0], 0);
-    EXPECT_EQ(open_fds[1], 1);
-    EXPECT_EQ(open_fds[2], 2);
+    EXPECT_EQ(job_descriptors(dir, {"--gpus", "0", "--no-lock"}), (std::vector<int>{0, 1, 2, 3}))
+        << "3 is ls's own";
+}
+
+TEST(Jobs, AJobInheritsItsLeaseAtDescriptorThree)
+{
+    TempDir dir;
+    EXPECT_EQ(job_descriptors(dir, {"--gpus", "0"}), (std::vector<int>{0, 1, 2, 3, 4}))
+        << "4 is ls's own";
+    EXPECT_EQ(read_file(dir / "fd3"), (dir / "leases" / "0.lock").string() + "\n");
 }
 
 TEST(Jobs, ExitStatusIsTheNumberOfFailedJobs)

@@ -87,5 +87,17 @@ TEST(GpuPool, AvoidsTheGpusAJobFailedOnWhenOthersWillDo)
     EXPECT_EQ(one(pool, {0, 2}), GpuSlot{0}) << "only a is free: it is used";
 }
 
+TEST(GpuPool, BusyOrLeasedElsewhereGpusGetNoJob)
+{
+    GpuPool pool({"a", "b", "c"});
+    pool.set_usable(0, false);
+    pool.set_leased_elsewhere(1, true);
+    EXPECT_EQ(one(pool), GpuSlot{2});
+    EXPECT_FALSE(pool.acquire().has_value());
+    pool.set_leased_elsewhere(1, false);
+    EXPECT_EQ(one(pool), GpuSlot{1});
+    EXPECT_FALSE(pool.usable(0)) << "the two reasons are kept apart";
+}
+
 } // namespace
 } // namespace gpusched

@@ -372,6 +372,56 @@ TEST(Scheduler, MoreGpusPerJobThanThePoolIsRefused)
     EXPECT_THROW(Scheduler(GpuPool({"0", "1"}), options), std::invalid_argument);
 }
 
+TEST(Scheduler, BusyGpuGetsNoJobUntilUsableAgain)
+{
+    Scheduler scheduler(GpuPool({"0", "1"}), ahead(8));
+    EXPECT_TRUE(starts(scheduler.on_gpu_usable(0, false)).empty());
+    EXPECT_EQ(starts(scheduler.on_command(command(1)))[0].gpus, GpuSlots{1});
+    EXPECT_TRUE(starts(scheduler.on_command(command(2))).empty());
+    const auto next = starts(scheduler.on_gpu_usable(0, true));
+    ASSERT_EQ(next.size(), 1u);
+    EXPECT_EQ(next[0].command.id, 2u);
+    EXPECT_EQ(next[0].gpus, GpuSlots{0});
+}
+
+TEST(Scheduler, RefusedLeaseMovesTheJobToAnotherGpu)
+{
+    Scheduler scheduler(GpuPool({"0", "1"}), ahead(8));
+    EXPECT_EQ(starts(scheduler.on_command(command(1)))[0].gpus, GpuSlots{0});
+    const auto moved = starts(scheduler.on_lease_refused(1, {0}));
+    ASSERT_EQ(moved.size(), 1u);
+    EXPECT_EQ(moved[0].command.id, 1u);
+    EXPECT_EQ(moved[0].command.attempt, 1u) << "a refused lease is not an attempt";
+    EXPECT_EQ(moved[0].gpus, GpuSlots{1});
+    EXPECT_EQ(scheduler.counts().retries, 0u);
+}
+
+TEST(Scheduler, JobWaitsForALeaseAtTheHeadOfTheQueue)
+{
+    Scheduler scheduler(GpuPool({"0"}), ahead(8));
+    scheduler.on_command(command(1));
+    EXPECT_TRUE(starts(scheduler.on_lease_refused(1, {0})).empty());
+    EXPECT_TRUE(starts(scheduler.on_command(command(2))).empty());
+    EXPECT_EQ(scheduler.running_count(), 0u);
+    EXPECT_TRUE(scheduler.wants_gpus());
+    const auto next = starts(scheduler.on_lease_available(0));
+    ASSERT_EQ(next.size(), 1u);
+    EXPECT_EQ(next[0].command.id, 1u) << "the refused job keeps its place";
+}
+
+TEST(Scheduler, WantsGpusOnlyWhileJobsMayCome)
+{
+    Scheduler scheduler(GpuPool({"0"}), ahead(8));
+    EXPECT_TRUE(scheduler.wants_gpus()) << "input may bring jobs";
+    scheduler.on_command(command(1));
+    scheduler.on_input_end();
+    EXPECT_FALSE(scheduler.wants_gpus()) << "nothing queued, nothing more to come";
+    scheduler.on_command(command(2));
+    EXPECT_TRUE(scheduler.wants_gpus());
+    scheduler.on_signal(SIGTERM);
+    EXPECT_FALSE(scheduler.wants_gpus()) << "stopping: nothing starts any more";
+}
+
 TEST(Scheduler, UnknownJobExitIsALogicError)
 {
     Scheduler scheduler(GpuPool({"0"}), ahead(4));

@@ -4,6 +4,7 @@
 #include <gpusched/job_environment.hpp>
 #include <gpusched/resume_state.hpp>
 #include <gpusched/scheduler.hpp>
+#include <gpusched/sys/host_leases.hpp>
 #include <gpusched/sys/input_reader.hpp>
 #include <gpusched/sys/job_spawner.hpp>
 #include <gpusched/sys/joblog_file.hpp>
@@ -39,6 +40,8 @@ struct RunnerOptions {
     std::unique_ptr<UsageProbe> usage_probe;
     BusyRule busy_rule;
     std::chrono::milliseconds recheck{5'000};
+    // Host-wide GPU leases; none with --no-lock.
+    std::unique_ptr<HostLeases> leases;
 };
 
 // The one event loop: waits in a single poll on the input, a signalfd (signals and child
@@ -59,6 +62,7 @@ private:
     struct RunningJob {
         JobId id = 0;
         unsigned attempt = 1;
+        GpuSlots slots;
         std::string gpu; // its GPU ids, comma-separated as in CUDA_VISIBLE_DEVICES
         std::string command;
         Clock::time_point started;
@@ -90,6 +94,12 @@ private:
     std::optional<Clock::time_point> next_busy_check() const;
     void report_unstarted();
     void report_summary();
+    // Host-wide leases (job_runner_leases.cpp).
+    bool take_leases(const StartJob& job, std::vector<int>& fds);
+    void note_lease_holder(const RunningJob& job, pid_t pid);
+    void forget_lease_holder(const RunningJob& job, pid_t pid);
+    bool on_lease_waiter_exit(pid_t pid, int wait_status);
+    void tend_leases();
 
     Scheduler& m_scheduler;
     InputReader& m_input;
@@ -116,6 +126,8 @@ private:
     std::vector<std::optional<std::string>> m_busy_reasons; // per GPU, while --skip-busy skips it
     Clock::time_point m_last_busy_check{};
     std::vector<pollfd> m_poll_fds;
+    std::vector<std::vector<LeaseHolder>> m_lease_holders; // per GPU, for its lease record
+    std::vector<bool> m_lease_record_stale;                // per GPU
 };
 
 } // namespace gpusched::sys

@@ -5,6 +5,7 @@
 #include <sys/types.h>
 
 #include <csignal>
+#include <span>
 #include <string>
 
 namespace gpusched::sys {
@@ -24,12 +25,16 @@ struct JobStreams {
 
 // Starts jobs as `SHELL -c COMMAND` with posix_spawn: each in a process group of its own,
 // stdin from /dev/null (a job must never read the queue), stdout and stderr shared with the
-// scheduler, no other descriptor, and the signal mask the scheduler started with.
+// scheduler, its GPUs' lease descriptors at 3, 4, ..., no other descriptor, and the signal
+// mask the scheduler started with.
 class JobSpawner {
 public:
     JobSpawner(std::string shell, const sigset_t& child_mask);
 
-    SpawnResult spawn(const std::string& command, char* const* envp, JobStreams streams = {}) const;
+    // `leases` must lie above every descriptor a job gets (3 + their number, and one more
+    // for a long command's script), so that no dup2 overwrites another's source.
+    SpawnResult spawn(const std::string& command, char* const* envp, JobStreams streams = {},
+                      std::span<const int> leases = {}) const;
     const std::string& shell() const { return m_shell; }
 
 private:

@@ -1,0 +1,45 @@
+#include <gpusched/lease_record.hpp>
+
+#include <gpusched/job_messages.hpp>
+
+#include <nlohmann/json.hpp>
+
+namespace gpusched {
+
+std::string format_lease_record(const LeaseRecord& record)
+{
+    nlohmann::ordered_json jobs = nlohmann::ordered_json::array();
+    for (const auto& job : record.jobs) {
+        jobs.push_back(
+            {{"pid", job.pid}, {"since", job.since}, {"command", shorten_command(job.command)}});
+    }
+    const nlohmann::ordered_json json = {{"user", record.user},
+                                         {"uid", record.uid},
+                                         {"gpusched_pid", record.gpusched_pid},
+                                         {"jobs", std::move(jobs)}};
+    return json.dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace) + "\n";
+}
+
+std::optional<LeaseRecord> parse_lease_record(std::string_view text)
+{
+    const auto json = nlohmann::json::parse(text, nullptr, false);
+    if (json.is_discarded() || !json.is_object()) {
+        return std::nullopt;
+    }
+    try {
+        LeaseRecord record;
+        record.user = json.at("user").get<std::string>();
+        record.uid = json.at("uid").get<unsigned>();
+        record.gpusched_pid = json.at("gpusched_pid").get<long>();
+        for (const auto& job : json.at("jobs")) {
+            record.jobs.push_back(LeaseHolder{job.at("pid").get<long>(),
+                                              job.at("since").get<double>(),
+                                              job.at("command").get<std::string>()});
+        }
+        return record;
+    } catch (const nlohmann::json::exception&) {
+        return std::nullopt; // well-formed JSON of another shape
+    }
+}
+
+} // namespace gpusched

@@ -1,0 +1,129 @@
+// The runner's side of host-wide leases: take a job's leases before it starts, wait for
+// those another process holds, let go of a GPU's lease when none of our jobs is left on it.
+#include <gpusched/sys/job_runner.hpp>
+
+#include <gpusched/job_messages.hpp>
+
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+
+namespace gpusched::sys {
+namespace {
+
+double now_since_epoch()
+{
+    return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch())
+        .count();
+}
+
+std::string describe_holder(const std::optional<LeaseRecord>& record)
+{
+    if (!record) {
+        return "another process";
+    }
+    if (record->jobs.size() == 1) {
+        const auto& job = record->jobs.front();
+        return fmt::format("{} (pid {}: {})", record->user, job.pid, job.command);
+    }
+    return fmt::format("{} (gpusched pid {}, {} jobs)", record->user, record->gpusched_pid,
+                       record->jobs.size());
+}
+
+} // namespace
+
+// True when every GPU of the job is leased to us, with their descriptors in `fds`. Else the
+// job goes back to the queue, and the GPUs another process holds are waited for.
+bool JobRunner::take_leases(const StartJob& job, std::vector<int>& fds)
+{
+    auto& leases = *m_options.leases;
+    GpuSlots refused;
+    for (const auto slot : job.gpus) {
+        if (leases.try_take(slot)) {
+            fds.push_back(leases.fd(slot));
+        } else {
+            refused.push_back(slot);
+        }
+    }
+    if (refused.empty()) {
+        return true;
+    }
+    fds.clear();
+    for (const auto slot : refused) {
+        if (!leases.waiting(slot)) {
+            spdlog::info("GPU {} is leased by {}; waiting for it", m_scheduler.pool().id(slot),
+                         describe_holder(leases.holder(slot)));
+            leases.wait_for(slot);
+        }
+    }
+    apply(m_scheduler.on_lease_refused(job.command.id, refused));
+    return false;
+}
+
+void JobRunner::note_lease_holder(const RunningJob& job, pid_t pid)
+{
+    if (!m_options.leases) {
+        return;
+    }
+    for (const auto slot : job.slots) {
+        m_lease_holders[slot].push_back(
+            LeaseHolder{pid, now_since_epoch(), shorten_command(job.command)});
+        m_lease_record_stale[slot] = true;
+    }
+}
+
+void JobRunner::forget_lease_holder(const RunningJob& job, pid_t pid)
+{
+    if (!m_options.leases) {
+        return;
+    }
+    for (const auto slot : job.slots) {
+        auto& holders = m_lease_holders[slot];
+        std::erase_if(holders, [pid](const LeaseHolder& holder) { return holder.pid == pid; });
+        m_lease_record_stale[slot] = true;
+    }
+}
+
+bool JobRunner::on_lease_waiter_exit(pid_t pid, int wait_status)
+{
+    if (!m_options.leases) {
+        return false;
+    }
+    const auto ended = m_options.leases->on_child_exit(pid, wait_status);
+    if (!ended) {
+        return false;
+    }
+    spdlog::debug("GPU {}: {}", m_scheduler.pool().id(ended->slot),
+                  ended->granted ? "its lease is ours" : "stopped waiting for its lease");
+    apply(m_scheduler.on_lease_available(ended->slot));
+    return true;
+}
+
+// Runs before each wait: a GPU none of our jobs uses any more is let go (its jobs' own
+// descriptors keep it leased while anything they left behind still runs), records follow
+// the jobs, and nobody waits for GPUs that would get no job.
+void JobRunner::tend_leases()
+{
+    if (!m_options.leases) {
+        return;
+    }
+    auto& leases = *m_options.leases;
+    if (!m_scheduler.wants_gpus()) {
+        for (const auto slot : leases.cancel_waits()) {
+            apply(m_scheduler.on_lease_available(slot));
+        }
+    }
+    for (GpuSlot slot = 0; slot < leases.size(); ++slot) {
+        if (!leases.held(slot)) {
+            continue;
+        }
+        if (m_scheduler.pool().load(slot) == 0) {
+            leases.release(slot);
+        } else if (m_lease_record_stale[slot]) {
+            leases.describe(slot, m_lease_holders[slot]);
+        }
+        m_lease_record_stale[slot] = false;
+    }
+}
+
+} // namespace gpusched::sys

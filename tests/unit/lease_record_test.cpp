@@ -1,0 +1,58 @@
+#include <gpusched/lease_record.hpp>
+
+#include <gtest/gtest.h>
+
+namespace gpusched {
+namespace {
+
+LeaseRecord sample()
+{
+    LeaseRecord record;
+    record.user = "alice";
+    record.uid = 1000;
+    record.gpusched_pid = 4321;
+    record.jobs = {LeaseHolder{4400, 1763712000.25, "python train.py --lr 0.1"},
+                   LeaseHolder{4401, 1763712001.5, "echo \"quoted\"\ttab"}};
+    return record;
+}
+
+TEST(LeaseRecord, ReadsBackWhatWasWritten)
+{
+    const auto text = format_lease_record(sample());
+    EXPECT_EQ(text.find('\n'), text.size() - 1) << "one line";
+    const auto back = parse_lease_record(text);
+    ASSERT_TRUE(back.has_value()) << text;
+    EXPECT_EQ(back->user, "alice");
+    EXPECT_EQ(back->uid, 1000u);
+    EXPECT_EQ(back->gpusched_pid, 4321);
+    ASSERT_EQ(back->jobs.size(), 2u);
+    EXPECT_EQ(back->jobs[0].pid, 4400);
+    EXPECT_DOUBLE_EQ(back->jobs[0].since, 1763712000.25);
+    EXPECT_EQ(back->jobs[1].command, "echo \"quoted\"\ttab");
+}
+
+TEST(LeaseRecord, PaddingAfterTheRecordIsAllowed)
+{
+    // A shorter record is written over a longer one, padded with spaces to its length.
+    EXPECT_TRUE(parse_lease_record(format_lease_record(sample()) + "      \n").has_value());
+}
+
+TEST(LeaseRecord, LongCommandsAreCutAndBadUtf8Replaced)
+{
+    auto record = sample();
+    record.jobs = {LeaseHolder{1, 0, std::string(100'000, 'x') + "\xff"}};
+    const auto text = format_lease_record(record);
+    EXPECT_LT(text.size(), 1000u);
+    EXPECT_TRUE(parse_lease_record(text).has_value());
+}
+
+TEST(LeaseRecord, AnythingElseIsNoRecord)
+{
+    for (const char* text : {"", "{", "[]", "{\"user\":\"a\"}", "hello",
+                             "{\"user\":1,\"uid\":1,\"gpusched_pid\":1,\"jobs\":[]}"}) {
+        EXPECT_FALSE(parse_lease_record(text).has_value()) << text;
+    }
+}
+
+} // namespace
+} // namespace gpusched
