@@ -1,9 +1,11 @@
 #include "cli.hpp"
 
+#include "exec_command.hpp"
 #include "gpus_command.hpp"
 #include "hypersearch_command.hpp"
 #include "report_command.hpp"
 #include "run_command.hpp"
+#include "status_command.hpp"
 
 #include <gpusched/errors.hpp>
 #include <gpusched/log_pattern.hpp>
@@ -63,6 +65,10 @@ int run(int argc, char** argv)
     auto* report = add_report_command(app, report_options);
     GpusOptions gpus_options;
     auto* gpus = add_gpus_command(app, gpus_options);
+    ExecOptions exec_options;
+    auto* exec = add_exec_command(app, exec_options);
+    StatusOptions status_options;
+    auto* status_command = add_status_command(app, status_options);
 
     // Internal: the short-lived children that load CUDA and NVML so the scheduler never does.
     auto* probe = app.add_subcommand("__probe-cuda", "")->group("");
@@ -87,6 +93,12 @@ int run(int argc, char** argv)
     }
     if (*gpus) {
         return run_gpus(gpus_options);
+    }
+    if (*exec) {
+        return run_exec(exec_options);
+    }
+    if (*status_command) {
+        return run_status(status_options);
     }
     return run_scheduler(run_options);
 }

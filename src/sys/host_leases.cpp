@@ -1,17 +1,15 @@
 #include <gpusched/sys/host_leases.hpp>
 
 #include <gpusched/sys/lease_lock.hpp>
+#include <gpusched/sys/lease_state.hpp>
 #include <gpusched/sys/system_error.hpp>
-#include <gpusched/sys/write_all.hpp>
 
-#include <dirent.h>
 #include <fcntl.h>
 #include <pwd.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include <array>
 #include <cerrno>
 #include <csignal>
 #include <cstdlib>
@@ -19,9 +17,6 @@
 
 namespace gpusched::sys {
 namespace {
-
-// Records are one short line; anything longer was not written by us.
-constexpr std::size_t k_longest_record = 64 * 1024;
 
 std::string user_name(uid_t uid)
 {
@@ -164,17 +159,7 @@ void HostLeases::describe(GpuSlot slot, std::vector<LeaseHolder> jobs)
 
 std::optional<LeaseRecord> HostLeases::holder(GpuSlot slot) const
 {
-    const auto fd = m_directory.open_lock_for_reading(m_leases.at(slot).key);
-    if (!fd) {
-        return std::nullopt;
-    }
-    std::string text(k_longest_record, '\0');
-    const ssize_t got = pread(fd->get(), text.data(), text.size(), 0);
-    if (got <= 0) {
-        return std::nullopt;
-    }
-    text.resize(static_cast<std::size_t>(got));
-    return parse_lease_record(text);
+    return read_lease_state(m_directory, m_leases.at(slot).key).record;
 }
 
 void HostLeases::wait_for(GpuSlot slot)

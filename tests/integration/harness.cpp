@@ -159,27 +159,40 @@ std::string Process::err_so_far() const
 
 Finished Process::wait(std::chrono::milliseconds timeout)
 {
-    Finished finished;
     const auto deadline = std::chrono::steady_clock::now() + timeout;
+    bool timed_out = false;
     int status = 0;
-    while (true) {
-        const pid_t got = waitpid(m_pid, &status, WNOHANG);
-        if (got == m_pid) {
-            break;
-        }
+    while (waitpid(m_pid, &status, WNOHANG) != m_pid) {
         if (std::chrono::steady_clock::now() > deadline) {
-            finished.timed_out = true;
+            timed_out = true;
             kill(m_pid, SIGKILL);
             waitpid(m_pid, &status, 0);
             break;
         }
         std::this_thread::sleep_for(5ms);
     }
+    Finished finished = finish(status);
+    finished.timed_out = timed_out;
+    return finished;
+}
+
+std::optional<Finished> Process::try_wait()
+{
+    int status = 0;
+    if (m_reaped || waitpid(m_pid, &status, WNOHANG) != m_pid) {
+        return std::nullopt;
+    }
+    return finish(status);
+}
+
+Finished Process::finish(int wait_status)
+{
     m_reaped = true;
-    if (WIFEXITED(status)) {
-        finished.exit_status = WEXITSTATUS(status);
-    } else if (WIFSIGNALED(status)) {
-        finished.signal = WTERMSIG(status);
+    Finished finished;
+    if (WIFEXITED(wait_status)) {
+        finished.exit_status = WEXITSTATUS(wait_status);
+    } else if (WIFSIGNALED(wait_status)) {
+        finished.signal = WTERMSIG(wait_status);
     }
     finished.out = read_file(m_out);
     finished.err = read_file(m_err);

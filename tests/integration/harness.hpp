@@ -66,8 +66,12 @@ public:
     std::string err_so_far() const;
     // Waits for the exit; kills the process and reports timed_out after `timeout`.
     Finished wait(std::chrono::milliseconds timeout = std::chrono::seconds(60));
+    // The exit, if it has come; never blocks.
+    std::optional<Finished> try_wait();
 
 private:
+    Finished finish(int wait_status);
+
     pid_t m_pid = -1;
     bool m_reaped = false;
     std::filesystem::path m_out;

@@ -1,0 +1,37 @@
+#pragma once
+
+#include <gpusched/gpu_pool.hpp>
+#include <gpusched/sys/host_leases.hpp>
+#include <gpusched/sys/signal_channel.hpp>
+
+#include <chrono>
+#include <functional>
+#include <optional>
+
+namespace gpusched::sys {
+
+struct LeaseAcquisition {
+    enum class Result { acquired, none_free, timed_out, signalled };
+    Result result = Result::none_free;
+    GpuSlots slots;   // acquired: the GPUs now leased to us
+    GpuSlots refused; // none_free: the GPUs others hold
+    int signal = 0;   // signalled: the signal that ended the wait
+};
+
+struct AcquireOptions {
+    std::size_t count = 1;
+    bool wait = true;
+    std::optional<std::chrono::steady_clock::time_point> deadline;
+    // Called once, when the wait begins, with the GPUs others hold.
+    std::function<void(const GpuSlots& refused)> on_wait;
+};
+
+// Leases `count` GPUs at once, waiting without polling until that many are free. It is all
+// or nothing: holding some GPUs while waiting for the rest could leave two waiters each
+// holding what the other needs, forever. Each wait ends when a holder lets go (a helper
+// blocked in the kernel takes the lease and exits), on a stop signal from `signals` (which
+// must carry SIGCHLD, SIGINT, SIGTERM and SIGHUP), or at the deadline.
+LeaseAcquisition acquire_leases(HostLeases& leases, SignalChannel& signals,
+                                const AcquireOptions& options);
+
+} // namespace gpusched::sys

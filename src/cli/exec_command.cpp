@@ -1,0 +1,166 @@
+#include "exec_command.hpp"
+
+#include "lease_options.hpp"
+
+#include <gpusched/errors.hpp>
+#include <gpusched/exit_status.hpp>
+#include <gpusched/gpu_discovery.hpp>
+#include <gpusched/sys/lease_acquisition.hpp>
+#include <gpusched/sys/probe_child.hpp>
+#include <gpusched/sys/signal_channel.hpp>
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+#include <spdlog/spdlog.h>
+
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+
+namespace gpusched::cli {
+namespace {
+
+std::string plural_gpus(std::size_t count)
+{
+    return fmt::format("{} GPU{}", count, count == 1 ? "" : "s");
+}
+
+std::string holders(const sys::HostLeases& leases, const std::vector<std::string>& ids,
+                    const GpuSlots& slots)
+{
+    std::vector<std::string> described;
+    for (const auto slot : slots) {
+        const auto record = leases.holder(slot);
+        described.push_back(record ? fmt::format("GPU {} by {} (gpusched pid {})", ids[slot],
+                                                 record->user, record->gpusched_pid)
+                                   : fmt::format("GPU {}", ids[slot]));
+    }
+    return fmt::format("{}", fmt::join(described, ", "));
+}
+
+double now_since_epoch()
+{
+    return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch())
+        .count();
+}
+
+// The leases go to fds 3, 4, ... without close-on-exec, so CMD and its children hold them.
+void hand_over(sys::HostLeases& leases, const GpuSlots& slots)
+{
+    for (std::size_t i = 0; i < slots.size(); ++i) {
+        const int target = 3 + static_cast<int>(i);
+        if (dup2(leases.fd(slots[i]), target) != target) {
+            throw std::system_error(errno, std::generic_category(), "dup2");
+        }
+    }
+}
+
+} // namespace
+
+CLI::App* add_exec_command(CLI::App& app, ExecOptions& options)
+{
+    auto* exec = app.add_subcommand(
+        "exec", "Wait for free GPUs under the host-wide leases, then run a command on them: "
+                "gpusched exec [-n N] -- CMD ARGS...");
+    exec->add_option("-n,--count", options.count, "How many GPUs the command gets")
+        ->check(CLI::PositiveNumber)
+        ->capture_default_str();
+    exec->add_option("-g,--gpus", options.gpus,
+                     "The GPUs to choose from (default: $CUDA_VISIBLE_DEVICES, else every GPU)")
+        ->expected(1, -1);
+    exec->add_flag("--no-wait", options.no_wait,
+                   "Exit with status 75 at once when not enough GPUs are free");
+    exec->add_option("--timeout", options.timeout_seconds,
+                     "Seconds to wait for free GPUs before exiting with status 75")
+        ->check(CLI::NonNegativeNumber);
+    exec->add_flag("--uuid", options.uuid, "Give the command GPU UUIDs instead of indices");
+    exec->add_option("--probe-timeout", options.probe_timeout_seconds,
+                     "Seconds to wait for the CUDA probe that lists the GPUs")
+        ->check(CLI::PositiveNumber)
+        ->capture_default_str();
+    add_lock_dir_option(*exec, options.lock_dir);
+    exec->add_flag("-q,--quiet", options.quiet, "Say nothing while waiting");
+    exec->add_option("COMMAND", options.command, "The command and its arguments")->required();
+    // Everything from the command on is the command's, `--lr 0.1` included.
+    exec->positionals_at_end();
+    return exec;
+}
+
+int run_exec(const ExecOptions& options)
+{
+    if (options.quiet) {
+        spdlog::set_level(spdlog::level::err);
+    }
+    std::signal(SIGCHLD, SIG_DFL);
+    sys::SignalChannel signals{SIGCHLD, SIGINT, SIGTERM, SIGHUP};
+
+    const auto probe_timeout =
+        std::chrono::milliseconds(static_cast<long long>(options.probe_timeout_seconds * 1000));
+    sys::CudaProbeChild probe(probe_timeout);
+    const char* visible = std::getenv("CUDA_VISIBLE_DEVICES");
+    const auto ids = value_or_usage_error(
+        resolve_gpu_ids(options.gpus, visible ? std::optional<std::string>(visible) : std::nullopt,
+                        probe, options.uuid));
+    if (options.count > ids.size()) {
+        throw UsageError(fmt::format("-n {} is more than the {} GPUs to choose from ({})",
+                                     options.count, ids.size(), fmt::join(ids, ",")));
+    }
+    auto leases = open_host_leases(options.lock_dir, ids, probe);
+
+    sys::AcquireOptions acquire;
+    acquire.count = options.count;
+    acquire.wait = !options.no_wait;
+    if (options.timeout_seconds) {
+        acquire.deadline =
+            std::chrono::steady_clock::now() +
+            std::chrono::milliseconds(static_cast<long long>(*options.timeout_seconds * 1000));
+    }
+    acquire.on_wait = [&](const GpuSlots& refused) {
+        spdlog::info("waiting for {} (leased: {})", plural_gpus(options.count),
+                     holders(*leases, ids, refused));
+    };
+    const auto acquired = sys::acquire_leases(*leases, signals, acquire);
+    switch (acquired.result) {
+    case sys::LeaseAcquisition::Result::none_free:
+        spdlog::error("no {} free among {} (leased: {})", plural_gpus(options.count),
+                      fmt::join(ids, ","), holders(*leases, ids, acquired.refused));
+        return k_exit_temporary_failure;
+    case sys::LeaseAcquisition::Result::timed_out:
+        spdlog::error("no {} free within {} s", plural_gpus(options.count),
+                      *options.timeout_seconds);
+        return k_exit_temporary_failure;
+    case sys::LeaseAcquisition::Result::signalled:
+        return exit_status_for_signal(acquired.signal);
+    case sys::LeaseAcquisition::Result::acquired:
+        break;
+    }
+
+    std::vector<std::string> gpu_ids;
+    const LeaseHolder holder{static_cast<long>(getpid()), now_since_epoch(),
+                             fmt::format("{}", fmt::join(options.command, " "))};
+    for (const auto slot : acquired.slots) {
+        gpu_ids.push_back(ids[slot]);
+        leases->describe(slot, {holder});
+    }
+    const auto visible_devices = fmt::format("{}", fmt::join(gpu_ids, ","));
+    // About to become CMD: the environment is ours to change now.
+    setenv("CUDA_VISIBLE_DEVICES", visible_devices.c_str(), 1);
+    setenv("GPUSCHED_GPU", visible_devices.c_str(), 1);
+    setenv("CUDA_DEVICE_ORDER", "PCI_BUS_ID", 0);
+    hand_over(*leases, acquired.slots);
+    sigprocmask(SIG_SETMASK, &signals.original_mask(), nullptr);
+
+    std::vector<char*> argv;
+    for (const auto& arg : options.command) {
+        argv.push_back(const_cast<char*>(arg.c_str())); // execvp does not write to them
+    }
+    argv.push_back(nullptr);
+    execvp(argv[0], argv.data());
+    const int error = errno;
+    spdlog::error("cannot run {}: {}", options.command.front(), std::strerror(error));
+    return error == ENOENT ? k_exit_command_not_found : k_exit_cannot_execute;
+}
+
+} // namespace gpusched::cli

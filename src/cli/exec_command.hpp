@@ -1,0 +1,29 @@
+#pragma once
+
+#include <CLI/App.hpp>
+
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace gpusched::cli {
+
+struct ExecOptions {
+    std::size_t count = 1;
+    std::vector<std::string> gpus;
+    bool no_wait = false;
+    std::optional<double> timeout_seconds;
+    bool uuid = false;
+    double probe_timeout_seconds = 30;
+    std::string lock_dir;
+    bool quiet = false;
+    std::vector<std::string> command;
+};
+
+// `gpusched exec [-n N] [--no-wait] [--timeout S] -- CMD ARGS...`: waits for N free GPUs
+// under the host-wide leases, then becomes CMD with CUDA_VISIBLE_DEVICES set. CMD inherits
+// the leases, so they last exactly as long as it does, with nothing to release.
+CLI::App* add_exec_command(CLI::App& app, ExecOptions& options);
+int run_exec(const ExecOptions& options);
+
+} // namespace gpusched::cli

@@ -1,0 +1,155 @@
+#include "status_command.hpp"
+
+#include "lease_options.hpp"
+
+#include <gpusched/exit_status.hpp>
+#include <gpusched/gpu_list.hpp>
+#include <gpusched/errors.hpp>
+#include <gpusched/sys/lease_state.hpp>
+#include <gpusched/sys/lock_directory.hpp>
+#include <gpusched/sys/probe_child.hpp>
+
+#include <fmt/chrono.h>
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <ctime>
+
+namespace gpusched::cli {
+namespace {
+
+// A GPU as shown: its id (the index where CUDA lists it) and what it is leased under.
+struct ShownGpu {
+    std::string id;
+    std::string key;
+};
+
+// The GPUs to show: those named with --gpus, else every GPU CUDA lists, then every other
+// GPU that has a lock file (leased by id on a machine without CUDA, or by another id).
+std::vector<ShownGpu> gpus_to_show(const StatusOptions& options, GpuProbe& probe,
+                                   const std::optional<sys::LockDirectory>& directory)
+{
+    std::vector<ShownGpu> shown;
+    std::vector<std::string> ids;
+    if (!options.gpus.empty()) {
+        ids = value_or_usage_error(parse_gpu_list(options.gpus));
+    } else {
+        for (const auto& gpu : probe.inventory().gpus) {
+            ids.push_back(std::to_string(gpu.index));
+        }
+    }
+    const auto keys = lease_keys_for(ids, probe);
+    for (std::size_t i = 0; i < ids.size(); ++i) {
+        shown.push_back({ids[i], keys[i]});
+    }
+    if (options.gpus.empty() && directory) {
+        for (const auto& key : directory->keys()) {
+            const bool listed = std::any_of(shown.begin(), shown.end(),
+                                            [&](const ShownGpu& gpu) { return gpu.key == key; });
+            if (!listed) {
+                shown.push_back({key, key});
+            }
+        }
+    }
+    return shown;
+}
+
+std::string local_time(double since)
+{
+    const auto seconds = static_cast<std::time_t>(since);
+    std::tm local{};
+    localtime_r(&seconds, &local);
+    return fmt::format("{:%Y-%m-%d %H:%M:%S}", local);
+}
+
+nlohmann::ordered_json to_json(const ShownGpu& gpu, const sys::LeaseState& state)
+{
+    nlohmann::ordered_json entry = {
+        {"gpu", gpu.id}, {"key", gpu.key}, {"state", state.leased ? "leased" : "free"}};
+    if (state.record) {
+        const auto& record = *state.record;
+        entry["user"] = record.user;
+        entry["uid"] = record.uid;
+        entry["gpusched_pid"] = record.gpusched_pid;
+        entry["jobs"] = nlohmann::ordered_json::array();
+        for (const auto& job : record.jobs) {
+            entry["jobs"].push_back({{"pid", job.pid},
+                                     {"since", job.since},
+                                     {"since_local", local_time(job.since)},
+                                     {"command", job.command}});
+        }
+    }
+    return entry;
+}
+
+void print_row(const ShownGpu& gpu, const sys::LeaseState& state)
+{
+    constexpr auto k_row = "{:<6} {:<7} {:<10} {:>8}  {:<19}  {}\n";
+    if (!state.leased) {
+        fmt::print(k_row, gpu.id, "free", "", "", "", "");
+        return;
+    }
+    if (!state.record) {
+        fmt::print(k_row, gpu.id, "leased", "?", "?", "", "(no record)");
+        return;
+    }
+    const auto& record = *state.record;
+    if (record.jobs.empty()) {
+        fmt::print(k_row, gpu.id, "leased", record.user, record.gpusched_pid, "",
+                   "(between jobs, or held by what an ended job left running)");
+    }
+    for (const auto& job : record.jobs) {
+        fmt::print(k_row, gpu.id, "leased", record.user, job.pid, local_time(job.since),
+                   job.command);
+    }
+}
+
+} // namespace
+
+CLI::App* add_status_command(CLI::App& app, StatusOptions& options)
+{
+    auto* status = app.add_subcommand(
+        "status",
+        "Show each GPU's host-wide lease: free, or leased by whom, since when, to run what");
+    status->add_option("-g,--gpus", options.gpus, "The GPU ids to show (default: every GPU)")
+        ->expected(1, -1);
+    status->add_flag("--json", options.json, "Print JSON instead of a table");
+    status
+        ->add_option("--probe-timeout", options.probe_timeout_seconds,
+                     "Seconds to wait for the CUDA probe that lists the GPUs")
+        ->check(CLI::PositiveNumber)
+        ->capture_default_str();
+    add_lock_dir_option(*status, options.lock_dir);
+    return status;
+}
+
+int run_status(const StatusOptions& options)
+{
+    const auto directory = sys::LockDirectory::open_existing(options.lock_dir);
+    sys::CudaProbeChild probe(
+        std::chrono::milliseconds(static_cast<long long>(options.probe_timeout_seconds * 1000)));
+    const auto shown = gpus_to_show(options, probe, directory);
+
+    nlohmann::ordered_json listed = nlohmann::ordered_json::array();
+    if (!options.json) {
+        fmt::print("{:<6} {:<7} {:<10} {:>8}  {:<19}  {}\n", "GPU", "STATE", "USER", "PID", "SINCE",
+                   "COMMAND");
+    }
+    for (const auto& gpu : shown) {
+        const auto state =
+            directory ? sys::read_lease_state(*directory, gpu.key) : sys::LeaseState{};
+        if (options.json) {
+            listed.push_back(to_json(gpu, state));
+        } else {
+            print_row(gpu, state);
+        }
+    }
+    if (options.json) {
+        fmt::print("{}\n",
+                   listed.dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace));
+    }
+    return k_exit_success;
+}
+
+} // namespace gpusched::cli

@@ -1,0 +1,87 @@
+#include <gpusched/sys/lease_acquisition.hpp>
+
+#include <gpusched/sys/system_error.hpp>
+
+#include <poll.h>
+#include <sys/wait.h>
+
+#include <algorithm>
+#include <cerrno>
+
+namespace gpusched::sys {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+int poll_timeout_ms(const std::optional<Clock::time_point>& deadline)
+{
+    if (!deadline) {
+        return -1;
+    }
+    const auto left = std::chrono::ceil<std::chrono::milliseconds>(*deadline - Clock::now());
+    return static_cast<int>(std::max<std::chrono::milliseconds::rep>(left.count(), 0));
+}
+
+void reap_waiters(HostLeases& leases)
+{
+    int status = 0;
+    pid_t pid = 0;
+    while ((pid = waitpid(-1, &status, WNOHANG)) > 0) {
+        leases.on_child_exit(pid, status);
+    }
+}
+
+} // namespace
+
+LeaseAcquisition acquire_leases(HostLeases& leases, SignalChannel& signals,
+                                const AcquireOptions& options)
+{
+    bool waiting = false;
+    while (true) {
+        GpuSlots held;
+        GpuSlots refused;
+        for (GpuSlot slot = 0; slot < leases.size() && held.size() < options.count; ++slot) {
+            (leases.try_take(slot) ? held : refused).push_back(slot);
+        }
+        if (held.size() == options.count) {
+            leases.cancel_waits();
+            for (GpuSlot slot = 0; slot < leases.size(); ++slot) {
+                if (std::find(held.begin(), held.end(), slot) == held.end()) {
+                    leases.release(slot); // granted to a waiter, but not needed
+                }
+            }
+            return {LeaseAcquisition::Result::acquired, held, {}, 0};
+        }
+        for (const auto slot : held) {
+            leases.release(slot);
+        }
+        if (!options.wait) {
+            return {LeaseAcquisition::Result::none_free, {}, refused, 0};
+        }
+        for (const auto slot : refused) {
+            leases.wait_for(slot);
+        }
+        if (!std::exchange(waiting, true) && options.on_wait) {
+            options.on_wait(refused);
+        }
+
+        pollfd signal_fd{signals.fd(), POLLIN, 0};
+        const int ready = poll(&signal_fd, 1, poll_timeout_ms(options.deadline));
+        if (ready < 0 && errno != EINTR) {
+            throw_errno("poll");
+        }
+        if (ready == 0) {
+            leases.cancel_waits();
+            return {LeaseAcquisition::Result::timed_out, {}, {}, 0};
+        }
+        for (const int signal : signals.take_pending()) {
+            if (signal != SIGCHLD) {
+                leases.cancel_waits();
+                return {LeaseAcquisition::Result::signalled, {}, {}, signal};
+            }
+        }
+        reap_waiters(leases);
+    }
+}
+
+} // namespace gpusched::sys

@@ -1,0 +1,322 @@
+// Host-wide leases: separate gpusched processes (schedulers and `gpusched exec`) never put
+// two jobs on one GPU, a dead holder never blocks one, and the shared directory cannot be
+// turned against its users.
+#include "harness.hpp"
+
+#include <fmt/format.h>
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <csignal>
+
+namespace gpusched::testing {
+namespace {
+
+using namespace std::chrono_literals;
+
+class Leases : public ::testing::Test {
+protected:
+    void SetUp() override { adopt_orphans(); }
+
+    std::string leases() const { return (m_dir / "leases").string(); }
+    // Options for a gpusched with its own stdout and stderr in another directory, sharing
+    // this test's lock directory.
+    LaunchOptions sharing(std::vector<std::string> args,
+                          std::optional<std::string> input = {}) const
+    {
+        return {std::move(args), std::move(input), {}, {{"GPUSCHED_LOCK_DIR", leases()}}};
+    }
+    std::vector<JobRecord> records() const { return read_records(m_dir / "runs.log"); }
+    std::string job(double seconds, const std::string& tag) const
+    {
+        return record_command(m_dir, seconds, tag);
+    }
+    bool recorded(std::size_t count) const
+    {
+        return fs::exists(m_dir / "runs.log") && records().size() >= count;
+    }
+    // Jobs write their start when they start and the record when they end; this file tells a
+    // test that job TAG has started.
+    std::string marked_job(double seconds, const std::string& tag) const
+    {
+        return fmt::format("touch {}/started-{}; {}", m_dir.path().string(), tag,
+                           job(seconds, tag));
+    }
+    bool started(const std::string& tag) const { return fs::exists(m_dir / ("started-" + tag)); }
+
+    TempDir m_dir;
+};
+
+TEST_F(Leases, TwoSchedulersNeverShareAGpu)
+{
+    std::vector<std::string> first;
+    std::vector<std::string> second;
+    for (int i = 0; i < 6; ++i) {
+        first.push_back(job(0.2, "first"));
+        second.push_back(job(0.2, "second"));
+    }
+    TempDir other; // its own stdout and stderr, the same lock directory
+    Process a(m_dir, {{"--gpus", "0,1"}, join_lines(first)});
+    Process b(other, sharing({"--gpus", "1,0"}, join_lines(second)));
+    const auto a_done = a.wait();
+    const auto b_done = b.wait();
+    EXPECT_EQ(a_done.exit_status, 0) << a_done.err;
+    EXPECT_EQ(b_done.exit_status, 0) << b_done.err;
+    EXPECT_EQ(records().size(), 12u);
+    EXPECT_EQ(overlaps(records()), "");
+}
+
+TEST_F(Leases, WithoutLeasesTwoSchedulersDoShareAGpu)
+{
+    // The contrast that shows what the leases do.
+    TempDir other;
+    Process a(m_dir, {{"--gpus", "0", "--no-lock"}, job(0.5, "first") + "\n"});
+    Process b(other, sharing({"--gpus", "0", "--no-lock"}, job(0.5, "second") + "\n"));
+    a.wait();
+    b.wait();
+    // The jobs write into m_dir whichever scheduler ran them.
+    EXPECT_NE(overlaps(records()), "");
+}
+
+TEST_F(Leases, WaitingSchedulerTakesTheGpuWhenItsHolderEnds)
+{
+    Process holder(m_dir, {{"exec", "--gpus", "0", "--", "sh", "-c", marked_job(0.5, "held")}});
+    ASSERT_TRUE(eventually([&] { return started("held"); }));
+    TempDir other;
+    const auto waiting = run(other, sharing({"--gpus", "0"}, job(0.1, "waited") + "\n"));
+    EXPECT_EQ(waiting.exit_status, 0) << waiting.err;
+    EXPECT_NE(waiting.err.find("GPU 0 is leased by"), std::string::npos) << waiting.err;
+    EXPECT_EQ(holder.wait().exit_status, 0);
+    ASSERT_EQ(records().size(), 2u);
+    EXPECT_EQ(overlaps(records()), "");
+}
+
+TEST_F(Leases, SchedulerUsesTheGpusNobodyHolds)
+{
+    Process holder(m_dir, {{"exec", "--gpus", "1", "--", "sh", "-c", marked_job(2, "held")}});
+    ASSERT_TRUE(eventually([&] { return started("held"); }));
+    TempDir other;
+    const auto result =
+        run(other,
+            sharing({"--gpus", "0,1"}, join_lines({job(0.1, "a"), job(0.1, "b"), job(0.1, "c")})));
+    EXPECT_EQ(result.exit_status, 0) << result.err;
+    for (const auto& record : records()) {
+        if (record.tag != "held") {
+            EXPECT_EQ(record.gpu, "0") << "GPU 1 is leased for two seconds";
+        }
+    }
+    holder.wait();
+}
+
+TEST_F(Leases, AKilledSchedulersJobsKeepTheirGpusUntilTheyEnd)
+{
+    Process killed(m_dir, {{"--gpus", "0"}, marked_job(1.5, "orphan") + "\n"});
+    ASSERT_TRUE(eventually([&] { return started("orphan"); }));
+    killed.signal(SIGKILL);
+    killed.wait();
+    TempDir other;
+    const auto next = run(other, sharing({"--gpus", "0"}, job(0.1, "next") + "\n"));
+    EXPECT_EQ(next.exit_status, 0) << next.err;
+    ASSERT_TRUE(eventually([&] { return recorded(2); }));
+    EXPECT_EQ(overlaps(records()), "") << "the orphaned job still held GPU 0";
+}
+
+TEST_F(Leases, WhatAJobLeavesRunningKeepsTheLease)
+{
+    // The job's shell ends at once; its background child inherited the lease descriptor.
+    Process first(m_dir, {{"--gpus", "0"}, "(" + marked_job(1, "background") + ") &\n"});
+    EXPECT_EQ(first.wait().exit_status, 0);
+    ASSERT_TRUE(started("background"));
+    TempDir other;
+    const auto next = run(other, sharing({"--gpus", "0"}, job(0.1, "next") + "\n"));
+    EXPECT_EQ(next.exit_status, 0) << next.err;
+    ASSERT_TRUE(eventually([&] { return recorded(2); }));
+    EXPECT_EQ(overlaps(records()), "");
+}
+
+TEST_F(Leases, OneSchedulerRunsSeveralJobsPerGpuAndAnotherWaitsForAllOfThem)
+{
+    Process shared(m_dir, {{"--gpus", "0", "--jobs-per-gpu", "2"},
+                           join_lines({marked_job(0.6, "shared"), marked_job(0.6, "shared")})});
+    ASSERT_TRUE(eventually([&] { return started("shared"); }));
+    TempDir other;
+    const auto single = run(other, sharing({"--gpus", "0"}, job(0.1, "single") + "\n"));
+    EXPECT_EQ(single.exit_status, 0) << single.err;
+    EXPECT_EQ(shared.wait().exit_status, 0);
+    auto all = records();
+    ASSERT_EQ(all.size(), 3u);
+    std::vector<JobRecord> shared_jobs;
+    std::copy_if(all.begin(), all.end(), std::back_inserter(shared_jobs),
+                 [](const JobRecord& record) { return record.tag == "shared"; });
+    EXPECT_NE(overlaps(shared_jobs), "") << "its own two jobs share GPU 0";
+    const auto single_job = std::find_if(
+        all.begin(), all.end(), [](const JobRecord& record) { return record.tag == "single"; });
+    for (const auto& job : shared_jobs) {
+        EXPECT_GE(single_job->start, job.end) << "the other scheduler waits for both";
+    }
+}
+
+TEST_F(Leases, StopWhileWaitingLeavesNothingBehind)
+{
+    Process holder(m_dir, {{"exec", "--gpus", "0", "--", "sh", "-c", marked_job(30, "held")}});
+    ASSERT_TRUE(eventually([&] { return started("held"); }));
+    TempDir other;
+    Process waiting(other, sharing({"--gpus", "0"}, job(0.1, "never") + "\n"));
+    ASSERT_TRUE(eventually(
+        [&] { return waiting.err_so_far().find("waiting for it") != std::string::npos; }));
+    waiting.signal(SIGTERM);
+    const auto stopped = waiting.wait(10s);
+    EXPECT_FALSE(stopped.timed_out);
+    EXPECT_EQ(stopped.exit_status, 128 + SIGTERM) << stopped.err;
+    holder.signal(SIGKILL);
+    holder.wait();
+    // The killed exec was sh itself; its sleep is ours to reap now.
+    EXPECT_TRUE(eventually([] { return leftover_processes().size() <= 1; }));
+}
+
+TEST_F(Leases, ExecRunsTheCommandOnItsGpusWithTheirLeases)
+{
+    const auto fds = m_dir / "fds";
+    const auto result =
+        run(m_dir, {{"exec", "-n", "2", "--gpus", "5,6,7", "--", "sh", "-c",
+                     fmt::format("echo $CUDA_VISIBLE_DEVICES; readlink /proc/$$/fd/3 "
+                                 "/proc/$$/fd/4; exit 7")}});
+    EXPECT_EQ(result.exit_status, 7) << "the command's own status" << result.err;
+    const auto lines = split_lines(result.out);
+    ASSERT_EQ(lines.size(), 3u) << result.out << result.err;
+    EXPECT_EQ(lines[0], "5,6");
+    EXPECT_EQ(lines[1], leases() + "/5.lock");
+    EXPECT_EQ(lines[2], leases() + "/6.lock");
+}
+
+TEST_F(Leases, ExecWithoutWaitingExitsWithTempfail)
+{
+    Process holder(m_dir, {{"exec", "--gpus", "0", "--", "sh", "-c", marked_job(2, "held")}});
+    ASSERT_TRUE(eventually([&] { return started("held"); }));
+    TempDir other;
+    const auto refused = run(other, sharing({"exec", "--gpus", "0", "--no-wait", "--", "true"}));
+    EXPECT_EQ(refused.exit_status, 75);
+    EXPECT_NE(refused.err.find("GPU 0 by"), std::string::npos) << refused.err;
+    const auto timed_out =
+        run(other, sharing({"exec", "--gpus", "0", "--timeout", "0.2", "--", "true"}));
+    EXPECT_EQ(timed_out.exit_status, 75) << timed_out.err;
+    holder.wait();
+}
+
+TEST_F(Leases, ExecReportsWhatItCannotRun)
+{
+    EXPECT_EQ(run(m_dir, {{"exec", "--gpus", "0", "--", "/nonexistent/cmd"}}).exit_status, 127);
+    EXPECT_EQ(run(m_dir, {{"exec", "--gpus", "0", "--", "/"}}).exit_status, 126);
+    const auto too_many = run(m_dir, {{"exec", "-n", "3", "--gpus", "0,1", "--", "true"}});
+    EXPECT_EQ(too_many.exit_status, 2);
+    EXPECT_NE(too_many.err.find("-n 3 is more than the 2 GPUs"), std::string::npos) << too_many.err;
+    EXPECT_EQ(run(m_dir, {{"exec", "--gpus", "0"}}).exit_status, 2) << "no command";
+}
+
+TEST_F(Leases, ExecInsideAJobUsesTheLeaseTheJobHolds)
+{
+    const auto result =
+        run(m_dir, {{"--gpus", "3"},
+                    fmt::format("{} exec --timeout 5 -- sh -c 'echo inner $CUDA_VISIBLE_DEVICES'\n",
+                                binary().string())});
+    EXPECT_EQ(result.exit_status, 0) << result.err;
+    EXPECT_EQ(result.out, "inner 3\n");
+}
+
+TEST_F(Leases, StatusShowsWhoHoldsEachGpu)
+{
+    Process holder(m_dir, {{"--gpus", "0,1"}, marked_job(30, "held") + "\n"});
+    ASSERT_TRUE(eventually([&] { return started("held"); }));
+    const auto status = run(m_dir, {{"status", "--gpus", "0,1", "--json"}});
+    ASSERT_EQ(status.exit_status, 0) << status.err;
+    const auto listed = nlohmann::json::parse(status.out);
+    ASSERT_EQ(listed.size(), 2u);
+    EXPECT_EQ(listed[0]["state"], "leased");
+    EXPECT_EQ(listed[0]["gpusched_pid"], holder.pid());
+    ASSERT_EQ(listed[0]["jobs"].size(), 1u);
+    EXPECT_NE(listed[0]["jobs"][0]["command"].get<std::string>().find("started-held"),
+              std::string::npos);
+    EXPECT_EQ(listed[1]["state"], "free");
+
+    const auto table = run(m_dir, {{"status"}});
+    EXPECT_NE(table.out.find("leased"), std::string::npos) << table.out;
+    holder.signal(SIGTERM);
+    holder.wait();
+    const auto after = nlohmann::json::parse(run(m_dir, {{"status", "--json"}}).out);
+    ASSERT_EQ(after.size(), 2u) << "without --gpus: every GPU with a lock file";
+    EXPECT_EQ(after[0]["state"], "free") << "a record left behind is not a holder";
+    EXPECT_EQ(after[1]["state"], "free");
+}
+
+// The shared directory.
+
+TEST_F(Leases, DirectoryAndLockFilesAreSharedWhateverTheUmask)
+{
+    const mode_t saved = umask(077);
+    const auto result = run(m_dir, {{"--gpus", "0"}, "true\n"});
+    umask(saved);
+    ASSERT_EQ(result.exit_status, 0) << result.err;
+    struct stat status {};
+    ASSERT_EQ(stat(leases().c_str(), &status), 0);
+    EXPECT_EQ(status.st_mode & 07777, 01777u);
+    ASSERT_EQ(stat((leases() + "/0.lock").c_str(), &status), 0);
+    EXPECT_EQ(status.st_mode & 07777, 0666u);
+}
+
+TEST_F(Leases, APlantedSymlinkIsRefusedNotFollowed)
+{
+    fs::create_directory(leases());
+    fs::permissions(leases(), fs::perms::all | fs::perms::sticky_bit);
+    write_file(m_dir / "victim", "precious\n");
+    fs::create_symlink(m_dir / "victim", leases() + "/0.lock");
+    const auto result = run(m_dir, {{"--gpus", "0"}, "touch " + (m_dir / "ran").string() + "\n"});
+    EXPECT_EQ(result.exit_status, 2);
+    EXPECT_NE(result.err.find("0.lock is a symbolic link"), std::string::npos) << result.err;
+    EXPECT_EQ(read_file(m_dir / "victim"), "precious\n");
+    EXPECT_FALSE(fs::exists(m_dir / "ran")) << "no job runs without its lease";
+}
+
+TEST_F(Leases, APlantedHardLinkOrFifoIsRefused)
+{
+    fs::create_directory(leases());
+    write_file(m_dir / "victim", "precious\n");
+    fs::create_hard_link(m_dir / "victim", leases() + "/0.lock");
+    ASSERT_EQ(mkfifo((leases() + "/1.lock").c_str(), 0666), 0);
+    const auto linked = run(m_dir, {{"exec", "--gpus", "0", "--", "true"}});
+    EXPECT_EQ(linked.exit_status, 2);
+    EXPECT_NE(linked.err.find("has other names"), std::string::npos) << linked.err;
+    EXPECT_EQ(read_file(m_dir / "victim"), "precious\n");
+    const auto fifo = run(m_dir, {{"exec", "--gpus", "1", "--", "true"}}, 10s);
+    EXPECT_FALSE(fifo.timed_out);
+    EXPECT_EQ(fifo.exit_status, 2);
+    EXPECT_NE(fifo.err.find("not a regular file"), std::string::npos) << fifo.err;
+}
+
+TEST_F(Leases, NoGpuIdLeavesTheDirectory)
+{
+    const auto result = run(m_dir, {{"--gpus", "../escaped"}, "true\n"});
+    EXPECT_EQ(result.exit_status, 0) << result.err;
+    EXPECT_FALSE(fs::exists(m_dir / "escaped.lock"));
+    EXPECT_TRUE(fs::exists(leases() + "/%2E%2E%2Fescaped.lock"));
+}
+
+TEST_F(Leases, AnUnsafeDirectoryIsRefused)
+{
+    fs::create_directory(m_dir / "open");
+    fs::permissions(m_dir / "open", fs::perms::all); // 0777, no sticky bit
+    auto result = run(m_dir, {{"--gpus", "0", "--lock-dir", (m_dir / "open").string()}, "true\n"});
+    EXPECT_EQ(result.exit_status, 2);
+    EXPECT_NE(result.err.find("without the sticky bit"), std::string::npos) << result.err;
+
+    fs::create_directory_symlink(m_dir / "open", m_dir / "link");
+    result = run(m_dir, {{"--gpus", "0", "--lock-dir", (m_dir / "link").string()}, "true\n"});
+    EXPECT_EQ(result.exit_status, 2);
+    EXPECT_NE(result.err.find("not a directory"), std::string::npos) << result.err;
+}
+
+} // namespace
+} // namespace gpusched::testing

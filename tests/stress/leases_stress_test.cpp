@@ -1,0 +1,155 @@
+// Twenty seconds of contention for four fake GPUs: 50 `gpusched exec` clients at all times
+// and three schedulers, one of them SIGKILLed early with a job on every GPU. No GPU may ever
+// hold two jobs, every job must run once, and nothing may be left running.
+#include "../integration/harness.hpp"
+
+#include <fmt/format.h>
+#include <gtest/gtest.h>
+
+#include <csignal>
+#include <map>
+#include <memory>
+#include <random>
+#include <set>
+
+namespace gpusched::testing {
+namespace {
+
+using namespace std::chrono_literals;
+using Clock = std::chrono::steady_clock;
+
+// Not GPU indices, so no CUDA probe runs for each of the hundreds of clients.
+const std::string k_gpus = "fake0,fake1,fake2,fake3";
+constexpr int k_exec_clients = 50;
+constexpr auto k_contention = 20s;
+constexpr int k_jobs_per_scheduler = 25;
+constexpr int k_doomed_jobs = 8;
+
+double wall_now()
+{
+    return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch())
+        .count();
+}
+
+TEST(LeaseStress, SchedulersAndExecClientsNeverShareAGpu)
+{
+    adopt_orphans();
+    TempDir dir;
+    const auto lock_dir = (dir / "leases").string();
+    const std::map<std::string, std::optional<std::string>> shared = {
+        {"GPUSCHED_LOCK_DIR", lock_dir}};
+    const unsigned seed = std::random_device{}();
+    std::mt19937 random(seed);
+    std::uniform_real_distribution<double> length(0.02, 0.4);
+    SCOPED_TRACE(fmt::format("random seed {}", seed));
+
+    // The scheduler to be killed starts first with long jobs, so it has one on every GPU.
+    TempDir doomed_dir;
+    std::vector<std::string> doomed_jobs;
+    for (int i = 0; i < k_doomed_jobs; ++i) {
+        doomed_jobs.push_back(fmt::format("touch {}/started-$GPUSCHED_JOB_ID; {}",
+                                          doomed_dir.path().string(),
+                                          record_command(dir, 3, "doomed")));
+    }
+    Process doomed(doomed_dir, {{"--gpus", k_gpus}, join_lines(doomed_jobs), {}, shared});
+    ASSERT_TRUE(eventually([&] { return fs::exists(doomed_dir / "started-4"); }))
+        << doomed.err_so_far();
+
+    std::vector<std::unique_ptr<TempDir>> scheduler_dirs;
+    std::vector<std::unique_ptr<Process>> schedulers;
+    for (const std::string tag : {"first", "second"}) {
+        std::vector<std::string> jobs;
+        for (int i = 0; i < k_jobs_per_scheduler; ++i) {
+            jobs.push_back(record_command(dir, length(random), tag));
+        }
+        scheduler_dirs.push_back(std::make_unique<TempDir>());
+        schedulers.push_back(std::make_unique<Process>(
+            *scheduler_dirs.back(),
+            LaunchOptions{{"--gpus", k_gpus}, join_lines(jobs), {}, shared}));
+    }
+
+    std::vector<std::unique_ptr<TempDir>> client_dirs;
+    std::vector<std::unique_ptr<Process>> clients(k_exec_clients);
+    int launched = 0;
+    std::vector<std::string> failures;
+    const auto launch = [&](int client) {
+        const auto command = record_command(dir, length(random), fmt::format("exec{}", launched++));
+        clients[client] = std::make_unique<Process>(
+            *client_dirs[client],
+            LaunchOptions{{"exec", "--gpus", k_gpus, "--", "sh", "-c", command}, {}, {}, shared});
+    };
+    for (int client = 0; client < k_exec_clients; ++client) {
+        client_dirs.push_back(std::make_unique<TempDir>());
+        launch(client);
+    }
+
+    const auto start = Clock::now();
+    double killed_at = 0;
+    while (Clock::now() - start < k_contention) {
+        if (killed_at == 0 && Clock::now() - start > 1s) {
+            doomed.signal(SIGKILL);
+            killed_at = wall_now();
+        }
+        for (int client = 0; client < k_exec_clients; ++client) {
+            if (const auto finished = clients[client]->try_wait()) {
+                if (finished->exit_status != 0) {
+                    failures.push_back(finished->err);
+                }
+                launch(client);
+            }
+        }
+        std::this_thread::sleep_for(10ms);
+    }
+    for (auto& client : clients) {
+        const auto finished = client->wait(120s);
+        if (finished.exit_status != 0) {
+            failures.push_back(finished.err);
+        }
+    }
+    for (auto& scheduler : schedulers) {
+        const auto finished = scheduler->wait(120s);
+        EXPECT_EQ(finished.exit_status, 0) << finished.err;
+    }
+    doomed.wait();
+    EXPECT_TRUE(failures.empty()) << failures.size() << " exec clients failed, first:\n"
+                                  << failures.front();
+
+    // Orphans of the killed scheduler finish on their own time.
+    int doomed_started = 0;
+    while (fs::exists(doomed_dir / fmt::format("started-{}", doomed_started + 1))) {
+        ++doomed_started;
+    }
+    const auto count_tag = [&](const std::string& tag) {
+        const auto all = read_records(dir / "runs.log");
+        return std::count_if(all.begin(), all.end(),
+                             [&](const JobRecord& record) { return record.tag == tag; });
+    };
+    ASSERT_TRUE(eventually([&] { return count_tag("doomed") == doomed_started; }, 30s));
+    EXPECT_TRUE(eventually([] { return leftover_processes().empty(); }, 30s))
+        << "processes left running";
+
+    const auto records = read_records(dir / "runs.log");
+    EXPECT_EQ(overlaps(records), "") << "two jobs on one GPU";
+    std::map<std::string, std::set<int>> job_ids;
+    std::map<std::string, int> runs;
+    bool orphan_outlived_its_scheduler = false;
+    for (const auto& record : records) {
+        job_ids[record.tag].insert(record.job_id);
+        ++runs[record.tag];
+        orphan_outlived_its_scheduler |= record.tag == "doomed" && record.end > killed_at;
+    }
+    for (const std::string tag : {"first", "second"}) {
+        EXPECT_EQ(runs[tag], k_jobs_per_scheduler) << tag;
+        EXPECT_EQ(job_ids[tag].size(), static_cast<std::size_t>(k_jobs_per_scheduler)) << tag;
+    }
+    for (int i = 0; i < launched; ++i) {
+        EXPECT_EQ(runs[fmt::format("exec{}", i)], 1) << "exec client job " << i;
+    }
+    EXPECT_GE(doomed_started, 4);
+    EXPECT_TRUE(orphan_outlived_its_scheduler)
+        << "the killed scheduler had no job left running: the test proved nothing";
+    RecordProperty("exec_jobs", launched);
+}
+
+} // namespace
+} // namespace gpusched::testing
