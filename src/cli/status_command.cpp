@@ -87,7 +87,7 @@ void print_row(const ShownGpu& gpu, const sys::LeaseState& state)
 {
     constexpr auto k_row = "{:<6} {:<7} {:<10} {:>8}  {:<19}  {}\n";
     if (!state.leased) {
-        fmt::print(k_row, gpu.id, "free", "", "", "", "");
+        fmt::print("{:<6} free\n", gpu.id);
         return;
     }
     if (!state.record) {
