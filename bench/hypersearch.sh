@@ -5,10 +5,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-cmake -S . -B build-bench -G Ninja -DCMAKE_BUILD_TYPE=Release -DGPUSCHED_BUILD_BENCH=ON \
-      -DBUILD_TESTING=OFF >/dev/null
-cmake --build build-bench >/dev/null
-gpusched=$PWD/build-bench/src/gpusched
+source bench/common.sh
 values=$(seq 100 | xargs)
 grid="$gpusched hypersearch 'python3 train.py --a {a} --b {b} --c {c}' -p a $values -p b $values -p c $values"
 huge="$gpusched hypersearch 'python3 train.py --a {a} --b {b}' -p a range:0:1000000 -p b range:0:1000000 --n-samples 10"

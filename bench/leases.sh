@@ -12,18 +12,13 @@ JOBS=${JOBS:-10000}           # trivial jobs for throughput
 HANDOFFS=${HANDOFFS:-1000}    # sequential jobs for hand-off latency
 RUNS=${RUNS:-5}
 
-cmake -S . -B build-bench -G Ninja -DCMAKE_BUILD_TYPE=Release -DGPUSCHED_BUILD_BENCH=ON \
-      -DBUILD_TESTING=OFF >/dev/null
-cmake --build build-bench >/dev/null
-gpusched=$PWD/build-bench/src/gpusched
-stamp=$PWD/build-bench/bench/stamp
+source bench/common.sh
 work=$(mktemp -d /tmp/gpusched-bench.XXXXXX)
 trap 'rm -rf "$work"' EXIT
 export GPUSCHED_LOCK_DIR=$work/leases
 # Ids that are not indices: no CUDA probe, so only the lease machinery is measured.
 gpu=bench0
 
-repeat() { awk -v n="$1" -v line="$2" 'BEGIN { for (i = 0; i < n; i++) print line }'; }
 # Median and 90th percentile of a column of microseconds.
 stats() {
   sort -n | awk '{ v[NR] = $1 } END {

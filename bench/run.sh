@@ -11,17 +11,10 @@ HANDOFFS=${HANDOFFS:-1000}    # sequential jobs for hand-off latency
 BIG=${BIG:-1000000}           # lines for the memory test
 RUNS=${RUNS:-5}
 
-cmake -S . -B build-bench -G Ninja -DCMAKE_BUILD_TYPE=Release -DGPUSCHED_BUILD_BENCH=ON \
-      -DBUILD_TESTING=OFF >/dev/null
-cmake --build build-bench >/dev/null
-gpusched=$PWD/build-bench/src/gpusched
-stamp=$PWD/build-bench/bench/stamp
-floor=$PWD/build-bench/bench/spawn_floor
+source bench/common.sh
 work=$(mktemp -d /tmp/gpusched-bench.XXXXXX)
 trap 'rm -rf "$work"' EXIT
 
-# repeat N LINE: LINE N times (yes | head would die of SIGPIPE under pipefail).
-repeat() { awk -v n="$1" -v line="$2" 'BEGIN { for (i = 0; i < n; i++) print line }'; }
 
 echo "# machine: $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs), $(uname -r)"
 echo "# versions: $("$gpusched" --version), $(parallel --version | head -1), xargs $(xargs --version | head -1 | awk '{print $NF}')"

@@ -128,6 +128,8 @@ private:
         Command command;
     };
 
+    // Removes a running job and gives its GPUs back to the pool.
+    Running take_running(JobId job, const char* event);
     std::vector<Action> start_what_fits();
     void check_halt(std::vector<Action>& actions);
 

@@ -48,15 +48,21 @@ std::vector<Action> Scheduler::on_spawn_failure(JobId job)
     return on_job_exit(job, JobOutcome{k_exit_spawn_failed, 0});
 }
 
-std::vector<Action> Scheduler::on_job_exit(JobId job, JobOutcome outcome)
+Scheduler::Running Scheduler::take_running(JobId job, const char* event)
 {
     const auto found = m_running.find(job);
     if (found == m_running.end()) {
-        throw std::logic_error(fmt::format("job {} ended but was not running", job));
+        throw std::logic_error(fmt::format("job {} {} but was not running", job, event));
     }
-    Running ended = std::move(found->second);
+    Running taken = std::move(found->second);
     m_running.erase(found);
-    m_pool.release(ended.gpus);
+    m_pool.release(taken.gpus);
+    return taken;
+}
+
+std::vector<Action> Scheduler::on_job_exit(JobId job, JobOutcome outcome)
+{
+    Running ended = take_running(job, "ended");
 
     std::vector<Action> actions;
     if (outcome.succeeded()) {
@@ -137,13 +143,7 @@ std::vector<Action> Scheduler::on_gpu_usable(GpuSlot gpu, bool usable)
 
 std::vector<Action> Scheduler::on_lease_refused(JobId job, const GpuSlots& refused)
 {
-    const auto found = m_running.find(job);
-    if (found == m_running.end()) {
-        throw std::logic_error(fmt::format("job {} refused a lease but was not running", job));
-    }
-    Running refused_job = std::move(found->second);
-    m_running.erase(found);
-    m_pool.release(refused_job.gpus);
+    Running refused_job = take_running(job, "was refused a lease");
     for (const auto slot : refused) {
         m_pool.set_leased_elsewhere(slot, true);
     }
