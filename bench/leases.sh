@@ -15,6 +15,7 @@ RUNS=${RUNS:-5}
 source bench/common.sh
 work=$(mktemp -d /tmp/gpusched-bench.XXXXXX)
 trap 'rm -rf "$work"' EXIT
+# Leases of its own, so a benchmark never waits for (or blocks) real work on this machine.
 export GPUSCHED_LOCK_DIR=$work/leases
 # Ids that are not indices: no CUDA probe, so only the lease machinery is measured.
 gpu=bench0

@@ -1,8 +1,12 @@
 #include <gpusched/sys/host_leases.hpp>
 
+#include <gpusched/errors.hpp>
+
 #include <gpusched/sys/lease_lock.hpp>
 #include <gpusched/sys/lease_state.hpp>
 #include <gpusched/sys/system_error.hpp>
+
+#include <fmt/format.h>
 
 #include <fcntl.h>
 #include <pwd.h>
@@ -93,17 +97,23 @@ bool HostLeases::lock(Lease& lease)
         lease.fd = duplicate_above(lease.inherited, m_first_private_fd);
         return true;
     }
-    if (!lease.fd) {
-        lease.fd = duplicate_above(m_directory.open_lock(lease.key).get(), m_first_private_fd);
+    // A lock on a file that was removed and created anew excludes nobody: lock the file
+    // that is there now. Only a cleaner racing us could make this take more than one turn.
+    constexpr int k_turns = 3;
+    for (int turn = 0; turn < k_turns; ++turn) {
+        if (!lease.fd) {
+            lease.fd = duplicate_above(m_directory.open_lock(lease.key).get(), m_first_private_fd);
+        }
+        if (!try_lock_exclusive(lease.fd.get())) {
+            return false;
+        }
+        if (m_directory.still_named(lease.fd.get(), lease.key)) {
+            return true;
+        }
+        lease.fd.reset();
     }
-    if (!try_lock_exclusive(lease.fd.get())) {
-        return false;
-    }
-    if (!m_directory.still_named(lease.fd.get(), lease.key)) {
-        lease.fd.reset(); // the file was replaced: lock the one that is there now
-        return lock(lease);
-    }
-    return true;
+    throw UsageError(fmt::format("cannot lease GPU {}: {} keeps being replaced", lease.key,
+                                 m_directory.path_of(lease.key).string()));
 }
 
 bool HostLeases::try_take(GpuSlot slot)
