@@ -67,11 +67,19 @@ UniqueFd open_directory(const std::filesystem::path& path)
 
 } // namespace
 
+// Every user must reach the same answer, so it depends on what the directories are, never on
+// who asks: /run/lock/gpusched when it exists or /run/lock is shared like /tmp (mode 1777).
 std::filesystem::path default_lock_directory()
 {
+    constexpr const char* k_run_lock = "/run/lock";
+    constexpr const char* k_in_run_lock = "/run/lock/gpusched";
     struct stat status {};
-    if (stat("/run/lock", &status) == 0 && S_ISDIR(status.st_mode)) {
-        return "/run/lock/gpusched";
+    if (stat(k_in_run_lock, &status) == 0 && S_ISDIR(status.st_mode)) {
+        return k_in_run_lock;
+    }
+    if (stat(k_run_lock, &status) == 0 && S_ISDIR(status.st_mode) &&
+        (status.st_mode & 01777) == 01777) {
+        return k_in_run_lock;
     }
     return "/tmp/gpusched-leases";
 }

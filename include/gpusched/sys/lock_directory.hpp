@@ -10,7 +10,8 @@
 namespace gpusched::sys {
 
 // Where leases live unless --lock-dir or GPUSCHED_LOCK_DIR says otherwise: /run/lock/gpusched
-// (never aged out, unlike /tmp), or /tmp/gpusched-leases where there is no /run/lock.
+// (never aged out, unlike /tmp), or /tmp/gpusched-leases where /run/lock is missing or not
+// open to every user.
 std::filesystem::path default_lock_directory();
 
 // The directory every user's gpusched shares, with one lock file per GPU. It is trusted the
