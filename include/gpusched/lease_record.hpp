@@ -29,4 +29,8 @@ std::string format_lease_record(const LeaseRecord& record);
 // Nothing when `text` is not a record (an empty file, one being written, a stranger's bytes).
 std::optional<LeaseRecord> parse_lease_record(std::string_view text);
 
+// Who holds a lease, for a log line: "alice (pid 4400: python train.py)", "alice (gpusched pid
+// 4321, 3 jobs)", or "another process" when there is no record to tell.
+std::string describe_lease_holder(const std::optional<LeaseRecord>& record);
+
 } // namespace gpusched

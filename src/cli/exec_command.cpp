@@ -5,6 +5,8 @@
 #include <gpusched/errors.hpp>
 #include <gpusched/exit_status.hpp>
 #include <gpusched/gpu_discovery.hpp>
+#include <gpusched/lease_record.hpp>
+#include <gpusched/wall_clock.hpp>
 #include <gpusched/sys/lease_acquisition.hpp>
 #include <gpusched/sys/probe_child.hpp>
 #include <gpusched/sys/signal_channel.hpp>
@@ -32,18 +34,10 @@ std::string holders(const sys::HostLeases& leases, const std::vector<std::string
 {
     std::vector<std::string> described;
     for (const auto slot : slots) {
-        const auto record = leases.holder(slot);
-        described.push_back(record ? fmt::format("GPU {} by {} (gpusched pid {})", ids[slot],
-                                                 record->user, record->gpusched_pid)
-                                   : fmt::format("GPU {}", ids[slot]));
+        described.push_back(
+            fmt::format("GPU {} by {}", ids[slot], describe_lease_holder(leases.holder(slot))));
     }
     return fmt::format("{}", fmt::join(described, ", "));
-}
-
-double now_since_epoch()
-{
-    return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch())
-        .count();
 }
 
 // The leases go to fds 3, 4, ... without close-on-exec, so CMD and its children hold them.
@@ -138,7 +132,7 @@ int run_exec(const ExecOptions& options)
     }
 
     std::vector<std::string> gpu_ids;
-    const LeaseHolder holder{static_cast<long>(getpid()), now_since_epoch(),
+    const LeaseHolder holder{static_cast<long>(getpid()), seconds_since_epoch(),
                              fmt::format("{}", fmt::join(options.command, " "))};
     for (const auto slot : acquired.slots) {
         gpu_ids.push_back(ids[slot]);

@@ -2,6 +2,7 @@
 
 #include <gpusched/job_messages.hpp>
 
+#include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 namespace gpusched {
@@ -40,6 +41,19 @@ std::optional<LeaseRecord> parse_lease_record(std::string_view text)
     } catch (const nlohmann::json::exception&) {
         return std::nullopt; // well-formed JSON of another shape
     }
+}
+
+std::string describe_lease_holder(const std::optional<LeaseRecord>& record)
+{
+    if (!record) {
+        return "another process";
+    }
+    if (record->jobs.size() == 1) {
+        const auto& job = record->jobs.front();
+        return fmt::format("{} (pid {}: {})", record->user, job.pid, job.command);
+    }
+    return fmt::format("{} (gpusched pid {}, {} jobs)", record->user, record->gpusched_pid,
+                       record->jobs.size());
 }
 
 } // namespace gpusched

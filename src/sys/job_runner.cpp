@@ -1,6 +1,7 @@
 #include <gpusched/sys/job_runner.hpp>
 
 #include <gpusched/job_messages.hpp>
+#include <gpusched/wall_clock.hpp>
 #include <gpusched/sys/process_tree.hpp>
 #include <gpusched/sys/system_error.hpp>
 
@@ -29,11 +30,6 @@ std::string signal_name(int signal)
 {
     const char* name = sigabbrev_np(signal);
     return name != nullptr ? fmt::format("SIG{}", name) : fmt::format("signal {}", signal);
-}
-
-double seconds_since_epoch(std::chrono::system_clock::time_point time)
-{
-    return std::chrono::duration<double>(time.time_since_epoch()).count();
 }
 
 } // namespace

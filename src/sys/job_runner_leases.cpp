@@ -3,34 +3,13 @@
 #include <gpusched/sys/job_runner.hpp>
 
 #include <gpusched/job_messages.hpp>
+#include <gpusched/wall_clock.hpp>
 
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
 
 namespace gpusched::sys {
-namespace {
-
-double now_since_epoch()
-{
-    return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch())
-        .count();
-}
-
-std::string describe_holder(const std::optional<LeaseRecord>& record)
-{
-    if (!record) {
-        return "another process";
-    }
-    if (record->jobs.size() == 1) {
-        const auto& job = record->jobs.front();
-        return fmt::format("{} (pid {}: {})", record->user, job.pid, job.command);
-    }
-    return fmt::format("{} (gpusched pid {}, {} jobs)", record->user, record->gpusched_pid,
-                       record->jobs.size());
-}
-
-} // namespace
 
 // True when every GPU of the job is leased to us, with their descriptors in `fds`. Else the
 // job goes back to the queue, and the GPUs another process holds are waited for.
@@ -52,7 +31,7 @@ bool JobRunner::take_leases(const StartJob& job, std::vector<int>& fds)
     for (const auto slot : refused) {
         if (!leases.waiting(slot)) {
             spdlog::info("GPU {} is leased by {}; waiting for it", m_scheduler.pool().id(slot),
-                         describe_holder(leases.holder(slot)));
+                         describe_lease_holder(leases.holder(slot)));
             leases.wait_for(slot);
         }
     }
@@ -67,7 +46,7 @@ void JobRunner::note_lease_holder(const RunningJob& job, pid_t pid)
     }
     for (const auto slot : job.slots) {
         m_lease_holders[slot].push_back(
-            LeaseHolder{pid, now_since_epoch(), shorten_command(job.command)});
+            LeaseHolder{pid, seconds_since_epoch(), shorten_command(job.command)});
         m_lease_record_stale[slot] = true;
     }
 }

@@ -54,5 +54,14 @@ TEST(LeaseRecord, AnythingElseIsNoRecord)
     }
 }
 
+TEST(LeaseRecord, DescribesItsHolderForTheLog)
+{
+    auto record = sample();
+    EXPECT_EQ(describe_lease_holder(record), "alice (gpusched pid 4321, 2 jobs)");
+    record.jobs.resize(1);
+    EXPECT_EQ(describe_lease_holder(record), "alice (pid 4400: python train.py --lr 0.1)");
+    EXPECT_EQ(describe_lease_holder(std::nullopt), "another process");
+}
+
 } // namespace
 } // namespace gpusched
