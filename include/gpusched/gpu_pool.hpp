@@ -37,6 +37,8 @@ public:
     }
     bool leased_elsewhere(GpuSlot slot) const { return m_gpus.at(slot).leased_elsewhere; }
 
+    // True when `count` distinct GPUs could take one more job each right now.
+    bool can_take(std::size_t count) const;
     // `count` distinct usable GPUs with room for one more job each, or nothing if there are not
     // that many. GPUs in `avoid` (where the job just failed) are passed over if others will do.
     std::optional<GpuSlots> acquire(std::size_t count = 1, const GpuSlots& avoid = {});
@@ -45,6 +47,8 @@ public:
     void release(const GpuSlots& slots);
 
 private:
+    bool has_room(GpuSlot slot) const;
+
     struct Gpu {
         unsigned load = 0;
         unsigned long long last_release = 0; // when a job last left it, in release order

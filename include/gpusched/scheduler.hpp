@@ -74,6 +74,9 @@ struct SchedulerOptions {
     // is never overtaken by a later one.
     std::size_t gpus_per_job = 1;
     HaltPolicy halt;
+    // Take a command only when it can start at once (a queue worker: what it takes, no other
+    // worker can run, so it takes nothing it cannot start). read_ahead is then ignored.
+    bool only_when_free = false;
 };
 
 // The scheduler's state machine. It takes events (a command arrived, the input ended, a job

@@ -31,12 +31,26 @@ std::string GpuPool::ids_of(const GpuSlots& slots) const
     return joined;
 }
 
+bool GpuPool::has_room(GpuSlot slot) const
+{
+    const auto& gpu = m_gpus[slot];
+    return gpu.usable && !gpu.leased_elsewhere && gpu.load < m_jobs_per_gpu;
+}
+
+bool GpuPool::can_take(std::size_t count) const
+{
+    std::size_t with_room = 0;
+    for (GpuSlot slot = 0; slot < m_gpus.size(); ++slot) {
+        with_room += has_room(slot) ? 1 : 0;
+    }
+    return with_room >= count;
+}
+
 std::optional<GpuSlots> GpuPool::acquire(std::size_t count, const GpuSlots& avoid)
 {
     GpuSlots candidates;
     for (GpuSlot slot = 0; slot < m_gpus.size(); ++slot) {
-        const auto& gpu = m_gpus[slot];
-        if (gpu.usable && !gpu.leased_elsewhere && gpu.load < m_jobs_per_gpu) {
+        if (has_room(slot)) {
             candidates.push_back(slot);
         }
     }

@@ -23,7 +23,13 @@ Scheduler::Scheduler(GpuPool pool, SchedulerOptions options)
 
 bool Scheduler::wants_input() const
 {
-    return m_phase == Phase::running && !m_input_ended && m_queue.size() < m_options.read_ahead;
+    if (m_phase != Phase::running || m_input_ended) {
+        return false;
+    }
+    if (m_options.only_when_free) {
+        return m_queue.empty() && m_pool.can_take(m_options.gpus_per_job);
+    }
+    return m_queue.size() < m_options.read_ahead;
 }
 
 std::vector<Action> Scheduler::on_command(Command command)

@@ -141,6 +141,22 @@ std::optional<InputLine> InputReader::next_line()
     return std::nullopt;
 }
 
+void InputReader::add_poll_fds(std::vector<pollfd>& fds, bool wants_commands)
+{
+    if (const int fd = fd_to_poll(); wants_commands && fd >= 0) {
+        fds.push_back({fd, POLLIN, 0});
+    }
+}
+
+bool InputReader::on_ready(const pollfd& ready)
+{
+    if (ready.fd != fd_to_poll()) {
+        return false;
+    }
+    read_some();
+    return true;
+}
+
 int InputReader::fd_to_poll() const
 {
     return finished() ? -1 : m_sources[m_current].fd.get();

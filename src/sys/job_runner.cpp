@@ -34,7 +34,7 @@ std::string signal_name(int signal)
 
 } // namespace
 
-JobRunner::JobRunner(Scheduler& scheduler, InputReader& input, SignalChannel& signals,
+JobRunner::JobRunner(Scheduler& scheduler, CommandInput& input, SignalChannel& signals,
                      const JobSpawner& spawner, const JobEnvironment& environment,
                      RunnerOptions options)
     : m_scheduler(scheduler), m_input(input), m_signals(signals), m_spawner(spawner),
@@ -92,7 +92,7 @@ int JobRunner::run()
 // processes come back to it as a subreaper), so nothing it started outlives it.
 bool JobRunner::finished() const
 {
-    return m_scheduler.done() && !(m_scheduler.stopping() && m_has_children);
+    return m_scheduler.done() && !(m_scheduler.stopping() && m_has_children) && m_input.settled();
 }
 
 std::optional<JobRunner::Clock::time_point> JobRunner::next_deadline() const
@@ -112,6 +112,9 @@ std::optional<JobRunner::Clock::time_point> JobRunner::next_deadline() const
     if (const auto check = next_busy_check()) {
         earlier(*check);
     }
+    if (const auto input = m_input.next_deadline()) {
+        earlier(*input);
+    }
     return next;
 }
 
@@ -120,10 +123,7 @@ void JobRunner::wait_for_events()
     auto& fds = m_poll_fds; // reused: this runs once per event
     fds.clear();
     fds.push_back({m_signals.fd(), POLLIN, 0});
-    const int input_fd = m_scheduler.wants_input() ? m_input.fd_to_poll() : -1;
-    if (input_fd >= 0) {
-        fds.push_back({input_fd, POLLIN, 0});
-    }
+    m_input.add_poll_fds(fds, m_scheduler.wants_input());
     if (m_tagged) {
         m_tagged->add_poll_fds(fds);
     }
@@ -144,9 +144,7 @@ void JobRunner::wait_for_events()
         }
         if (fd.fd == m_signals.fd()) {
             handle_signals();
-        } else if (fd.fd == input_fd) {
-            m_input.read_some();
-        } else {
+        } else if (!m_input.on_ready(fd) && m_tagged) {
             m_tagged->on_readable(fd.fd);
         }
     }
@@ -177,6 +175,7 @@ void JobRunner::take_input()
             ++m_skipped;
             continue;
         }
+        m_input.on_accepted(id);
         apply(m_scheduler.on_command(Command{id, std::move(input->line.text), 1, {}}));
     }
 }
@@ -236,8 +235,9 @@ void JobRunner::start(StartJob& job)
         spdlog::error("job {} could not start on GPU {}: {}: {}: {}", running.id, gpu,
                       m_spawner.shell(), std::strerror(spawned.error),
                       shorten_command(running.command));
-        record_attempt(running, JobOutcome{k_exit_spawn_failed, 0});
-        apply(m_scheduler.on_spawn_failure(running.id));
+        const JobOutcome failed{k_exit_spawn_failed, 0};
+        record_attempt(running, failed);
+        after_attempt(running, failed, m_scheduler.on_spawn_failure(running.id));
         return;
     }
     spdlog::info("job {} started on GPU {}{}: {}", running.id, gpu,
@@ -251,6 +251,7 @@ void JobRunner::start(StartJob& job)
     }
     m_pid_of[running.id] = spawned.pid;
     note_lease_holder(running, spawned.pid);
+    m_input.on_started(running.id, running.gpu);
     m_running.emplace(spawned.pid, std::move(running));
 }
 
@@ -275,6 +276,21 @@ void JobRunner::record_attempt(const RunningJob& job, JobOutcome outcome)
     if (m_options.output_files) {
         m_options.output_files->write_info(record, job.attempt);
     }
+}
+
+void JobRunner::after_attempt(const RunningJob& job, JobOutcome outcome,
+                              std::vector<Action> actions)
+{
+    const bool retried = std::any_of(actions.begin(), actions.end(), [&](const Action& action) {
+        const auto* retry = std::get_if<RetryScheduled>(&action);
+        return retry != nullptr && retry->job == job.id;
+    });
+    if (!retried) {
+        m_input.on_ended(JobEnd{job.id, outcome, job.gpu, seconds_since_epoch(job.started_wall),
+                                std::chrono::duration<double>(Clock::now() - job.started).count(),
+                                m_scheduler.stopping()});
+    }
+    apply(std::move(actions));
 }
 
 void JobRunner::signal_jobs(int signal)
@@ -333,7 +349,7 @@ void JobRunner::reap_children()
                          describe_outcome(outcome), job.timed_out ? " (timed out)" : "", took,
                          shorten_command(job.command));
         }
-        apply(m_scheduler.on_job_exit(job.id, outcome));
+        after_attempt(job, outcome, m_scheduler.on_job_exit(job.id, outcome));
     }
 }
 
@@ -370,6 +386,9 @@ void JobRunner::handle_signals()
 void JobRunner::fire_due_timers()
 {
     const auto now = Clock::now();
+    if (const auto input = m_input.next_deadline(); input && now >= *input) {
+        m_input.on_time(now);
+    }
     if (const auto check = next_busy_check(); check && now >= *check) {
         check_busy_gpus();
     }

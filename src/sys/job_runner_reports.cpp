@@ -44,6 +44,7 @@ void JobRunner::redraw_progress()
 void JobRunner::report_unstarted()
 {
     auto unstarted = m_scheduler.take_unstarted();
+    m_input.on_unstarted(unstarted);
     auto buffered = m_input.take_buffered();
     const auto total = unstarted.size() + buffered.size();
     if (total == 0) {

@@ -422,6 +422,19 @@ TEST(Scheduler, WantsGpusOnlyWhileJobsMayCome)
     EXPECT_FALSE(scheduler.wants_gpus()) << "stopping: nothing starts any more";
 }
 
+TEST(Scheduler, OnlyWhenFreeTakesNothingItCannotStart)
+{
+    auto options = ahead(64);
+    options.only_when_free = true;
+    options.gpus_per_job = 2;
+    Scheduler scheduler(GpuPool({"0", "1", "2"}), options);
+    EXPECT_TRUE(scheduler.wants_input());
+    scheduler.on_command(command(1));
+    EXPECT_FALSE(scheduler.wants_input()) << "one GPU left, and a job needs two";
+    scheduler.on_job_exit(1, k_success);
+    EXPECT_TRUE(scheduler.wants_input());
+}
+
 TEST(Scheduler, UnknownJobExitIsALogicError)
 {
     Scheduler scheduler(GpuPool({"0"}), ahead(4));

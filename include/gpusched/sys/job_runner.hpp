@@ -5,7 +5,7 @@
 #include <gpusched/resume_state.hpp>
 #include <gpusched/scheduler.hpp>
 #include <gpusched/sys/host_leases.hpp>
-#include <gpusched/sys/input_reader.hpp>
+#include <gpusched/sys/command_input.hpp>
 #include <gpusched/sys/job_spawner.hpp>
 #include <gpusched/sys/joblog_file.hpp>
 #include <gpusched/sys/output_files.hpp>
@@ -50,7 +50,7 @@ struct RunnerOptions {
 // when something happened or a deadline is due.
 class JobRunner {
 public:
-    JobRunner(Scheduler& scheduler, InputReader& input, SignalChannel& signals,
+    JobRunner(Scheduler& scheduler, CommandInput& input, SignalChannel& signals,
               const JobSpawner& spawner, const JobEnvironment& environment, RunnerOptions options);
 
     // Runs until the scheduler is done; returns gpusched's exit status.
@@ -84,6 +84,9 @@ private:
     void apply(std::vector<Action> actions);
     void start(StartJob& job);
     void record_attempt(const RunningJob& job, JobOutcome outcome);
+    // Hands the scheduler's answer to an ended attempt on, telling the input first when the
+    // job has ended for good (no retry follows).
+    void after_attempt(const RunningJob& job, JobOutcome outcome, std::vector<Action> actions);
     void signal_jobs(int signal);
     void reap_children();
     void handle_signals();
@@ -102,7 +105,7 @@ private:
     void tend_leases();
 
     Scheduler& m_scheduler;
-    InputReader& m_input;
+    CommandInput& m_input;
     SignalChannel& m_signals;
     const JobSpawner& m_spawner;
     const JobEnvironment& m_environment;

@@ -1,0 +1,66 @@
+#pragma once
+
+#include <gpusched/line_assembler.hpp>
+#include <gpusched/scheduler.hpp>
+
+#include <poll.h>
+
+#include <chrono>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace gpusched::sys {
+
+// A command read from an input, with where it came from for messages.
+struct InputLine {
+    LogicalLine line;
+    std::string source; // "stdin", a path, or a queue
+};
+
+// How a job ended for good (after its last attempt), as the runner tells its input.
+struct JobEnd {
+    JobId id = 0;
+    JobOutcome outcome;
+    std::string gpu;
+    double started = 0;   // seconds since the epoch
+    double runtime = 0;   // seconds
+    bool stopped = false; // ended by a stop of the run (a signal), not on its own
+};
+
+// Where the runner's commands come from: the files and pipes of a run (InputReader), or a
+// queue (a worker). The runner drives it from its one poll and tells it what becomes of each
+// command, which a queue reports back.
+class CommandInput {
+public:
+    using Clock = std::chrono::steady_clock;
+    virtual ~CommandInput() = default;
+
+    // Adds what to wait on; `wants_commands` is false while the scheduler holds all it may.
+    virtual void add_poll_fds(std::vector<pollfd>& fds, bool wants_commands) = 0;
+    // Handles a ready descriptor; false when it is not one of this input's.
+    virtual bool on_ready(const pollfd& ready) = 0;
+    // When on_time wants to run next (heartbeats, reconnections), if ever.
+    virtual std::optional<Clock::time_point> next_deadline() const { return std::nullopt; }
+    virtual void on_time(Clock::time_point /*now*/) {}
+
+    // The next command among those already read, or nothing until more is read.
+    virtual std::optional<InputLine> next_line() = 0;
+    // True when no command will come any more.
+    virtual bool finished() const = 0;
+    // True when what was read cannot be read again, so unstarted commands must be listed.
+    virtual bool has_unrepeatable_input() const = 0;
+    // Every command already read but not yet taken.
+    virtual std::vector<InputLine> take_buffered() = 0;
+
+    // The line next_line() returned last became job `id`.
+    virtual void on_accepted(JobId /*id*/) {}
+    virtual void on_started(JobId /*id*/, const std::string& /*gpu*/) {}
+    virtual void on_ended(const JobEnd& /*end*/) {}
+    // Jobs accepted but never started, at the end of a run.
+    virtual void on_unstarted(const std::vector<Command>& /*commands*/) {}
+    // True once everything it still had to send (results) is sent; the runner waits for it.
+    virtual bool settled() const { return true; }
+};
+
+} // namespace gpusched::sys
