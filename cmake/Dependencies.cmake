@@ -4,6 +4,11 @@ find_package(CLI11 CONFIG REQUIRED)
 find_package(fmt REQUIRED)
 find_package(spdlog REQUIRED)
 find_package(nlohmann_json 3 REQUIRED)
+# The multi-host queue: hiredis speaks Redis's protocol (Debian ships a pkg-config file, not a
+# CMake package), libcrypto signs and checks jobs with HMAC-SHA256.
+find_package(PkgConfig REQUIRED)
+pkg_check_modules(HIREDIS REQUIRED IMPORTED_TARGET hiredis)
+find_package(OpenSSL REQUIRED COMPONENTS Crypto)
 
 # The CUDA runtime is only used by the short-lived probe child (src/gpu/cuda_probe.cpp).
 # It is linked statically so the binary does not need a matching libcudart at run time;

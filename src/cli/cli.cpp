@@ -2,10 +2,13 @@
 
 #include "exec_command.hpp"
 #include "gpus_command.hpp"
+#include "queue_command.hpp"
 #include "hypersearch_command.hpp"
 #include "report_command.hpp"
 #include "run_command.hpp"
 #include "status_command.hpp"
+#include "submit_command.hpp"
+#include "worker_command.hpp"
 
 #include <gpusched/errors.hpp>
 #include <gpusched/log_pattern.hpp>
@@ -69,6 +72,12 @@ int run(int argc, char** argv)
     auto* exec = add_exec_command(app, exec_options);
     StatusOptions status_options;
     auto* status_command = add_status_command(app, status_options);
+    SubmitOptions submit_options;
+    auto* submit = add_submit_command(app, submit_options);
+    WorkerOptions worker_options;
+    auto* worker = add_worker_command(app, worker_options);
+    QueueCommandOptions queue_options;
+    auto* queue = add_queue_command(app, queue_options);
 
     // Internal: the short-lived children that load CUDA and NVML so the scheduler never does.
     auto* probe = app.add_subcommand("__probe-cuda", "")->group("");
@@ -99,6 +108,15 @@ int run(int argc, char** argv)
     }
     if (*status_command) {
         return run_status(status_options);
+    }
+    if (*submit) {
+        return run_submit(submit_options);
+    }
+    if (*worker) {
+        return run_worker(std::move(worker_options));
+    }
+    if (*queue) {
+        return run_queue(queue_options);
     }
     return run_scheduler(run_options);
 }

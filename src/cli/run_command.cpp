@@ -68,19 +68,23 @@ std::optional<std::string> environment_variable(const char* name)
 
 } // namespace
 
-void add_run_options(CLI::App& app, RunOptions& options)
+void add_run_options(CLI::App& app, RunOptions& options, bool for_worker)
 {
-    app.add_option("FILE", options.inputs,
-                   "Command files read in order ('-' is stdin; default: stdin). A named pipe is "
-                   "a live queue that stays open until gpusched is signalled.");
+    if (!for_worker) {
+        app.add_option("FILE", options.inputs,
+                       "Command files read in order ('-' is stdin; default: stdin). A named pipe "
+                       "is a live queue that stays open until gpusched is signalled.");
+    }
     app.add_option("-g,--gpus", options.gpus,
                    "GPU ids to use: '0 1 2', '0,1,2', ranges '0-3', or ids such as GPU-<uuid> "
                    "and MIG-<uuid>, passed to jobs unchanged. Default: $CUDA_VISIBLE_DEVICES, "
                    "else every GPU CUDA finds.")
         ->expected(1, -1);
-    app.add_option("--fifo", options.fifo,
-                   "Also read commands from this named pipe, created (mode 0600) if missing; "
-                   "writers may come and go until gpusched is signalled.");
+    if (!for_worker) {
+        app.add_option("--fifo", options.fifo,
+                       "Also read commands from this named pipe, created (mode 0600) if missing; "
+                       "writers may come and go until gpusched is signalled.");
+    }
     app.add_option("--shell", options.shell, "Shell that runs each command as SHELL -c COMMAND")
         ->capture_default_str();
     app.add_option("--kill-after", options.kill_after_seconds,
@@ -119,13 +123,16 @@ void add_run_options(CLI::App& app, RunOptions& options)
     auto* joblog = app.add_option("--joblog", options.joblog,
                                   "Append one tab-separated line per finished attempt to FILE "
                                   "(GNU parallel's columns, plus GPU)");
-    auto* resume = app.add_flag("--resume", options.resume,
-                                "Skip the jobs the --joblog records (same number, same command)")
-                       ->needs(joblog);
-    app.add_flag("--resume-failed", options.resume_failed,
-                 "Skip the jobs the --joblog records as succeeded; run failed ones again")
-        ->needs(joblog)
-        ->excludes(resume);
+    if (!for_worker) {
+        auto* resume =
+            app.add_flag("--resume", options.resume,
+                         "Skip the jobs the --joblog records (same number, same command)")
+                ->needs(joblog);
+        app.add_flag("--resume-failed", options.resume_failed,
+                     "Skip the jobs the --joblog records as succeeded; run failed ones again")
+            ->needs(joblog)
+            ->excludes(resume);
+    }
     app.add_option("--retries", options.retries,
                    "Try a failed job up to N more times, on another GPU when one is free")
         ->capture_default_str();
@@ -142,8 +149,10 @@ void add_run_options(CLI::App& app, RunOptions& options)
         "Write each job's stdout and stderr to DIR/SEQ.out and DIR/SEQ.err, with DIR/SEQ.info");
     app.add_flag("--tag", options.tag, "Prefix each output line with the job id and GPU")
         ->excludes(output_dir);
-    app.add_flag("--dry-run", options.dry_run,
-                 "Print which job would run on which GPU; run nothing");
+    if (!for_worker) {
+        app.add_flag("--dry-run", options.dry_run,
+                     "Print which job would run on which GPU; run nothing");
+    }
     auto* progress = app.add_flag("--progress", options.progress,
                                   "Keep a status line at the bottom of stderr even when it is "
                                   "not a terminal");
@@ -222,6 +231,14 @@ sys::RunnerOptions runner_options(const RunOptions& options)
 int run_scheduler(RunOptions options)
 {
     move_inputs_out_of_gpus(options);
+    return run_jobs(options, [&options]() -> std::unique_ptr<sys::CommandInput> {
+        return std::make_unique<sys::InputReader>(options.inputs, options.fifo);
+    });
+}
+
+int run_jobs(RunOptions& options, const InputFactory& make_input,
+             const std::function<void(const std::vector<std::string>&)>& on_gpus)
+{
     if (options.quiet) {
         spdlog::set_level(spdlog::level::err);
     } else if (options.verbose) {
@@ -234,12 +251,16 @@ int run_scheduler(RunOptions options)
     std::signal(SIGCHLD, SIG_DFL);
     sys::SignalChannel signals{SIGCHLD, SIGINT, SIGTERM, SIGHUP, SIGUSR1, SIGPIPE};
 
-    sys::InputReader input(options.inputs, options.fifo);
+    auto input = make_input();
     sys::CudaProbeChild probe(to_milliseconds(options.probe_timeout_seconds));
     auto gpu_ids = value_or_usage_error(resolve_gpu_ids(
         options.gpus, environment_variable("CUDA_VISIBLE_DEVICES"), probe, options.uuid));
     check_gpus_per_job(options, gpu_ids);
+    if (on_gpus) {
+        on_gpus(gpu_ids);
+    }
     auto scheduler_settings = scheduler_options(options, gpu_ids.size());
+    scheduler_settings.only_when_free = options.only_when_free;
     std::unique_ptr<sys::HostLeases> leases;
     if (!options.no_lock && !options.dry_run) {
         leases = open_host_leases(options.lock_dir, gpu_ids, probe);
@@ -251,12 +272,13 @@ int run_scheduler(RunOptions options)
     auto runner_settings = runner_options(options);
     runner_settings.leases = std::move(leases);
     if (options.dry_run) {
-        return sys::dry_run(scheduler, input, runner_settings.resume);
+        return sys::dry_run(scheduler, dynamic_cast<sys::InputReader&>(*input),
+                            runner_settings.resume);
     }
 
     const JobEnvironment environment(environ);
     const sys::JobSpawner spawner(options.shell, signals.original_mask());
-    sys::JobRunner runner(scheduler, input, signals, spawner, environment,
+    sys::JobRunner runner(scheduler, *input, signals, spawner, environment,
                           std::move(runner_settings));
     return runner.run();
 }

@@ -1,6 +1,11 @@
 #pragma once
 
+#include <gpusched/sys/command_input.hpp>
+
 #include <CLI/App.hpp>
+
+#include <functional>
+#include <memory>
 
 #include <optional>
 #include <string>
@@ -37,11 +42,20 @@ struct RunOptions {
     double recheck_seconds = 5;
     std::string lock_dir;
     bool no_lock = false;
+    bool only_when_free = false; // set for a queue worker, not an option
 };
 
-void add_run_options(CLI::App& app, RunOptions& options);
+// The options of a run; a queue worker takes them all but those about the input.
+void add_run_options(CLI::App& app, RunOptions& options, bool for_worker = false);
 
 // Runs the scheduler to completion and returns the exit status.
 int run_scheduler(RunOptions options);
+
+// Runs the jobs of the input `make_input` makes (after the signals are blocked) with the GPU
+// and job options of `options`: the scheduler of a run, or of a queue worker. `on_gpus` hears
+// the GPU ids once they are known.
+using InputFactory = std::function<std::unique_ptr<sys::CommandInput>()>;
+int run_jobs(RunOptions& options, const InputFactory& make_input,
+             const std::function<void(const std::vector<std::string>&)>& on_gpus = {});
 
 } // namespace gpusched::cli

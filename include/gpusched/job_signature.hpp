@@ -1,0 +1,17 @@
+#pragma once
+
+#include <string>
+#include <string_view>
+
+namespace gpusched {
+
+// The signature of a queued job: HMAC-SHA256, keyed with the shared secret, over the job's id
+// and command ("ID\nCOMMAND"), in hex. The id is signed too, so a signed command cannot be
+// queued again under another id to run twice.
+std::string sign_job(std::string_view key, std::string_view id, std::string_view command);
+
+// Compares in constant time, so the time taken says nothing of where a forgery went wrong.
+bool signature_matches(std::string_view key, std::string_view id, std::string_view command,
+                       std::string_view signature);
+
+} // namespace gpusched

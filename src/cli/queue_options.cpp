@@ -1,0 +1,72 @@
+#include "queue_options.hpp"
+
+#include <gpusched/errors.hpp>
+#include <gpusched/queue/job_queue.hpp>
+
+#include <fmt/format.h>
+#include <spdlog/spdlog.h>
+
+#include <sys/stat.h>
+
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+
+namespace gpusched::cli {
+
+void add_queue_options(CLI::App& app, QueueOptions& options, bool with_key)
+{
+    app.add_option("--redis", options.redis,
+                   "The Redis server: redis://[user:password@]host[:port][/db] (the password "
+                   "may come from $REDISCLI_AUTH instead)")
+        ->envname("GPUSCHED_REDIS")
+        ->required();
+    app.add_option("--queue", options.queue, "The queue's name: several can share one server")
+        ->envname("GPUSCHED_QUEUE")
+        ->capture_default_str();
+    if (with_key) {
+        app.add_option("--key-file", options.key_file,
+                       "A file holding the secret that signs jobs (HMAC-SHA256); a worker with "
+                       "a key runs only jobs signed with it")
+            ->envname("GPUSCHED_KEY_FILE");
+    }
+}
+
+RedisUrl redis_url_of(const QueueOptions& options)
+{
+    if (const auto problem = queue::check_queue_name(options.queue)) {
+        throw UsageError(*problem);
+    }
+    const char* auth = std::getenv("REDISCLI_AUTH");
+    return value_or_usage_error(parse_redis_url(
+        options.redis, auth != nullptr ? std::optional<std::string>(auth) : std::nullopt));
+}
+
+std::optional<std::string> read_key(const QueueOptions& options)
+{
+    if (!options.key_file) {
+        return std::nullopt;
+    }
+    const auto& path = *options.key_file;
+    std::ifstream file(path, std::ios::binary);
+    if (!file) {
+        throw UsageError(fmt::format("--key-file {}: cannot be read", path));
+    }
+    std::ostringstream contents;
+    contents << file.rdbuf();
+    auto key = contents.str();
+    while (!key.empty() && (key.back() == '\n' || key.back() == '\r')) {
+        key.pop_back();
+    }
+    if (key.empty()) {
+        throw UsageError(fmt::format("--key-file {}: the file is empty", path));
+    }
+    struct stat status {};
+    if (stat(path.c_str(), &status) == 0 && (status.st_mode & (S_IRWXG | S_IRWXO)) != 0) {
+        spdlog::warn("--key-file {}: others may read it (mode {:04o}); chmod 600 it", path,
+                     status.st_mode & 07777);
+    }
+    return key;
+}
+
+} // namespace gpusched::cli

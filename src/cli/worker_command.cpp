@@ -1,0 +1,61 @@
+#include "worker_command.hpp"
+
+#include <gpusched/queue/worker_input.hpp>
+
+#include <fmt/ranges.h>
+
+#include <unistd.h>
+
+#include <array>
+
+namespace gpusched::cli {
+namespace {
+
+std::string host_name()
+{
+    std::array<char, 256> name{};
+    gethostname(name.data(), name.size() - 1);
+    return name.data();
+}
+
+} // namespace
+
+CLI::App* add_worker_command(CLI::App& app, WorkerOptions& options)
+{
+    auto* worker = app.add_subcommand(
+        "worker", "Run jobs from a Redis queue on this machine's GPUs, as a run would");
+    add_queue_options(*worker, options.queue, true);
+    worker
+        ->add_option("--lease-timeout", options.lease_timeout_seconds,
+                     "Seconds without a heartbeat after which a worker's jobs go back to the "
+                     "queue (heartbeats come three times as often)")
+        ->check(CLI::PositiveNumber)
+        ->capture_default_str();
+    add_run_options(*worker, options.run, true);
+    return worker;
+}
+
+int run_worker(WorkerOptions options)
+{
+    queue::WorkerSettings settings;
+    settings.url = redis_url_of(options.queue);
+    settings.queue = options.queue.queue;
+    settings.key = read_key(options.queue);
+    settings.lease_timeout =
+        std::chrono::milliseconds(static_cast<long long>(options.lease_timeout_seconds * 1000));
+    settings.host = host_name();
+    options.run.only_when_free = true;
+    queue::WorkerInput* input = nullptr;
+    return run_jobs(
+        options.run,
+        [&]() -> std::unique_ptr<sys::CommandInput> {
+            auto made = std::make_unique<queue::WorkerInput>(settings);
+            input = made.get();
+            return made;
+        },
+        [&](const std::vector<std::string>& ids) {
+            input->set_gpus(fmt::format("{}", fmt::join(ids, ",")));
+        });
+}
+
+} // namespace gpusched::cli

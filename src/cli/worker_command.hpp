@@ -1,0 +1,21 @@
+#pragma once
+
+#include "queue_options.hpp"
+#include "run_command.hpp"
+
+#include <CLI/App.hpp>
+
+namespace gpusched::cli {
+
+struct WorkerOptions {
+    QueueOptions queue;
+    double lease_timeout_seconds = 30;
+    RunOptions run;
+};
+
+// `gpusched worker --redis URL [--queue NAME] [GPU and job options]`: takes jobs from the
+// queue whenever a GPU is free and runs them exactly as a local run would.
+CLI::App* add_worker_command(CLI::App& app, WorkerOptions& options);
+int run_worker(WorkerOptions options);
+
+} // namespace gpusched::cli
