@@ -40,8 +40,8 @@ void WorkerInput::connect(Clock::time_point now)
     if (!m_control.connect() || !m_take.connect()) {
         const auto& why = m_control.connected() ? m_take.error() : m_control.error();
         if (!std::exchange(m_outage_logged, true)) {
-            spdlog::warn("queue {}: {}; trying again, then every {} at most", m_settings.queue,
-                         why, format_duration(k_longest_backoff));
+            spdlog::warn("queue {}: {}; trying again, then every {} at most", m_settings.queue, why,
+                         format_duration(k_longest_backoff));
         }
         m_control.close();
         m_take.close();
@@ -55,9 +55,12 @@ void WorkerInput::connect(Clock::time_point now)
     m_backoff = k_first_backoff;
     m_take_in_flight = false;
     heartbeat();
-    adopt_taken();
+    // Results first: a job whose result is sent is out of our taken list, not adopted again.
     while (up() && !m_unsent.empty() && try_send(m_unsent.front())) {
         m_unsent.pop_front();
+    }
+    if (up() && m_unsent.empty()) {
+        adopt_taken();
     }
 }
 
@@ -80,11 +83,13 @@ void WorkerInput::adopt_taken()
     if (!taken) {
         return lost(m_control.error());
     }
+    // On a reconnection every job we ran or run is known here; only a take whose reply was
+    // lost is not.
     for (const auto& id : *taken) {
-        const bool known =
-            std::any_of(m_ready.begin(), m_ready.end(), [&](const auto& r) { return r.first == id; }) ||
-            std::any_of(m_queue_id_of.begin(), m_queue_id_of.end(),
-                        [&](const auto& entry) { return entry.second == id; });
+        const bool known = std::any_of(m_ready.begin(), m_ready.end(),
+                                       [&](const auto& r) { return r.first == id; }) ||
+                           std::any_of(m_queue_id_of.begin(), m_queue_id_of.end(),
+                                       [&](const auto& entry) { return entry.second == id; });
         if (!known) {
             take_arrived(id);
         }
@@ -94,9 +99,9 @@ void WorkerInput::adopt_taken()
 void WorkerInput::heartbeat()
 {
     m_next_heartbeat = Clock::now() + m_settings.lease_timeout / 3;
-    const auto returned =
-        m_queue.heartbeat(m_control, m_worker, fmt::format("{} GPUs {}", m_settings.host, m_settings.gpus),
-                          m_settings.lease_timeout.count());
+    const auto returned = m_queue.heartbeat(
+        m_control, m_worker, fmt::format("{} GPUs {}", m_settings.host, m_settings.gpus),
+        m_settings.lease_timeout.count());
     if (!returned) {
         return lost(m_control.error());
     }
@@ -167,8 +172,8 @@ void WorkerInput::take_arrived(const std::string& id)
         }
     }
     const auto seq = std::strtoull(job->field("seq").c_str(), nullptr, 10);
-    m_ready.emplace_back(id, sys::InputLine{LogicalLine{command, seq, false},
-                                            fmt::format("queue job {}", id)});
+    m_ready.emplace_back(
+        id, sys::InputLine{LogicalLine{command, seq, false}, fmt::format("queue job {}", id)});
 }
 
 std::optional<WorkerInput::Clock::time_point> WorkerInput::next_deadline() const
@@ -218,10 +223,10 @@ void WorkerInput::on_started(JobId id, const std::string& gpu)
 {
     const auto found = m_queue_id_of.find(id);
     if (up() && found != m_queue_id_of.end() &&
-        !m_queue.mark_started(m_control, found->second, m_worker, m_settings.host, gpu,
-                              std::chrono::duration<double>(
-                                  std::chrono::system_clock::now().time_since_epoch())
-                                  .count())) {
+        !m_queue.mark_started(
+            m_control, found->second, m_worker, m_settings.host, gpu,
+            std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch())
+                .count())) {
         lost(m_control.error());
     }
 }

@@ -159,6 +159,9 @@ std::string Process::err_so_far() const
 
 Finished Process::wait(std::chrono::milliseconds timeout)
 {
+    if (m_finished) {
+        return *m_finished;
+    }
     const auto deadline = std::chrono::steady_clock::now() + timeout;
     bool timed_out = false;
     int status = 0;
@@ -173,6 +176,7 @@ Finished Process::wait(std::chrono::milliseconds timeout)
     }
     Finished finished = finish(status);
     finished.timed_out = timed_out;
+    m_finished = finished;
     return finished;
 }
 
@@ -196,6 +200,7 @@ Finished Process::finish(int wait_status)
     }
     finished.out = read_file(m_out);
     finished.err = read_file(m_err);
+    m_finished = finished;
     return finished;
 }
 

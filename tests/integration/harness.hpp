@@ -62,6 +62,7 @@ public:
     Process& operator=(const Process&) = delete;
 
     pid_t pid() const { return m_pid; }
+    bool running() const { return !m_reaped; }
     void signal(int signal) const;
     std::string err_so_far() const;
     // Waits for the exit; kills the process and reports timed_out after `timeout`.
@@ -71,6 +72,8 @@ public:
 
 private:
     Finished finish(int wait_status);
+
+    std::optional<Finished> m_finished;
 
     pid_t m_pid = -1;
     bool m_reaped = false;

@@ -1,0 +1,219 @@
+// The Redis-backed queue against a real redis-server: submitters and workers as separate
+// processes, workers killed, Redis restarted, forged jobs refused.
+#include "harness.hpp"
+#include "redis_server.hpp"
+
+#include <fmt/format.h>
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include <csignal>
+#include <map>
+#include <memory>
+
+namespace gpusched::testing {
+namespace {
+
+using namespace std::chrono_literals;
+
+class Queue : public ::testing::Test {
+protected:
+    void SetUp() override { adopt_orphans(); }
+
+    // A worker with its own directory (its stdout, stderr and lock directory).
+    Process& start_worker(const std::string& gpus, std::vector<std::string> extra = {})
+    {
+        m_worker_dirs.push_back(std::make_unique<TempDir>());
+        std::vector<std::string> args = {"worker", "--redis", m_redis.url(), "--gpus", gpus};
+        args.insert(args.end(), extra.begin(), extra.end());
+        m_workers.push_back(std::make_unique<Process>(*m_worker_dirs.back(), LaunchOptions{args}));
+        return *m_workers.back();
+    }
+
+    LaunchOptions submit(const std::string& commands, std::vector<std::string> extra = {}) const
+    {
+        std::vector<std::string> args = {"submit", "--redis", m_redis.url()};
+        args.insert(args.end(), extra.begin(), extra.end());
+        return {args, commands};
+    }
+
+    nlohmann::json queue_status() const
+    {
+        TempDir dir;
+        const auto result = run(dir, {{"queue", "--redis", m_redis.url(), "--json"}});
+        EXPECT_EQ(result.exit_status, 0) << result.err;
+        return nlohmann::json::parse(result.out);
+    }
+
+    // Lines of the shared log jobs write, counted.
+    std::map<std::string, int> logged() const
+    {
+        std::map<std::string, int> counts;
+        for (const auto& line : split_lines(read_file(m_dir / "log"))) {
+            ++counts[line];
+        }
+        return counts;
+    }
+
+    std::string log() const { return (m_dir / "log").string(); }
+
+    void stop_workers()
+    {
+        for (auto& worker : m_workers) {
+            if (!worker->running()) {
+                continue;
+            }
+            worker->signal(SIGUSR1);
+            const auto finished = worker->wait(30s);
+            EXPECT_FALSE(finished.timed_out);
+        }
+    }
+
+    RedisServer m_redis;
+    TempDir m_dir;
+    std::vector<std::unique_ptr<TempDir>> m_worker_dirs;
+    std::vector<std::unique_ptr<Process>> m_workers;
+};
+
+TEST_F(Queue, SubmitWaitsForTheOutcomesAndExitsAsARunWould)
+{
+    start_worker("a0,a1");
+    const auto result =
+        run(m_dir, submit(join_lines({"echo ok >> " + log(), "exit 3", "true"}), {"--wait"}));
+    EXPECT_EQ(result.exit_status, 1) << result.err;
+    EXPECT_NE(result.err.find("job 2 failed on"), std::string::npos) << result.err;
+    EXPECT_NE(result.err.find("exit 3"), std::string::npos) << result.err;
+    EXPECT_EQ(logged()["ok"], 1);
+    const auto status = queue_status();
+    EXPECT_EQ(status["succeeded"], 2);
+    EXPECT_EQ(status["failed"], 1);
+    EXPECT_EQ(status["queued"], 0);
+    ASSERT_EQ(status["failures"].size(), 1u);
+    EXPECT_EQ(status["failures"][0]["command"], "exit 3");
+    stop_workers();
+}
+
+TEST_F(Queue, ThreeWorkersRunEachOfAThousandJobsOnce)
+{
+    for (const auto* gpus : {"a0,a1,a2", "b0,b1,b2", "c0,c1,c2"}) {
+        start_worker(gpus, {"-q"});
+    }
+    std::vector<std::string> jobs;
+    for (int i = 1; i <= 1000; ++i) {
+        jobs.push_back(fmt::format("echo job-{} $CUDA_VISIBLE_DEVICES >> {}", i, log()));
+    }
+    const auto result = run(m_dir, submit(join_lines(jobs), {"--wait", "-q"}), 120s);
+    EXPECT_EQ(result.exit_status, 0) << result.err;
+    std::map<std::string, int> per_job;
+    std::map<char, int> per_worker;
+    for (const auto& line : split_lines(read_file(m_dir / "log"))) {
+        const auto space = line.find(' ');
+        ++per_job[line.substr(0, space)];
+        ++per_worker[line[space + 1]];
+    }
+    ASSERT_EQ(per_job.size(), 1000u);
+    for (const auto& [job, runs] : per_job) {
+        EXPECT_EQ(runs, 1) << job;
+    }
+    EXPECT_EQ(per_worker.size(), 3u) << "every worker took part";
+    stop_workers();
+}
+
+TEST_F(Queue, AKilledWorkersJobRunsAgainElsewhereAndNothingRunsTwice)
+{
+    auto& doomed = start_worker("a0", {"--lease-timeout", "1"});
+    std::vector<std::string> jobs;
+    for (int i = 1; i <= 4; ++i) {
+        jobs.push_back(fmt::format("echo start-{} $$ $CUDA_VISIBLE_DEVICES >> {}; sleep 0.5; "
+                                   "echo end-{} $CUDA_VISIBLE_DEVICES >> {}",
+                                   i, log(), i, log()));
+    }
+    Process submitter(m_dir, submit(join_lines(jobs), {"--wait"}));
+    ASSERT_TRUE(
+        eventually([&] { return read_file(m_dir / "log").find("start-1") != std::string::npos; }));
+    doomed.signal(SIGKILL);
+    doomed.wait();
+    // Its job would run on as an orphan; kill it too, as a crashed host would.
+    const auto first = split_lines(read_file(m_dir / "log")).front();
+    kill(std::stoi(first.substr(first.find(' ') + 1)), SIGKILL);
+
+    start_worker("b0", {"--lease-timeout", "1"});
+    const auto result = submitter.wait(60s);
+    EXPECT_EQ(result.exit_status, 0) << result.err;
+    auto counts = logged();
+    for (int i = 1; i <= 4; ++i) {
+        EXPECT_EQ(counts[fmt::format("end-{} b0", i)], 1) << read_file(m_dir / "log");
+    }
+    EXPECT_EQ(counts.count("end-1 a0"), 0u) << "the killed worker's job never finished";
+    stop_workers();
+}
+
+TEST_F(Queue, ARunSurvivesARedisRestart)
+{
+    start_worker("a0,a1");
+    std::vector<std::string> jobs;
+    for (int i = 1; i <= 40; ++i) {
+        jobs.push_back(fmt::format("sleep 0.05; echo job-{} >> {}", i, log()));
+    }
+    Process submitter(m_dir, submit(join_lines(jobs), {"--wait"}));
+    ASSERT_TRUE(eventually([&] { return logged().size() >= 8; }));
+    m_redis.stop();
+    std::this_thread::sleep_for(500ms);
+    m_redis.start();
+    const auto result = submitter.wait(60s);
+    EXPECT_EQ(result.exit_status, 0) << result.err;
+    const auto counts = logged();
+    EXPECT_EQ(counts.size(), 40u);
+    for (const auto& [job, runs] : counts) {
+        EXPECT_EQ(runs, 1) << job;
+    }
+    stop_workers();
+}
+
+TEST_F(Queue, AWorkerWithAKeyRefusesJobsNotSignedWithIt)
+{
+    write_file(m_dir / "key", "the right secret\n");
+    write_file(m_dir / "other", "another secret\n");
+    start_worker("a0", {"--key-file", (m_dir / "key").string()});
+    const auto forged = run(m_dir, submit("touch " + (m_dir / "forged").string() + "\n",
+                                          {"--wait", "--key-file", (m_dir / "other").string()}));
+    EXPECT_EQ(forged.exit_status, 1);
+    EXPECT_NE(forged.err.find("refused"), std::string::npos) << forged.err;
+    const auto unsigned_job =
+        run(m_dir, submit("touch " + (m_dir / "unsigned").string() + "\n", {"--wait"}));
+    EXPECT_EQ(unsigned_job.exit_status, 1);
+    const auto good = run(m_dir, submit("touch " + (m_dir / "signed").string() + "\n",
+                                        {"--wait", "--key-file", (m_dir / "key").string()}));
+    EXPECT_EQ(good.exit_status, 0) << good.err;
+    EXPECT_FALSE(fs::exists(m_dir / "forged"));
+    EXPECT_FALSE(fs::exists(m_dir / "unsigned"));
+    EXPECT_TRUE(fs::exists(m_dir / "signed"));
+    EXPECT_EQ(queue_status()["refused"], 2);
+    stop_workers();
+}
+
+TEST_F(Queue, AWorkerStoppedWithTermReturnsItsJob)
+{
+    auto& worker = start_worker("a0");
+    const auto submitted = run(m_dir, submit("echo started >> " + log() + "; sleep 30\n"));
+    EXPECT_EQ(submitted.exit_status, 0) << submitted.err;
+    ASSERT_TRUE(eventually([&] { return logged().count("started") == 1; }));
+    worker.signal(SIGTERM);
+    const auto stopped = worker.wait(20s);
+    EXPECT_EQ(stopped.exit_status, 128 + SIGTERM) << stopped.err;
+    const auto status = queue_status();
+    EXPECT_EQ(status["queued"], 1) << "back in the queue for another worker";
+    EXPECT_EQ(status["failed"], 0);
+}
+
+TEST_F(Queue, BadQueueArgumentsAreUsageErrors)
+{
+    EXPECT_EQ(run(m_dir, {{"submit", "--redis", "http://x"}}).exit_status, 2);
+    EXPECT_EQ(run(m_dir, {{"submit", "--redis", m_redis.url(), "--queue", "a b"}}).exit_status, 2);
+    EXPECT_EQ(run(m_dir, {{"worker", "--redis", m_redis.url(), "--key-file", "/nonexistent"}})
+                  .exit_status,
+              2);
+}
+
+} // namespace
+} // namespace gpusched::testing

@@ -1,0 +1,84 @@
+#include "redis_server.hpp"
+
+#include <gpusched/queue/redis_client.hpp>
+
+#include <fmt/format.h>
+#include <gtest/gtest.h>
+
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <csignal>
+#include <stdexcept>
+
+namespace gpusched::testing {
+namespace {
+
+const fs::path k_redis_server = "/usr/bin/redis-server";
+
+int free_port()
+{
+    const int fd = socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in address{};
+    address.sin_family = AF_INET;
+    address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    socklen_t length = sizeof address;
+    if (fd < 0 || bind(fd, reinterpret_cast<sockaddr*>(&address), sizeof address) != 0 ||
+        getsockname(fd, reinterpret_cast<sockaddr*>(&address), &length) != 0) {
+        throw std::runtime_error("cannot find a free port");
+    }
+    close(fd);
+    return ntohs(address.sin_port);
+}
+
+} // namespace
+
+RedisServer::RedisServer() : m_port(free_port())
+{
+    if (!fs::exists(k_redis_server)) {
+        throw std::runtime_error("redis-server is not installed (apt-get install redis-server)");
+    }
+    start();
+}
+
+RedisServer::~RedisServer()
+{
+    stop();
+}
+
+std::string RedisServer::url() const
+{
+    return fmt::format("redis://127.0.0.1:{}", m_port);
+}
+
+void RedisServer::start()
+{
+    m_process = std::make_unique<Process>(
+        m_dir, LaunchOptions{{"--port", std::to_string(m_port), "--bind", "127.0.0.1", "--dir",
+                              m_dir.path().string(), "--appendonly", "yes", "--appendfsync",
+                              "always", "--save", "", "--daemonize", "no"},
+                             {},
+                             {},
+                             {},
+                             k_redis_server});
+    const bool up = eventually([&] {
+        queue::RedisClient client(RedisUrl{"127.0.0.1", m_port, "", std::nullopt, 0},
+                                  std::chrono::milliseconds(200));
+        return client.connect();
+    });
+    if (!up) {
+        throw std::runtime_error("redis-server did not start: " + m_process->err_so_far());
+    }
+}
+
+void RedisServer::stop()
+{
+    if (m_process) {
+        m_process->signal(SIGTERM);
+        m_process->wait();
+        m_process.reset();
+    }
+}
+
+} // namespace gpusched::testing
