@@ -4,12 +4,36 @@
 #include <gpusched/job_messages.hpp>
 #include <gpusched/queue/job_queue.hpp>
 
+#include <gpusched/wall_clock.hpp>
+
+#include <fmt/chrono.h>
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include <ctime>
 #include <stdexcept>
 
 namespace gpusched::cli {
+namespace {
+
+// "since 10:02:03 (5 min 12 s)" from seconds since the epoch; taken but not yet started
+// when there is none.
+std::string since(const std::string& started)
+{
+    if (started.empty()) {
+        return "(taken, starting)";
+    }
+    const double at = std::atof(started.c_str());
+    const auto seconds = static_cast<std::time_t>(at);
+    std::tm local{};
+    localtime_r(&seconds, &local);
+    const auto age = std::chrono::duration<double>(seconds_since_epoch() - at);
+    return fmt::format(
+        "since {:%H:%M:%S} ({})", local,
+        format_duration(std::chrono::duration_cast<std::chrono::steady_clock::duration>(age)));
+}
+
+} // namespace
 
 CLI::App* add_queue_command(CLI::App& app, QueueCommandOptions& options)
 {
@@ -64,8 +88,8 @@ int run_queue(const QueueCommandOptions& options)
                status->pending, status->running.size(), status->succeeded, status->failed,
                status->refused, status->submitted);
     for (const auto& job : status->running) {
-        fmt::print("  job {} on {} GPU {} since {}: {}\n", job.id, job.host,
-                   job.gpu.empty() ? "-" : job.gpu, job.started.empty() ? "-" : job.started,
+        fmt::print("  job {} on {} GPU {} {}: {}\n", job.id, job.host,
+                   job.gpu.empty() ? "-" : job.gpu, since(job.started),
                    shorten_command(job.command));
     }
     if (!status->failures.empty()) {

@@ -206,6 +206,24 @@ TEST_F(Queue, AWorkerStoppedWithTermReturnsItsJob)
     EXPECT_EQ(status["failed"], 0);
 }
 
+TEST(QueueLogin, ThePasswordComesFromTheUrlOrRediscliAuth)
+{
+    RedisServer redis(std::string("s3cret"));
+    TempDir dir;
+    const auto url = fmt::format("redis://127.0.0.1:{}", redis.port());
+    const auto wrong =
+        run(dir, {{"queue", "--redis", fmt::format("redis://:nope@127.0.0.1:{}", redis.port())}});
+    EXPECT_EQ(wrong.exit_status, 255);
+    EXPECT_NE(wrong.err.find("WRONGPASS"), std::string::npos) << wrong.err;
+    const auto in_url =
+        run(dir, {{"queue", "--redis", fmt::format("redis://:s3cret@127.0.0.1:{}", redis.port())}});
+    EXPECT_EQ(in_url.exit_status, 0) << in_url.err;
+    const auto from_env =
+        run(dir, {{"queue", "--redis", url}, {}, {}, {{"REDISCLI_AUTH", "s3cret"}}});
+    EXPECT_EQ(from_env.exit_status, 0) << from_env.err;
+    EXPECT_NE(from_env.out.find("queued    0"), std::string::npos) << from_env.out;
+}
+
 TEST_F(Queue, BadQueueArgumentsAreUsageErrors)
 {
     EXPECT_EQ(run(m_dir, {{"submit", "--redis", "http://x"}}).exit_status, 2);

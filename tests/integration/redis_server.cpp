@@ -34,7 +34,8 @@ int free_port()
 
 } // namespace
 
-RedisServer::RedisServer() : m_port(free_port())
+RedisServer::RedisServer(std::optional<std::string> password)
+    : m_port(free_port()), m_password(std::move(password))
 {
     if (!fs::exists(k_redis_server)) {
         throw std::runtime_error("redis-server is not installed (apt-get install redis-server)");
@@ -54,16 +55,19 @@ std::string RedisServer::url() const
 
 void RedisServer::start()
 {
-    m_process = std::make_unique<Process>(
-        m_dir, LaunchOptions{{"--port", std::to_string(m_port), "--bind", "127.0.0.1", "--dir",
-                              m_dir.path().string(), "--appendonly", "yes", "--appendfsync",
-                              "always", "--save", "", "--daemonize", "no"},
-                             {},
-                             {},
-                             {},
-                             k_redis_server});
+    std::vector<std::string> args = {"--port",        std::to_string(m_port),
+                                     "--bind",        "127.0.0.1",
+                                     "--dir",         m_dir.path().string(),
+                                     "--appendonly",  "yes",
+                                     "--appendfsync", "always",
+                                     "--save",        "",
+                                     "--daemonize",   "no"};
+    if (m_password) {
+        args.insert(args.end(), {"--requirepass", *m_password});
+    }
+    m_process = std::make_unique<Process>(m_dir, LaunchOptions{args, {}, {}, {}, k_redis_server});
     const bool up = eventually([&] {
-        queue::RedisClient client(RedisUrl{"127.0.0.1", m_port, "", std::nullopt, 0},
+        queue::RedisClient client(RedisUrl{"127.0.0.1", m_port, "", m_password, 0},
                                   std::chrono::milliseconds(200));
         return client.connect();
     });

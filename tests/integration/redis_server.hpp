@@ -3,6 +3,7 @@
 #include "harness.hpp"
 
 #include <memory>
+#include <optional>
 #include <string>
 
 namespace gpusched::testing {
@@ -12,7 +13,8 @@ namespace gpusched::testing {
 // data. Stopped at the end of the test.
 class RedisServer {
 public:
-    RedisServer();
+    // With a password, clients must log in (AUTH).
+    explicit RedisServer(std::optional<std::string> password = std::nullopt);
     ~RedisServer();
 
     int port() const { return m_port; }
@@ -24,6 +26,7 @@ public:
 private:
     TempDir m_dir;
     int m_port = 0;
+    std::optional<std::string> m_password;
     std::unique_ptr<Process> m_process;
 };
 
