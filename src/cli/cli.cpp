@@ -2,6 +2,7 @@
 
 #include "exec_command.hpp"
 #include "gpus_command.hpp"
+#include "help_format.hpp"
 #include "queue_command.hpp"
 #include "hypersearch_command.hpp"
 #include "report_command.hpp"
@@ -18,9 +19,13 @@
 
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
-#include <spdlog/sinks/stdout_sinks.h>
+#include <spdlog/sinks/stdout_color_sinks.h>
 #include <spdlog/spdlog.h>
 
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdlib>
 #include <exception>
 #include <string_view>
 #include <system_error>
@@ -28,13 +33,40 @@
 namespace gpusched::cli {
 namespace {
 
-// The log goes to stderr, one flushed line per event; stdout belongs to the jobs.
+// The log goes to stderr, one flushed line per event; stdout belongs to the jobs. Warnings
+// and errors are coloured on a terminal, never when NO_COLOR is set (no-color.org).
 void set_up_log()
 {
-    auto logger = spdlog::stderr_logger_st("gpusched");
-    logger->set_pattern(k_log_pattern);
+    const bool colour = isatty(STDERR_FILENO) != 0 && std::getenv("NO_COLOR") == nullptr;
+    auto sink = std::make_shared<spdlog::sinks::stderr_color_sink_st>(
+        colour ? spdlog::color_mode::always : spdlog::color_mode::never);
+    sink->set_color(spdlog::level::info, "");
+    sink->set_color(spdlog::level::debug, "");
+    auto logger = std::make_shared<spdlog::logger>("gpusched", std::move(sink));
+    logger->set_pattern(colour ? k_coloured_log_pattern : k_log_pattern);
     logger->flush_on(spdlog::level::trace);
     spdlog::set_default_logger(logger);
+}
+
+// The first argument names a subcommand, or none is meant: then a FILE that happens to be
+// called `report` (gpusched -- report, gpusched --gpus 0 report) is a FILE.
+std::string version_text()
+{
+    const std::string cuda =
+        *k_cuda_version != '\0'
+            ? fmt::format("CUDA support: yes (CUDA runtime {}, linked statically)", k_cuda_version)
+            : "CUDA support: no (built without the CUDA toolkit: name GPUs with --gpus)";
+    return fmt::format("gpusched {} (commit {})\n{}", k_version, k_git_commit, cuda);
+}
+
+bool names_subcommand(const CLI::App& app, int argc, char** argv)
+{
+    if (argc < 2) {
+        return false;
+    }
+    const auto subcommands = app.get_subcommands([](const CLI::App*) { return true; });
+    return std::any_of(subcommands.begin(), subcommands.end(),
+                       [&](const CLI::App* sub) { return sub->get_name() == argv[1]; });
 }
 
 std::string_view base_name(std::string_view path)
@@ -57,7 +89,9 @@ int run(int argc, char** argv)
 
     CLI::App app{"gpusched: run each line of the input as a shell command on a free GPU",
                  "gpusched"};
-    app.set_version_flag("-V,--version", fmt::format("gpusched {}", k_version));
+    app.formatter(wrapping_formatter());
+    app.set_version_flag("-V,--version", version_text());
+    app.footer("The manual: man gpusched (in the source tree: man build/man/gpusched.1).");
 
     RunOptions run_options;
     add_run_options(app, run_options);
@@ -85,6 +119,11 @@ int run(int argc, char** argv)
     auto* usage = app.add_subcommand("__probe-usage", "")->group("");
     usage->add_option("ID", usage_ids);
 
+    if (!names_subcommand(app, argc, argv)) {
+        for (auto* sub : app.get_subcommands([](const CLI::App*) { return true; })) {
+            app.remove_subcommand(sub);
+        }
+    }
     try {
         app.parse(argc, argv);
     } catch (const CLI::ParseError& error) {

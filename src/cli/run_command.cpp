@@ -79,44 +79,55 @@ void add_run_options(CLI::App& app, RunOptions& options, bool for_worker)
                    "GPU ids to use: '0 1 2', '0,1,2', ranges '0-3', or ids such as GPU-<uuid> "
                    "and MIG-<uuid>, passed to jobs unchanged. Default: $CUDA_VISIBLE_DEVICES, "
                    "else every GPU CUDA finds.")
-        ->expected(1, -1);
+        ->expected(1, -1)
+        ->envname("GPUSCHED_GPUS");
     if (!for_worker) {
         app.add_option("--fifo", options.fifo,
                        "Also read commands from this named pipe, created (mode 0600) if missing; "
                        "writers may come and go until gpusched is signalled.");
     }
     app.add_option("--shell", options.shell, "Shell that runs each command as SHELL -c COMMAND")
-        ->capture_default_str();
+        ->capture_default_str()
+        ->envname("GPUSCHED_SHELL");
     app.add_option("--kill-after", options.kill_after_seconds,
                    "Seconds between passing SIGINT/SIGTERM on to the jobs and killing them")
         ->check(CLI::NonNegativeNumber)
-        ->capture_default_str();
+        ->capture_default_str()
+        ->envname("GPUSCHED_KILL_AFTER");
     app.add_option("--probe-timeout", options.probe_timeout_seconds,
                    "Seconds to wait for the CUDA probe that counts the GPUs")
         ->check(CLI::PositiveNumber)
-        ->capture_default_str();
+        ->capture_default_str()
+        ->envname("GPUSCHED_PROBE_TIMEOUT");
     app.add_option("--jobs-per-gpu", options.jobs_per_gpu,
                    "Run up to K jobs at once on each GPU; the least loaded GPU gets the next job")
         ->check(CLI::PositiveNumber)
-        ->capture_default_str();
+        ->capture_default_str()
+        ->envname("GPUSCHED_JOBS_PER_GPU");
     app.add_option("--gpus-per-job", options.gpus_per_job,
                    "Give each job N distinct GPUs (CUDA_VISIBLE_DEVICES=a,b); jobs still start in "
                    "input order")
         ->check(CLI::PositiveNumber)
-        ->capture_default_str();
+        ->capture_default_str()
+        ->envname("GPUSCHED_GPUS_PER_JOB");
     app.add_flag("--uuid", options.uuid,
-                 "Give jobs GPU UUIDs instead of indices (GPU indices in --gpus are mapped too)");
-    auto* skip_busy = app.add_flag(
-        "--skip-busy", options.skip_busy,
-        "Give no job to a GPU that runs compute processes gpusched did not start (read with "
-        "NVML, loaded at run time)");
+                 "Give jobs GPU UUIDs instead of indices (GPU indices in --gpus are mapped too)")
+        ->envname("GPUSCHED_UUID");
+    auto* skip_busy =
+        app.add_flag(
+               "--skip-busy", options.skip_busy,
+               "Give no job to a GPU that runs compute processes gpusched did not start (read with "
+               "NVML, loaded at run time)")
+            ->envname("GPUSCHED_SKIP_BUSY");
     app.add_option("--max-used-mib", options.max_used_mib,
                    "With --skip-busy: also skip a GPU with more than M MiB of memory in use")
-        ->needs(skip_busy);
+        ->needs(skip_busy)
+        ->envname("GPUSCHED_MAX_USED_MIB");
     app.add_option("--recheck", options.recheck_seconds,
                    "Seconds between looks at skipped GPUs, taken only while jobs wait")
         ->check(CLI::PositiveNumber)
-        ->capture_default_str();
+        ->capture_default_str()
+        ->envname("GPUSCHED_RECHECK");
     auto* quiet = app.add_flag("-q,--quiet", options.quiet, "Log only errors, not each job");
     app.add_flag("-v,--verbose", options.verbose, "Log debugging detail")->excludes(quiet);
 
@@ -135,7 +146,8 @@ void add_run_options(CLI::App& app, RunOptions& options, bool for_worker)
     }
     app.add_option("--retries", options.retries,
                    "Try a failed job up to N more times, on another GPU when one is free")
-        ->capture_default_str();
+        ->capture_default_str()
+        ->envname("GPUSCHED_RETRIES");
     app.add_option("--halt", options.halt,
                    "When to stop early: never, or soon|now,fail|success|done=N or =P% "
                    "(soon: start no more jobs; now: also stop running ones)")
@@ -143,7 +155,8 @@ void add_run_options(CLI::App& app, RunOptions& options, bool for_worker)
     app.add_option("--timeout", options.timeout_seconds,
                    "Seconds a job may run before its process group gets SIGTERM (then SIGKILL "
                    "after --kill-after); it counts as failed")
-        ->check(CLI::PositiveNumber);
+        ->check(CLI::PositiveNumber)
+        ->envname("GPUSCHED_TIMEOUT");
     auto* output_dir = app.add_option(
         "--output-dir", options.output_dir,
         "Write each job's stdout and stderr to DIR/SEQ.out and DIR/SEQ.err, with DIR/SEQ.info");

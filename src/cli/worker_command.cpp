@@ -30,7 +30,8 @@ CLI::App* add_worker_command(CLI::App& app, WorkerOptions& options)
                      "Seconds without a heartbeat after which a worker's jobs go back to the "
                      "queue (heartbeats come three times as often)")
         ->check(CLI::PositiveNumber)
-        ->capture_default_str();
+        ->capture_default_str()
+        ->envname("GPUSCHED_LEASE_TIMEOUT");
     add_run_options(*worker, options.run, true);
     return worker;
 }
