@@ -48,8 +48,6 @@ void set_up_log()
     spdlog::set_default_logger(logger);
 }
 
-// The first argument names a subcommand, or none is meant: then a FILE that happens to be
-// called `report` (gpusched -- report, gpusched --gpus 0 report) is a FILE.
 std::string version_text()
 {
     const std::string cuda =
@@ -59,14 +57,17 @@ std::string version_text()
     return fmt::format("gpusched {} (commit {})\n{}", k_version, k_git_commit, cuda);
 }
 
-bool names_subcommand(const CLI::App& app, int argc, char** argv)
+// A subcommand is named by the first argument or not at all: a FILE that happens to be
+// called `report` later on (gpusched -- report, gpusched --gpus 0 report) is a FILE, which
+// CLI11 alone would take for the subcommand.
+bool only_files_named_like_subcommands(const CLI::App& app, int argc, char** argv)
 {
-    if (argc < 2) {
-        return false;
-    }
     const auto subcommands = app.get_subcommands([](const CLI::App*) { return true; });
-    return std::any_of(subcommands.begin(), subcommands.end(),
-                       [&](const CLI::App* sub) { return sub->get_name() == argv[1]; });
+    const auto is_subcommand = [&](const char* arg) {
+        return std::any_of(subcommands.begin(), subcommands.end(),
+                           [&](const CLI::App* sub) { return sub->get_name() == arg; });
+    };
+    return argc > 1 && !is_subcommand(argv[1]) && std::any_of(argv + 2, argv + argc, is_subcommand);
 }
 
 std::string_view base_name(std::string_view path)
@@ -95,8 +96,9 @@ int run(int argc, char** argv)
 
     RunOptions run_options;
     add_run_options(app, run_options);
-    app.add_subcommand("hypersearch", "Print grid or random-search commands to pipe into gpusched "
-                                      "(gpusched hypersearch --help)");
+    HypersearchArgs hypersearch_args;
+    add_hypersearch_options(*app.add_subcommand("hypersearch", k_hypersearch_description),
+                            hypersearch_args);
 
     ReportOptions report_options;
     auto* report = add_report_command(app, report_options);
@@ -119,7 +121,7 @@ int run(int argc, char** argv)
     auto* usage = app.add_subcommand("__probe-usage", "")->group("");
     usage->add_option("ID", usage_ids);
 
-    if (!names_subcommand(app, argc, argv)) {
+    if (only_files_named_like_subcommands(app, argc, argv)) {
         for (auto* sub : app.get_subcommands([](const CLI::App*) { return true; })) {
             app.remove_subcommand(sub);
         }

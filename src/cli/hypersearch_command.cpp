@@ -1,5 +1,7 @@
 #include "hypersearch_command.hpp"
 
+#include "help_format.hpp"
+
 #include <gpusched/errors.hpp>
 #include <gpusched/exit_status.hpp>
 #include <gpusched/hypersearch.hpp>
@@ -125,30 +127,34 @@ SamplingMode parse_mode(const std::string& mode)
 
 } // namespace
 
-int run_hypersearch(const std::string& program, std::vector<std::string> args)
+void add_hypersearch_options(CLI::App& app, HypersearchArgs& args)
 {
-    HypersearchRequest request;
-    request.parameters = take_parameters(args);
-
-    CLI::App app{"Print one command per configuration of a grid or random search, to pipe "
-                 "into gpusched",
-                 program};
-    std::string mode = "shuffled_grid";
-    std::optional<std::int64_t> samples;
-    std::optional<std::uint64_t> seed;
-    app.add_option("TEMPLATE", request.command_template,
+    app.add_option("TEMPLATE", args.request.command_template,
                    "Command with {name} placeholders; {{ and }} are literal braces")
         ->required();
     app.add_option("-p,--parameter", "NAME VALUE...: values of {NAME}; a value may be "
                                      "range:START:STOP[:STEP], linspace:A:B:N, logspace:A:B:N, "
                                      "and in random mode uniform:A:B, loguniform:A:B, randint:A:B");
-    app.add_option("--sampling-mode", mode, "grid, shuffled_grid or random")
+    app.add_option("--sampling-mode", args.mode, "grid, shuffled_grid or random")
         ->check(CLI::IsMember({"grid", "shuffled_grid", "random"}))
         ->capture_default_str();
-    app.add_option("-n,--n-samples", samples,
+    app.add_option("-n,--n-samples", args.samples,
                    "Print the first N configurations (random: draw N, independently)");
-    app.add_option("--seed", seed, "Seed that makes the output identical on every run");
-    app.add_flag("--quote", request.quote, "Shell-quote every inserted value");
+    app.add_option("--seed", args.seed, "Seed that makes the output identical on every run");
+    app.add_flag("--quote", args.request.quote, "Shell-quote every inserted value");
+}
+
+int run_hypersearch(const std::string& program, std::vector<std::string> args)
+{
+    HypersearchArgs parsed;
+    parsed.request.parameters = take_parameters(args);
+    CLI::App app{k_hypersearch_description, program};
+    app.formatter(wrapping_formatter());
+    add_hypersearch_options(app, parsed);
+    auto& request = parsed.request;
+    const auto& mode = parsed.mode;
+    const auto& samples = parsed.samples;
+    const auto& seed = parsed.seed;
 
     std::reverse(args.begin(), args.end()); // CLI11 takes a vector in reverse order
     try {

@@ -132,6 +132,9 @@ Process::Process(const TempDir& dir, LaunchOptions options)
                                      0644);
     posix_spawn_file_actions_addopen(&actions, 2, m_err.c_str(), O_WRONLY | O_CREAT | O_TRUNC,
                                      0644);
+    if (options.cwd) {
+        posix_spawn_file_actions_addchdir_np(&actions, options.cwd->c_str());
+    }
     const int error = posix_spawn(&m_pid, argv[0], &actions, nullptr, argv.data(), envp.data());
     posix_spawn_file_actions_destroy(&actions);
     if (error != 0) {

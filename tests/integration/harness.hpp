@@ -51,6 +51,7 @@ struct LaunchOptions {
     std::optional<std::filesystem::path> stdin_path;       // e.g. a FIFO
     std::map<std::string, std::optional<std::string>> env; // set, or unset with nullopt
     std::optional<std::filesystem::path> program;          // default: the gpusched binary
+    std::optional<std::filesystem::path> cwd;              // default: the test's
 };
 
 // A running gpusched, its stdout and stderr captured in files of `dir`.

@@ -56,6 +56,20 @@ TEST(Input, LineRulesApply)
     EXPECT_NE(result.err.find("2 jobs: 2 succeeded, 0 failed"), std::string::npos) << result.err;
 }
 
+TEST(Input, AFileNamedLikeASubcommandIsReadAsAFile)
+{
+    TempDir dir;
+    write_file(dir / "report", "echo from-the-file\n");
+    LaunchOptions after_gpus{{"--gpus", "0", "report"}};
+    after_gpus.cwd = dir.path();
+    const auto result = run(dir, after_gpus);
+    EXPECT_EQ(result.exit_status, 0) << result.err;
+    EXPECT_EQ(result.out, "from-the-file\n");
+    LaunchOptions after_dashes{{"--gpus", "0", "--", "report"}};
+    after_dashes.cwd = dir.path();
+    EXPECT_EQ(run(dir, after_dashes).out, "from-the-file\n");
+}
+
 TEST(Input, MissingFileIsAUsageErrorNamingIt)
 {
     TempDir dir;

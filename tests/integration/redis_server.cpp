@@ -65,7 +65,8 @@ void RedisServer::start()
     if (m_password) {
         args.insert(args.end(), {"--requirepass", *m_password});
     }
-    m_process = std::make_unique<Process>(m_dir, LaunchOptions{args, {}, {}, {}, k_redis_server});
+    m_process =
+        std::make_unique<Process>(m_dir, LaunchOptions{args, {}, {}, {}, k_redis_server, {}});
     const bool up = eventually([&] {
         queue::RedisClient client(RedisUrl{"127.0.0.1", m_port, "", m_password, 0},
                                   std::chrono::milliseconds(200));
