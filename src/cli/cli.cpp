@@ -3,6 +3,7 @@
 #include "exec_command.hpp"
 #include "gpus_command.hpp"
 #include "help_format.hpp"
+#include "manual.hpp"
 #include "queue_command.hpp"
 #include "hypersearch_command.hpp"
 #include "report_command.hpp"
@@ -27,6 +28,8 @@
 #include <algorithm>
 #include <cstdlib>
 #include <exception>
+#include <fstream>
+#include <sstream>
 #include <string_view>
 #include <system_error>
 
@@ -46,6 +49,23 @@ void set_up_log()
     logger->set_pattern(colour ? k_coloured_log_pattern : k_log_pattern);
     logger->flush_on(spdlog::level::trace);
     spdlog::set_default_logger(logger);
+}
+
+int write_manual(const CLI::App& app, const std::string& template_path,
+                 const std::string& output_path)
+{
+    std::ifstream in(template_path);
+    if (!in) {
+        throw UsageError(fmt::format("cannot read {}", template_path));
+    }
+    std::ostringstream text;
+    text << in.rdbuf();
+    std::ofstream out(output_path);
+    out << render_manual(app, text.str());
+    if (!out.flush()) {
+        throw UsageError(fmt::format("cannot write {}", output_path));
+    }
+    return k_exit_success;
 }
 
 std::string version_text()
@@ -120,6 +140,12 @@ int run(int argc, char** argv)
     std::vector<std::string> usage_ids;
     auto* usage = app.add_subcommand("__probe-usage", "")->group("");
     usage->add_option("ID", usage_ids);
+    // Internal, for the build: the manual page, generated from these very definitions.
+    std::string manual_template;
+    std::string manual_output;
+    auto* manual = app.add_subcommand("__manual", "")->group("");
+    manual->add_option("TEMPLATE", manual_template)->required();
+    manual->add_option("OUTPUT", manual_output)->required();
 
     if (only_files_named_like_subcommands(app, argc, argv)) {
         for (auto* sub : app.get_subcommands([](const CLI::App*) { return true; })) {
@@ -137,6 +163,9 @@ int run(int argc, char** argv)
     }
     if (*usage) {
         return sys::print_gpu_usage(usage_ids);
+    }
+    if (*manual) {
+        return write_manual(app, manual_template, manual_output);
     }
     if (*report) {
         return run_report(report_options);
