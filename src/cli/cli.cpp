@@ -2,6 +2,7 @@
 
 #include "exec_command.hpp"
 #include "gpus_command.hpp"
+#include "completion.hpp"
 #include "help_format.hpp"
 #include "manual.hpp"
 #include "queue_command.hpp"
@@ -51,6 +52,16 @@ void set_up_log()
     spdlog::set_default_logger(logger);
 }
 
+int write_file(const std::string& path, const std::string& text)
+{
+    std::ofstream out(path);
+    out << text;
+    if (!out.flush()) {
+        throw UsageError(fmt::format("cannot write {}", path));
+    }
+    return k_exit_success;
+}
+
 int write_manual(const CLI::App& app, const std::string& template_path,
                  const std::string& output_path)
 {
@@ -60,12 +71,7 @@ int write_manual(const CLI::App& app, const std::string& template_path,
     }
     std::ostringstream text;
     text << in.rdbuf();
-    std::ofstream out(output_path);
-    out << render_manual(app, text.str());
-    if (!out.flush()) {
-        throw UsageError(fmt::format("cannot write {}", output_path));
-    }
-    return k_exit_success;
+    return write_file(output_path, render_manual(app, text.str()));
 }
 
 std::string version_text()
@@ -146,6 +152,11 @@ int run(int argc, char** argv)
     auto* manual = app.add_subcommand("__manual", "")->group("");
     manual->add_option("TEMPLATE", manual_template)->required();
     manual->add_option("OUTPUT", manual_output)->required();
+    std::string completion_shell;
+    std::string completion_output;
+    auto* completion = app.add_subcommand("__completion", "")->group("");
+    completion->add_option("SHELL", completion_shell)->required();
+    completion->add_option("OUTPUT", completion_output)->required();
 
     if (only_files_named_like_subcommands(app, argc, argv)) {
         for (auto* sub : app.get_subcommands([](const CLI::App*) { return true; })) {
@@ -166,6 +177,9 @@ int run(int argc, char** argv)
     }
     if (*manual) {
         return write_manual(app, manual_template, manual_output);
+    }
+    if (*completion) {
+        return write_file(completion_output, render_completion(app, completion_shell));
     }
     if (*report) {
         return run_report(report_options);
