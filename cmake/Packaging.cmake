@@ -1,0 +1,52 @@
+# What `cmake --install` puts where, and the Debian package `cpack -G DEB` makes of it.
+# Included from src/, where the binary, the manual and the completions are made.
+include(GNUInstallDirs)
+
+install(TARGETS gpusched RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
+# The drop-in names, as links beside the binary (the name picks the command).
+foreach(name simple_gpu_scheduler simple_hypersearch)
+  install(CODE "file(CREATE_LINK gpusched
+    \"\$ENV{DESTDIR}\${CMAKE_INSTALL_PREFIX}/${CMAKE_INSTALL_BINDIR}/${name}\" SYMBOLIC)")
+endforeach()
+
+# The manual page, compressed as Debian keeps them.
+set(GPUSCHED_MANUAL_GZ ${PROJECT_BINARY_DIR}/man/gpusched.1.gz)
+add_custom_command(OUTPUT ${GPUSCHED_MANUAL_GZ}
+  COMMAND gzip -9nfk ${GPUSCHED_MANUAL}
+  DEPENDS ${GPUSCHED_MANUAL}
+  VERBATIM)
+add_custom_target(gpusched_manual_gz ALL DEPENDS ${GPUSCHED_MANUAL_GZ})
+install(FILES ${GPUSCHED_MANUAL_GZ} DESTINATION ${CMAKE_INSTALL_MANDIR}/man1)
+
+# Completions where each shell looks for those of installed packages.
+install(FILES ${PROJECT_BINARY_DIR}/completions/gpusched.bash
+        DESTINATION ${CMAKE_INSTALL_DATADIR}/bash-completion/completions RENAME gpusched)
+install(FILES ${PROJECT_BINARY_DIR}/completions/_gpusched
+        DESTINATION ${CMAKE_INSTALL_DATADIR}/zsh/vendor-completions)
+install(FILES ${PROJECT_BINARY_DIR}/completions/gpusched.fish
+        DESTINATION ${CMAKE_INSTALL_DATADIR}/fish/vendor_completions.d)
+
+install(FILES ${PROJECT_SOURCE_DIR}/README.md ${PROJECT_SOURCE_DIR}/LICENSE
+        DESTINATION ${CMAKE_INSTALL_DOCDIR})
+install(DIRECTORY ${PROJECT_SOURCE_DIR}/examples/ DESTINATION ${CMAKE_INSTALL_DOCDIR}/examples
+        USE_SOURCE_PERMISSIONS)
+# systemd-tmpfiles makes the lease directory at boot, owned by root.
+install(FILES ${PROJECT_SOURCE_DIR}/packaging/gpusched.tmpfiles DESTINATION lib/tmpfiles.d
+        RENAME gpusched.conf)
+
+set(CPACK_PACKAGE_NAME gpusched)
+set(CPACK_PACKAGE_VERSION ${PROJECT_VERSION})
+set(CPACK_PACKAGE_DESCRIPTION_SUMMARY "run a queue of shell commands on a pool of GPUs")
+set(CPACK_PACKAGE_DESCRIPTION
+    "Runs each line of its input as a shell command on a free GPU, with host-wide GPU leases, \
+job records, retries and a Redis-backed queue for several servers.")
+set(CPACK_PACKAGE_CONTACT "gpusched maintainers <gpusched@users.noreply.github.com>")
+set(CPACK_PACKAGING_INSTALL_PREFIX /usr)
+set(CPACK_DEBIAN_FILE_NAME DEB-DEFAULT)
+set(CPACK_DEBIAN_PACKAGE_SECTION utils)
+# Dependencies are computed by dpkg-shlibdeps from what the binary links, not listed by hand.
+set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS ON)
+# A release binary without its debug information (most of its size).
+set(CPACK_STRIP_FILES ON)
+set(CPACK_DEBIAN_PACKAGE_SUGGESTS "redis-server")
+include(CPack)

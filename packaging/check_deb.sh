@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# Makes the Debian package from build/ (configured and built by the README's test command),
+# installs it on this machine with apt-get, which must resolve its computed dependencies, and
+# runs what it installed. Run by .ci/run, as root, on a machine that may be changed.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+rm -f build/gpusched_*.deb
+(cd build && cpack -G DEB >/dev/null)
+deb=$(ls build/gpusched_*.deb)
+apt-get install -y --no-install-recommends "./$deb"
+
+/usr/bin/gpusched --version
+out=$(echo 'echo from-the-package' | /usr/bin/gpusched --gpus 0 --no-lock 2>/dev/null)
+[ "$out" = from-the-package ] || { echo "check_deb: a job from the package printed '$out'" >&2; exit 1; }
+out=$(echo 'echo drop-in' | /usr/bin/simple_gpu_scheduler --gpus 0 --no-lock 2>/dev/null)
+[ "$out" = drop-in ] || { echo "check_deb: simple_gpu_scheduler printed '$out'" >&2; exit 1; }
+[ "$(/usr/bin/simple_hypersearch 'x {a}' -p a 1 2 --sampling-mode grid | wc -l)" = 2 ]
+
+zcat /usr/share/man/man1/gpusched.1.gz | grep -q '^\.SH EXIT STATUS'
+bash -c 'source /usr/share/bash-completion/completions/gpusched
+         COMP_WORDS=(gpusched exec --no-w); COMP_CWORD=2; _gpusched
+         [ "${COMPREPLY[*]}" = --no-wait ]'
+test -s /usr/share/zsh/vendor-completions/_gpusched
+test -s /usr/share/fish/vendor_completions.d/gpusched.fish
+test -s /usr/share/doc/gpusched/examples/commands.txt
+grep -q '/run/lock/gpusched 1777 root root' /usr/lib/tmpfiles.d/gpusched.conf
+echo "check_deb: $deb installs and runs"
