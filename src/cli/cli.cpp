@@ -158,7 +158,9 @@ int run(int argc, char** argv)
     completion->add_option("SHELL", completion_shell)->required();
     completion->add_option("OUTPUT", completion_output)->required();
 
-    if (only_files_named_like_subcommands(app, argc, argv)) {
+    // Removing the subcommands destroys them: only the main command is looked at after that.
+    const bool run_only = only_files_named_like_subcommands(app, argc, argv);
+    if (run_only) {
         for (auto* sub : app.get_subcommands([](const CLI::App*) { return true; })) {
             app.remove_subcommand(sub);
         }
@@ -168,6 +170,9 @@ int run(int argc, char** argv)
     } catch (const CLI::ParseError& error) {
         const int status = app.exit(error);
         return status == 0 ? k_exit_success : k_exit_usage;
+    }
+    if (run_only) {
+        return run_scheduler(run_options);
     }
     if (*probe) {
         return sys::print_cuda_inventory();

@@ -114,6 +114,19 @@ long long number_field(const std::map<std::string, std::string>& fields, const s
     return found == fields.end() ? 0 : std::atoll(found->second.c_str());
 }
 
+std::optional<std::vector<std::string>> whole_list(RedisClient& redis, const std::string& list)
+{
+    const auto reply = redis.command({"LRANGE", list, "0", "-1"});
+    if (!ok(reply)) {
+        return std::nullopt;
+    }
+    std::vector<std::string> items;
+    for (const auto& item : reply->elements) {
+        items.push_back(item.text);
+    }
+    return items;
+}
+
 } // namespace
 
 const std::string& QueuedJob::field(const std::string& name) const
@@ -125,11 +138,10 @@ const std::string& QueuedJob::field(const std::string& name) const
 
 std::optional<std::string> check_queue_name(const std::string& name)
 {
-    const bool valid =
-        !name.empty() && std::all_of(name.begin(), name.end(), [](char c) {
-            return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-                   c == '-' || c == '_' || c == '.';
-        });
+    const bool valid = !name.empty() && std::all_of(name.begin(), name.end(), [](char c) {
+        return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+               c == '-' || c == '_' || c == '.';
+    });
     if (valid) {
         return std::nullopt;
     }
@@ -165,9 +177,8 @@ bool JobQueue::submit(RedisClient& redis, const std::string& batch,
                                    [](const RedisReply& reply) { return reply.is_error(); });
 }
 
-std::optional<std::vector<std::string>> JobQueue::wait_ended(RedisClient& redis,
-                                                             const std::string& batch,
-                                                             double timeout_s) const
+std::optional<std::vector<std::string>>
+JobQueue::wait_ended(RedisClient& redis, const std::string& batch, double timeout_s) const
 {
     // Ids move from done to seen, so one whose reply is lost with the connection is still
     // found by ended_ids() afterwards.
@@ -196,15 +207,7 @@ std::optional<std::vector<std::string>> JobQueue::wait_ended(RedisClient& redis,
 std::optional<std::vector<std::string>> JobQueue::ended_ids(RedisClient& redis,
                                                             const std::string& batch) const
 {
-    const auto reply = redis.command({"LRANGE", key("batch:" + batch + ":seen"), "0", "-1"});
-    if (!ok(reply)) {
-        return std::nullopt;
-    }
-    std::vector<std::string> ids;
-    for (const auto& id : reply->elements) {
-        ids.push_back(id.text);
-    }
-    return ids;
+    return whole_list(redis, key("batch:" + batch + ":seen"));
 }
 
 bool JobQueue::send_take(RedisClient& take, const std::string& worker) const
@@ -231,16 +234,13 @@ bool JobQueue::mark_started(RedisClient& redis, const std::string& id, const std
 bool JobQueue::finish(RedisClient& redis, const std::string& worker, const JobResult& result) const
 {
     return ok(redis.command(eval(
-        k_finish,
-        {key("job:" + result.id), key("taken:" + worker), key("stats"), key("failures")},
-        {result.id, result.outcome, std::to_string(result.exit_code),
-         std::to_string(result.signal), result.host, result.gpu,
-         fmt::format("{:.6f}", result.started), fmt::format("{:.6f}", result.runtime),
-         result.note, m_prefix})));
+        k_finish, {key("job:" + result.id), key("taken:" + worker), key("stats"), key("failures")},
+        {result.id, result.outcome, std::to_string(result.exit_code), std::to_string(result.signal),
+         result.host, result.gpu, fmt::format("{:.6f}", result.started),
+         fmt::format("{:.6f}", result.runtime), result.note, m_prefix})));
 }
 
-bool JobQueue::give_back(RedisClient& redis, const std::string& worker,
-                         const std::string& id) const
+bool JobQueue::give_back(RedisClient& redis, const std::string& worker, const std::string& id) const
 {
     return ok(redis.command(
         eval(k_give_back, {key("taken:" + worker), key("pending"), key("job:" + id)}, {id})));
@@ -250,41 +250,31 @@ std::optional<long long> JobQueue::heartbeat(RedisClient& redis, const std::stri
                                              const std::string& description,
                                              long long lease_timeout_ms) const
 {
-    const auto reply = redis.command(eval(k_heartbeat, {key("workers"), key("pending")},
-                                          {worker, description, std::to_string(lease_timeout_ms),
-                                           m_prefix}));
+    const auto reply =
+        redis.command(eval(k_heartbeat, {key("workers"), key("pending")},
+                           {worker, description, std::to_string(lease_timeout_ms), m_prefix}));
     return ok(reply) ? std::optional<long long>(reply->integer) : std::nullopt;
 }
 
 std::optional<std::vector<std::string>> JobQueue::taken_by(RedisClient& redis,
                                                            const std::string& worker) const
 {
-    const auto reply = redis.command({"LRANGE", key("taken:" + worker), "0", "-1"});
-    if (!ok(reply)) {
-        return std::nullopt;
-    }
-    std::vector<std::string> ids;
-    for (const auto& element : reply->elements) {
-        ids.push_back(element.text);
-    }
-    return ids;
+    return whole_list(redis, key("taken:" + worker));
 }
 
 bool JobQueue::forget_worker(RedisClient& redis, const std::string& worker) const
 {
-    return redis
-        .pipeline({{"ZREM", key("workers"), worker}, {"DEL", key("worker:" + worker)}})
+    return redis.pipeline({{"ZREM", key("workers"), worker}, {"DEL", key("worker:" + worker)}})
         .has_value();
 }
 
 std::optional<QueueStatus> JobQueue::status(RedisClient& redis, std::size_t failures) const
 {
-    const auto overview = redis.pipeline({{"LLEN", key("pending")},
-                                          {"ZRANGE", key("workers"), "0", "-1"},
-                                          {"HGETALL", key("stats")},
-                                          {"LRANGE", key("failures"),
-                                           std::to_string(-static_cast<long long>(failures)),
-                                           "-1"}});
+    const auto overview = redis.pipeline(
+        {{"LLEN", key("pending")},
+         {"ZRANGE", key("workers"), "0", "-1"},
+         {"HGETALL", key("stats")},
+         {"LRANGE", key("failures"), std::to_string(-static_cast<long long>(failures)), "-1"}});
     if (!overview) {
         return std::nullopt;
     }

@@ -157,8 +157,8 @@ std::optional<RedisReply> RedisClient::command(const std::vector<std::string>& a
     return wait_reply();
 }
 
-std::optional<std::vector<RedisReply>> RedisClient::pipeline(
-    const std::vector<std::vector<std::string>>& commands)
+std::optional<std::vector<RedisReply>>
+RedisClient::pipeline(const std::vector<std::vector<std::string>>& commands)
 {
     if (!connected()) {
         return std::nullopt;

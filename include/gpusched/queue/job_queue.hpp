@@ -61,10 +61,10 @@ public:
         std::string id, command, seq, signature;
     };
     // Idempotent: a job already submitted under its id is not queued again.
-    bool submit(RedisClient& redis, const std::string& batch, const std::vector<NewJob>& jobs) const;
+    bool submit(RedisClient& redis, const std::string& batch,
+                const std::vector<NewJob>& jobs) const;
     // The ids of batch `batch` that ended since the last call, waiting up to `timeout_s`.
-    std::optional<std::vector<std::string>> wait_ended(RedisClient& redis,
-                                                       const std::string& batch,
+    std::optional<std::vector<std::string>> wait_ended(RedisClient& redis, const std::string& batch,
                                                        double timeout_s) const;
     // Every id of batch `batch` wait_ended has returned so far (or lost with a connection).
     std::optional<std::vector<std::string>> ended_ids(RedisClient& redis,

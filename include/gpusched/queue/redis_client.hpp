@@ -43,8 +43,8 @@ public:
     // A command and its reply; nothing when the connection broke (it is then closed).
     std::optional<RedisReply> command(const std::vector<std::string>& args);
     // Several commands in one round trip, their replies in order.
-    std::optional<std::vector<RedisReply>> pipeline(
-        const std::vector<std::vector<std::string>>& commands);
+    std::optional<std::vector<RedisReply>>
+    pipeline(const std::vector<std::vector<std::string>>& commands);
 
     // Sends a command without waiting for its reply.
     bool send(const std::vector<std::string>& args);
