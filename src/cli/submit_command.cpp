@@ -53,18 +53,20 @@ bool report_end(const queue::QueuedJob& job)
                             std::atoi(job.field("signal").c_str())};
     const auto where = fmt::format("{} GPU {}", job.field("host"), job.field("gpu"));
     const auto command = shorten_command(job.field("command"));
+    // The job's place in this submission, and its id in the queue (and in workers' logs).
+    const auto name = fmt::format("{} (queue job {})", job.field("seq"), job.id);
     if (outcome == "succeeded") {
-        spdlog::info("job {} finished on {}: {} after {}: {}", job.field("seq"), where,
+        spdlog::info("job {} finished on {}: {} after {}: {}", name, where,
                      describe_outcome(result), format_duration(runtime), command);
         return true;
     }
     if (outcome == "refused") {
-        spdlog::error("job {} refused by worker on {}: {}: {}", job.field("seq"), job.field("host"),
+        spdlog::error("job {} refused by worker on {}: {}: {}", name, job.field("host"),
                       job.field("note"), command);
         return false;
     }
-    spdlog::warn("job {} failed on {}: {} after {}: {}", job.field("seq"), where,
-                 describe_outcome(result), format_duration(runtime), command);
+    spdlog::warn("job {} failed on {}: {} after {}: {}", name, where, describe_outcome(result),
+                 format_duration(runtime), command);
     return false;
 }
 

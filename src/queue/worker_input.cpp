@@ -86,14 +86,18 @@ void WorkerInput::adopt_taken()
     // On a reconnection every job we ran or run is known here; only a take whose reply was
     // lost is not.
     for (const auto& id : *taken) {
-        const bool known = std::any_of(m_ready.begin(), m_ready.end(),
-                                       [&](const auto& r) { return r.first == id; }) ||
-                           std::any_of(m_queue_id_of.begin(), m_queue_id_of.end(),
-                                       [&](const auto& entry) { return entry.second == id; });
-        if (!known) {
+        if (!is_known(id)) {
             take_arrived(id);
         }
     }
+}
+
+bool WorkerInput::is_known(const std::string& id) const
+{
+    return std::any_of(m_ready.begin(), m_ready.end(),
+                       [&](const auto& ready) { return ready.first == id; }) ||
+           std::any_of(m_queue_id_of.begin(), m_queue_id_of.end(),
+                       [&](const auto& entry) { return entry.second == id; });
 }
 
 void WorkerInput::heartbeat()
@@ -161,6 +165,11 @@ void WorkerInput::take_arrived(const std::string& id)
         send(JobResult{id, "failed", 0, 0, m_settings.host, "", 0, 0, "no such job"});
         return;
     }
+    if (command.find('\0') != std::string::npos) {
+        spdlog::error("queue job {} refused, never run: the command contains a NUL byte", id);
+        send(JobResult{id, "refused", 0, 0, m_settings.host, "", 0, 0, "NUL byte"});
+        return;
+    }
     if (m_settings.key) {
         const auto& signature = job->field("sig");
         if (signature.empty() || !signature_matches(*m_settings.key, id, command, signature)) {
@@ -171,9 +180,16 @@ void WorkerInput::take_arrived(const std::string& id)
             return;
         }
     }
+    // A worker taken for dead may be given back a job it still runs: one copy is enough.
+    if (is_known(id)) {
+        spdlog::warn("queue job {} is running here already; not starting it twice", id);
+        return;
+    }
     const auto seq = std::strtoull(job->field("seq").c_str(), nullptr, 10);
-    m_ready.emplace_back(
-        id, sys::InputLine{LogicalLine{command, seq, false}, fmt::format("queue job {}", id)});
+    // The queue's id is the job's number here too, in the log and the job log.
+    m_ready.emplace_back(id, sys::InputLine{LogicalLine{command, seq, false},
+                                            fmt::format("queue job {}", id),
+                                            std::strtoull(id.c_str(), nullptr, 10)});
 }
 
 std::optional<WorkerInput::Clock::time_point> WorkerInput::next_deadline() const

@@ -129,7 +129,7 @@ std::optional<InputLine> InputReader::next_line()
     while (m_current < m_sources.size()) {
         auto& source = m_sources[m_current];
         if (auto line = source.lines.next()) {
-            return InputLine{std::move(*line), source.name};
+            return InputLine{std::move(*line), source.name, std::nullopt};
         }
         if (!source.lines.exhausted()) {
             return std::nullopt;
@@ -200,7 +200,7 @@ std::vector<InputLine> InputReader::take_buffered()
         auto& source = m_sources[m_current];
         source.lines.end_of_input();
         while (auto line = source.lines.next()) {
-            lines.push_back(InputLine{std::move(*line), source.name});
+            lines.push_back(InputLine{std::move(*line), source.name, std::nullopt});
         }
     }
     return lines;

@@ -162,7 +162,7 @@ void JobRunner::take_input()
             }
             return;
         }
-        const JobId id = m_next_job++;
+        const JobId id = input->id.value_or(m_next_job++);
         if (input->line.has_nul) {
             spdlog::error("{}:{}: job {} not run: the command contains a NUL byte", input->source,
                           input->line.first_line, id);

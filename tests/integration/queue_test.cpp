@@ -81,7 +81,12 @@ TEST_F(Queue, SubmitWaitsForTheOutcomesAndExitsAsARunWould)
     const auto result =
         run(m_dir, submit(join_lines({"echo ok >> " + log(), "exit 3", "true"}), {"--wait"}));
     EXPECT_EQ(result.exit_status, 1) << result.err;
-    EXPECT_NE(result.err.find("job 2 failed on"), std::string::npos) << result.err;
+    EXPECT_NE(result.err.find("job 2 (queue job 2) failed on"), std::string::npos) << result.err;
+    // The worker logs the job under its queue id.
+    EXPECT_TRUE(eventually([&] {
+        return read_file(*m_worker_dirs.back() / "gpusched.err").find("job 2 failed on GPU") !=
+               std::string::npos;
+    }));
     EXPECT_NE(result.err.find("exit 3"), std::string::npos) << result.err;
     EXPECT_EQ(logged()["ok"], 1);
     const auto status = queue_status();

@@ -63,6 +63,8 @@ private:
     void connect(Clock::time_point now);
     void lost(const std::string& why);
     void adopt_taken();
+    // True when job `id` is ready or running here.
+    bool is_known(const std::string& id) const;
     void take_arrived(const std::string& id);
     void send(Report report);
     bool try_send(const Report& report);

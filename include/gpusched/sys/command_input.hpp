@@ -16,6 +16,8 @@ namespace gpusched::sys {
 struct InputLine {
     LogicalLine line;
     std::string source; // "stdin", a path, or a queue
+    // The job's number when the input has one (a queue's job id); else the next in order.
+    std::optional<JobId> id;
 };
 
 // How a job ended for good (after its last attempt), as the runner tells its input.
