@@ -152,7 +152,9 @@ Process::~Process()
 
 void Process::signal(int signal) const
 {
-    kill(m_pid, signal);
+    if (!m_reaped) { // a reaped pid may belong to someone else by now
+        kill(m_pid, signal);
+    }
 }
 
 std::string Process::err_so_far() const

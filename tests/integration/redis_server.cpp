@@ -34,13 +34,24 @@ int free_port()
 
 } // namespace
 
-RedisServer::RedisServer(std::optional<std::string> password)
-    : m_port(free_port()), m_password(std::move(password))
+RedisServer::RedisServer(std::optional<std::string> password) : m_password(std::move(password))
 {
     if (!fs::exists(k_redis_server)) {
         throw std::runtime_error("redis-server is not installed (apt-get install redis-server)");
     }
-    start();
+    // A port found free may be taken by another test before the server binds it: try another.
+    for (int attempt = 1;; ++attempt) {
+        m_port = free_port();
+        try {
+            start();
+            return;
+        } catch (const std::runtime_error&) {
+            stop();
+            if (attempt == 3) {
+                throw;
+            }
+        }
+    }
 }
 
 RedisServer::~RedisServer()
@@ -67,12 +78,17 @@ void RedisServer::start()
     }
     m_process =
         std::make_unique<Process>(m_dir, LaunchOptions{args, {}, {}, {}, k_redis_server, {}});
+    bool exited = false; // at once, when the port was taken after all
     const bool up = eventually([&] {
+        if (m_process->try_wait()) {
+            exited = true;
+            return true;
+        }
         queue::RedisClient client(RedisUrl{"127.0.0.1", m_port, "", m_password, 0},
                                   std::chrono::milliseconds(200));
         return client.connect();
     });
-    if (!up) {
+    if (!up || exited) {
         throw std::runtime_error("redis-server did not start: " + m_process->err_so_far());
     }
 }
