@@ -1,6 +1,7 @@
 #include "exec_command.hpp"
 
 #include "lease_options.hpp"
+#include "option_values.hpp"
 
 #include <gpusched/errors.hpp>
 #include <gpusched/exit_status.hpp>
@@ -90,13 +91,9 @@ int run_exec(const ExecOptions& options)
     std::signal(SIGCHLD, SIG_DFL);
     sys::SignalChannel signals{SIGCHLD, SIGINT, SIGTERM, SIGHUP};
 
-    const auto probe_timeout =
-        std::chrono::milliseconds(static_cast<long long>(options.probe_timeout_seconds * 1000));
-    sys::CudaProbeChild probe(probe_timeout);
-    const char* visible = std::getenv("CUDA_VISIBLE_DEVICES");
-    const auto ids = value_or_usage_error(
-        resolve_gpu_ids(options.gpus, visible ? std::optional<std::string>(visible) : std::nullopt,
-                        probe, options.uuid));
+    sys::CudaProbeChild probe(to_milliseconds(options.probe_timeout_seconds));
+    const auto ids = value_or_usage_error(resolve_gpu_ids(
+        options.gpus, environment_variable("CUDA_VISIBLE_DEVICES"), probe, options.uuid));
     if (options.count > ids.size()) {
         throw UsageError(fmt::format("-n {} is more than the {} GPUs to choose from ({})",
                                      options.count, ids.size(), fmt::join(ids, ",")));
@@ -108,8 +105,7 @@ int run_exec(const ExecOptions& options)
     acquire.wait = !options.no_wait;
     if (options.timeout_seconds) {
         acquire.deadline =
-            std::chrono::steady_clock::now() +
-            std::chrono::milliseconds(static_cast<long long>(*options.timeout_seconds * 1000));
+            std::chrono::steady_clock::now() + to_milliseconds(*options.timeout_seconds);
     }
     acquire.on_wait = [&](const GpuSlots& refused) {
         spdlog::info("waiting for {} (leased: {})", plural_gpus(options.count),

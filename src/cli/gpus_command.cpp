@@ -1,5 +1,7 @@
 #include "gpus_command.hpp"
 
+#include "option_values.hpp"
+
 #include <gpusched/errors.hpp>
 #include <gpusched/exit_status.hpp>
 #include <gpusched/gpu_discovery.hpp>
@@ -52,12 +54,10 @@ CLI::App* add_gpus_command(CLI::App& app, GpusOptions& options)
 
 int run_gpus(const GpusOptions& options)
 {
-    const auto timeout =
-        std::chrono::milliseconds(static_cast<long long>(options.probe_timeout_seconds * 1000));
+    const auto timeout = to_milliseconds(options.probe_timeout_seconds);
     sys::CudaProbeChild probe(timeout);
-    const char* visible = std::getenv("CUDA_VISIBLE_DEVICES");
-    const auto ids = value_or_usage_error(resolve_gpu_ids(
-        options.gpus, visible ? std::optional<std::string>(visible) : std::nullopt, probe));
+    const auto ids = value_or_usage_error(
+        resolve_gpu_ids(options.gpus, environment_variable("CUDA_VISIBLE_DEVICES"), probe));
     const auto inventory = probe.inventory();
     const auto usage = sys::UsageProbeChild(timeout).usage(ids);
 

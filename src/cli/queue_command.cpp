@@ -10,7 +10,6 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
-#include <ctime>
 #include <stdexcept>
 
 namespace gpusched::cli {
@@ -24,9 +23,7 @@ std::string since(const std::string& started)
         return "(taken, starting)";
     }
     const double at = std::atof(started.c_str());
-    const auto seconds = static_cast<std::time_t>(at);
-    std::tm local{};
-    localtime_r(&seconds, &local);
+    const auto local = local_time_of(at);
     const auto age = std::chrono::duration<double>(seconds_since_epoch() - at);
     return fmt::format(
         "since {:%H:%M:%S} ({})", local,

@@ -1,6 +1,7 @@
 #include "run_command.hpp"
 
 #include "lease_options.hpp"
+#include "option_values.hpp"
 
 #include <gpusched/errors.hpp>
 #include <gpusched/gpu_discovery.hpp>
@@ -35,11 +36,6 @@ namespace {
 // few enough that memory stays flat for any input length.
 constexpr std::size_t k_min_read_ahead = 64;
 
-std::chrono::milliseconds to_milliseconds(double seconds)
-{
-    return std::chrono::milliseconds(static_cast<long long>(seconds * 1000.0));
-}
-
 void check_shell(const std::string& shell)
 {
     if (shell.empty() || shell.front() != '/' || access(shell.c_str(), X_OK) != 0) {
@@ -58,12 +54,6 @@ void move_inputs_out_of_gpus(RunOptions& options)
     options.inputs.insert(options.inputs.end(), std::make_move_iterator(first_input),
                           std::make_move_iterator(options.gpus.end()));
     options.gpus.erase(first_input, options.gpus.end());
-}
-
-std::optional<std::string> environment_variable(const char* name)
-{
-    const char* value = std::getenv(name);
-    return value != nullptr ? std::optional<std::string>(value) : std::nullopt;
 }
 
 } // namespace

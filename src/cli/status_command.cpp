@@ -1,6 +1,7 @@
 #include "status_command.hpp"
 
 #include "lease_options.hpp"
+#include "option_values.hpp"
 
 #include <gpusched/exit_status.hpp>
 #include <gpusched/gpu_list.hpp>
@@ -8,13 +9,13 @@
 #include <gpusched/sys/lease_state.hpp>
 #include <gpusched/sys/lock_directory.hpp>
 #include <gpusched/sys/probe_child.hpp>
+#include <gpusched/wall_clock.hpp>
 
 #include <fmt/chrono.h>
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
-#include <ctime>
 
 namespace gpusched::cli {
 namespace {
@@ -57,10 +58,7 @@ std::vector<ShownGpu> gpus_to_show(const StatusOptions& options, GpuProbe& probe
 
 std::string local_time(double since)
 {
-    const auto seconds = static_cast<std::time_t>(since);
-    std::tm local{};
-    localtime_r(&seconds, &local);
-    return fmt::format("{:%Y-%m-%d %H:%M:%S}", local);
+    return fmt::format("{:%Y-%m-%d %H:%M:%S}", local_time_of(since));
 }
 
 nlohmann::ordered_json to_json(const ShownGpu& gpu, const sys::LeaseState& state)
@@ -127,8 +125,7 @@ CLI::App* add_status_command(CLI::App& app, StatusOptions& options)
 int run_status(const StatusOptions& options)
 {
     const auto directory = sys::LockDirectory::open_existing(options.lock_dir);
-    sys::CudaProbeChild probe(
-        std::chrono::milliseconds(static_cast<long long>(options.probe_timeout_seconds * 1000)));
+    sys::CudaProbeChild probe(to_milliseconds(options.probe_timeout_seconds));
     const auto shown = gpus_to_show(options, probe, directory);
 
     nlohmann::ordered_json listed = nlohmann::ordered_json::array();

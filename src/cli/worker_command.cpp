@@ -1,5 +1,7 @@
 #include "worker_command.hpp"
 
+#include "option_values.hpp"
+
 #include <gpusched/queue/worker_input.hpp>
 
 #include <fmt/ranges.h>
@@ -42,8 +44,7 @@ int run_worker(WorkerOptions options)
     settings.url = redis_url_of(options.queue);
     settings.queue = options.queue.queue;
     settings.key = read_key(options.queue);
-    settings.lease_timeout =
-        std::chrono::milliseconds(static_cast<long long>(options.lease_timeout_seconds * 1000));
+    settings.lease_timeout = to_milliseconds(options.lease_timeout_seconds);
     settings.host = host_name();
     options.run.only_when_free = true;
     queue::WorkerInput* input = nullptr;

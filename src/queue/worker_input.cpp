@@ -2,6 +2,7 @@
 
 #include <gpusched/job_messages.hpp>
 #include <gpusched/job_signature.hpp>
+#include <gpusched/wall_clock.hpp>
 
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
@@ -239,10 +240,8 @@ void WorkerInput::on_started(JobId id, const std::string& gpu)
 {
     const auto found = m_queue_id_of.find(id);
     if (up() && found != m_queue_id_of.end() &&
-        !m_queue.mark_started(
-            m_control, found->second, m_worker, m_settings.host, gpu,
-            std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch())
-                .count())) {
+        !m_queue.mark_started(m_control, found->second, m_worker, m_settings.host, gpu,
+                              seconds_since_epoch())) {
         lost(m_control.error());
     }
 }
