@@ -61,8 +61,13 @@ using Action = std::variant<StartJob, SignalRunningJobs, ArmKillTimer, RetrySche
 struct JobCounts {
     std::size_t succeeded = 0;
     std::size_t failed = 0;  // after their last attempt
-    std::size_t aborted = 0; // stopped by `--halt now`, not counted as failures
+    // Running when the run was stopped (a signal to gpusched, `--halt now`): not counted as
+    // succeeded or failed, whatever they returned, and run again by --resume.
+    std::size_t interrupted = 0;
     std::size_t retries = 0; // attempts beyond the first
+    // Jobs whose record (job log, .info file) could not be written: the exit status counts
+    // them with the failures, as their outcome is not on record.
+    std::size_t unrecorded = 0;
 };
 
 struct SchedulerOptions {
@@ -95,6 +100,8 @@ public:
     std::vector<Action> on_input_end();
     std::vector<Action> on_job_exit(JobId job, JobOutcome outcome);
     std::vector<Action> on_spawn_failure(JobId job);
+    // A job's record could not be written, for good.
+    void on_record_lost() { ++m_counts.unrecorded; }
     // SIGINT, SIGTERM, SIGHUP: start nothing more, pass the signal on, SIGKILL on the
     // second one or when the kill timer fires. SIGUSR1: stop reading, let running jobs end.
     std::vector<Action> on_signal(int signal);
@@ -122,6 +129,12 @@ public:
     std::size_t queued_count() const { return m_queue.size(); }
     const JobCounts& counts() const { return m_counts; }
     bool stopping() const { return m_phase == Phase::stopping; }
+    // True once the run stops its running jobs (a signal, `--halt now`): a job that ends from
+    // now on was interrupted.
+    bool interrupting() const
+    {
+        return m_phase == Phase::stopping || m_phase == Phase::halting_now;
+    }
 
 private:
     enum class Phase { running, draining, halting_now, stopping };

@@ -4,6 +4,7 @@
 #include "option_values.hpp"
 
 #include <gpusched/errors.hpp>
+#include <gpusched/exit_status.hpp>
 #include <gpusched/gpu_discovery.hpp>
 #include <gpusched/gpu_list.hpp>
 #include <gpusched/job_environment.hpp>
@@ -15,6 +16,7 @@
 #include <gpusched/sys/joblog_file.hpp>
 #include <gpusched/sys/probe_child.hpp>
 #include <gpusched/sys/progress_line.hpp>
+#include <gpusched/sys/run_guard.hpp>
 #include <gpusched/sys/signal_channel.hpp>
 
 #include <fmt/format.h>
@@ -213,11 +215,6 @@ sys::RunnerOptions runner_options(const RunOptions& options)
         runner.busy_rule.max_used_mib = options.max_used_mib;
         runner.recheck = to_milliseconds(options.recheck_seconds);
     }
-    if (options.resume || options.resume_failed) {
-        runner.resume.emplace(options.resume ? ResumeMode::resume : ResumeMode::resume_failed);
-        sys::load_joblog(*options.joblog, *runner.resume);
-        spdlog::debug("the job log records {} jobs", runner.resume->recorded_jobs());
-    }
     if (options.joblog && !options.dry_run) {
         runner.joblog.emplace(*options.joblog);
     }
@@ -274,13 +271,33 @@ int run_jobs(RunOptions& options, const InputFactory& make_input,
                         std::move(scheduler_settings));
     auto runner_settings = runner_options(options);
     runner_settings.leases = std::move(leases);
+    // A run reads the log for --resume only once it holds it, so that no job of an earlier
+    // run still runs (a queue worker shares its log with others and reads none).
+    if (runner_settings.joblog && !options.only_when_free) {
+        if (const auto signal = runner_settings.joblog->lock(signals)) {
+            return exit_status_for_signal(*signal);
+        }
+    }
+    if (options.resume || options.resume_failed) {
+        runner_settings.resume.emplace(options.resume ? ResumeMode::resume
+                                                      : ResumeMode::resume_failed);
+        sys::load_joblog(*options.joblog, *runner_settings.resume);
+        spdlog::debug("the job log records {} jobs", runner_settings.resume->recorded_jobs());
+    }
     if (options.dry_run) {
         return sys::dry_run(scheduler, dynamic_cast<sys::InputReader&>(*input),
                             runner_settings.resume);
     }
 
     const JobEnvironment environment(environ);
-    const sys::JobSpawner spawner(options.shell, signals.original_mask());
+    std::vector<int> guard_keeps;
+    if (runner_settings.joblog) {
+        guard_keeps.push_back(runner_settings.joblog->fd());
+    }
+    // Fds 0-2, then what a job gets: a lease per GPU, the marker, a long command's script.
+    const int lowest_marker_fd = static_cast<int>(3 + scheduler.pool().size() + 2);
+    const sys::RunGuard guard(runner_settings.kill_after, guard_keeps, lowest_marker_fd);
+    const sys::JobSpawner spawner(options.shell, signals.original_mask(), guard.marker_fd());
     sys::JobRunner runner(scheduler, *input, signals, spawner, environment,
                           std::move(runner_settings));
     return runner.run();

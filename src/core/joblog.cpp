@@ -5,12 +5,32 @@
 
 #include <fmt/format.h>
 
+#include <array>
+#include <optional>
+#include <utility>
+
 namespace gpusched {
 namespace {
 
-constexpr std::string_view k_header =
-    "Seq\tHost\tStarttime\tJobRuntime\tSend\tReceive\tExitval\tSignal\tCommand\tGPU";
+constexpr std::string_view k_header = "Seq\tHost\tStarttime\tJobRuntime\tSend\tReceive\tExitval\tSignal"
+                                     "\tCommand\tGPU\tStopped";
 constexpr std::size_t k_fields_before_command = 8;
+
+constexpr std::array<std::pair<AttemptEnd, std::string_view>, 3> k_end_words = {{
+    {AttemptEnd::by_itself, "no"},
+    {AttemptEnd::timeout, "timeout"},
+    {AttemptEnd::interrupted, "interrupted"},
+}};
+
+std::optional<AttemptEnd> attempt_end_of(std::string_view word)
+{
+    for (const auto& [end, end_word] : k_end_words) {
+        if (word == end_word) {
+            return end;
+        }
+    }
+    return std::nullopt;
+}
 
 } // namespace
 
@@ -24,11 +44,28 @@ bool is_joblog_header(std::string_view line)
     return line.substr(0, 4) == "Seq\t";
 }
 
+bool looks_like_torn_record(std::string_view line)
+{
+    const auto digits = line.find_first_not_of("0123456789");
+    return !line.empty() && digits != 0 && (digits == std::string_view::npos || line[digits] == '\t');
+}
+
+std::string_view attempt_end_word(AttemptEnd end)
+{
+    for (const auto& [known, word] : k_end_words) {
+        if (known == end) {
+            return word;
+        }
+    }
+    return "no";
+}
+
 std::string format_joblog_line(const JoblogRecord& record)
 {
     // Host ":" is how GNU parallel writes the local machine.
-    return fmt::format("{}\t:\t{:.3f}\t{:.3f}\t0\t0\t{}\t{}\t{}\t{}", record.seq, record.start,
-                       record.runtime, record.exit_code, record.signal, record.command, record.gpu);
+    return fmt::format("{}\t:\t{:.3f}\t{:.3f}\t0\t0\t{}\t{}\t{}\t{}\t{}", record.seq, record.start,
+                       record.runtime, record.exit_code, record.signal, record.command, record.gpu,
+                       attempt_end_word(record.end));
 }
 
 Parsed<JoblogRecord> parse_joblog_line(std::string_view line)
@@ -58,11 +95,18 @@ Parsed<JoblogRecord> parse_joblog_line(std::string_view line)
     record.runtime = *runtime;
     record.exit_code = *exit_code;
     record.signal = *signal;
-    // The command runs from the ninth field to the last tab, which starts the GPU.
-    const auto command_start = static_cast<std::size_t>(fields[8].data() - line.data());
-    const auto last_tab = line.rfind('\t');
-    record.command = std::string(line.substr(command_start, last_tab - command_start));
-    record.gpu = std::string(line.substr(last_tab + 1));
+    // The command runs from the ninth field to the tab that starts the GPU: the last one, or
+    // the one before it when the line ends with a Stopped word.
+    auto rest = line.substr(static_cast<std::size_t>(fields[8].data() - line.data()));
+    if (fields.size() > k_fields_before_command + 2) {
+        if (const auto end = attempt_end_of(fields.back())) {
+            record.end = *end;
+            rest.remove_suffix(fields.back().size() + 1);
+        }
+    }
+    const auto gpu_tab = rest.rfind('\t');
+    record.command = std::string(rest.substr(0, gpu_tab));
+    record.gpu = std::string(rest.substr(gpu_tab + 1));
     return record;
 }
 

@@ -1,5 +1,7 @@
 #include <gpusched/resume_state.hpp>
 
+#include <gpusched/job_messages.hpp>
+
 #include <functional>
 
 namespace gpusched {
@@ -12,31 +14,70 @@ std::uint64_t hash_of(std::string_view command)
 
 } // namespace
 
+// A job is a sequence number and a command: the same number with another command is another
+// job (the input changed between runs). Its attempts come in file order, so the last one
+// read is the last one run.
 void ResumeState::add(const JoblogRecord& record)
 {
     const auto hash = hash_of(record.command);
-    auto [entry, inserted] = m_jobs.try_emplace(record.seq, Recorded{hash, record.succeeded()});
+    auto [entry, inserted] = m_jobs.try_emplace({record.seq, hash});
+    auto& job = entry->second;
     if (inserted) {
-        return;
+        job.command = shorten_command(record.command);
     }
-    if (entry->second.command_hash != hash) {
-        // A later run with a changed input logged another command under this number.
-        entry->second = Recorded{hash, record.succeeded()};
-        return;
-    }
-    entry->second.succeeded = entry->second.succeeded || record.succeeded();
+    // An interrupted attempt that exited 0 (it caught the signal) did not get to finish.
+    job.succeeded = job.succeeded || (record.succeeded() && !record.interrupted());
+    job.last_ended = !record.interrupted();
+    m_counted = false;
 }
 
-bool ResumeState::should_skip(JobId seq, std::string_view command) const
+bool ResumeState::finished(const Job& job) const
+{
+    if (m_mode == ResumeMode::resume_failed) {
+        return job.succeeded;
+    }
+    return job.succeeded || job.last_ended;
+}
+
+void ResumeState::count_jobs()
+{
+    m_tallies.clear();
+    for (const auto& [key, job] : m_jobs) {
+        auto& tally = m_tallies[key.second];
+        if (finished(job)) {
+            ++tally.finished;
+        }
+    }
+    m_counted = true;
+}
+
+bool ResumeState::should_skip(std::string_view command)
 {
     if (m_mode == ResumeMode::none) {
         return false;
     }
-    const auto found = m_jobs.find(seq);
-    if (found == m_jobs.end() || found->second.command_hash != hash_of(command)) {
+    if (!m_counted) {
+        count_jobs();
+    }
+    const auto found = m_tallies.find(hash_of(command));
+    if (found == m_tallies.end()) {
         return false;
     }
-    return m_mode == ResumeMode::resume || found->second.succeeded;
+    auto& tally = found->second;
+    ++tally.claimed;
+    return tally.claimed <= tally.finished;
+}
+
+std::vector<ResumeState::Unmatched> ResumeState::unmatched() const
+{
+    std::vector<Unmatched> jobs;
+    for (const auto& [key, job] : m_jobs) {
+        const auto tally = m_tallies.find(key.second);
+        if (tally == m_tallies.end() || tally->second.claimed == 0) {
+            jobs.push_back({key.first, job.command});
+        }
+    }
+    return jobs;
 }
 
 } // namespace gpusched

@@ -71,11 +71,11 @@ std::vector<Action> Scheduler::on_job_exit(JobId job, JobOutcome outcome)
     Running ended = take_running(job, "ended");
 
     std::vector<Action> actions;
-    if (outcome.succeeded()) {
+    if (interrupting()) {
+        ++m_counts.interrupted;
+    } else if (outcome.succeeded()) {
         ++m_counts.succeeded;
         check_halt(actions);
-    } else if (m_phase == Phase::halting_now) {
-        ++m_counts.aborted;
     } else if (m_phase == Phase::running && ended.command.attempt <= m_options.retries) {
         Command retry = std::move(ended.command);
         ++retry.attempt;
@@ -199,7 +199,7 @@ int Scheduler::exit_status() const
     if (m_phase == Phase::stopping) {
         return exit_status_for_signal(m_stop_signal);
     }
-    return exit_status_for_failures(m_counts.failed);
+    return exit_status_for_failures(m_counts.failed + m_counts.unrecorded);
 }
 
 std::vector<Command> Scheduler::take_unstarted()

@@ -11,7 +11,7 @@
 
 namespace gpusched::sys {
 
-int dry_run(Scheduler& scheduler, InputReader& input, const std::optional<ResumeState>& resume)
+int dry_run(Scheduler& scheduler, InputReader& input, std::optional<ResumeState>& resume)
 {
     std::deque<JobId> running; // in start order: with equal lengths, the oldest ends first
     std::size_t rejected = 0;
@@ -33,7 +33,7 @@ int dry_run(Scheduler& scheduler, InputReader& input, const std::optional<Resume
                     spdlog::error("{}:{}: job {} would not run: the command contains a NUL byte",
                                   line->source, line->line.first_line, id);
                     ++rejected;
-                } else if (resume && resume->should_skip(id, line->line.text)) {
+                } else if (resume && resume->should_skip(line->line.text)) {
                     spdlog::info("job {} skipped: the job log records it", id);
                 } else {
                     take(scheduler.on_command(Command{id, std::move(line->line.text), 1, {}}));

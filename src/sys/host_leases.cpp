@@ -42,8 +42,8 @@ UniqueFd duplicate_above(int fd, int lowest)
 HostLeases::HostLeases(LockDirectory directory, std::vector<std::string> keys)
     : m_directory(std::move(directory)), m_user(user_name(getuid())), m_uid(getuid()),
       m_leases(keys.size()),
-      // fds 0-2, one per GPU a job may get, one for a long command's script
-      m_first_private_fd(static_cast<int>(3 + keys.size() + 1))
+      // fds 0-2, one per GPU a job may get, the run guard's marker, a long command's script
+      m_first_private_fd(static_cast<int>(3 + keys.size() + 2))
 {
     for (std::size_t slot = 0; slot < keys.size(); ++slot) {
         m_leases[slot].key = std::move(keys[slot]);

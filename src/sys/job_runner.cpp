@@ -1,5 +1,6 @@
 #include <gpusched/sys/job_runner.hpp>
 
+#include <gpusched/exit_status.hpp>
 #include <gpusched/job_messages.hpp>
 #include <gpusched/wall_clock.hpp>
 #include <gpusched/sys/process_tree.hpp>
@@ -62,18 +63,16 @@ int JobRunner::run()
         }
         take_input();
         while (!finished()) {
-            tend_leases();
-            wait_for_events();
-            take_input();
-            redraw_progress();
+            run_once();
         }
     } catch (...) {
-        // Whatever stops the loop (a full disk under the job log, say), no job outlives us.
+        // The loop itself cannot go on (a second error while stopping): no job outlives us.
         signal_jobs(SIGKILL);
         while (waitpid(-1, nullptr, 0) > 0 || errno == EINTR) {
         }
         throw;
     }
+    retry_unwritten_records(true);
     if (m_options.leases) {
         m_options.leases->cancel_waits();
     }
@@ -85,7 +84,28 @@ int JobRunner::run()
     }
     report_unstarted();
     report_summary();
-    return m_scheduler.exit_status();
+    return m_run_error ? k_exit_fatal : m_scheduler.exit_status();
+}
+
+// One turn of the loop. An error that concerns one job is handled where it happens; one
+// that escapes to here (the input cannot be read, say) makes the rest of the run
+// meaningless, so the run stops as on SIGTERM: the running jobs get the stop rules, not an
+// unwinding exception. A second error while stopping ends the loop.
+void JobRunner::run_once()
+{
+    try {
+        tend_leases();
+        wait_for_events();
+        take_input();
+        redraw_progress();
+    } catch (const std::exception& error) {
+        if (m_run_error) {
+            throw;
+        }
+        m_run_error = true;
+        spdlog::error("{}; stopping the run as on SIGTERM", error.what());
+        stop_run(SIGTERM);
+    }
 }
 
 // After a stop, gpusched also waits for what the jobs left behind (their background
@@ -158,6 +178,7 @@ void JobRunner::take_input()
         if (!input) {
             if (m_input.finished()) {
                 apply(m_scheduler.on_input_end());
+                report_unmatched_records();
                 m_progress_stale = true;
             }
             return;
@@ -169,7 +190,7 @@ void JobRunner::take_input()
             m_scheduler.on_rejected_command();
             continue;
         }
-        if (m_options.resume && m_options.resume->should_skip(id, input->line.text)) {
+        if (m_options.resume && m_options.resume->should_skip(input->line.text)) {
             spdlog::debug("job {} skipped: the job log records it: {}", id,
                           shorten_command(input->line.text));
             ++m_skipped;
@@ -202,42 +223,43 @@ void JobRunner::apply(std::vector<Action> actions)
 
 void JobRunner::start(StartJob& job)
 {
-    std::vector<int> lease_fds;
-    if (m_options.leases && !take_leases(job, lease_fds)) {
-        return;
-    }
     const auto gpu = m_scheduler.pool().ids_of(job.gpus);
-    const auto& command = job.command;
-    JobEnvironment::JobVariables variables;
-    const auto envp = m_environment.for_job(command.id, gpu, variables);
-
-    std::optional<OutputFiles::Opened> files;
-    std::optional<TaggedOutput::WriteEnds> pipes;
-    JobStreams streams;
-    if (m_options.output_files) {
-        files = m_options.output_files->open(command.id, command.attempt);
-        streams = {files->out.get(), files->err.get()};
-    } else if (m_tagged) {
-        pipes = m_tagged->open(fmt::format("[job {}, GPU {}] ", command.id, gpu));
-        streams = {pipes->out.get(), pipes->err.get()};
-    }
-
-    RunningJob running{command.id,
-                       command.attempt,
-                       std::move(job.gpus),
+    RunningJob running{job.command.id,
+                       job.command.attempt,
+                       job.gpus,
                        gpu,
                        std::move(job.command.text),
                        Clock::now(),
                        std::chrono::system_clock::now(),
                        false};
+    // What a job needs besides its process (a lease, output files, pipes) can fail for
+    // that job alone: too many open files, a removed directory. The job then fails to start
+    // and the others go on.
+    std::vector<int> lease_fds;
+    std::optional<OutputFiles::Opened> files;
+    std::optional<TaggedOutput::WriteEnds> pipes;
+    JobStreams streams;
+    try {
+        if (m_options.leases && !take_leases(job, lease_fds)) {
+            return;
+        }
+        if (m_options.output_files) {
+            files = m_options.output_files->open(running.id, running.attempt);
+            streams = {files->out.get(), files->err.get()};
+        } else if (m_tagged) {
+            pipes = m_tagged->open(fmt::format("[job {}, GPU {}] ", running.id, gpu));
+            streams = {pipes->out.get(), pipes->err.get()};
+        }
+    } catch (const std::exception& error) {
+        fail_to_start(running, error.what());
+        return;
+    }
+    JobEnvironment::JobVariables variables;
+    const auto envp = m_environment.for_job(running.id, gpu, variables);
     const SpawnResult spawned = m_spawner.spawn(running.command, envp.data(), streams, lease_fds);
     if (spawned.error != 0) {
-        spdlog::error("job {} could not start on GPU {}: {}: {}: {}", running.id, gpu,
-                      m_spawner.shell(), std::strerror(spawned.error),
-                      shorten_command(running.command));
-        const JobOutcome failed{k_exit_spawn_failed, 0};
-        record_attempt(running, failed);
-        after_attempt(running, failed, m_scheduler.on_spawn_failure(running.id));
+        fail_to_start(running,
+                      fmt::format("{}: {}", m_spawner.shell(), std::strerror(spawned.error)));
         return;
     }
     spdlog::info("job {} started on GPU {}{}: {}", running.id, gpu,
@@ -255,7 +277,16 @@ void JobRunner::start(StartJob& job)
     m_running.emplace(spawned.pid, std::move(running));
 }
 
-void JobRunner::record_attempt(const RunningJob& job, JobOutcome outcome)
+void JobRunner::fail_to_start(const RunningJob& job, const std::string& why)
+{
+    spdlog::error("job {} could not start on GPU {}: {}: {}", job.id, job.gpu, why,
+                  shorten_command(job.command));
+    const JobOutcome failed{k_exit_spawn_failed, 0};
+    record_attempt(job, failed, AttemptEnd::by_itself);
+    after_attempt(job, failed, m_scheduler.on_spawn_failure(job.id));
+}
+
+void JobRunner::record_attempt(const RunningJob& job, JobOutcome outcome, AttemptEnd end)
 {
     const auto runtime = Clock::now() - job.started;
     m_busy += runtime;
@@ -263,18 +294,52 @@ void JobRunner::record_attempt(const RunningJob& job, JobOutcome outcome)
     if (!m_options.joblog && !m_options.output_files) {
         return; // no record is kept: spare the copy of the command on every job's end
     }
-    const JoblogRecord record{job.id,
-                              seconds_since_epoch(job.started_wall),
-                              std::chrono::duration<double>(runtime).count(),
-                              outcome.exit_code,
-                              outcome.signal,
-                              job.command,
-                              job.gpu};
-    if (m_options.joblog) {
-        m_options.joblog->append(record);
-    }
+    JoblogRecord record{job.id,
+                        seconds_since_epoch(job.started_wall),
+                        std::chrono::duration<double>(runtime).count(),
+                        outcome.exit_code,
+                        outcome.signal,
+                        job.command,
+                        job.gpu,
+                        end};
     if (m_options.output_files) {
-        m_options.output_files->write_info(record, job.attempt);
+        if (auto error = m_options.output_files->write_info(record, job.attempt)) {
+            spdlog::error("job {}: its record is lost: {}", job.id, *error);
+            m_scheduler.on_record_lost();
+        }
+    }
+    if (m_options.joblog) {
+        retry_unwritten_records(false);
+        if (!m_unwritten_records.empty()) {
+            m_unwritten_records.push_back(std::move(record)); // keeps the log in order
+        } else if (auto error = m_options.joblog->append(record)) {
+            spdlog::error("job {}: cannot record it in the job log, will try again: {}", job.id,
+                          *error);
+            m_unwritten_records.push_back(std::move(record));
+        }
+    }
+}
+
+// Records the job log could not take (a full disk) are kept, in order, and written as soon
+// as it takes one again; those still unwritten at the end of the run are named, and the
+// exit status counts their jobs as failed, since --resume cannot know they ran.
+void JobRunner::retry_unwritten_records(bool last_try)
+{
+    while (!m_unwritten_records.empty()) {
+        auto error = m_options.joblog->append(m_unwritten_records.front());
+        if (error && !last_try) {
+            return;
+        }
+        if (error) {
+            const auto& record = m_unwritten_records.front();
+            spdlog::error("job {} is not in the job log: {}: {}", record.seq, *error,
+                          shorten_command(record.command));
+            m_scheduler.on_record_lost();
+        } else {
+            spdlog::info("job {}'s record is now in the job log",
+                         m_unwritten_records.front().seq);
+        }
+        m_unwritten_records.pop_front();
     }
 }
 
@@ -338,10 +403,19 @@ void JobRunner::reap_children()
         m_pid_of.erase(job.id);
         forget_lease_holder(job, pid);
         const JobOutcome outcome = outcome_of(status);
-        record_attempt(job, outcome);
+        const AttemptEnd end = job.timed_out                  ? AttemptEnd::timeout
+                               : m_scheduler.interrupting() ? AttemptEnd::interrupted
+                                                            : AttemptEnd::by_itself;
+        if (end == AttemptEnd::interrupted) {
+            m_interrupted.push_back({job.id, job.gpu, shorten_command(job.command)});
+        }
+        record_attempt(job, outcome, end);
         const auto took = format_duration(Clock::now() - job.started);
         const auto& gpu = job.gpu;
-        if (outcome.succeeded()) {
+        if (end == AttemptEnd::interrupted) {
+            spdlog::warn("job {} interrupted on GPU {}: {} after {}: {}", job.id, gpu,
+                         describe_outcome(outcome), took, shorten_command(job.command));
+        } else if (outcome.succeeded()) {
             spdlog::info("job {} finished on GPU {}: {} after {}: {}", job.id, gpu,
                          describe_outcome(outcome), took, shorten_command(job.command));
         } else {
@@ -372,15 +446,20 @@ void JobRunner::handle_signals()
                 signal_name(signal), m_scheduler.running_count(),
                 format_duration(m_options.kill_after));
         }
-        apply(m_scheduler.on_signal(signal));
-        if (m_scheduler.stopping() && m_has_children && !m_kill_deadline) {
-            // No job is running, but processes that finished jobs left behind are: they get
-            // the same signal and the same grace period.
-            signal_jobs(signal);
-            m_kill_deadline = Clock::now() + m_options.kill_after;
-        }
+        stop_run(signal);
     }
     reap_children();
+}
+
+void JobRunner::stop_run(int signal)
+{
+    apply(m_scheduler.on_signal(signal));
+    if (m_scheduler.stopping() && m_has_children && !m_kill_deadline) {
+        // No job is running, but processes that finished jobs left behind are: they get
+        // the same signal and the same grace period.
+        signal_jobs(signal);
+        m_kill_deadline = Clock::now() + m_options.kill_after;
+    }
 }
 
 void JobRunner::fire_due_timers()

@@ -7,6 +7,9 @@
 
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
+#include <utility>
+
 namespace gpusched::sys {
 namespace {
 
@@ -64,8 +67,35 @@ void JobRunner::report_unstarted()
     }
 }
 
+// Once the input has ended: the job log's jobs whose command is in no input line, which
+// --resume therefore cannot have skipped (a changed input file, or the wrong log).
+void JobRunner::report_unmatched_records()
+{
+    if (!m_options.resume || std::exchange(m_unmatched_reported, true)) {
+        return;
+    }
+    const auto unmatched = m_options.resume->unmatched();
+    if (unmatched.empty()) {
+        return;
+    }
+    constexpr std::size_t k_named = 3;
+    std::string named;
+    for (std::size_t i = 0; i < std::min(unmatched.size(), k_named); ++i) {
+        named += fmt::format("{}job {}: {}", i == 0 ? "" : "; ", unmatched[i].seq,
+                             unmatched[i].command);
+    }
+    spdlog::warn("the job log records {} {} whose command is in no input line: {}{}",
+                 unmatched.size(), unmatched.size() == 1 ? "job" : "jobs", named,
+                 unmatched.size() > k_named
+                     ? fmt::format("; and {} more", unmatched.size() - k_named)
+                     : "");
+}
+
 void JobRunner::report_summary()
 {
+    for (const auto& job : m_interrupted) {
+        spdlog::warn("interrupted: job {} on GPU {}: {}", job.id, job.gpu, job.command);
+    }
     if (m_has_children && !m_scheduler.stopping()) {
         spdlog::warn("background processes started by jobs are still running ({}); they are "
                      "left to run",
@@ -76,14 +106,18 @@ void JobRunner::report_summary()
     if (counts.retries > 0) {
         extra += fmt::format(", {} retries", counts.retries);
     }
-    if (counts.aborted > 0) {
-        extra += fmt::format(", {} stopped by --halt", counts.aborted);
+    if (counts.interrupted > 0) {
+        extra += fmt::format(", {} interrupted{}", counts.interrupted,
+                             m_options.joblog ? " (--resume runs them again)" : "");
+    }
+    if (counts.unrecorded > 0) {
+        extra += fmt::format(", {} not recorded", counts.unrecorded);
     }
     if (m_skipped > 0) {
         extra += fmt::format(", {} skipped as done in the job log", m_skipped);
     }
     spdlog::info("{} jobs: {} succeeded, {} failed{}, in {}; GPU busy time {}",
-                 counts.succeeded + counts.failed + counts.aborted, counts.succeeded, counts.failed,
+                 counts.succeeded + counts.failed + counts.interrupted, counts.succeeded, counts.failed,
                  extra, format_duration(Clock::now() - m_started), format_duration(m_busy));
 }
 

@@ -30,10 +30,18 @@ constexpr int k_private_fd_floor = 10;
 
 } // namespace
 
-JobSpawner::JobSpawner(std::string shell, const sigset_t& child_mask) : m_shell(std::move(shell))
+JobSpawner::JobSpawner(std::string shell, const sigset_t& child_mask, int marker)
+    : m_shell(std::move(shell)), m_marker(marker)
 {
+    if (m_marker >= 0 && m_marker <= k_first_inherited_fd + 1) {
+        throw std::logic_error("the marker descriptor lies among the descriptors a job gets");
+    }
     m_attributes.new_process_group().signal_mask(child_mask);
-    m_plain_actions.open(STDIN_FILENO, "/dev/null", O_RDONLY).close_from(STDERR_FILENO + 1);
+    m_plain_actions.open(STDIN_FILENO, "/dev/null", O_RDONLY);
+    if (m_marker >= 0) {
+        m_plain_actions.dup2(m_marker, k_first_inherited_fd);
+    }
+    m_plain_actions.close_from(k_first_inherited_fd + (m_marker >= 0 ? 1 : 0));
 }
 
 // Commands longer than k_longest_inline_command are written to an anonymous memory file that
@@ -42,7 +50,11 @@ JobSpawner::JobSpawner(std::string shell, const sigset_t& child_mask) : m_shell(
 SpawnResult JobSpawner::spawn(const std::string& command, char* const* envp, JobStreams streams,
                               std::span<const int> leases) const
 {
-    const int script_fd = k_first_inherited_fd + static_cast<int>(leases.size());
+    const int marker_fd = k_first_inherited_fd + static_cast<int>(leases.size());
+    const int script_fd = marker_fd + (m_marker >= 0 ? 1 : 0);
+    if (m_marker >= 0 && m_marker <= script_fd) {
+        throw std::logic_error("the marker descriptor lies among the descriptors a job gets");
+    }
     for (const int lease : leases) {
         if (lease <= script_fd) {
             throw std::logic_error("a lease descriptor lies among the descriptors a job gets");
@@ -75,6 +87,9 @@ SpawnResult JobSpawner::spawn(const std::string& command, char* const* envp, Job
         }
         for (std::size_t i = 0; i < leases.size(); ++i) {
             custom->dup2(leases[i], k_first_inherited_fd + static_cast<int>(i));
+        }
+        if (m_marker >= 0) {
+            custom->dup2(m_marker, marker_fd);
         }
         if (as_script) {
             custom->dup2(script.get(), script_fd);

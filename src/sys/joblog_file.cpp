@@ -1,15 +1,21 @@
 #include <gpusched/sys/joblog_file.hpp>
 
 #include <gpusched/errors.hpp>
+#include <gpusched/sys/lease_lock.hpp>
 #include <gpusched/sys/system_error.hpp>
+#include <gpusched/sys/write_all.hpp>
 
 #include <fmt/format.h>
+#include <spdlog/spdlog.h>
 
 #include <fcntl.h>
+#include <poll.h>
+#include <sys/wait.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
+#include <csignal>
 #include <cstring>
 #include <fstream>
 
@@ -17,26 +23,88 @@ namespace gpusched::sys {
 
 JoblogFile::JoblogFile(const std::string& path) : m_path(path)
 {
-    m_fd.reset(open(path.c_str(), O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644));
+    m_fd.reset(open(path.c_str(), O_RDWR | O_APPEND | O_CREAT | O_CLOEXEC, 0644));
     if (!m_fd) {
         throw UsageError(fmt::format("cannot open --joblog '{}': {}", path, std::strerror(errno)));
     }
     struct stat info {};
-    if (fstat(m_fd.get(), &info) == 0 && info.st_size == 0) {
-        const auto header = joblog_header() + "\n";
-        if (::write(m_fd.get(), header.data(), header.size()) < 0) {
-            throw_errno(fmt::format("write {}", path));
+    if (fstat(m_fd.get(), &info) != 0) {
+        throw_errno(fmt::format("fstat {}", path));
+    }
+    if (!S_ISREG(info.st_mode)) {
+        throw UsageError(fmt::format("--joblog '{}' is not a regular file", path));
+    }
+    m_needs_header = info.st_size == 0;
+    char last = '\n';
+    if (info.st_size > 0 && pread(m_fd.get(), &last, 1, info.st_size - 1) == 1) {
+        m_needs_newline = last != '\n';
+    }
+}
+
+std::optional<int> JoblogFile::lock(SignalChannel& signals)
+{
+    if (try_lock_exclusive(m_fd.get())) {
+        return std::nullopt;
+    }
+    spdlog::warn("the job log {} is in use by another gpusched run, or by what the jobs of a "
+                 "killed one left running; waiting for it to end",
+                 m_path);
+    const pid_t waiter = start_lock_waiter(m_fd.get());
+    while (true) {
+        pollfd ready{signals.fd(), POLLIN, 0};
+        if (poll(&ready, 1, -1) < 0 && errno != EINTR) {
+            throw_errno("poll");
+        }
+        for (const int signal : signals.take_pending()) {
+            if (signal == SIGINT || signal == SIGTERM || signal == SIGHUP) {
+                kill(waiter, SIGKILL);
+                waitpid(waiter, nullptr, 0);
+                return signal;
+            }
+        }
+        int status = 0;
+        if (waitpid(waiter, &status, WNOHANG) == waiter) {
+            if (!WIFEXITED(status) || WEXITSTATUS(status) != 0 ||
+                !try_lock_exclusive(m_fd.get())) {
+                throw std::runtime_error(fmt::format("cannot lock the job log {}", m_path));
+            }
+            spdlog::info("the job log {} is free now", m_path);
+            return std::nullopt;
         }
     }
 }
 
-void JoblogFile::append(const JoblogRecord& record)
+std::optional<std::string> JoblogFile::append(const JoblogRecord& record)
 {
-    const auto line = format_joblog_line(record) + "\n";
-    // O_APPEND makes one write land whole at the end, even with another writer.
-    if (::write(m_fd.get(), line.data(), line.size()) != static_cast<ssize_t>(line.size())) {
-        throw_errno(fmt::format("write {}", m_path));
+    std::string line;
+    if (m_needs_header) {
+        line = joblog_header() + "\n";
+    } else if (m_needs_newline) {
+        line = "\n"; // ends the torn line, so this record is not glued to it
     }
+    line += format_joblog_line(record);
+    line += '\n';
+    auto error = write_line(line);
+    if (!error) {
+        m_needs_header = false;
+        m_needs_newline = false;
+    }
+    return error;
+}
+
+// O_APPEND makes one write land whole at the end. When the disk fills up half-way, the part
+// that was written is cut off again, so the log never holds half a record of ours.
+std::optional<std::string> JoblogFile::write_line(const std::string& line)
+{
+    const off_t size_before = lseek(m_fd.get(), 0, SEEK_END);
+    if (write_all(m_fd.get(), line)) {
+        return std::nullopt;
+    }
+    const int error = errno;
+    if (size_before >= 0) {
+        (void)ftruncate(m_fd.get(), size_before);
+    }
+    return fmt::format("write {}: {}", m_path, std::strerror(error));
 }
 
 bool read_joblog(const std::string& path, const std::function<void(JoblogRecord)>& visit)
@@ -49,14 +117,31 @@ bool read_joblog(const std::string& path, const std::function<void(JoblogRecord)
         throw UsageError(fmt::format("cannot read job log '{}': {}", path, std::strerror(errno)));
     }
     std::string line;
+    // Under a header with the Stopped column, a line must end with a Stopped word: one that
+    // does not was cut short.
+    bool has_stopped_column = false;
     for (std::size_t number = 1; std::getline(file, line); ++number) {
-        if (line.empty() || is_joblog_header(line)) {
+        if (line.empty()) {
+            continue;
+        }
+        if (is_joblog_header(line)) {
+            has_stopped_column = line.ends_with("\tStopped");
             continue;
         }
         auto record = parse_joblog_line(line);
+        if (auto* parsed = std::get_if<JoblogRecord>(&record);
+            parsed != nullptr && has_stopped_column &&
+            !line.ends_with(fmt::format("\t{}", attempt_end_word(parsed->end)))) {
+            record = ParseError{"no Stopped column"};
+        }
         if (auto* error = std::get_if<ParseError>(&record)) {
-            throw UsageError(
-                fmt::format("{}:{}: not a job log record: {}", path, number, error->message));
+            if (!looks_like_torn_record(line)) {
+                throw UsageError(
+                    fmt::format("{}:{}: not a job log record: {}", path, number, error->message));
+            }
+            spdlog::warn("{}:{}: skipping a torn record ({}); its job is not taken as done", path,
+                         number, error->message);
+            continue;
         }
         visit(std::move(std::get<JoblogRecord>(record)));
     }

@@ -2,12 +2,15 @@
 
 #include <gpusched/errors.hpp>
 #include <gpusched/sys/system_error.hpp>
+#include <gpusched/sys/write_all.hpp>
 
 #include <fmt/format.h>
 
 #include <fcntl.h>
+#include <unistd.h>
 
-#include <fstream>
+#include <cerrno>
+#include <cstring>
 #include <system_error>
 
 namespace gpusched::sys {
@@ -42,17 +45,25 @@ OutputFiles::Opened OutputFiles::open(JobId job, unsigned attempt) const
     return opened;
 }
 
-void OutputFiles::write_info(const JoblogRecord& record, unsigned attempt) const
+std::optional<std::string> OutputFiles::write_info(const JoblogRecord& record,
+                                                   unsigned attempt) const
 {
     const auto name = base(record.seq, attempt).string() + ".info";
-    std::ofstream info(name, std::ios::trunc);
-    info << fmt::format("job: {}\nattempt: {}\ncommand: {}\ngpu: {}\nstart: {:.3f}\n"
-                        "runtime: {:.3f}\nexit: {}\nsignal: {}\n",
-                        record.seq, attempt, record.command, record.gpu, record.start,
-                        record.runtime, record.exit_code, record.signal);
-    if (!info) {
-        throw_errno(fmt::format("write {}", name));
+    const auto text = fmt::format("job: {}\nattempt: {}\ncommand: {}\ngpu: {}\nstart: {:.3f}\n"
+                                  "runtime: {:.3f}\nexit: {}\nsignal: {}\nstopped: {}\n",
+                                  record.seq, attempt, record.command, record.gpu, record.start,
+                                  record.runtime, record.exit_code, record.signal,
+                                  attempt_end_word(record.end));
+    UniqueFd file(::open(name.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644));
+    if (!file) {
+        return fmt::format("open {}: {}", name, std::strerror(errno));
     }
+    if (!write_all(file.get(), text)) {
+        const int error = errno;
+        ::unlink(name.c_str()); // never a silently empty or cut-short .info
+        return fmt::format("write {}: {}", name, std::strerror(error));
+    }
+    return std::nullopt;
 }
 
 } // namespace gpusched::sys

@@ -112,9 +112,11 @@ TEST_F(Leases, SchedulerUsesTheGpusNobodyHolds)
     holder.wait();
 }
 
-TEST_F(Leases, AKilledSchedulersJobsKeepTheirGpusUntilTheyEnd)
+TEST_F(Leases, AKilledSchedulersJobsKeepTheirGpusUntilTheyAreGone)
 {
-    Process killed(m_dir, {{"--gpus", "0"}, marked_job(1.5, "orphan") + "\n"});
+    // The run guard stops the jobs of a killed scheduler; this one ignores SIGTERM, so it
+    // runs on to its end, and holds GPU 0 all that time.
+    Process killed(m_dir, {{"--gpus", "0"}, "trap '' TERM; " + marked_job(1.5, "orphan") + "\n"});
     ASSERT_TRUE(eventually([&] { return started("orphan"); }));
     killed.signal(SIGKILL);
     killed.wait();

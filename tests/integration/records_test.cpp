@@ -54,14 +54,15 @@ TEST(Joblog, OneLinePerAttemptWithGnuParallelsColumnsAndGpu)
     EXPECT_EQ(result.exit_status, 2) << result.err;
     const auto lines = split_lines(read_file(joblog));
     ASSERT_EQ(lines.size(), 4u);
-    EXPECT_EQ(lines[0],
-              "Seq\tHost\tStarttime\tJobRuntime\tSend\tReceive\tExitval\tSignal\tCommand\tGPU");
+    EXPECT_EQ(lines[0], "Seq\tHost\tStarttime\tJobRuntime\tSend\tReceive\tExitval\tSignal\tCommand"
+                        "\tGPU\tStopped");
     const auto records = joblog_records(joblog);
     EXPECT_EQ(records[0][0], "1");
     EXPECT_EQ(records[0][1], ":");
     EXPECT_EQ(records[0][6], "0");
     EXPECT_EQ(records[0][8], "true");
     EXPECT_EQ(records[0][9], "7");
+    EXPECT_EQ(records[0][10], "no");
     EXPECT_EQ(records[1][6], "3");
     EXPECT_EQ(records[2][7], std::to_string(SIGTERM));
     EXPECT_GT(std::stod(records[0][2]), 1.7e9) << "start time in seconds since the epoch";
@@ -211,7 +212,7 @@ TEST(Halt, NowFailStopsEverythingAtTheFirstFailure)
     EXPECT_FALSE(result.timed_out);
     EXPECT_EQ(result.exit_status, 1) << result.err;
     EXPECT_FALSE(fs::exists(dir / "never"));
-    EXPECT_NE(result.err.find("1 stopped by --halt"), std::string::npos) << result.err;
+    EXPECT_NE(result.err.find("1 interrupted"), std::string::npos) << result.err;
 }
 
 TEST(Halt, SoonFailLetsRunningJobsFinish)

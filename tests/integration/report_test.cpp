@@ -58,7 +58,7 @@ TEST(Report, SummarisesAJoblogAndDrawsOneBarPerAttempt)
 TEST(Report, BadJoblogIsAUsageErrorNamingTheLine)
 {
     TempDir dir;
-    write_file(dir / "bad.log", "Seq\tHost\n1\t:\t0\n");
+    write_file(dir / "bad.log", "Seq\tHost\nnot a record\n");
     const auto result = run(dir, {{"report", (dir / "bad.log").string()}});
     EXPECT_EQ(result.exit_status, 2);
     EXPECT_NE(result.err.find("bad.log:2: not a job log record"), std::string::npos) << result.err;

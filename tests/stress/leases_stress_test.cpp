@@ -47,7 +47,9 @@ TEST(LeaseStress, SchedulersAndExecClientsNeverShareAGpu)
     TempDir doomed_dir;
     std::vector<std::string> doomed_jobs;
     for (int i = 0; i < k_doomed_jobs; ++i) {
-        doomed_jobs.push_back(fmt::format("touch {}/started-$GPUSCHED_JOB_ID; {}",
+        // They ignore the SIGTERM the run guard sends when their scheduler is killed, and so
+        // hold their GPUs to their end (the guard's SIGKILL comes 10 s later).
+        doomed_jobs.push_back(fmt::format("trap '' TERM; touch {}/started-$GPUSCHED_JOB_ID; {}",
                                           doomed_dir.path().string(),
                                           record_command(dir, 3, "doomed")));
     }

@@ -4,34 +4,59 @@
 
 #include <gtest/gtest.h>
 
+#include <csignal>
+
 namespace gpusched {
 namespace {
 
-JoblogRecord record(JobId seq, std::string command, int exit_code = 0, int signal = 0)
+JoblogRecord record(JobId seq, std::string command, int exit_code = 0, int signal = 0,
+                    AttemptEnd end = AttemptEnd::by_itself)
 {
-    return JoblogRecord{seq, 1700000000.125, 2.5, exit_code, signal, std::move(command), "GPU-1"};
+    return JoblogRecord{seq,  1700000000.125,     2.5,     exit_code,
+                        signal, std::move(command), "GPU-1", end};
 }
 
-TEST(Joblog, LineHasGnuParallelsColumnsThenGpu)
+JoblogRecord interrupted(JobId seq, std::string command, int exit_code = 0, int signal = 0)
 {
-    EXPECT_EQ(joblog_header(),
-              "Seq\tHost\tStarttime\tJobRuntime\tSend\tReceive\tExitval\tSignal\tCommand\tGPU");
+    return record(seq, std::move(command), exit_code, signal, AttemptEnd::interrupted);
+}
+
+TEST(Joblog, LineHasGnuParallelsColumnsThenGpuAndStopped)
+{
+    EXPECT_EQ(joblog_header(), "Seq\tHost\tStarttime\tJobRuntime\tSend\tReceive\tExitval\tSignal\t"
+                               "Command\tGPU\tStopped");
     EXPECT_EQ(format_joblog_line(record(3, "train --lr 0.1", 1, 0)),
-              "3\t:\t1700000000.125\t2.500\t0\t0\t1\t0\ttrain --lr 0.1\tGPU-1");
+              "3\t:\t1700000000.125\t2.500\t0\t0\t1\t0\ttrain --lr 0.1\tGPU-1\tno");
+    EXPECT_TRUE(format_joblog_line(record(3, "x", 0, 15, AttemptEnd::timeout))
+                    .ends_with("\t0\t15\tx\tGPU-1\ttimeout"));
+    EXPECT_TRUE(format_joblog_line(interrupted(3, "x", 0, 2)).ends_with("\tx\tGPU-1\tinterrupted"));
 }
 
 TEST(Joblog, RoundTripsCommandsWithTabs)
 {
-    const auto original = record(12, "printf 'a\\tb'\tand\ttabs", 0, 15);
-    auto parsed = parse_joblog_line(format_joblog_line(original));
+    for (const auto end : {AttemptEnd::by_itself, AttemptEnd::timeout, AttemptEnd::interrupted}) {
+        const auto original = record(12, "printf 'a\\tb'\tand\ttabs\tno", 0, 15, end);
+        auto parsed = parse_joblog_line(format_joblog_line(original));
+        ASSERT_TRUE(std::holds_alternative<JoblogRecord>(parsed));
+        const auto& back = std::get<JoblogRecord>(parsed);
+        EXPECT_EQ(back.seq, 12u);
+        EXPECT_EQ(back.command, original.command);
+        EXPECT_EQ(back.gpu, "GPU-1");
+        EXPECT_EQ(back.signal, 15);
+        EXPECT_EQ(back.end, end);
+        EXPECT_DOUBLE_EQ(back.start, 1700000000.125);
+        EXPECT_DOUBLE_EQ(back.runtime, 2.5);
+    }
+}
+
+TEST(Joblog, ReadsLinesWrittenBeforeTheStoppedColumn)
+{
+    auto parsed = parse_joblog_line("4\t:\t1700000000.000\t1.000\t0\t0\t0\t0\tcmd\twith tab\t3");
     ASSERT_TRUE(std::holds_alternative<JoblogRecord>(parsed));
     const auto& back = std::get<JoblogRecord>(parsed);
-    EXPECT_EQ(back.seq, 12u);
-    EXPECT_EQ(back.command, original.command);
-    EXPECT_EQ(back.gpu, "GPU-1");
-    EXPECT_EQ(back.signal, 15);
-    EXPECT_DOUBLE_EQ(back.start, 1700000000.125);
-    EXPECT_DOUBLE_EQ(back.runtime, 2.5);
+    EXPECT_EQ(back.command, "cmd\twith tab");
+    EXPECT_EQ(back.gpu, "3");
+    EXPECT_EQ(back.end, AttemptEnd::by_itself);
 }
 
 TEST(Joblog, RejectsWhatIsNotARecord)
@@ -43,22 +68,64 @@ TEST(Joblog, RejectsWhatIsNotARecord)
         std::holds_alternative<ParseError>(parse_joblog_line("x\t:\t1\t1\t0\t0\t0\t0\tcmd\t0")));
 }
 
-TEST(ResumeState, ResumeSkipsEveryRecordedJob)
+TEST(Joblog, TellsATornRecordFromAFileThatIsNoLog)
+{
+    EXPECT_TRUE(looks_like_torn_record("12"));
+    EXPECT_TRUE(looks_like_torn_record("12\t:\t1700000000.1"));
+    EXPECT_FALSE(looks_like_torn_record("python train.py --lr 0.1"));
+    EXPECT_FALSE(looks_like_torn_record(""));
+    EXPECT_FALSE(looks_like_torn_record("12 jobs"));
+}
+
+TEST(ResumeState, ResumeSkipsEveryJobThatEnded)
 {
     ResumeState state(ResumeMode::resume);
     state.add(record(1, "a"));
     state.add(record(2, "b", 1));
-    EXPECT_TRUE(state.should_skip(1, "a"));
-    EXPECT_TRUE(state.should_skip(2, "b"));
-    EXPECT_FALSE(state.should_skip(3, "c"));
+    state.add(record(3, "t", 0, 15, AttemptEnd::timeout));
+    EXPECT_TRUE(state.should_skip("a"));
+    EXPECT_TRUE(state.should_skip("b"));
+    EXPECT_TRUE(state.should_skip("t")) << "a timeout is the job's own outcome";
+    EXPECT_FALSE(state.should_skip("c"));
 }
 
-TEST(ResumeState, MatchesSequenceNumberAndCommandTogether)
+TEST(ResumeState, AnInterruptedAttemptIsNeverTakenAsDone)
+{
+    for (const auto mode : {ResumeMode::resume, ResumeMode::resume_failed}) {
+        ResumeState state(mode);
+        state.add(interrupted(1, "a", 0, SIGINT));
+        state.add(interrupted(2, "b", 0, 0)); // caught the signal and exited 0
+        state.add(record(3, "c", 1));
+        state.add(interrupted(3, "c", 0, SIGTERM)); // its retry was cut short
+        EXPECT_FALSE(state.should_skip("a"));
+        EXPECT_FALSE(state.should_skip("b"));
+        EXPECT_FALSE(state.should_skip("c"));
+    }
+}
+
+TEST(ResumeState, FindsACommandWhereverItStandsInTheInput)
 {
     ResumeState state(ResumeMode::resume);
     state.add(record(1, "a"));
-    EXPECT_FALSE(state.should_skip(1, "a changed"));
-    EXPECT_FALSE(state.should_skip(2, "a"));
+    state.add(record(2, "b"));
+    EXPECT_FALSE(state.should_skip("c"));
+    EXPECT_TRUE(state.should_skip("b"));
+    EXPECT_TRUE(state.should_skip("a"));
+    EXPECT_FALSE(state.should_skip("a changed"));
+}
+
+TEST(ResumeState, ACommandListedTwiceNeedsTwoRecords)
+{
+    ResumeState state(ResumeMode::resume);
+    state.add(record(1, "x"));
+    state.add(record(1, "x", 1)); // a retry of the same job is no second job
+    state.add(record(4, "y"));
+    state.add(record(7, "y"));
+    EXPECT_TRUE(state.should_skip("x"));
+    EXPECT_FALSE(state.should_skip("x"));
+    EXPECT_TRUE(state.should_skip("y"));
+    EXPECT_TRUE(state.should_skip("y"));
+    EXPECT_FALSE(state.should_skip("y"));
 }
 
 TEST(ResumeState, ResumeFailedRunsFailuresAgain)
@@ -69,17 +136,34 @@ TEST(ResumeState, ResumeFailedRunsFailuresAgain)
     state.add(record(3, "c", 0, 9));
     state.add(record(4, "d", 1));
     state.add(record(4, "d", 0)); // succeeded on a retry
-    EXPECT_TRUE(state.should_skip(1, "a"));
-    EXPECT_FALSE(state.should_skip(2, "b"));
-    EXPECT_FALSE(state.should_skip(3, "c"));
-    EXPECT_TRUE(state.should_skip(4, "d"));
+    state.add(record(5, "e", 1));
+    state.add(record(9, "e", 0)); // failed, then succeeded in a later run at another place
+    EXPECT_TRUE(state.should_skip("a"));
+    EXPECT_FALSE(state.should_skip("b"));
+    EXPECT_FALSE(state.should_skip("c"));
+    EXPECT_TRUE(state.should_skip("d"));
+    EXPECT_TRUE(state.should_skip("e"));
+}
+
+TEST(ResumeState, NamesTheJobsNoInputLineMatched)
+{
+    ResumeState state(ResumeMode::resume);
+    state.add(record(1, "a"));
+    state.add(record(2, "gone"));
+    state.add(interrupted(3, "also gone"));
+    EXPECT_TRUE(state.should_skip("a"));
+    const auto unmatched = state.unmatched();
+    ASSERT_EQ(unmatched.size(), 2u);
+    EXPECT_EQ(unmatched[0].seq, 2u);
+    EXPECT_EQ(unmatched[0].command, "gone");
+    EXPECT_EQ(unmatched[1].seq, 3u);
 }
 
 TEST(ResumeState, NoneSkipsNothing)
 {
     ResumeState state(ResumeMode::none);
     state.add(record(1, "a"));
-    EXPECT_FALSE(state.should_skip(1, "a"));
+    EXPECT_FALSE(state.should_skip("a"));
 }
 
 TEST(HaltPolicy, ParsesGnuParallelsForms)

@@ -309,7 +309,7 @@ TEST(Scheduler, HaltSoonStopsStartingJobs)
     EXPECT_EQ(scheduler.take_unstarted().size(), 1u);
 }
 
-TEST(Scheduler, HaltNowStopsRunningJobsWithoutCountingThemAsFailed)
+TEST(Scheduler, HaltNowStopsRunningJobsAndCountsThemAsInterrupted)
 {
     Scheduler scheduler(GpuPool({"0", "1", "2"}), with_halt("now,fail=1"));
     scheduler.on_command(command(1));
@@ -322,8 +322,8 @@ TEST(Scheduler, HaltNowStopsRunningJobsWithoutCountingThemAsFailed)
     scheduler.on_job_exit(3, k_success);
     EXPECT_TRUE(scheduler.done());
     EXPECT_EQ(scheduler.counts().failed, 1u);
-    EXPECT_EQ(scheduler.counts().aborted, 1u);
-    EXPECT_EQ(scheduler.counts().succeeded, 1u);
+    EXPECT_EQ(scheduler.counts().interrupted, 2u) << "whatever they returned once stopped";
+    EXPECT_EQ(scheduler.counts().succeeded, 0u);
     EXPECT_EQ(scheduler.exit_status(), 1);
 }
 

@@ -11,6 +11,6 @@ namespace gpusched::sys {
 // --dry-run: prints on stdout, in order, which job would start on which GPU, and runs
 // nothing. Jobs are taken to last equally long, so GPUs are handed out as the scheduler
 // would hand them out if every job took the same time.
-int dry_run(Scheduler& scheduler, InputReader& input, const std::optional<ResumeState>& resume);
+int dry_run(Scheduler& scheduler, InputReader& input, std::optional<ResumeState>& resume);
 
 } // namespace gpusched::sys

@@ -17,6 +17,7 @@
 #include <sys/types.h>
 
 #include <chrono>
+#include <deque>
 #include <map>
 #include <memory>
 #include <optional>
@@ -83,7 +84,12 @@ private:
     void take_input();
     void apply(std::vector<Action> actions);
     void start(StartJob& job);
-    void record_attempt(const RunningJob& job, JobOutcome outcome);
+    void run_once();
+    void stop_run(int signal);
+    void fail_to_start(const RunningJob& job, const std::string& why);
+    void record_attempt(const RunningJob& job, JobOutcome outcome, AttemptEnd end);
+    void retry_unwritten_records(bool last_try);
+    void report_unmatched_records();
     // Hands the scheduler's answer to an ended attempt on, telling the input first when the
     // job has ended for good (no retry follows).
     void after_attempt(const RunningJob& job, JobOutcome outcome, std::vector<Action> actions);
@@ -130,6 +136,15 @@ private:
     Clock::time_point m_last_busy_check{};
     std::vector<pollfd> m_poll_fds;
     std::vector<std::vector<LeaseHolder>> m_lease_holders; // per GPU, for its lease record
+    std::deque<JoblogRecord> m_unwritten_records;          // the job log refused them so far
+    struct Interrupted {
+        JobId id = 0;
+        std::string gpu;
+        std::string command; // shortened
+    };
+    std::vector<Interrupted> m_interrupted; // attempts a stop of the run cut short
+    bool m_unmatched_reported = false;
+    bool m_run_error = false; // an error stopped the run
     std::vector<bool> m_lease_record_stale;                // per GPU
 };
 

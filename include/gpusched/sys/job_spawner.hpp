@@ -25,20 +25,22 @@ struct JobStreams {
 
 // Starts jobs as `SHELL -c COMMAND` with posix_spawn: each in a process group of its own,
 // stdin from /dev/null (a job must never read the queue), stdout and stderr shared with the
-// scheduler, its GPUs' lease descriptors at 3, 4, ..., no other descriptor, and the signal
-// mask the scheduler started with.
+// scheduler, its GPUs' lease descriptors at 3, 4, ..., then the run guard's marker, no other
+// descriptor, and the signal mask the scheduler started with.
 class JobSpawner {
 public:
-    JobSpawner(std::string shell, const sigset_t& child_mask);
+    // `marker`: a descriptor every job inherits (RunGuard::marker_fd), or -1.
+    JobSpawner(std::string shell, const sigset_t& child_mask, int marker = -1);
 
-    // `leases` must lie above every descriptor a job gets (3 + their number, and one more
-    // for a long command's script), so that no dup2 overwrites another's source.
+    // `leases` and the marker must lie above every descriptor a job gets (3 + their number,
+    // and one more for a long command's script), so that no dup2 overwrites another's source.
     SpawnResult spawn(const std::string& command, char* const* envp, JobStreams streams = {},
                       std::span<const int> leases = {}) const;
     const std::string& shell() const { return m_shell; }
 
 private:
     std::string m_shell;
+    int m_marker = -1;
     SpawnAttributes m_attributes;
     // The file actions of the common case (no redirection, a short command), built once.
     SpawnFileActions m_plain_actions;

@@ -2,9 +2,11 @@
 
 #include <gpusched/joblog.hpp>
 #include <gpusched/resume_state.hpp>
+#include <gpusched/sys/signal_channel.hpp>
 #include <gpusched/sys/unique_fd.hpp>
 
 #include <functional>
+#include <optional>
 #include <string>
 
 namespace gpusched::sys {
@@ -15,15 +17,34 @@ namespace gpusched::sys {
 class JoblogFile {
 public:
     explicit JoblogFile(const std::string& path);
-    void append(const JoblogRecord& record);
+
+    // A run takes the log for itself (an open file description lock, shared with the guard
+    // that outlives a killed scheduler), so that a second run on the same log, --resume
+    // above all, reads it only once every job of the first has ended. Waits, without
+    // polling, while another run holds it; returns the stop signal that ended the wait, if
+    // one did (`signals` must carry SIGCHLD, SIGINT, SIGTERM and SIGHUP).
+    std::optional<int> lock(SignalChannel& signals);
+    int fd() const { return m_fd.get(); }
+
+    // Appends one record; on failure (a full disk, say) nothing of it stays in the file and
+    // the error, naming the call and the path, is returned.
+    std::optional<std::string> append(const JoblogRecord& record);
+
+    const std::string& path() const { return m_path; }
 
 private:
+    std::optional<std::string> write_line(const std::string& line);
+
     std::string m_path;
     UniqueFd m_fd;
+    bool m_needs_header = false;
+    bool m_needs_newline = false; // the file ends with a torn line
 };
 
 // Calls `visit` with each record of the job log at `path`, in file order; returns false if
-// there is no such file. A line that is no record is a usage error naming the file and line.
+// there is no such file. A record torn by a full disk or a power cut is skipped with a
+// warning naming the line (its job runs again); a line that is no record at all is a usage
+// error naming the file and line, as the file is then probably no job log.
 bool read_joblog(const std::string& path, const std::function<void(JoblogRecord)>& visit);
 
 // Reads an existing job log into `state` for --resume / --resume-failed; a missing file is

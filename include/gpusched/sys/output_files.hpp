@@ -4,6 +4,8 @@
 #include <gpusched/sys/unique_fd.hpp>
 
 #include <filesystem>
+#include <optional>
+#include <string>
 
 namespace gpusched::sys {
 
@@ -20,7 +22,9 @@ public:
         UniqueFd err;
     };
     Opened open(JobId job, unsigned attempt) const;
-    void write_info(const JoblogRecord& record, unsigned attempt) const;
+    // Writes the attempt's .info file; on failure (a full disk) removes what was written and
+    // returns the error, naming the call and the file.
+    std::optional<std::string> write_info(const JoblogRecord& record, unsigned attempt) const;
 
 private:
     std::filesystem::path base(JobId job, unsigned attempt) const;

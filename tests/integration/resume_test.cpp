@@ -1,0 +1,331 @@
+// What resume, a stop and a crash of gpusched do to jobs and their records: interrupted jobs
+// run again, finished ones are found wherever they stand in the input, a killed scheduler's
+// jobs stop with it, and a torn record costs only its own job.
+#include "harness.hpp"
+
+#include <fmt/format.h>
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <csignal>
+#include <map>
+#include <sstream>
+
+namespace gpusched::testing {
+namespace {
+
+using namespace std::chrono_literals;
+
+std::vector<std::string> fields_of(const std::string& line)
+{
+    std::vector<std::string> fields;
+    std::istringstream stream(line);
+    std::string field;
+    while (std::getline(stream, field, '\t')) {
+        fields.push_back(field);
+    }
+    return fields;
+}
+
+std::vector<std::vector<std::string>> joblog_records(const fs::path& path)
+{
+    std::vector<std::vector<std::string>> records;
+    for (const auto& line : split_lines(read_file(path))) {
+        if (line.rfind("Seq\t", 0) != 0) {
+            records.push_back(fields_of(line));
+        }
+    }
+    return records;
+}
+
+// How often each line occurs in `path`.
+std::map<std::string, int> line_counts(const fs::path& path)
+{
+    std::map<std::string, int> counts;
+    if (fs::exists(path)) {
+        for (const auto& line : split_lines(read_file(path))) {
+            ++counts[line];
+        }
+    }
+    return counts;
+}
+
+// A job named `name` that says it started in DIR/ran, then runs until DIR/fast exists.
+std::string slow_job(const TempDir& dir, const std::string& name)
+{
+    return fmt::format("echo {1} >> {0}/ran; test -e {0}/fast || sleep 30", dir.path().string(),
+                       name);
+}
+
+std::string quick_job(const TempDir& dir, const std::string& name)
+{
+    return fmt::format("echo {1} >> {0}/ran", dir.path().string(), name);
+}
+
+bool has(const std::string& text, const std::string& part)
+{
+    return text.find(part) != std::string::npos;
+}
+
+TEST(Resume, JobsASignalInterruptedRunAgain)
+{
+    TempDir dir;
+    const auto joblog = dir / "jobs.log";
+    const auto input = dir / "commands.txt";
+    write_file(input, join_lines({quick_job(dir, "one"), slow_job(dir, "two"),
+                                  slow_job(dir, "three")}));
+    Process first(dir, {{"--gpus", "0,1", "--joblog", joblog.string(), input.string()}});
+    ASSERT_TRUE(eventually([&] { return line_counts(dir / "ran").size() == 3; }));
+    first.signal(SIGINT);
+    const auto stopped = first.wait();
+    EXPECT_EQ(stopped.exit_status, 128 + SIGINT) << stopped.err;
+    EXPECT_TRUE(has(stopped.err, "interrupted: job 2 on GPU")) << stopped.err;
+    EXPECT_TRUE(has(stopped.err, "interrupted: job 3 on GPU")) << stopped.err;
+    EXPECT_TRUE(has(stopped.err, "2 interrupted")) << stopped.err;
+    const auto records = joblog_records(joblog);
+    ASSERT_EQ(records.size(), 3u);
+    std::map<std::string, std::string> stopped_column;
+    for (const auto& record : records) {
+        ASSERT_EQ(record.size(), 11u);
+        stopped_column[record[0]] = record[10];
+    }
+    EXPECT_EQ(stopped_column["1"], "no");
+    EXPECT_EQ(stopped_column["2"], "interrupted");
+    EXPECT_EQ(stopped_column["3"], "interrupted");
+
+    write_file(dir / "fast", "");
+    const auto resumed =
+        run(dir, {{"--gpus", "0,1", "--joblog", joblog.string(), "--resume", input.string()}});
+    EXPECT_EQ(resumed.exit_status, 0) << resumed.err;
+    const auto ran = line_counts(dir / "ran");
+    EXPECT_EQ(ran.at("one"), 1);
+    EXPECT_EQ(ran.at("two"), 2);
+    EXPECT_EQ(ran.at("three"), 2);
+    EXPECT_TRUE(has(resumed.err, "1 skipped as done in the job log")) << resumed.err;
+}
+
+TEST(Resume, AJobThatCatchesTheStopAndExitsZeroStillRunsAgain)
+{
+    TempDir dir;
+    const auto joblog = dir / "jobs.log";
+    const auto command = fmt::format("echo caught >> {0}/ran; trap 'exit 0' TERM; "
+                                     "test -e {0}/fast || {{ sleep 30 & wait; }}",
+                                     dir.path().string());
+    Process first(dir, {{"--gpus", "0", "--joblog", joblog.string()}, command + "\n"});
+    ASSERT_TRUE(eventually([&] { return line_counts(dir / "ran").size() == 1; }));
+    first.signal(SIGTERM);
+    const auto stopped = first.wait();
+    EXPECT_EQ(stopped.exit_status, 128 + SIGTERM) << stopped.err;
+    const auto records = joblog_records(joblog);
+    ASSERT_EQ(records.size(), 1u);
+    EXPECT_EQ(records[0][6], "0") << "the job exited 0";
+    EXPECT_EQ(records[0][10], "interrupted");
+
+    write_file(dir / "fast", "");
+    const auto resumed =
+        run(dir, {{"--gpus", "0", "--joblog", joblog.string(), "--resume"}, command + "\n"});
+    EXPECT_EQ(resumed.exit_status, 0) << resumed.err;
+    EXPECT_EQ(line_counts(dir / "ran").at("caught"), 2);
+}
+
+TEST(Resume, JobsThatHaltNowStoppedRunAgain)
+{
+    TempDir dir;
+    const auto joblog = dir / "jobs.log";
+    const auto input = dir / "commands.txt";
+    write_file(input, join_lines({slow_job(dir, "long"),
+                                  fmt::format("until test -s {}/ran; do sleep 0.01; done; exit 3",
+                                              dir.path().string())}));
+    const auto halted = run(dir, {{"--gpus", "0,1", "--joblog", joblog.string(), "--halt",
+                                   "now,fail=1", input.string()}});
+    EXPECT_EQ(halted.exit_status, 1) << halted.err;
+    EXPECT_TRUE(has(halted.err, "interrupted: job 1")) << halted.err;
+
+    write_file(dir / "fast", "");
+    const auto resumed =
+        run(dir, {{"--gpus", "0,1", "--joblog", joblog.string(), "--resume", input.string()}});
+    EXPECT_EQ(resumed.exit_status, 0) << resumed.err;
+    EXPECT_EQ(line_counts(dir / "ran").at("long"), 2) << "the interrupted job ran again";
+    EXPECT_TRUE(has(resumed.err, "1 skipped")) << "the failed job ended by itself: " << resumed.err;
+}
+
+TEST(Resume, FindsFinishedJobsWhereverTheyStandInTheInput)
+{
+    TempDir dir;
+    const auto joblog = dir / "jobs.log";
+    std::vector<std::string> first;
+    for (const auto* name : {"a", "b", "c", "d"}) {
+        first.push_back(quick_job(dir, name));
+    }
+    ASSERT_EQ(run(dir, {{"--gpus", "0,1", "--joblog", joblog.string()}, join_lines(first)})
+                  .exit_status,
+              0);
+    const std::vector<std::string> reordered = {first[3], first[2], quick_job(dir, "e"), first[1],
+                                                first[0], first[0]};
+    const auto resumed = run(
+        dir, {{"--gpus", "0,1", "--joblog", joblog.string(), "--resume"}, join_lines(reordered)});
+    EXPECT_EQ(resumed.exit_status, 0) << resumed.err;
+    const auto ran = line_counts(dir / "ran");
+    EXPECT_EQ(ran, (std::map<std::string, int>{{"a", 2}, {"b", 1}, {"c", 1}, {"d", 1}, {"e", 1}}))
+        << "only e, and the second copy of a, had not run";
+}
+
+TEST(Resume, AShuffledHypersearchRunsOnlyWhatDidNotRun)
+{
+    TempDir dir;
+    const auto joblog = dir / "jobs.log";
+    const auto grid = [&] {
+        const auto generated =
+            run(dir, {{"hypersearch", fmt::format("echo {{a}}-{{b}} >> {}/ran", dir.path().string()),
+                       "-p", "a", "1", "2", "3", "4", "-p", "b", "x", "y", "z"}});
+        EXPECT_EQ(generated.exit_status, 0) << generated.err;
+        return split_lines(generated.out);
+    };
+    auto first = grid();
+    ASSERT_EQ(first.size(), 12u);
+    first.resize(5); // the first run got through five configurations
+    ASSERT_EQ(run(dir, {{"--gpus", "0", "--joblog", joblog.string()}, join_lines(first)})
+                  .exit_status,
+              0);
+    auto second = grid();
+    const auto resumed =
+        run(dir, {{"--gpus", "0", "--joblog", joblog.string(), "--resume"}, join_lines(second)});
+    EXPECT_EQ(resumed.exit_status, 0) << resumed.err;
+    const auto ran = line_counts(dir / "ran");
+    EXPECT_EQ(ran.size(), 12u);
+    for (const auto& [configuration, count] : ran) {
+        EXPECT_EQ(count, 1) << configuration << " ran " << count << " times";
+    }
+}
+
+TEST(Resume, NamesOnceTheRecordsNoInputLineMatches)
+{
+    TempDir dir;
+    const auto joblog = dir / "jobs.log";
+    run(dir, {{"--gpus", "0", "--joblog", joblog.string()},
+              join_lines({quick_job(dir, "kept"), quick_job(dir, "gone")})});
+    const auto resumed = run(dir, {{"--gpus", "0", "--joblog", joblog.string(), "--resume"},
+                                   join_lines({quick_job(dir, "kept"), quick_job(dir, "new")})});
+    EXPECT_EQ(resumed.exit_status, 0) << resumed.err;
+    std::size_t warnings = 0;
+    for (const auto& line : split_lines(resumed.err)) {
+        if (has(line, "in no input line")) {
+            ++warnings;
+            EXPECT_TRUE(has(line, "1 job")) << line;
+            EXPECT_TRUE(has(line, "job 2: echo gone")) << line;
+        }
+    }
+    EXPECT_EQ(warnings, 1u) << resumed.err;
+}
+
+TEST(Resume, ATornLastRecordIsSkippedAndItsJobRunsAgain)
+{
+    TempDir dir;
+    const auto joblog = dir / "jobs.log";
+    const auto input = dir / "commands.txt";
+    write_file(input, join_lines({quick_job(dir, "a"), quick_job(dir, "b")}));
+    ASSERT_EQ(run(dir, {{"--gpus", "0", "--joblog", joblog.string(), input.string()}}).exit_status,
+              0);
+    // The disk filled up, or the power went, while job 2's record was written.
+    auto text = read_file(joblog);
+    const auto cut = text.rfind('\t', text.size() - 2);
+    ASSERT_NE(cut, std::string::npos);
+    text.resize(cut - 3);
+    write_file(joblog, text);
+
+    const auto resumed =
+        run(dir, {{"--gpus", "0", "--joblog", joblog.string(), "--resume", input.string()}});
+    EXPECT_EQ(resumed.exit_status, 0) << resumed.err;
+    EXPECT_TRUE(has(resumed.err, fmt::format("{}:3: skipping a torn record", joblog.string())))
+        << resumed.err;
+    EXPECT_EQ(line_counts(dir / "ran"), (std::map<std::string, int>{{"a", 1}, {"b", 2}}));
+    // The new record starts on a line of its own, so the log reads whole again.
+    const auto again =
+        run(dir, {{"--gpus", "0", "--joblog", joblog.string(), "--resume", input.string()}});
+    EXPECT_EQ(again.exit_status, 0) << again.err;
+    EXPECT_TRUE(has(again.err, "2 skipped")) << again.err;
+    EXPECT_EQ(line_counts(dir / "ran"), (std::map<std::string, int>{{"a", 1}, {"b", 2}}));
+}
+
+TEST(Resume, AFileThatIsNoJobLogIsStillRefused)
+{
+    TempDir dir;
+    const auto not_a_log = dir / "commands.txt";
+    write_file(not_a_log, "python train.py\n");
+    const auto result =
+        run(dir, {{"--gpus", "0", "--joblog", not_a_log.string(), "--resume"}, "true\n"});
+    EXPECT_EQ(result.exit_status, 2) << result.err;
+    EXPECT_TRUE(has(result.err, "commands.txt:1: not a job log record")) << result.err;
+}
+
+// A job that notes its pid in DIR/pids and ignores SIGTERM, after saying whether any process
+// an earlier run noted in DIR/old-pids is still alive (a zombie is not: it runs nothing).
+std::string stubborn_job(const TempDir& dir, const std::string& name)
+{
+    return fmt::format("echo $$ >> {0}/pids; echo {1} >> {0}/ran; "
+                       "for p in $(cat {0}/old-pids 2>/dev/null); do "
+                       "s=$(cut -d' ' -f3 /proc/$p/stat 2>/dev/null); "
+                       "if [ -n \"$s\" ] && [ \"$s\" != Z ]; then echo $p >> {0}/alive; fi; done; "
+                       "trap '' TERM; test -e {0}/fast || exec sleep 30",
+                       dir.path().string(), name);
+}
+
+bool alive(pid_t pid)
+{
+    std::string state;
+    try {
+        const auto stat = read_file(fmt::format("/proc/{}/stat", pid));
+        std::istringstream fields(stat.substr(stat.rfind(')') + 1));
+        fields >> state;
+    } catch (const std::exception&) {
+        return false;
+    }
+    return !state.empty() && state != "Z";
+}
+
+TEST(Crash, JobsOfAKilledSchedulerStopWithIt)
+{
+    TempDir dir;
+    Process killed(dir, {{"--gpus", "0,1", "--kill-after", "1"},
+                         join_lines({stubborn_job(dir, "a"), stubborn_job(dir, "b")})});
+    ASSERT_TRUE(eventually([&] { return line_counts(dir / "ran").size() == 2; }));
+    killed.signal(SIGKILL);
+    killed.wait();
+    std::vector<pid_t> pids;
+    for (const auto& [pid, count] : line_counts(dir / "pids")) {
+        pids.push_back(std::stoi(pid));
+    }
+    ASSERT_EQ(pids.size(), 2u);
+    EXPECT_TRUE(alive(pids[0]) || alive(pids[1])) << "they ignore SIGTERM for a second";
+    EXPECT_TRUE(eventually([&] { return std::none_of(pids.begin(), pids.end(), alive); }))
+        << "the jobs of a SIGKILLed gpusched must not run on unrecorded";
+}
+
+TEST(Crash, ResumeAfterASigkillWaitsForTheKilledRunsJobsAndRunsThemOnce)
+{
+    TempDir dir;
+    const auto joblog = dir / "jobs.log";
+    const auto input = dir / "commands.txt";
+    write_file(input, join_lines({quick_job(dir, "done"), stubborn_job(dir, "a"),
+                                  stubborn_job(dir, "b")}));
+    Process killed(dir, {{"--gpus", "0,1", "--kill-after", "1", "--joblog", joblog.string(),
+                          input.string()}});
+    ASSERT_TRUE(eventually([&] { return line_counts(dir / "ran").size() == 3; }));
+    ASSERT_TRUE(eventually([&] { return joblog_records(joblog).size() == 1; }));
+    killed.signal(SIGKILL);
+    killed.wait();
+    fs::rename(dir / "pids", dir / "old-pids");
+    write_file(dir / "fast", "");
+
+    // At once: the old jobs ignore SIGTERM and are still there for a second.
+    const auto resumed = run(dir, {{"--gpus", "0,1", "--kill-after", "1", "--joblog",
+                                    joblog.string(), "--resume", input.string()}});
+    EXPECT_EQ(resumed.exit_status, 0) << resumed.err;
+    EXPECT_FALSE(fs::exists(dir / "alive"))
+        << "a job started while the killed run's job was alive: " << read_file(dir / "alive");
+    const auto ran = line_counts(dir / "ran");
+    EXPECT_EQ(ran, (std::map<std::string, int>{{"done", 1}, {"a", 2}, {"b", 2}}));
+}
+
+} // namespace
+} // namespace gpusched::testing
