@@ -15,7 +15,8 @@ namespace {
 
 std::string outcome_text(const JoblogRecord& record)
 {
-    return describe_outcome(JobOutcome{record.exit_code, record.signal});
+    const auto outcome = describe_outcome(JobOutcome{record.exit_code, record.signal});
+    return record.interrupted() ? fmt::format("interrupted ({})", outcome) : outcome;
 }
 
 std::string seconds_text(double seconds)
@@ -158,8 +159,9 @@ JoblogSummary summarize_joblog(const std::vector<JoblogRecord>& records)
     std::vector<std::string> gpu_order;
     std::unordered_map<std::string, std::vector<std::pair<double, double>>> busy;
     for (const auto& record : records) {
-        last_outcome[record.seq] = record.succeeded();
-        if (!record.succeeded()) {
+        const bool succeeded = record.succeeded() && !record.interrupted();
+        last_outcome[record.seq] = succeeded;
+        if (!succeeded) {
             ++summary.failed_attempts_by_outcome[outcome_text(record)];
         }
         summary.total_runtime += record.runtime;

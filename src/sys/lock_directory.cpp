@@ -13,6 +13,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <stdexcept>
 
 namespace gpusched::sys {
 namespace {
@@ -155,8 +156,15 @@ UniqueFd LockDirectory::open_lock(const std::string& key) const
             refuse(fmt::format("is not writable by you (owner uid {}, mode {:04o})", status.st_uid,
                                status.st_mode & 07777));
         }
-        errno = error;
-        refuse(fmt::format("cannot be opened: {}", std::strerror(errno)));
+        struct stat directory {};
+        if (error == ENOENT && fstat(m_fd.get(), &directory) == 0 && directory.st_nlink == 0) {
+            // Not the file's fault: nothing for the user to remove.
+            throw std::runtime_error(
+                fmt::format("cannot lease GPU {}: open {}: {}: the lock directory {} was removed "
+                            "while gpusched ran",
+                            key, path_of(key).string(), std::strerror(error), m_path.string()));
+        }
+        refuse(fmt::format("cannot be opened: {}", std::strerror(error)));
     }
     struct stat status {};
     if (fstat(fd.get(), &status) != 0) {

@@ -168,5 +168,23 @@ TEST(Descriptors, TooFewFailOnlyTheJobsThatGetNone)
     EXPECT_EQ(result.exit_status, static_cast<int>(not_started)) << result.err;
 }
 
+TEST(LockDirectory, RemovedDuringTheRunFailsOnlyTheJobsThatNeedANewLease)
+{
+    TempDir dir;
+    const auto locks = dir / "locks";
+    const auto result = run(
+        dir, {{"--gpus", "0,1,2", "--lock-dir", locks.string()},
+              join_lines({fmt::format("rm -rf {}; sleep 0.5; touch {}/first-done", locks.string(),
+                                      dir.path().string()),
+                          "true", "true"})});
+    EXPECT_TRUE(fs::exists(dir / "first-done")) << result.err;
+    EXPECT_EQ(result.exit_status, 2) << result.err;
+    EXPECT_TRUE(has(result.err, fmt::format("open {}/1.lock: No such file or directory: the lock "
+                                            "directory {} was removed",
+                                            locks.string(), locks.string())))
+        << result.err;
+    EXPECT_FALSE(has(result.err, "remove it")) << result.err;
+}
+
 } // namespace
 } // namespace gpusched::testing
