@@ -53,8 +53,8 @@ std::map<std::string, int> line_counts(const fs::path& path)
 // A job named `name` that says it started in DIR/ran, then runs until DIR/fast exists.
 std::string slow_job(const TempDir& dir, const std::string& name)
 {
-    return fmt::format("echo {1} >> {0}/ran; test -e {0}/fast || sleep 30", dir.path().string(),
-                       name);
+    return fmt::format("echo {1} >> {0}/ran; until test -e {0}/fast; do sleep 0.05; done",
+                       dir.path().string(), name);
 }
 
 std::string quick_job(const TempDir& dir, const std::string& name)
@@ -325,6 +325,28 @@ TEST(Crash, ResumeAfterASigkillWaitsForTheKilledRunsJobsAndRunsThemOnce)
         << "a job started while the killed run's job was alive: " << read_file(dir / "alive");
     const auto ran = line_counts(dir / "ran");
     EXPECT_EQ(ran, (std::map<std::string, int>{{"done", 1}, {"a", 2}, {"b", 2}}));
+}
+
+TEST(Resume, ASecondRunOnTheSameLogWaitsForTheFirst)
+{
+    TempDir dir;
+    const auto joblog = dir / "jobs.log";
+    const auto input = dir / "commands.txt";
+    write_file(input, slow_job(dir, "only") + "\n");
+    Process first(dir, {{"--gpus", "0", "--joblog", joblog.string(), input.string()}});
+    ASSERT_TRUE(eventually([&] { return line_counts(dir / "ran").size() == 1; }));
+    TempDir other;
+    Process second(other, {{"--gpus", "1", "--joblog", joblog.string(), "--resume",
+                            input.string()}});
+    ASSERT_TRUE(eventually([&] { return has(second.err_so_far(), "is in use by another"); }))
+        << second.err_so_far();
+    EXPECT_EQ(line_counts(dir / "ran").at("only"), 1) << "the second run must not start it";
+    write_file(dir / "fast", "");
+    EXPECT_EQ(first.wait().exit_status, 0);
+    const auto resumed = second.wait();
+    EXPECT_EQ(resumed.exit_status, 0) << resumed.err;
+    EXPECT_TRUE(has(resumed.err, "1 skipped")) << resumed.err;
+    EXPECT_EQ(line_counts(dir / "ran").at("only"), 1) << "it ran once, in the first run";
 }
 
 } // namespace
