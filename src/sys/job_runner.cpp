@@ -303,6 +303,9 @@ void JobRunner::after_attempt(const RunningJob& job, JobOutcome outcome,
 
 void JobRunner::signal_jobs(int signal)
 {
+    if (signal == SIGKILL) {
+        m_killing = true;
+    }
     for (const auto& [pid, job] : m_running) {
         m_stopping_groups.insert(pid);
     }
@@ -321,6 +324,7 @@ void JobRunner::reap_children()
         int status = 0;
         const pid_t pid = waitpid(-1, &status, WNOHANG);
         if (pid == 0) {
+            kill_adopted();
             return;
         }
         if (pid < 0) {
@@ -333,6 +337,8 @@ void JobRunner::reap_children()
             }
             throw_errno("waitpid");
         }
+        // A group whose leader is reaped is never signalled again: its id may be reused.
+        m_stopping_groups.erase(pid);
         if (on_lease_waiter_exit(pid, status)) {
             continue;
         }
@@ -367,6 +373,19 @@ void JobRunner::reap_children()
                          shorten_command(job.command));
         }
         after_attempt(job, outcome, m_scheduler.on_job_exit(job.id, outcome));
+    }
+}
+
+// Once the stop has come to SIGKILL, whatever the jobs leave comes back to us as they die
+// (we are their subreaper: a process's orphans are ours before its SIGCHLD reaches us), and
+// is killed at once, so that a chain of setsid processes cannot outlast the stop.
+void JobRunner::kill_adopted()
+{
+    if (!m_killing) {
+        return;
+    }
+    for (const pid_t child : direct_children()) {
+        kill(child, SIGKILL);
     }
 }
 

@@ -11,6 +11,7 @@
 #include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -155,6 +156,8 @@ void close_all_but(std::vector<int> keep)
     dup2(null, STDIN_FILENO);
     dup2(null, STDOUT_FILENO);
     close(null);
+    const pid_t self = getpid();
+    (void)write_all(channel, std::string_view(reinterpret_cast<const char*>(&self), sizeof self));
     pollfd wait{channel, POLLIN, 0};
     while (poll(&wait, 1, -1) < 0 && errno == EINTR) {
     }
@@ -211,6 +214,12 @@ RunGuard::RunGuard(std::chrono::milliseconds kill_after, const std::vector<int>&
     int status = 0;
     while (waitpid(middle, &status, 0) < 0 && errno == EINTR) {
     }
+    guard_end.reset();
+    // The guard says its pid first thing, so that its exit can be waited for below.
+    pid_t guard = 0;
+    if (recv(m_channel.get(), &guard, sizeof guard, MSG_WAITALL) == sizeof guard) {
+        m_guard_exit.reset(static_cast<int>(syscall(SYS_pidfd_open, guard, 0)));
+    }
 }
 
 RunGuard::~RunGuard()
@@ -219,8 +228,15 @@ RunGuard::~RunGuard()
         return;
     }
     (void)write_all(m_channel.get(), std::string_view(&k_goodbye, 1));
-    // The guard closes its end as it exits: wait for that, so that nothing of ours is left
-    // running once the scheduler has exited.
+    // Wait until the guard has exited, so that nothing of ours is left running once the
+    // scheduler has: its pidfd tells (where the kernel has pidfds), else its end of the
+    // channel closing, a moment before.
+    if (m_guard_exit) {
+        pollfd exited{m_guard_exit.get(), POLLIN, 0};
+        while (poll(&exited, 1, -1) < 0 && errno == EINTR) {
+        }
+        return;
+    }
     char ignored = 0;
     while (read(m_channel.get(), &ignored, 1) < 0 && errno == EINTR) {
     }

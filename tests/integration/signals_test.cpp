@@ -96,6 +96,22 @@ TEST_F(Signals, ProcessesThatLeftTheJobsGroupAreKilledToo)
     expect_nothing_left();
 }
 
+TEST_F(Signals, OneStopEndsAChainOfSetsidProcessesThatIgnoreTerm)
+{
+    // Each link ignores SIGTERM and leaves its own session; each comes back to gpusched only
+    // once the one before it has died, after the single SIGKILL sweep.
+    Process gpusched(m_dir, {{"--gpus", "0", "--kill-after", "0.5"},
+                             job("trap '' TERM; setsid sh -c 'setsid sleep 300 & sleep 30' & "
+                                 "wait") +
+                                 "\n"});
+    ASSERT_TRUE(eventually([&] { return pids_written(1); }));
+    gpusched.signal(SIGTERM);
+    const auto result = gpusched.wait(20s);
+    EXPECT_FALSE(result.timed_out) << "one SIGTERM must be enough: " << result.err;
+    EXPECT_EQ(result.exit_status, 128 + SIGTERM) << result.err;
+    expect_nothing_left();
+}
+
 TEST_F(Signals, Usr1DrainsRunningJobsAndStartsNoMore)
 {
     const auto done = m_dir / "done";

@@ -95,6 +95,7 @@ private:
     void after_attempt(const RunningJob& job, JobOutcome outcome, std::vector<Action> actions);
     void signal_jobs(int signal);
     void reap_children();
+    void kill_adopted();
     void handle_signals();
     void fire_due_timers();
     std::optional<Clock::time_point> next_progress_draw() const;
@@ -125,6 +126,7 @@ private:
     // Process groups already told to stop; their members may outlive the job's shell.
     std::set<pid_t> m_stopping_groups;
     bool m_has_children = false;
+    bool m_killing = false; // the stop has come to SIGKILL
     std::optional<Clock::time_point> m_kill_deadline;
     std::multimap<Clock::time_point, JobTimer> m_job_timers;
     Clock::time_point m_started;

@@ -37,6 +37,7 @@ public:
 private:
     UniqueFd m_channel; // our end of a socket pair with the guard
     UniqueFd m_marker;  // the read end of a pipe whose write end is closed
+    UniqueFd m_guard_exit; // a pidfd of the guard
 };
 
 } // namespace gpusched::sys
