@@ -16,7 +16,9 @@ namespace gpusched {
 class JobEnvironment {
 public:
     // `variables` is a null-terminated array of NAME=VALUE strings, as in environ(7).
-    explicit JobEnvironment(const char* const* variables);
+    // `run_token`, when given, becomes GPUSCHED_RUN in every job's environment: what a job
+    // starts inherits it, so the run guard can tell the run's processes (RunGuard).
+    explicit JobEnvironment(const char* const* variables, std::string_view run_token = {});
 
     // Storage for one job's own variables; it must outlive the envp built from it.
     using JobVariables = std::array<std::string, 3>;

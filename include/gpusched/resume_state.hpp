@@ -45,17 +45,21 @@ public:
 
 private:
     using CommandHash = std::uint64_t;
+    // The records of one sequence number and command, which may come from several runs:
+    // a success always ends a job (nothing retries it), so each one is a finished job; a
+    // failure that ended by itself is one when no record of the same job follows it (a
+    // retry's would); an interrupted attempt never is.
     struct Job {
-        bool succeeded = false;    // any attempt succeeded
-        bool last_ended = false;   // the last attempt ended by itself or by --timeout
-        std::string command;     // shortened, for messages
+        std::size_t successes = 0;
+        bool last_failed_by_itself = false;
+        std::string command; // shortened, for messages
     };
     struct Tally {
         std::size_t finished = 0; // jobs the mode counts as done
         std::size_t claimed = 0;  // input lines that matched, skipped or not
     };
 
-    bool finished(const Job& job) const;
+    std::size_t finished(const Job& job) const;
     void count_jobs();
 
     ResumeMode m_mode;

@@ -7,8 +7,8 @@
 namespace gpusched {
 namespace {
 
-constexpr std::array<std::string_view, 3> k_per_job_names = {"CUDA_VISIBLE_DEVICES",
-                                                             "GPUSCHED_JOB_ID", "GPUSCHED_GPU"};
+constexpr std::array<std::string_view, 4> k_per_job_names = {
+    "CUDA_VISIBLE_DEVICES", "GPUSCHED_JOB_ID", "GPUSCHED_GPU", "GPUSCHED_RUN"};
 
 bool has_name(std::string_view entry, std::string_view name)
 {
@@ -18,7 +18,7 @@ bool has_name(std::string_view entry, std::string_view name)
 
 } // namespace
 
-JobEnvironment::JobEnvironment(const char* const* variables)
+JobEnvironment::JobEnvironment(const char* const* variables, std::string_view run_token)
 {
     bool has_device_order = false;
     for (auto entry = variables; entry != nullptr && *entry != nullptr; ++entry) {
@@ -33,6 +33,9 @@ JobEnvironment::JobEnvironment(const char* const* variables)
     }
     if (!has_device_order) {
         m_base.emplace_back("CUDA_DEVICE_ORDER=PCI_BUS_ID");
+    }
+    if (!run_token.empty()) {
+        m_base.push_back(fmt::format("GPUSCHED_RUN={}", run_token));
     }
 }
 

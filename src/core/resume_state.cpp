@@ -14,9 +14,8 @@ std::uint64_t hash_of(std::string_view command)
 
 } // namespace
 
-// A job is a sequence number and a command: the same number with another command is another
-// job (the input changed between runs). Its attempts come in file order, so the last one
-// read is the last one run.
+// Records of a sequence number and a command, in file order: attempts of one job (retries),
+// or jobs of several runs that stood at the same place in their input.
 void ResumeState::add(const JoblogRecord& record)
 {
     const auto hash = hash_of(record.command);
@@ -26,27 +25,25 @@ void ResumeState::add(const JoblogRecord& record)
         job.command = shorten_command(record.command);
     }
     // An interrupted attempt that exited 0 (it caught the signal) did not get to finish.
-    job.succeeded = job.succeeded || (record.succeeded() && !record.interrupted());
-    job.last_ended = !record.interrupted();
+    const bool succeeded = record.succeeded() && !record.interrupted();
+    job.successes += succeeded ? 1 : 0;
+    job.last_failed_by_itself = !succeeded && !record.interrupted();
     m_counted = false;
 }
 
-bool ResumeState::finished(const Job& job) const
+std::size_t ResumeState::finished(const Job& job) const
 {
     if (m_mode == ResumeMode::resume_failed) {
-        return job.succeeded;
+        return job.successes;
     }
-    return job.succeeded || job.last_ended;
+    return job.successes + (job.last_failed_by_itself ? 1 : 0);
 }
 
 void ResumeState::count_jobs()
 {
     m_tallies.clear();
     for (const auto& [key, job] : m_jobs) {
-        auto& tally = m_tallies[key.second];
-        if (finished(job)) {
-            ++tally.finished;
-        }
+        m_tallies[key.second].finished += finished(job);
     }
     m_counted = true;
 }

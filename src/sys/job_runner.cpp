@@ -73,6 +73,7 @@ int JobRunner::run()
         throw;
     }
     retry_unwritten_records(true);
+    count_unrecorded_jobs();
     if (m_options.leases) {
         m_options.leases->cancel_waits();
     }
@@ -294,6 +295,13 @@ void JobRunner::after_attempt(const RunningJob& job, JobOutcome outcome,
         return retry != nullptr && retry->job == job.id;
     });
     if (!retried) {
+        if (m_interrupted_jobs.contains(job.id)) {
+            // counted apart: neither failed nor succeeded
+        } else if (!outcome.succeeded() &&
+                   (m_unrecorded_jobs.contains(job.id) || !m_unwritten_records.empty())) {
+            // Its record is lost or may be: it already counts among the failures.
+            m_failed_jobs.insert(job.id);
+        }
         m_input.on_ended(JobEnd{job.id, outcome, job.gpu, seconds_since_epoch(job.started_wall),
                                 std::chrono::duration<double>(Clock::now() - job.started).count(),
                                 m_scheduler.stopping()});
@@ -357,6 +365,7 @@ void JobRunner::reap_children()
                                                             : AttemptEnd::by_itself;
         if (end == AttemptEnd::interrupted) {
             m_interrupted.push_back({job.id, job.gpu, shorten_command(job.command)});
+            m_interrupted_jobs.insert(job.id);
         }
         record_attempt(job, outcome, end);
         const auto took = format_duration(Clock::now() - job.started);

@@ -29,7 +29,7 @@ void JobRunner::record_attempt(const RunningJob& job, JobOutcome outcome, Attemp
     if (m_options.output_files) {
         if (auto error = m_options.output_files->write_info(record, job.attempt)) {
             spdlog::error("job {}: its record is lost: {}", job.id, *error);
-            m_scheduler.on_record_lost();
+            m_unrecorded_jobs.insert(job.id);
         }
     }
     if (m_options.joblog) {
@@ -58,12 +58,23 @@ void JobRunner::retry_unwritten_records(bool last_try)
             const auto& record = m_unwritten_records.front();
             spdlog::error("job {} is not in the job log: {}: {}", record.seq, *error,
                           shorten_command(record.command));
-            m_scheduler.on_record_lost();
+            m_unrecorded_jobs.insert(record.seq);
         } else {
             spdlog::info("job {}'s record is now in the job log",
                          m_unwritten_records.front().seq);
         }
         m_unwritten_records.pop_front();
+    }
+}
+
+// The exit status counts each job once: one whose record is lost counts unless it already
+// counts as failed (or was interrupted, which --resume runs again anyway).
+void JobRunner::count_unrecorded_jobs()
+{
+    for (const JobId job : m_unrecorded_jobs) {
+        if (!m_failed_jobs.contains(job) && !m_interrupted_jobs.contains(job)) {
+            m_scheduler.on_record_lost();
+        }
     }
 }
 

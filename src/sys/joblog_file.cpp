@@ -14,6 +14,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <array>
 #include <cerrno>
 #include <csignal>
 #include <cstring>
@@ -34,16 +35,38 @@ JoblogFile::JoblogFile(const std::string& path) : m_path(path)
     if (!S_ISREG(info.st_mode)) {
         throw UsageError(fmt::format("--joblog '{}' is not a regular file", path));
     }
+    look_at_end();
+    // A file that does not start like a job log is probably something else given by mistake
+    // (`--joblog commands.txt`): appending records to it would spoil it.
+    std::array<char, 512> start{};
+    const auto got = pread(m_fd.get(), start.data(), start.size(), 0);
+    const std::string_view first(start.data(), got > 0 ? static_cast<std::size_t>(got) : 0);
+    const auto first_line = first.substr(0, first.find('\n'));
+    if (!first.empty() && !is_joblog_header(first_line) && !looks_like_torn_record(first_line)) {
+        throw UsageError(fmt::format("--joblog '{}' is not a job log: its first line is not "
+                                     "the header (Seq, Host, Starttime, ...); give a new file "
+                                     "or an earlier job log",
+                                     path));
+    }
+}
+
+// Whether the next record needs the header before it, or a newline that ends a torn line.
+void JoblogFile::look_at_end()
+{
+    struct stat info {};
+    if (fstat(m_fd.get(), &info) != 0) {
+        throw_errno(fmt::format("fstat {}", m_path));
+    }
     m_needs_header = info.st_size == 0;
     char last = '\n';
-    if (info.st_size > 0 && pread(m_fd.get(), &last, 1, info.st_size - 1) == 1) {
-        m_needs_newline = last != '\n';
-    }
+    m_needs_newline =
+        info.st_size > 0 && pread(m_fd.get(), &last, 1, info.st_size - 1) == 1 && last != '\n';
 }
 
 std::optional<int> JoblogFile::lock(SignalChannel& signals)
 {
     if (try_lock_exclusive(m_fd.get())) {
+        look_at_end(); // another run may have written to it since we opened it
         return std::nullopt;
     }
     spdlog::warn("the job log {} is in use by another gpusched run, or by what the jobs of a "
@@ -69,6 +92,7 @@ std::optional<int> JoblogFile::lock(SignalChannel& signals)
                 throw std::runtime_error(fmt::format("cannot lock the job log {}", m_path));
             }
             spdlog::info("the job log {} is free now", m_path);
+            look_at_end();
             return std::nullopt;
         }
     }

@@ -1,11 +1,11 @@
 #include <gpusched/sys/run_guard.hpp>
 
+#include <gpusched/sys/run_processes.hpp>
 #include <gpusched/sys/system_error.hpp>
 #include <gpusched/sys/write_all.hpp>
 
 #include <fmt/format.h>
 
-#include <dirent.h>
 #include <fcntl.h>
 #include <poll.h>
 #include <sys/prctl.h>
@@ -19,113 +19,77 @@
 #include <array>
 #include <cerrno>
 #include <csignal>
-#include <cstdlib>
 #include <ctime>
 #include <set>
-#include <string>
+#include <utility>
 
 namespace gpusched::sys {
 namespace {
 
 constexpr char k_goodbye = 'x';
 
-// The guard finds the jobs' processes by scanning /proc: they are no children of it, and
+// The guard finds the run's processes by scanning /proc: they are no children of it, and
 // nothing else tells when they fork or exit. It looks this often while it stops them.
 constexpr auto k_scan_interval = std::chrono::milliseconds(20);
 // Past SIGKILL, how long it waits for processes that cannot die (stuck in the kernel).
 constexpr auto k_give_up_after_kill = std::chrono::seconds(10);
+// How long the scheduler waits for the guard to exit after saying goodbye: a stopped guard
+// must not hold the scheduler's exit.
+constexpr auto k_goodbye_wait = std::chrono::milliseconds(1000);
 
-// Every process of ours, other than the guard, that holds the pipe named `marker`.
-std::vector<pid_t> holders_of(const std::string& marker)
-{
-    std::vector<pid_t> holders;
-    DIR* proc = opendir("/proc");
-    if (proc == nullptr) {
-        return holders;
-    }
-    const pid_t self = getpid();
-    std::array<char, 64> target{};
-    while (const dirent* entry = readdir(proc)) {
-        char* end = nullptr;
-        const long pid = std::strtol(entry->d_name, &end, 10);
-        if (*end != '\0' || pid <= 0 || pid == self) {
-            continue;
-        }
-        const auto fd_dir = fmt::format("/proc/{}/fd", pid);
-        DIR* fds = opendir(fd_dir.c_str()); // fails for other users' processes: not ours
-        if (fds == nullptr) {
-            continue;
-        }
-        while (const dirent* fd = readdir(fds)) {
-            const auto length = readlinkat(dirfd(fds), fd->d_name, target.data(), target.size());
-            if (length > 0 && std::string_view(target.data(), static_cast<std::size_t>(length)) ==
-                                  marker) {
-                holders.push_back(static_cast<pid_t>(pid));
-                break;
-            }
-        }
-        closedir(fds);
-    }
-    closedir(proc);
-    return holders;
-}
-
-void signal_holder(pid_t pid, int signal)
-{
-    // Its process group too: what a job started without passing the marker on (Python's
-    // subprocess closes inherited descriptors) is still in the job's group.
-    const pid_t group = getpgid(pid);
-    if (group > 1 && group != getpgrp()) {
-        kill(-group, signal);
-    }
-    kill(pid, signal);
-}
-
-// A line on stderr that can never block the guard: a pipe nobody reads gets its own
-// non-blocking open file description, and a line that does not fit is dropped.
+// A line on stderr that can never block the guard: it writes through an open file
+// description of its own, non-blocking and appending, and a line that does not fit is
+// dropped.
 void tell(const std::string& line)
 {
-    UniqueFd own(open("/proc/self/fd/2", O_WRONLY | O_NONBLOCK | O_CLOEXEC));
-    struct stat info {};
-    const bool may_block = fstat(STDERR_FILENO, &info) == 0 && !S_ISREG(info.st_mode);
+    UniqueFd own(open("/proc/self/fd/2", O_WRONLY | O_APPEND | O_NONBLOCK | O_CLOEXEC));
     if (own) {
         (void)write_all(own.get(), line);
-    } else if (!may_block) {
-        (void)write_all(STDERR_FILENO, line);
     }
 }
 
-[[noreturn]] void stop_what_is_left(const std::string& marker, pid_t scheduler,
-                                    std::chrono::milliseconds kill_after)
+// Sends SIGTERM once to each process of the run (through its group where it has one of the
+// run's: one signal per process, as a graceful stop expects), SIGKILL to all `kill_after`
+// later, and looks again until none is left.
+[[noreturn]] void stop_the_run(RunSigns signs, pid_t scheduler,
+                               std::chrono::milliseconds kill_after)
 {
     using Clock = std::chrono::steady_clock;
     const auto kill_at = Clock::now() + kill_after;
-    std::set<pid_t> told;
-    std::size_t stopped = 0;
-    for (auto holders = holders_of(marker); !holders.empty(); holders = holders_of(marker)) {
+    std::set<pid_t> told;        // processes that had their SIGTERM
+    std::set<pid_t> told_groups; // groups that had theirs
+    for (auto run = find_run_processes(signs); !run.empty(); run = find_run_processes(signs)) {
         const auto now = Clock::now();
         if (now > kill_at + k_give_up_after_kill) {
             tell(fmt::format("gpusched: {} processes left by the jobs of gpusched {} do not die; "
                              "giving up\n",
-                             holders.size(), scheduler));
+                             run.size(), scheduler));
             _exit(1);
         }
-        for (const pid_t pid : holders) {
+        for (const auto& process : run) {
+            const bool whole_group = signs.groups.contains(process.group);
             if (now >= kill_at) {
-                signal_holder(pid, SIGKILL);
-            } else if (told.insert(pid).second) {
-                signal_holder(pid, SIGTERM);
+                if (whole_group) {
+                    kill(-process.group, SIGKILL);
+                }
+                kill(process.pid, SIGKILL);
+            } else if (whole_group) {
+                if (told_groups.insert(process.group).second) {
+                    kill(-process.group, SIGTERM);
+                }
+                told.insert(process.pid); // the group's signal reached it, or it came later
+            } else if (told.insert(process.pid).second) {
+                kill(process.pid, SIGTERM);
             }
         }
-        stopped = std::max(stopped, told.size());
         const auto interval = std::chrono::nanoseconds(k_scan_interval);
         const timespec pause{0, static_cast<long>(interval.count())};
         nanosleep(&pause, nullptr);
     }
-    if (stopped > 0) {
+    if (!told.empty()) {
         tell(fmt::format("gpusched: gpusched {} ended without stopping its jobs; their {} "
                          "processes were stopped (SIGTERM, SIGKILL after {} ms)\n",
-                         scheduler, stopped, kill_after.count()));
+                         scheduler, told.size(), kill_after.count()));
     }
     _exit(0);
 }
@@ -146,7 +110,7 @@ void close_all_but(std::vector<int> keep)
     close_range(next, ~0U, 0);
 }
 
-[[noreturn]] void guard_main(int channel, const std::string& marker, pid_t scheduler,
+[[noreturn]] void guard_main(int channel, RunSigns signs, pid_t scheduler,
                              std::chrono::milliseconds kill_after)
 {
     prctl(PR_SET_NAME, "gpusched-guard");
@@ -165,13 +129,20 @@ void close_all_but(std::vector<int> keep)
     if (read(channel, &said, 1) == 1 && said == k_goodbye) {
         _exit(0);
     }
-    stop_what_is_left(marker, scheduler, kill_after);
+    stop_the_run(std::move(signs), scheduler, kill_after);
 }
 
 } // namespace
 
+std::string RunGuard::make_run_token()
+{
+    timespec now{};
+    clock_gettime(CLOCK_REALTIME, &now);
+    return fmt::format("{}.{}.{}", getpid(), now.tv_sec, now.tv_nsec);
+}
+
 RunGuard::RunGuard(std::chrono::milliseconds kill_after, const std::vector<int>& keep,
-                   int lowest_marker_fd)
+                   int lowest_marker_fd, const std::string& run_token)
 {
     std::array<int, 2> channel{};
     if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, channel.data()) != 0) {
@@ -193,7 +164,8 @@ RunGuard::RunGuard(std::chrono::milliseconds kill_after, const std::vector<int>&
     if (fstat(m_marker.get(), &info) != 0) {
         throw_errno("fstat");
     }
-    const auto marker_name = fmt::format("pipe:[{}]", info.st_ino);
+    RunSigns signs{fmt::format("pipe:[{}]", info.st_ino), "GPUSCHED_RUN=" + run_token, {},
+                   {getpgrp()}};
 
     const pid_t scheduler = getpid();
     const pid_t middle = fork();
@@ -201,21 +173,23 @@ RunGuard::RunGuard(std::chrono::milliseconds kill_after, const std::vector<int>&
         throw_errno("fork");
     }
     if (middle == 0) {
-        // Forked twice, so that the guard is reparented away from the scheduler at once.
+        // Forked twice, in a session of its own, so that the guard is reparented away from
+        // the scheduler at once and a signal to the scheduler's process group misses it.
         setsid();
+        signs.foreign_groups.insert(getpgrp());
         if (fork() != 0) {
             _exit(0);
         }
         auto kept = keep;
         kept.push_back(guard_end.get());
         close_all_but(kept);
-        guard_main(guard_end.get(), marker_name, scheduler, kill_after);
+        guard_main(guard_end.get(), std::move(signs), scheduler, kill_after);
     }
     int status = 0;
     while (waitpid(middle, &status, 0) < 0 && errno == EINTR) {
     }
     guard_end.reset();
-    // The guard says its pid first thing, so that its exit can be waited for below.
+    // The guard says its pid first thing, so that its exit can be waited for.
     pid_t guard = 0;
     if (recv(m_channel.get(), &guard, sizeof guard, MSG_WAITALL) == sizeof guard) {
         m_guard_exit.reset(static_cast<int>(syscall(SYS_pidfd_open, guard, 0)));
@@ -224,21 +198,15 @@ RunGuard::RunGuard(std::chrono::milliseconds kill_after, const std::vector<int>&
 
 RunGuard::~RunGuard()
 {
-    if (!m_channel) {
+    // A guard that was killed must not cost us a SIGPIPE.
+    if (!m_channel || send(m_channel.get(), &k_goodbye, 1, MSG_NOSIGNAL) != 1) {
         return;
     }
-    (void)write_all(m_channel.get(), std::string_view(&k_goodbye, 1));
     // Wait until the guard has exited, so that nothing of ours is left running once the
     // scheduler has: its pidfd tells (where the kernel has pidfds), else its end of the
     // channel closing, a moment before.
-    if (m_guard_exit) {
-        pollfd exited{m_guard_exit.get(), POLLIN, 0};
-        while (poll(&exited, 1, -1) < 0 && errno == EINTR) {
-        }
-        return;
-    }
-    char ignored = 0;
-    while (read(m_channel.get(), &ignored, 1) < 0 && errno == EINTR) {
+    pollfd exited{m_guard_exit ? m_guard_exit.get() : m_channel.get(), POLLIN, 0};
+    while (poll(&exited, 1, static_cast<int>(k_goodbye_wait.count())) < 0 && errno == EINTR) {
     }
 }
 

@@ -93,9 +93,11 @@ TEST(FullDisk, RecordsThatCannotBeWrittenAreNamedAndCounted)
     // Job 2 runs on beside the one that fills the disk, and must not be stopped by it.
     const auto result =
         run(dir, {{"--gpus", "0,1", "--joblog", joblog.string()},
-                  join_lines({disk.fill(), fmt::format("sleep 0.5; touch {}/survived",
-                                                       dir.path().string())})});
-    EXPECT_EQ(result.exit_status, 2) << "two jobs are not on record: " << result.err;
+                  join_lines({disk.fill(),
+                              fmt::format("sleep 0.5; touch {}/survived", dir.path().string()),
+                              "false"})});
+    EXPECT_EQ(result.exit_status, 3)
+        << "two jobs are not on record and one failed; each counts once: " << result.err;
     EXPECT_TRUE(fs::exists(dir / "survived")) << result.err;
     EXPECT_TRUE(has(result.err, "job 1 is not in the job log")) << result.err;
     EXPECT_TRUE(has(result.err, "job 2 is not in the job log")) << result.err;

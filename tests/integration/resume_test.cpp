@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <csignal>
 #include <map>
+#include <optional>
 #include <sstream>
 
 namespace gpusched::testing {
@@ -247,17 +248,6 @@ TEST(Resume, ATornLastRecordIsSkippedAndItsJobRunsAgain)
     EXPECT_EQ(line_counts(dir / "ran"), (std::map<std::string, int>{{"a", 1}, {"b", 2}}));
 }
 
-TEST(Resume, AFileThatIsNoJobLogIsStillRefused)
-{
-    TempDir dir;
-    const auto not_a_log = dir / "commands.txt";
-    write_file(not_a_log, "python train.py\n");
-    const auto result =
-        run(dir, {{"--gpus", "0", "--joblog", not_a_log.string(), "--resume"}, "true\n"});
-    EXPECT_EQ(result.exit_status, 2) << result.err;
-    EXPECT_TRUE(has(result.err, "commands.txt:1: not a job log record")) << result.err;
-}
-
 // A job that notes its pid in DIR/pids and ignores SIGTERM, after saying whether any process
 // an earlier run noted in DIR/old-pids is still alive (a zombie is not: it runs nothing).
 std::string stubborn_job(const TempDir& dir, const std::string& name)
@@ -325,6 +315,101 @@ TEST(Crash, ResumeAfterASigkillWaitsForTheKilledRunsJobsAndRunsThemOnce)
         << "a job started while the killed run's job was alive: " << read_file(dir / "alive");
     const auto ran = line_counts(dir / "ran");
     EXPECT_EQ(ran, (std::map<std::string, int>{{"done", 1}, {"a", 2}, {"b", 2}}));
+}
+
+// The guard of the run whose job log is `joblog`: it holds the log open.
+std::optional<pid_t> guard_of(const fs::path& joblog)
+{
+    for (const auto& entry : fs::directory_iterator("/proc")) {
+        const auto name = entry.path().filename().string();
+        if (name.find_first_not_of("0123456789") != std::string::npos ||
+            read_file(entry.path() / "comm") != "gpusched-guard\n") {
+            continue;
+        }
+        std::error_code error;
+        for (const auto& fd : fs::directory_iterator(entry.path() / "fd", error)) {
+            if (fs::read_symlink(fd.path(), error) == joblog) {
+                return std::stoi(name);
+            }
+        }
+    }
+    return std::nullopt;
+}
+
+TEST(Crash, TheGuardFindsJobsThatClosedTheMarkerOrLeftTheirGroup)
+{
+    TempDir dir;
+    const auto closes_everything =
+        fmt::format("for fd in 3 4 5 6 7 8 9; do eval \"exec $fd>&-\"; done; {}",
+                    stubborn_job(dir, "closed"));
+    write_file(dir / "left.sh", fmt::format("for fd in 3 4 5 6 7 8 9; do eval \"exec $fd>&-\"; "
+                                            "done\n{}\n",
+                                            stubborn_job(dir, "left")));
+    const auto leaves_group = fmt::format("setsid sh {}/left.sh & wait", dir.path().string());
+    Process killed(dir, {{"--gpus", "0,1", "--kill-after", "0.5"},
+                         join_lines({closes_everything, leaves_group})});
+    ASSERT_TRUE(eventually([&] { return line_counts(dir / "ran").size() == 2; }));
+    killed.signal(SIGKILL);
+    killed.wait();
+    std::vector<pid_t> pids;
+    for (const auto& [pid, count] : line_counts(dir / "pids")) {
+        pids.push_back(std::stoi(pid));
+    }
+    ASSERT_EQ(pids.size(), 2u);
+    EXPECT_TRUE(eventually([&] { return std::none_of(pids.begin(), pids.end(), alive); }))
+        << "the environment tells them apart";
+}
+
+TEST(Crash, TheGuardSendsEachProcessOneSigterm)
+{
+    TempDir dir;
+    const auto counts_terms =
+        fmt::format("echo $$ >> {0}/pids; trap 'echo TERM >> {0}/terms' TERM; "
+                    "while :; do sleep 0.05; done",
+                    dir.path().string());
+    Process killed(dir, {{"--gpus", "0", "--kill-after", "1"}, counts_terms + "\n"});
+    ASSERT_TRUE(eventually([&] { return fs::exists(dir / "pids"); }));
+    killed.signal(SIGKILL);
+    killed.wait();
+    const auto pid = std::stoi(read_file(dir / "pids"));
+    ASSERT_TRUE(eventually([&] { return !alive(pid); }));
+    EXPECT_EQ(read_file(dir / "terms"), "TERM\n");
+    // The guard appends to the log it shares with the scheduler, once it is done.
+    EXPECT_TRUE(eventually(
+        [&] { return has(killed.err_so_far(), "ended without stopping its jobs"); }))
+        << killed.err_so_far();
+    EXPECT_TRUE(has(killed.err_so_far(), "job 1 started")) << killed.err_so_far();
+}
+
+TEST(Crash, AKilledOrStoppedGuardDoesNotSpoilTheRun)
+{
+    for (const int signal : {SIGKILL, SIGSTOP}) {
+        TempDir dir;
+        const auto joblog = dir / "jobs.log";
+        Process gpusched(dir, {{"--gpus", "0", "--joblog", joblog.string()},
+                               slow_job(dir, "only") + "\n"});
+        ASSERT_TRUE(eventually([&] { return line_counts(dir / "ran").size() == 1; }));
+        const auto guard = guard_of(joblog);
+        ASSERT_TRUE(guard.has_value());
+        kill(*guard, signal);
+        write_file(dir / "fast", "");
+        const auto result = gpusched.wait(20s);
+        EXPECT_FALSE(result.timed_out) << "signal " << signal;
+        EXPECT_EQ(result.exit_status, 0) << "signal " << signal << ": " << result.err;
+        kill(*guard, SIGKILL);
+    }
+}
+
+TEST(Joblog, AFileThatIsNoJobLogIsNeverAppendedTo)
+{
+    TempDir dir;
+    const auto commands = dir / "commands.txt";
+    write_file(commands, "true\n");
+    const auto result = run(dir, {{"--gpus", "0", "--joblog", commands.string(),
+                                   commands.string()}});
+    EXPECT_EQ(result.exit_status, 2) << result.err;
+    EXPECT_TRUE(has(result.err, "is not a job log")) << result.err;
+    EXPECT_EQ(read_file(commands), "true\n");
 }
 
 TEST(Resume, ASecondRunOnTheSameLogWaitsForTheFirst)

@@ -117,8 +117,8 @@ TEST(ResumeState, FindsACommandWhereverItStandsInTheInput)
 TEST(ResumeState, ACommandListedTwiceNeedsTwoRecords)
 {
     ResumeState state(ResumeMode::resume);
-    state.add(record(1, "x"));
-    state.add(record(1, "x", 1)); // a retry of the same job is no second job
+    state.add(record(1, "x", 1));
+    state.add(record(1, "x")); // the retry of the same job is no second job
     state.add(record(4, "y"));
     state.add(record(7, "y"));
     EXPECT_TRUE(state.should_skip("x"));
@@ -126,6 +126,17 @@ TEST(ResumeState, ACommandListedTwiceNeedsTwoRecords)
     EXPECT_TRUE(state.should_skip("y"));
     EXPECT_TRUE(state.should_skip("y"));
     EXPECT_FALSE(state.should_skip("y"));
+}
+
+TEST(ResumeState, TwoRunsThatRanACommandAtTheSamePlaceFinishedTwoJobs)
+{
+    ResumeState state(ResumeMode::resume);
+    state.add(record(2, "a"));
+    state.add(interrupted(3, "a"));
+    state.add(record(2, "a")); // a later run, whose input had it at 2 as well
+    EXPECT_TRUE(state.should_skip("a"));
+    EXPECT_TRUE(state.should_skip("a"));
+    EXPECT_FALSE(state.should_skip("a"));
 }
 
 TEST(ResumeState, ResumeFailedRunsFailuresAgain)

@@ -89,6 +89,7 @@ private:
     void fail_to_start(const RunningJob& job, const std::string& why);
     void record_attempt(const RunningJob& job, JobOutcome outcome, AttemptEnd end);
     void retry_unwritten_records(bool last_try);
+    void count_unrecorded_jobs();
     void report_unmatched_records();
     // Hands the scheduler's answer to an ended attempt on, telling the input first when the
     // job has ended for good (no retry follows).
@@ -145,6 +146,9 @@ private:
         std::string command; // shortened
     };
     std::vector<Interrupted> m_interrupted; // attempts a stop of the run cut short
+    std::set<JobId> m_interrupted_jobs;
+    std::set<JobId> m_unrecorded_jobs; // a record of theirs could not be written
+    std::set<JobId> m_failed_jobs;     // of those, the ones that ended failed
     bool m_unmatched_reported = false;
     bool m_run_error = false; // an error stopped the run
     std::vector<bool> m_lease_record_stale;                // per GPU

@@ -16,6 +16,7 @@ namespace gpusched::sys {
 // sees half a line. A new (or empty) file starts with the header line.
 class JoblogFile {
 public:
+    // Opens (or creates) the log; a file that does not start like a job log is refused.
     explicit JoblogFile(const std::string& path);
 
     // A run takes the log for itself (an open file description lock, shared with the guard
@@ -34,6 +35,7 @@ public:
 
 private:
     std::optional<std::string> write_line(const std::string& line);
+    void look_at_end();
 
     std::string m_path;
     UniqueFd m_fd;

@@ -2,19 +2,19 @@
 
 #include <gpusched/sys/unique_fd.hpp>
 
-#include <sys/types.h>
-
 #include <chrono>
+#include <string>
 #include <vector>
 
 namespace gpusched::sys {
 
 // A small process that outlives a scheduler killed with SIGKILL (or by the OOM killer) and
 // stops the jobs it left, so that none of them runs on unrecorded while --resume starts it
-// again. Every job inherits a marker descriptor; when the scheduler dies without saying
-// goodbye, the guard sends SIGTERM to every process that holds the marker (and to its
-// process group), SIGKILL `kill_after` later, until none is left, then exits. It holds the
-// job log's lock meanwhile, so a --resume waits for it.
+// again. Every job inherits a marker descriptor and the run's token in GPUSCHED_RUN; when
+// the scheduler dies without saying goodbye, the guard sends SIGTERM once to every process
+// that has either, through their process groups (RunSigns), SIGKILL `kill_after` later, and
+// looks again until none is left, then exits. It holds the job log's lock meanwhile, so a
+// --resume waits for it.
 //
 // The guard is no child of the scheduler (it is forked twice, in a session of its own), so
 // the scheduler's reaping and stop rules never see it, and a signal to the scheduler's
@@ -24,19 +24,22 @@ public:
     // `keep` are descriptors the guard holds on to (the job log, whose lock it shares); the
     // marker gets a descriptor number of at least `lowest_marker_fd`, above those a job gets.
     RunGuard(std::chrono::milliseconds kill_after, const std::vector<int>& keep,
-             int lowest_marker_fd);
+             int lowest_marker_fd, const std::string& run_token);
     // The run ended as it should: the guard exits without touching anything, and this
-    // waits until it has.
+    // waits (a moment at most) until it has.
     ~RunGuard();
     RunGuard(const RunGuard&) = delete;
     RunGuard& operator=(const RunGuard&) = delete;
+
+    // A token no other run has: the scheduler's pid and the time.
+    static std::string make_run_token();
 
     // The descriptor each job inherits.
     int marker_fd() const { return m_marker.get(); }
 
 private:
-    UniqueFd m_channel; // our end of a socket pair with the guard
-    UniqueFd m_marker;  // the read end of a pipe whose write end is closed
+    UniqueFd m_channel;    // our end of a socket pair with the guard
+    UniqueFd m_marker;     // the read end of a pipe whose write end is closed
     UniqueFd m_guard_exit; // a pidfd of the guard
 };
 
