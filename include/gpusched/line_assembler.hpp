@@ -27,6 +27,11 @@ public:
     void feed(std::string_view bytes);
     // The input has ended: a last line without a newline still counts.
     void end_of_input();
+    // A writer has gone (the last writer of a named pipe closed it) and another may follow: a
+    // command it left unfinished, a line without its newline or one continued with a
+    // backslash, ends here rather than run on into the next writer's first line. True when
+    // a command was left unfinished.
+    bool end_line();
     // The next complete command, or nothing until more bytes are fed.
     std::optional<LogicalLine> next();
     // True when the input has ended and every command has been taken out.

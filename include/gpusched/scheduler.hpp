@@ -22,6 +22,9 @@ struct Command {
     std::string text;
     unsigned attempt = 1;  // 1 for the first run, 2 for the first retry, ...
     GpuSlots avoid_gpus{}; // where the previous attempt failed
+    // Its input can give it again (a regular file, with --resume; a queue, to another
+    // worker): a drain leaves it unstarted instead of running it.
+    bool replayable = false;
 };
 
 // How a job's process ended: an exit code, or the signal that killed it.
@@ -103,7 +106,9 @@ public:
     // A job's record could not be written, for good.
     void on_record_lost() { ++m_counts.unrecorded; }
     // SIGINT, SIGTERM, SIGHUP: start nothing more, pass the signal on, SIGKILL on the
-    // second one or when the kill timer fires. SIGUSR1: stop reading, let running jobs end.
+    // second one or when the kill timer fires. SIGUSR1 (drain): the caller reads no more
+    // input, but hands on the commands already written to it; those that cannot be read
+    // again still run, the replayable ones do not, and the run ends with the input.
     std::vector<Action> on_signal(int signal);
     std::vector<Action> on_kill_timer();
     // --skip-busy found a GPU busy with someone else's work, or free again.
@@ -121,7 +126,8 @@ public:
     bool done() const;
     int exit_status() const;
 
-    // Commands accepted from the input that will never start (after a stop, drain or halt).
+    // Commands accepted from the input that will never start (after a stop, drain or halt),
+    // in input order.
     std::vector<Command> take_unstarted();
 
     const GpuPool& pool() const { return m_pool; }
@@ -137,13 +143,15 @@ public:
     }
 
 private:
-    enum class Phase { running, draining, halting_now, stopping };
+    enum class Phase { running, draining, halting_soon, halting_now, stopping };
 
     struct Running {
         GpuSlots gpus;
         Command command;
     };
 
+    // True while queued commands may still start: running, or draining after SIGUSR1.
+    bool starts_jobs() const { return m_phase == Phase::running || m_phase == Phase::draining; }
     // Removes a running job and gives its GPUs back to the pool.
     Running take_running(JobId job, const char* event);
     std::vector<Action> start_what_fits();
@@ -152,6 +160,7 @@ private:
     GpuPool m_pool;
     SchedulerOptions m_options;
     std::deque<Command> m_queue;
+    std::vector<Command> m_left_by_drain; // replayable commands a drain does not start
     std::unordered_map<JobId, Running> m_running;
     JobCounts m_counts;
     Phase m_phase = Phase::running;

@@ -42,6 +42,32 @@ void LineAssembler::end_of_input()
     m_ended = true;
 }
 
+bool LineAssembler::end_line()
+{
+    // Lines not taken out yet are still in the buffer: follow the rules over them to see
+    // whether the last one leaves a command open.
+    std::string_view rest = std::string_view(m_buffer).substr(m_consumed);
+    bool continuing = m_continuing;
+    for (auto newline = rest.find('\n'); newline != std::string_view::npos;
+         newline = rest.find('\n')) {
+        auto line = rest.substr(0, newline);
+        rest.remove_prefix(newline + 1);
+        if (!line.empty() && line.back() == '\r') {
+            line.remove_suffix(1);
+        }
+        if (continuing || !is_skipped(line)) {
+            continuing = ends_with_continuation(line);
+        }
+    }
+    if (rest.empty() && !continuing) {
+        return false;
+    }
+    // A blank or comment line left without its newline is ended too, but is no command.
+    const bool command = continuing || !is_skipped(rest);
+    feed("\n");
+    return command;
+}
+
 bool LineAssembler::exhausted() const
 {
     return m_ended && m_consumed == m_buffer.size() && !m_continuing;

@@ -4,8 +4,10 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <csignal>
 #include <stdexcept>
+#include <utility>
 
 namespace gpusched {
 
@@ -23,7 +25,7 @@ Scheduler::Scheduler(GpuPool pool, SchedulerOptions options)
 
 bool Scheduler::wants_input() const
 {
-    if (m_phase != Phase::running || m_input_ended) {
+    if (!starts_jobs() || m_input_ended) {
         return false;
     }
     if (m_options.only_when_free) {
@@ -34,6 +36,10 @@ bool Scheduler::wants_input() const
 
 std::vector<Action> Scheduler::on_command(Command command)
 {
+    if (m_phase == Phase::draining && command.replayable) {
+        m_left_by_drain.push_back(std::move(command));
+        return {};
+    }
     m_queue.push_back(std::move(command));
     return start_what_fits();
 }
@@ -76,7 +82,7 @@ std::vector<Action> Scheduler::on_job_exit(JobId job, JobOutcome outcome)
     } else if (outcome.succeeded()) {
         ++m_counts.succeeded;
         check_halt(actions);
-    } else if (m_phase == Phase::running && ended.command.attempt <= m_options.retries) {
+    } else if (starts_jobs() && ended.command.attempt <= m_options.retries) {
         Command retry = std::move(ended.command);
         ++retry.attempt;
         retry.avoid_gpus = ended.gpus;
@@ -95,12 +101,12 @@ std::vector<Action> Scheduler::on_job_exit(JobId job, JobOutcome outcome)
 
 void Scheduler::check_halt(std::vector<Action>& actions)
 {
-    if (m_phase != Phase::running || !m_options.halt.reached(m_counts.succeeded, m_counts.failed)) {
+    if (!starts_jobs() || !m_options.halt.reached(m_counts.succeeded, m_counts.failed)) {
         return;
     }
     actions.emplace_back(HaltStarted{m_options.halt.when});
     if (m_options.halt.when == HaltPolicy::When::soon) {
-        m_phase = Phase::draining;
+        m_phase = Phase::halting_soon;
         return;
     }
     m_phase = Phase::halting_now;
@@ -113,10 +119,20 @@ void Scheduler::check_halt(std::vector<Action>& actions)
 std::vector<Action> Scheduler::on_signal(int signal)
 {
     if (signal == SIGUSR1) {
-        if (m_phase == Phase::running) {
-            m_phase = Phase::draining;
+        if (m_phase != Phase::running) {
+            return {};
         }
-        return {};
+        m_phase = Phase::draining;
+        std::deque<Command> kept;
+        for (auto& command : m_queue) {
+            if (command.replayable) {
+                m_left_by_drain.push_back(std::move(command));
+            } else {
+                kept.push_back(std::move(command));
+            }
+        }
+        m_queue = std::move(kept);
+        return start_what_fits();
     }
     if (signal != SIGINT && signal != SIGTERM && signal != SIGHUP) {
         return {};
@@ -167,13 +183,13 @@ std::vector<Action> Scheduler::on_lease_available(GpuSlot gpu)
 
 bool Scheduler::wants_gpus() const
 {
-    return m_phase == Phase::running && !(m_input_ended && m_queue.empty());
+    return starts_jobs() && !(m_input_ended && m_queue.empty());
 }
 
 std::vector<Action> Scheduler::start_what_fits()
 {
     std::vector<Action> actions;
-    while (m_phase == Phase::running && !m_queue.empty()) {
+    while (starts_jobs() && !m_queue.empty()) {
         auto gpus = m_pool.acquire(m_options.gpus_per_job, m_queue.front().avoid_gpus);
         if (!gpus) {
             break; // the head of the queue waits, and nothing overtakes it
@@ -191,7 +207,7 @@ bool Scheduler::done() const
     if (!m_running.empty()) {
         return false;
     }
-    return m_phase != Phase::running || (m_input_ended && m_queue.empty());
+    return !starts_jobs() || (m_input_ended && m_queue.empty());
 }
 
 int Scheduler::exit_status() const
@@ -204,9 +220,12 @@ int Scheduler::exit_status() const
 
 std::vector<Command> Scheduler::take_unstarted()
 {
-    std::vector<Command> unstarted(std::make_move_iterator(m_queue.begin()),
-                                   std::make_move_iterator(m_queue.end()));
+    std::vector<Command> unstarted = std::exchange(m_left_by_drain, {});
+    unstarted.insert(unstarted.end(), std::make_move_iterator(m_queue.begin()),
+                     std::make_move_iterator(m_queue.end()));
     m_queue.clear();
+    std::stable_sort(unstarted.begin(), unstarted.end(),
+                     [](const Command& a, const Command& b) { return a.id < b.id; });
     return unstarted;
 }
 

@@ -121,7 +121,7 @@ void WorkerInput::add_poll_fds(std::vector<pollfd>& fds, bool wants_commands)
     if (!up()) {
         return;
     }
-    if (wants_commands && !m_take_in_flight && m_ready.empty()) {
+    if (wants_commands && !m_stopped && !m_take_in_flight && m_ready.empty()) {
         if (!m_queue.send_take(m_take, m_worker)) {
             return lost(m_take.error());
         }
@@ -188,9 +188,10 @@ void WorkerInput::take_arrived(const std::string& id)
     }
     const auto seq = std::strtoull(job->field("seq").c_str(), nullptr, 10);
     // The queue's id is the job's number here too, in the log and the job log.
+    // Replayable: a job not started here goes back to the queue, for another worker.
     m_ready.emplace_back(id, sys::InputLine{LogicalLine{command, seq, false},
                                             fmt::format("queue job {}", id),
-                                            std::strtoull(id.c_str(), nullptr, 10)});
+                                            std::strtoull(id.c_str(), nullptr, 10), true});
 }
 
 std::optional<WorkerInput::Clock::time_point> WorkerInput::next_deadline() const
@@ -213,7 +214,7 @@ void WorkerInput::on_time(Clock::time_point now)
 
 std::optional<sys::InputLine> WorkerInput::next_line()
 {
-    if (m_ready.empty()) {
+    if (m_stopped || m_ready.empty()) {
         return std::nullopt;
     }
     auto [id, line] = std::move(m_ready.front());
@@ -222,8 +223,14 @@ std::optional<sys::InputLine> WorkerInput::next_line()
     return std::move(line);
 }
 
+void WorkerInput::stop_reading()
+{
+    take_buffered();
+}
+
 std::vector<sys::InputLine> WorkerInput::take_buffered()
 {
+    m_stopped = true;
     for (auto& [id, line] : m_ready) {
         send(GiveBack{id});
     }

@@ -70,6 +70,10 @@ int JobRunner::run()
         signal_jobs(SIGKILL);
         while (waitpid(-1, nullptr, 0) > 0 || errno == EINTR) {
         }
+        try {
+            report_unstarted(); // what came from a pipe is named and saved all the same
+        } catch (...) {
+        }
         throw;
     }
     retry_unwritten_records(true);
@@ -198,7 +202,8 @@ void JobRunner::take_input()
             continue;
         }
         m_input.on_accepted(id);
-        apply(m_scheduler.on_command(Command{id, std::move(input->line.text), 1, {}}));
+        apply(m_scheduler.on_command(
+            Command{id, std::move(input->line.text), 1, {}, input->replayable}));
     }
 }
 
@@ -215,6 +220,7 @@ void JobRunner::apply(std::vector<Action> actions)
         } else if (auto* retry = std::get_if<RetryScheduled>(&action)) {
             spdlog::info("job {} will be tried again (attempt {})", retry->job, retry->attempt);
         } else if (auto* halt = std::get_if<HaltStarted>(&action)) {
+            m_input.stop_reading();
             spdlog::warn("--halt condition reached: starting no more jobs{}",
                          halt->when == HaltPolicy::When::now ? " and stopping the running ones"
                                                              : "");
@@ -407,7 +413,10 @@ void JobRunner::handle_signals()
             continue;
         }
         if (signal == SIGUSR1) {
-            spdlog::info("SIGUSR1: reading no more input; waiting for {} running jobs",
+            spdlog::info("SIGUSR1: reading no more input{}; {} jobs running",
+                         m_input.has_unrepeatable_input()
+                             ? ", but what was already written to a pipe or FIFO still runs"
+                             : "",
                          m_scheduler.running_count());
         } else if (m_scheduler.stopping()) {
             spdlog::warn("{} again: killing every job now", signal_name(signal));
@@ -424,6 +433,9 @@ void JobRunner::handle_signals()
 
 void JobRunner::stop_run(int signal)
 {
+    // Whatever the signal, what was already written to a pipe is taken in now, to be run
+    // (a drain) or named (a stop), and nothing is read after it.
+    m_input.stop_reading();
     apply(m_scheduler.on_signal(signal));
     if (m_scheduler.stopping() && m_has_children && !m_kill_deadline) {
         // No job is running, but processes that finished jobs left behind are: they get

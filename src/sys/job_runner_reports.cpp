@@ -4,8 +4,11 @@
 
 #include <gpusched/job_messages.hpp>
 #include <gpusched/sys/process_tree.hpp>
+#include <gpusched/sys/unstarted_file.hpp>
 
 #include <spdlog/spdlog.h>
+
+#include <unistd.h>
 
 #include <algorithm>
 #include <utility>
@@ -17,6 +20,13 @@ namespace {
 // its elapsed time keeps counting while jobs run.
 constexpr auto k_progress_after_change = std::chrono::milliseconds(100);
 constexpr auto k_progress_refresh = std::chrono::seconds(1);
+
+// `command` as a line of a command file that reads back as the same command: reading drops
+// one carriage return at the end of a line, so a command that ends with one gets another.
+std::string command_file_line(const std::string& command)
+{
+    return !command.empty() && command.back() == '\r' ? command + '\r' : command;
+}
 
 } // namespace
 
@@ -54,17 +64,46 @@ void JobRunner::report_unstarted()
         return;
     }
     spdlog::warn("{} commands read from the input were not started", total);
-    // What came from a pipe cannot be read again: name each command so none is lost.
-    if (!m_input.has_unrepeatable_input()) {
-        return;
-    }
+    // What came from a pipe cannot be read again: each command is named, and saved to a file
+    // that can be given back to gpusched. What came from a file can be run again with
+    // --resume, and a queue's jobs went back to the queue.
+    std::vector<std::string> saved;
     for (const auto& command : unstarted) {
-        spdlog::warn("not started: job {}: {}", command.id, command.text);
+        if (!command.replayable) {
+            spdlog::warn("not started: job {}: {}", command.id, command.text);
+            saved.push_back(command_file_line(command.text));
+        }
     }
     for (const auto& input : buffered) {
-        spdlog::warn("not started: {}:{}: {}", input.source, input.line.first_line,
-                     input.line.text);
+        if (input.replayable) {
+            continue;
+        }
+        if (input.unfinished) {
+            spdlog::warn("not started, unfinished (its writer had not ended it): {}:{}: {}",
+                         input.source, input.line.first_line, input.line.text);
+            saved.push_back("# unfinished (its writer had not ended it), not run: " +
+                            input.line.text);
+        } else {
+            spdlog::warn("not started: {}:{}: {}", input.source, input.line.first_line,
+                         input.line.text);
+            saved.push_back(command_file_line(input.line.text));
+        }
     }
+    if (saved.empty()) {
+        return;
+    }
+    saved.insert(saved.begin(),
+                 fmt::format("# Commands that gpusched (process {}) read from a pipe or FIFO and "
+                             "did not start. Give this file to gpusched to run them.",
+                             getpid()));
+    const auto file = save_unstarted_commands(saved);
+    if (file.path.empty()) {
+        spdlog::error("the commands not started, named above, could not be saved: {}", file.error);
+        return;
+    }
+    spdlog::warn("the commands from pipes and FIFOs not started are saved in {}: give that file "
+                 "to gpusched to run them",
+                 file.path);
 }
 
 // Once the input has ended: the job log's jobs whose command is in no input line, which

@@ -90,6 +90,56 @@ TEST(LineAssembler, CommentLinesDoNotContinue)
     EXPECT_EQ(texts(assemble("# comment \\\necho a\n")), (Texts{"echo a"}));
 }
 
+// Each writer's visit is fed, then end_line(); what end_line() returned for each, and the
+// commands.
+std::pair<std::vector<bool>, Texts> writers(const std::vector<std::string>& visits,
+                                            bool take_between = true)
+{
+    LineAssembler assembler;
+    std::vector<bool> unfinished;
+    Texts lines;
+    const auto take = [&] {
+        while (auto line = assembler.next()) {
+            lines.push_back(line->text);
+        }
+    };
+    for (const auto& visit : visits) {
+        assembler.feed(visit);
+        if (take_between) {
+            take();
+        }
+        unfinished.push_back(assembler.end_line());
+    }
+    take();
+    return {unfinished, lines};
+}
+
+TEST(LineAssembler, AWritersCloseEndsTheLineItLeftUnfinished)
+{
+    for (const bool take_between : {true, false}) {
+        const auto [unfinished, lines] = writers({"echo a", "echo b\n"}, take_between);
+        EXPECT_EQ(unfinished, (std::vector<bool>{true, false}));
+        EXPECT_EQ(lines, (Texts{"echo a", "echo b"}));
+    }
+}
+
+TEST(LineAssembler, AWritersCloseEndsACommandContinuedWithABackslash)
+{
+    for (const bool take_between : {true, false}) {
+        const auto [unfinished, lines] =
+            writers({"echo a \\\n", "echo b\r\n", "x \\\r\n", "# c \\\n"}, take_between);
+        EXPECT_EQ(unfinished, (std::vector<bool>{true, false, true, false}));
+        EXPECT_EQ(lines, (Texts{"echo a ", "echo b", "x "}));
+    }
+}
+
+TEST(LineAssembler, AWritersCloseAfterCompleteLinesChangesNothing)
+{
+    const auto [unfinished, lines] = writers({"a\n\\\\\n", "", "# c", "   ", "b\n"}, false);
+    EXPECT_EQ(unfinished, (std::vector<bool>{false, false, false, false, false}));
+    EXPECT_EQ(lines, (Texts{"a", "\\\\", "b"}));
+}
+
 TEST(LineAssembler, BytesPassThroughUnchanged)
 {
     const std::string invalid_utf8 = "echo \xff\xfe \xc3\x28 caf\xc3\xa9";

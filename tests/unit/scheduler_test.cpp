@@ -201,17 +201,73 @@ TEST(Scheduler, StopWithNothingRunningIsDoneAtOnce)
     EXPECT_EQ(scheduler.exit_status(), 128 + SIGHUP);
 }
 
+Command replayable(JobId id)
+{
+    auto from_file = command(id);
+    from_file.replayable = true;
+    return from_file;
+}
+
 TEST(Scheduler, DrainLetsRunningJobsFinishAndStartsNoMore)
 {
     Scheduler scheduler(GpuPool({"0"}), ahead(4));
-    scheduler.on_command(command(1));
-    scheduler.on_command(command(2));
+    scheduler.on_command(replayable(1));
+    scheduler.on_command(replayable(2));
     EXPECT_TRUE(scheduler.on_signal(SIGUSR1).empty());
+    EXPECT_TRUE(scheduler.on_command(replayable(3)).empty());
+    scheduler.on_input_end();
     EXPECT_FALSE(scheduler.wants_input());
     EXPECT_FALSE(scheduler.done());
     EXPECT_TRUE(starts(scheduler.on_job_exit(1, k_success)).empty());
     EXPECT_TRUE(scheduler.done());
     EXPECT_EQ(scheduler.exit_status(), 0);
+    const auto unstarted = scheduler.take_unstarted();
+    ASSERT_EQ(unstarted.size(), 2u);
+    EXPECT_EQ(unstarted[0].id, 2u);
+    EXPECT_EQ(unstarted[1].id, 3u);
+}
+
+TEST(Scheduler, DrainRunsWhatCannotBeReadAgainThenEndsWithTheInput)
+{
+    Scheduler scheduler(GpuPool({"0"}), ahead(2));
+    scheduler.on_command(command(1));
+    scheduler.on_command(replayable(2));
+    scheduler.on_command(command(3));
+    EXPECT_FALSE(scheduler.wants_input());
+    EXPECT_TRUE(starts(scheduler.on_signal(SIGUSR1)).empty());
+    EXPECT_TRUE(scheduler.wants_input()) << "what was already written is still taken";
+    scheduler.on_command(command(4));
+    EXPECT_FALSE(scheduler.wants_input()) << "read-ahead still bounds it";
+    auto next = starts(scheduler.on_job_exit(1, k_exit_one));
+    ASSERT_EQ(next.size(), 1u);
+    EXPECT_EQ(next[0].command.id, 3u);
+    EXPECT_TRUE(scheduler.wants_input());
+    scheduler.on_command(command(5));
+    scheduler.on_input_end();
+    EXPECT_EQ(starts(scheduler.on_job_exit(3, k_success))[0].command.id, 4u);
+    EXPECT_EQ(starts(scheduler.on_job_exit(4, k_success))[0].command.id, 5u);
+    EXPECT_FALSE(scheduler.done());
+    EXPECT_TRUE(starts(scheduler.on_job_exit(5, k_success)).empty());
+    EXPECT_TRUE(scheduler.done());
+    EXPECT_EQ(scheduler.exit_status(), 1) << "a drain ends with the jobs' status";
+    const auto unstarted = scheduler.take_unstarted();
+    ASSERT_EQ(unstarted.size(), 1u);
+    EXPECT_EQ(unstarted[0].id, 2u);
+}
+
+TEST(Scheduler, HaltDuringADrainStartsNothingMore)
+{
+    auto options = ahead(4);
+    options.halt = std::get<HaltPolicy>(HaltPolicy::parse("soon,fail=1"));
+    Scheduler scheduler(GpuPool({"0"}), options);
+    scheduler.on_command(command(1));
+    scheduler.on_command(command(2));
+    scheduler.on_signal(SIGUSR1);
+    auto actions = scheduler.on_job_exit(1, k_exit_one);
+    EXPECT_EQ(actions_of<HaltStarted>(actions).size(), 1u);
+    EXPECT_TRUE(starts(actions).empty());
+    EXPECT_FALSE(scheduler.wants_input());
+    EXPECT_TRUE(scheduler.done());
     EXPECT_EQ(scheduler.take_unstarted().size(), 1u);
 }
 

@@ -43,8 +43,10 @@ public:
     void on_time(Clock::time_point now) override;
 
     std::optional<sys::InputLine> next_line() override;
-    bool finished() const override { return false; } // until stopped by a signal
+    bool finished() const override { return m_stopped; } // not before a signal
     bool has_unrepeatable_input() const override { return false; }
+    // Takes no more jobs, and gives back at once those taken but not handed out.
+    void stop_reading() override;
     std::vector<sys::InputLine> take_buffered() override;
 
     void on_accepted(JobId id) override;
@@ -76,6 +78,7 @@ private:
     RedisClient m_control;
     RedisClient m_take;
     bool m_take_in_flight = false;
+    bool m_stopped = false;
     std::chrono::milliseconds m_backoff{100};
     Clock::time_point m_next_connect{};
     Clock::time_point m_next_heartbeat{};

@@ -18,6 +18,11 @@ struct InputLine {
     std::string source; // "stdin", a path, or a queue
     // The job's number when the input has one (a queue's job id); else the next in order.
     std::optional<JobId> id;
+    // The input can give it again (a regular file, with --resume; a queue, to another
+    // worker): a drain need not run it, and a stop need not save it.
+    bool replayable = false;
+    // Read at a stop without its end: its writer was still writing it. Never run.
+    bool unfinished = false;
 };
 
 // How a job ended for good (after its last attempt), as the runner tells its input.
@@ -52,7 +57,12 @@ public:
     virtual bool finished() const = 0;
     // True when what was read cannot be read again, so unstarted commands must be listed.
     virtual bool has_unrepeatable_input() const = 0;
-    // Every command already read but not yet taken.
+    // Reads no more from now on (a drain, a stop, a halt, or the end of the run), after
+    // taking in, without waiting, everything already written to pipes and FIFOs, so that none
+    // of it is lost: next_line() then hands out what was read, and finished() follows.
+    virtual void stop_reading() = 0;
+    // Stops reading, and returns every command read but not yet taken, and the lines a stop
+    // found unfinished.
     virtual std::vector<InputLine> take_buffered() = 0;
 
     // The line next_line() returned last became job `id`.

@@ -1,0 +1,87 @@
+#include <gpusched/sys/unstarted_file.hpp>
+
+#include <gpusched/sys/unique_fd.hpp>
+#include <gpusched/sys/write_all.hpp>
+#include <gpusched/wall_clock.hpp>
+
+#include <fmt/chrono.h>
+#include <fmt/format.h>
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <system_error>
+
+namespace gpusched::sys {
+namespace {
+
+namespace fs = std::filesystem;
+
+// An absolute path from the environment; a relative one is ignored, as XDG says.
+const char* absolute_from_environment(const char* name)
+{
+    const char* value = std::getenv(name);
+    return value != nullptr && value[0] == '/' ? value : nullptr;
+}
+
+// Where to try, in order, with the file's name prefix there.
+std::vector<std::pair<fs::path, std::string>> places()
+{
+    std::vector<std::pair<fs::path, std::string>> found;
+    if (const char* state = absolute_from_environment("XDG_STATE_HOME")) {
+        found.emplace_back(fs::path(state) / "gpusched", "unstarted");
+    } else if (const char* home = absolute_from_environment("HOME")) {
+        found.emplace_back(fs::path(home) / ".local" / "state" / "gpusched", "unstarted");
+    }
+    const char* temporary = absolute_from_environment("TMPDIR");
+    found.emplace_back(temporary != nullptr ? temporary : "/tmp", "gpusched-unstarted");
+    return found;
+}
+
+// Empty when written; else why not.
+std::string write_new_file(const fs::path& path, const std::string& text)
+{
+    const UniqueFd file(
+        ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600));
+    if (!file) {
+        return fmt::format("open {}: {}", path.string(), std::strerror(errno));
+    }
+    if (!write_all(file.get(), text)) {
+        const auto why = fmt::format("write {}: {}", path.string(), std::strerror(errno));
+        ::unlink(path.c_str());
+        return why;
+    }
+    return {};
+}
+
+} // namespace
+
+SavedCommands save_unstarted_commands(const std::vector<std::string>& lines)
+{
+    std::string text;
+    for (const auto& line : lines) {
+        text += line;
+        text += '\n';
+    }
+    const auto stamp =
+        fmt::format("{:%Y%m%d-%H%M%S}-{}", local_time_of(seconds_since_epoch()), getpid());
+    std::string errors;
+    for (const auto& [directory, prefix] : places()) {
+        std::error_code error;
+        fs::create_directories(directory, error);
+        const auto path = directory / fmt::format("{}-{}.txt", prefix, stamp);
+        auto why = error ? fmt::format("create {}: {}", directory.string(), error.message())
+                         : write_new_file(path, text);
+        if (why.empty()) {
+            return {path.string(), {}};
+        }
+        errors += errors.empty() ? why : "; " + why;
+    }
+    return {{}, errors};
+}
+
+} // namespace gpusched::sys
