@@ -170,16 +170,17 @@ Finished Process::wait(std::chrono::milliseconds timeout)
     const auto deadline = std::chrono::steady_clock::now() + timeout;
     bool timed_out = false;
     int status = 0;
-    while (waitpid(m_pid, &status, WNOHANG) != m_pid) {
+    struct rusage usage {};
+    while (wait4(m_pid, &status, WNOHANG, &usage) != m_pid) {
         if (std::chrono::steady_clock::now() > deadline) {
             timed_out = true;
             kill(m_pid, SIGKILL);
-            waitpid(m_pid, &status, 0);
+            wait4(m_pid, &status, 0, &usage);
             break;
         }
         std::this_thread::sleep_for(5ms);
     }
-    Finished finished = finish(status);
+    Finished finished = finish(status, usage);
     finished.timed_out = timed_out;
     m_finished = finished;
     return finished;
@@ -188,16 +189,18 @@ Finished Process::wait(std::chrono::milliseconds timeout)
 std::optional<Finished> Process::try_wait()
 {
     int status = 0;
-    if (m_reaped || waitpid(m_pid, &status, WNOHANG) != m_pid) {
+    struct rusage usage {};
+    if (m_reaped || wait4(m_pid, &status, WNOHANG, &usage) != m_pid) {
         return std::nullopt;
     }
-    return finish(status);
+    return finish(status, usage);
 }
 
-Finished Process::finish(int wait_status)
+Finished Process::finish(int wait_status, const struct rusage& usage)
 {
     m_reaped = true;
     Finished finished;
+    finished.max_rss_kib = usage.ru_maxrss;
     if (WIFEXITED(wait_status)) {
         finished.exit_status = WEXITSTATUS(wait_status);
     } else if (WIFSIGNALED(wait_status)) {

@@ -1,5 +1,6 @@
 #pragma once
 
+#include <sys/resource.h>
 #include <sys/types.h>
 
 #include <chrono>
@@ -43,6 +44,7 @@ struct Finished {
     bool timed_out = false;
     std::string out;
     std::string err;
+    long max_rss_kib = 0; // the process's peak resident memory (wait4)
 };
 
 struct LaunchOptions {
@@ -72,7 +74,7 @@ public:
     std::optional<Finished> try_wait();
 
 private:
-    Finished finish(int wait_status);
+    Finished finish(int wait_status, const struct rusage& usage);
 
     std::optional<Finished> m_finished;
 
