@@ -1,5 +1,5 @@
-// Inputs that would otherwise fill memory or stall gpusched: NUL bytes and endless lines
-// in the input.
+// Inputs and outputs that would otherwise fill memory or stall gpusched: NUL bytes and
+// endless lines in the input, jobs that print without newlines under --tag.
 #include "harness.hpp"
 
 #include <fmt/format.h>
@@ -69,6 +69,19 @@ void write_all(int fd, std::string_view bytes)
     }
 }
 
+// A job that waits, without polling, until the test opens `fifo` for writing and closes it.
+std::string wait_for_release(const fs::path& fifo)
+{
+    return fmt::format("cat {} > /dev/null", fifo.string());
+}
+
+void release(const fs::path& fifo)
+{
+    const int fd = open(fifo.c_str(), O_WRONLY);
+    ASSERT_GE(fd, 0);
+    close(fd);
+}
+
 TEST(Streams, ALineWithANulByteIsDroppedAsItStreams)
 {
     TempDir dir;
@@ -124,6 +137,74 @@ TEST(Streams, ACommandOverSixteenMebibytesIsRefused)
     EXPECT_NE(result.err.find("stdin:1: job 1 not run: the command is longer than 16 MiB"),
               std::string::npos)
         << result.err.substr(0, 1000);
+}
+
+TEST(Streams, TaggedProgressBarsAreShownAsTheyAreRedrawn)
+{
+    TempDir dir;
+    const auto fifo = dir / "release";
+    ASSERT_EQ(mkfifo(fifo.c_str(), 0600), 0);
+    const auto command = fmt::format("printf '\\rstep 1\\rstep 2\\rstep 3'; {}; printf '\\rdone\\n'",
+                                     wait_for_release(fifo));
+    Process gpusched(dir, {{"--gpus", "0", "--tag"}, command + "\n"});
+    const std::string shown = "[job 1, GPU 0] step 1\r[job 1, GPU 0] step 2\r";
+    EXPECT_TRUE(eventually([&] { return read_file(dir / "gpusched.out") == shown; }))
+        << "while the job runs: " << read_file(dir / "gpusched.out");
+    release(fifo);
+    const auto result = gpusched.wait();
+    EXPECT_EQ(result.exit_status, 0) << result.err;
+    EXPECT_EQ(result.out, shown + "[job 1, GPU 0] step 3\r[job 1, GPU 0] done\n");
+}
+
+TEST(Streams, TaggedOutputWithoutNewlinesGoesOutInPieces)
+{
+    TempDir dir;
+    const auto fifo = dir / "release";
+    ASSERT_EQ(mkfifo(fifo.c_str(), 0600), 0);
+    constexpr std::size_t k_bytes = 100'000'000;
+    const auto command = fmt::format("head -c {} /dev/zero | tr '\\0' x; {}; echo", k_bytes,
+                                     wait_for_release(fifo));
+    Process gpusched(dir, {{"--gpus", "0", "--tag"}, command + "\n"});
+    EXPECT_TRUE(eventually([&] {
+        return fs::file_size(dir / "gpusched.out") >= k_bytes - 64 * 1024;
+    })) << "while the job runs: " << fs::file_size(dir / "gpusched.out") << " bytes";
+    release(fifo);
+    const auto result = gpusched.wait();
+    EXPECT_EQ(result.exit_status, 0) << result.err;
+    EXPECT_LT(result.max_rss_kib, k_bounded_rss_kib) << "the partial line was kept in memory";
+    const auto lines = split_lines(result.out);
+    std::size_t bytes = 0;
+    for (const auto& line : lines) {
+        ASSERT_EQ(line.rfind("[job 1, GPU 0] ", 0), 0u) << line.substr(0, 80);
+        EXPECT_LE(line.size(), 64 * 1024 + 15);
+        bytes += line.size() - 15;
+    }
+    EXPECT_EQ(bytes, k_bytes);
+}
+
+TEST(Streams, TaggedLinesOverSixtyFourKibibytesAreCutBetweenCharacters)
+{
+    TempDir dir;
+    // "a" then 40000 two-byte characters: 65536 bytes in would split the 32768th one.
+    const auto command = "awk 'BEGIN { printf \"a\"; for (i = 0; i < 40000; i++) printf "
+                         "\"\\303\\251\"; print \"\" }'";
+    const auto result = run(dir, {{"--gpus", "0", "--tag"}, std::string(command) + "\n"});
+    ASSERT_EQ(result.exit_status, 0) << result.err;
+    std::string first = "[job 1, GPU 0] a";
+    for (int i = 0; i < 32767; ++i) {
+        first += "\303\251";
+    }
+    std::string second = "[job 1, GPU 0] ";
+    for (int i = 32767; i < 40000; ++i) {
+        second += "\303\251";
+    }
+    std::vector<std::size_t> sizes;
+    for (const auto& line : split_lines(result.out)) {
+        sizes.push_back(line.size());
+    }
+    EXPECT_TRUE(result.out == first + "\n" + second + "\n")
+        << "line sizes " << fmt::format("{}", fmt::join(sizes, ", ")) << ", expected "
+        << first.size() << ", " << second.size();
 }
 
 } // namespace
