@@ -11,6 +11,7 @@
 #include <gpusched/sys/lease_acquisition.hpp>
 #include <gpusched/sys/probe_child.hpp>
 #include <gpusched/sys/signal_channel.hpp>
+#include <gpusched/sys/standard_streams.hpp>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -140,6 +141,7 @@ int run_exec(const ExecOptions& options)
     setenv("GPUSCHED_GPU", visible_devices.c_str(), 1);
     setenv("CUDA_DEVICE_ORDER", "PCI_BUS_ID", 0);
     hand_over(*leases, acquired.slots);
+    sys::restore_sigpipe();
     sigprocmask(SIG_SETMASK, &signals.original_mask(), nullptr);
 
     std::vector<char*> argv;

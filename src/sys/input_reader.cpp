@@ -1,6 +1,7 @@
 #include <gpusched/sys/input_reader.hpp>
 
 #include <gpusched/errors.hpp>
+#include <gpusched/sys/standard_streams.hpp>
 #include <gpusched/sys/system_error.hpp>
 
 #include <fmt/format.h>
@@ -61,6 +62,9 @@ InputReader::InputReader(const std::vector<std::string>& paths,
 
 void InputReader::add_stdin()
 {
+    if (stdin_was_closed()) {
+        throw UsageError("stdin is closed: name the command files, or give commands on stdin");
+    }
     Source source;
     source.name = "stdin";
     // A descriptor of our own, so closing it never closes fd 0 and it stays out of jobs.
@@ -72,7 +76,10 @@ void InputReader::add_stdin()
         source.keep_open.reset(open("/proc/self/fd/0", O_WRONLY | O_NONBLOCK | O_CLOEXEC));
     }
     struct stat info {};
-    source.seekable = fstat(source.fd.get(), &info) == 0 && S_ISREG(info.st_mode);
+    if (fstat(source.fd.get(), &info) == 0 && S_ISDIR(info.st_mode)) {
+        throw UsageError(fmt::format("cannot read stdin: {}", std::strerror(EISDIR)));
+    }
+    source.seekable = S_ISREG(info.st_mode);
     m_sources.push_back(std::move(source));
 }
 

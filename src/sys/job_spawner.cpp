@@ -1,5 +1,6 @@
 #include <gpusched/sys/job_spawner.hpp>
 
+#include <gpusched/sys/standard_streams.hpp>
 #include <gpusched/sys/unique_fd.hpp>
 #include <gpusched/sys/write_all.hpp>
 
@@ -33,6 +34,13 @@ constexpr int k_private_fd_floor = 10;
 JobSpawner::JobSpawner(std::string shell, const sigset_t& child_mask) : m_shell(std::move(shell))
 {
     m_attributes.new_process_group().signal_mask(child_mask);
+    // gpusched ignores SIGPIPE for itself only: a job gets the action gpusched was started with.
+    if (sigpipe_was_default()) {
+        sigset_t pipe;
+        sigemptyset(&pipe);
+        sigaddset(&pipe, SIGPIPE);
+        m_attributes.default_signals(pipe);
+    }
     m_plain_actions.open(STDIN_FILENO, "/dev/null", O_RDONLY).close_from(STDERR_FILENO + 1);
 }
 

@@ -127,11 +127,19 @@ Process::Process(const TempDir& dir, LaunchOptions options)
     posix_spawn_file_actions_t actions;
     posix_spawn_file_actions_init(&actions);
     // A FIFO given as stdin would block this open until a writer comes: open it in the child.
-    posix_spawn_file_actions_addopen(&actions, 0, stdin_path.c_str(), O_RDONLY, 0);
+    if (options.close_stdin) {
+        posix_spawn_file_actions_addclose(&actions, 0);
+    } else {
+        posix_spawn_file_actions_addopen(&actions, 0, stdin_path.c_str(), O_RDONLY, 0);
+    }
     posix_spawn_file_actions_addopen(&actions, 1, m_out.c_str(), O_WRONLY | O_CREAT | O_TRUNC,
                                      0644);
-    posix_spawn_file_actions_addopen(&actions, 2, m_err.c_str(), O_WRONLY | O_CREAT | O_TRUNC,
-                                     0644);
+    if (options.stderr_fd) {
+        posix_spawn_file_actions_adddup2(&actions, *options.stderr_fd, 2);
+    } else {
+        posix_spawn_file_actions_addopen(&actions, 2, m_err.c_str(),
+                                         O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    }
     if (options.cwd) {
         posix_spawn_file_actions_addchdir_np(&actions, options.cwd->c_str());
     }

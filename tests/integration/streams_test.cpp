@@ -1,5 +1,6 @@
 // Inputs and outputs that would otherwise fill memory or stall gpusched: NUL bytes and
-// endless lines in the input, jobs that print without newlines under --tag.
+// endless lines in the input, jobs that print without newlines under --tag, and standard
+// streams that are closed, directories, or pipes nobody reads.
 #include "harness.hpp"
 
 #include <fmt/format.h>
@@ -67,6 +68,21 @@ void write_all(int fd, std::string_view bytes)
         ASSERT_GT(written, 0) << std::strerror(errno);
         bytes.remove_prefix(static_cast<std::size_t>(written));
     }
+}
+
+// Everything readable now from `fd`, without waiting.
+std::string read_available(int fd)
+{
+    const int flags = fcntl(fd, F_GETFL);
+    fcntl(fd, F_SETFL, flags | O_NONBLOCK);
+    std::string text;
+    std::array<char, 65536> chunk{};
+    ssize_t got = 0;
+    while ((got = read(fd, chunk.data(), chunk.size())) > 0) {
+        text.append(chunk.data(), static_cast<std::size_t>(got));
+    }
+    fcntl(fd, F_SETFL, flags);
+    return text;
 }
 
 // A job that waits, without polling, until the test opens `fifo` for writing and closes it.
@@ -205,6 +221,105 @@ TEST(Streams, TaggedLinesOverSixtyFourKibibytesAreCutBetweenCharacters)
     EXPECT_TRUE(result.out == first + "\n" + second + "\n")
         << "line sizes " << fmt::format("{}", fmt::join(sizes, ", ")) << ", expected "
         << first.size() << ", " << second.size();
+}
+
+TEST(Streams, ClosedStdinIsAUsageError)
+{
+    TempDir dir;
+    LaunchOptions options{{"--gpus", "0"}};
+    options.close_stdin = true;
+    const auto result = run(dir, options, 20s);
+    EXPECT_FALSE(result.timed_out) << "read something else as stdin";
+    EXPECT_EQ(result.exit_status, 2) << result.err;
+    EXPECT_NE(result.err.find("gpusched: error: stdin is closed"), std::string::npos)
+        << result.err;
+
+    write_file(dir / "commands.txt", "echo from-the-file\n");
+    LaunchOptions with_file{{"--gpus", "0", (dir / "commands.txt").string()}};
+    with_file.close_stdin = true;
+    const auto from_file = run(dir, with_file);
+    EXPECT_EQ(from_file.exit_status, 0) << from_file.err;
+    EXPECT_EQ(from_file.out, "from-the-file\n");
+}
+
+TEST(Streams, StdinThatIsADirectoryIsAUsageError)
+{
+    TempDir dir;
+    LaunchOptions options{{"--gpus", "0"}};
+    options.stdin_path = dir.path();
+    const auto result = run(dir, options);
+    EXPECT_EQ(result.exit_status, 2) << result.err;
+    EXPECT_NE(result.err.find("gpusched: error: cannot read stdin: Is a directory"),
+              std::string::npos)
+        << result.err;
+}
+
+TEST(Streams, AClosedStderrPipeLeavesTheExitStatusToTheJobs)
+{
+    TempDir dir;
+    Pipe err;
+    err.close_read();
+    LaunchOptions options{{"--gpus", "0"}, "echo one\necho two\n"};
+    options.stderr_fd = err.write_end;
+    const auto result = run(dir, options);
+    EXPECT_EQ(result.signal, 0) << "killed by signal " << result.signal;
+    EXPECT_EQ(result.exit_status, 0);
+    EXPECT_EQ(result.out, "one\ntwo\n");
+
+    LaunchOptions failing{{"--gpus", "0"}, "true\nfalse\n"};
+    failing.stderr_fd = err.write_end;
+    EXPECT_EQ(run(dir, failing).exit_status, 1);
+}
+
+// The signals a process ignores, from /proc/PID/status.
+unsigned long long ignored_signals(const std::string& status)
+{
+    const auto at = status.find("SigIgn:");
+    return at == std::string::npos ? 0 : std::strtoull(status.c_str() + at + 7, nullptr, 16);
+}
+
+TEST(Streams, JobsGetTheSigpipeActionGpuschedWasStartedWith)
+{
+    TempDir dir;
+    const auto result = run(dir, {{"--gpus", "0"}, "cat /proc/self/status\n"});
+    ASSERT_EQ(result.exit_status, 0) << result.err;
+    const auto sigpipe = 1ULL << (SIGPIPE - 1);
+    // gpusched ignores SIGPIPE for itself; the job has it as this test (gpusched's parent) has.
+    EXPECT_EQ(ignored_signals(result.out) & sigpipe,
+              ignored_signals(read_file("/proc/self/status")) & sigpipe);
+}
+
+TEST(Streams, AStderrNobodyReadsNeverStopsTheRun)
+{
+    TempDir dir;
+    Pipe err;
+    // Fill the pipe first; the write end is left blocking, as gpusched and its jobs get it.
+    const int flags = fcntl(err.write_end, F_GETFL);
+    fcntl(err.write_end, F_SETFL, flags | O_NONBLOCK);
+    const std::string block(4096, '.');
+    while (write(err.write_end, block.data(), block.size()) > 0) {
+    }
+    fcntl(err.write_end, F_SETFL, flags);
+
+    std::string input;
+    for (int job = 1; job <= 5; ++job) {
+        input += fmt::format("touch {}\n", (dir / fmt::format("done{}", job)).string());
+    }
+    input += "sleep 600\n";
+    LaunchOptions options{{"--gpus", "0"}, input};
+    options.stderr_fd = err.write_end;
+    Process gpusched(dir, options);
+    EXPECT_TRUE(eventually([&] { return fs::exists(dir / "done5"); }))
+        << "jobs stopped while the log could not be written";
+
+    read_available(err.read_end); // room for the log again
+    gpusched.signal(SIGTERM);
+    const auto result = gpusched.wait(20s);
+    EXPECT_FALSE(result.timed_out) << "SIGTERM was not handled";
+    EXPECT_EQ(result.exit_status, 143);
+    const auto log = read_available(err.read_end);
+    EXPECT_NE(log.find("log lines dropped: stderr was not being read"), std::string::npos) << log;
+    EXPECT_NE(log.find("SIGTERM"), std::string::npos) << log;
 }
 
 } // namespace
