@@ -116,6 +116,7 @@ int run(int argc, char** argv)
     CLI::App app{"gpusched: run each line of the input as a shell command on a free GPU",
                  "gpusched"};
     app.formatter(wrapping_formatter());
+    app.failure_message(failure_message);
     app.set_version_flag("-V,--version", version_text());
     app.footer("The manual: man gpusched (in the source tree: man build/man/gpusched.1).");
 

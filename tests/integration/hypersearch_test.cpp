@@ -82,7 +82,8 @@ TEST(HypersearchCli, ErrorsExitWithTwoAndNameTheCulprit)
         {{"echo {x}", "-p", "x", "1", "-p", "x", "2"}, "parameter 'x' is given twice"},
         {{"echo {x}", "-p", "x"}, "parameter 'x' has no values"},
         {{"echo {x}"}, "no parameters"},
-        {{"echo {x}", "-p", "x", "1", "--n-samples", "0"}, "--n-samples must be at least 1"},
+        {{"echo {x}", "-p", "x", "1", "--n-samples", "0"},
+         "--n-samples: 0 is out of range: must be a whole number at least 1"},
         {{"echo {x}", "-p", "x", "range:3:1"}, "parameter 'x': 'range:3:1' holds no value"},
         {{"echo {x}", "-p", "x", "1", "--sampling-mode", "sideways"}, "sideways"},
     };
