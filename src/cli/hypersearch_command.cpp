@@ -173,7 +173,14 @@ int run_hypersearch(const std::string& program, std::vector<std::string> args)
     request.samples = samples;
     request.seed =
         seed ? *seed : (std::uint64_t{std::random_device{}()} << 32) ^ std::random_device{}();
+    const bool seed_chosen = !seed && request.mode != SamplingMode::grid;
+    const auto chosen = request.seed;
     const auto search = value_or_usage_error(Hypersearch::create(std::move(request)));
+    if (seed_chosen) {
+        // A grid's order needs no seed; a random one can be had again with this one.
+        fmt::print(stderr, "{}: seed {} (--seed {} gives this order again)\n", program, chosen,
+                   chosen);
+    }
 
     // A closed stdout must end the run quietly, with EPIPE, not kill it with SIGPIPE.
     std::signal(SIGPIPE, SIG_IGN);
