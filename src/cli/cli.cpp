@@ -17,11 +17,12 @@
 #include <gpusched/log_pattern.hpp>
 #include <gpusched/exit_status.hpp>
 #include <gpusched/sys/probe_child.hpp>
+#include <gpusched/sys/standard_streams.hpp>
+#include <gpusched/sys/stderr_log.hpp>
 #include <gpusched/version.hpp>
 
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
-#include <spdlog/sinks/stdout_color_sinks.h>
 #include <spdlog/spdlog.h>
 
 #include <unistd.h>
@@ -37,15 +38,13 @@
 namespace gpusched::cli {
 namespace {
 
-// The log goes to stderr, one flushed line per event; stdout belongs to the jobs. Warnings
-// and errors are coloured on a terminal, never when NO_COLOR is set (no-color.org).
+// The log goes to stderr, one line per event, written at once and never blocking; stdout
+// belongs to the jobs. Warnings and errors are coloured on a terminal, never when NO_COLOR is
+// set (no-color.org).
 void set_up_log()
 {
     const bool colour = isatty(STDERR_FILENO) != 0 && std::getenv("NO_COLOR") == nullptr;
-    auto sink = std::make_shared<spdlog::sinks::stderr_color_sink_st>(
-        colour ? spdlog::color_mode::always : spdlog::color_mode::never);
-    sink->set_color(spdlog::level::info, "");
-    sink->set_color(spdlog::level::debug, "");
+    auto sink = std::make_shared<sys::StderrSink>(colour);
     auto logger = std::make_shared<spdlog::logger>("gpusched", std::move(sink));
     logger->set_pattern(colour ? k_coloured_log_pattern : k_log_pattern);
     logger->flush_on(spdlog::level::trace);
@@ -117,6 +116,7 @@ int run(int argc, char** argv)
     CLI::App app{"gpusched: run each line of the input as a shell command on a free GPU",
                  "gpusched"};
     app.formatter(wrapping_formatter());
+    app.failure_message(failure_message);
     app.set_version_flag("-V,--version", version_text());
     app.footer("The manual: man gpusched (in the source tree: man build/man/gpusched.1).");
 
@@ -214,6 +214,7 @@ int run(int argc, char** argv)
 
 int main(int argc, char** argv)
 {
+    sys::prepare_standard_streams();
     try {
         set_up_log();
         return run(argc, argv);

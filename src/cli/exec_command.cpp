@@ -11,6 +11,7 @@
 #include <gpusched/sys/lease_acquisition.hpp>
 #include <gpusched/sys/probe_child.hpp>
 #include <gpusched/sys/signal_channel.hpp>
+#include <gpusched/sys/standard_streams.hpp>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -60,7 +61,7 @@ CLI::App* add_exec_command(CLI::App& app, ExecOptions& options)
         "exec", "Wait for free GPUs under the host-wide leases, then run a command on them: "
                 "gpusched exec [-n N] -- CMD ARGS...");
     exec->add_option("-n,--count", options.count, "How many GPUs the command gets")
-        ->check(CLI::PositiveNumber)
+        ->transform(whole_number_check(1, 1024, "POSITIVE"))
         ->capture_default_str();
     exec->add_option("-g,--gpus", options.gpus,
                      "The GPUs to choose from (default: $CUDA_VISIBLE_DEVICES, else every GPU)")
@@ -69,11 +70,11 @@ CLI::App* add_exec_command(CLI::App& app, ExecOptions& options)
                    "Exit with status 75 at once when not enough GPUs are free");
     exec->add_option("--timeout", options.timeout_seconds,
                      "Seconds to wait for free GPUs before exiting with status 75")
-        ->check(CLI::NonNegativeNumber);
+        ->transform(seconds_check(true));
     exec->add_flag("--uuid", options.uuid, "Give the command GPU UUIDs instead of indices");
     exec->add_option("--probe-timeout", options.probe_timeout_seconds,
                      "Seconds to wait for the CUDA probe that lists the GPUs")
-        ->check(CLI::PositiveNumber)
+        ->transform(seconds_check(false))
         ->capture_default_str();
     add_lock_dir_option(*exec, options.lock_dir);
     exec->add_flag("-q,--quiet", options.quiet, "Say nothing while waiting");
@@ -140,6 +141,7 @@ int run_exec(const ExecOptions& options)
     setenv("GPUSCHED_GPU", visible_devices.c_str(), 1);
     setenv("CUDA_DEVICE_ORDER", "PCI_BUS_ID", 0);
     hand_over(*leases, acquired.slots);
+    sys::restore_sigpipe();
     sigprocmask(SIG_SETMASK, &signals.original_mask(), nullptr);
 
     std::vector<char*> argv;

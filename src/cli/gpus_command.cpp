@@ -47,7 +47,7 @@ CLI::App* add_gpus_command(CLI::App& app, GpusOptions& options)
     gpus->add_flag("--json", options.json, "Print JSON instead of a table");
     gpus->add_option("--probe-timeout", options.probe_timeout_seconds,
                      "Seconds to wait for the CUDA and NVML probes")
-        ->check(CLI::PositiveNumber)
+        ->transform(seconds_check(false))
         ->capture_default_str();
     return gpus;
 }

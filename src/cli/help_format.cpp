@@ -55,4 +55,9 @@ std::shared_ptr<CLI::Formatter> wrapping_formatter()
     return std::make_shared<WrappingFormatter>();
 }
 
+std::string failure_message(const CLI::App* app, const CLI::Error& error)
+{
+    return "gpusched: error: " + CLI::FailureMessage::simple(app, error);
+}
+
 } // namespace gpusched::cli

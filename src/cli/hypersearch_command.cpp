@@ -1,6 +1,7 @@
 #include "hypersearch_command.hpp"
 
 #include "help_format.hpp"
+#include "option_values.hpp"
 
 #include <gpusched/errors.hpp>
 #include <gpusched/exit_status.hpp>
@@ -19,6 +20,7 @@
 #include <csignal>
 #include <cstdio>
 #include <cstring>
+#include <limits>
 #include <random>
 #include <system_error>
 
@@ -139,8 +141,10 @@ void add_hypersearch_options(CLI::App& app, HypersearchArgs& args)
         ->check(CLI::IsMember({"grid", "shuffled_grid", "random"}))
         ->capture_default_str();
     app.add_option("-n,--n-samples", args.samples,
-                   "Print the first N configurations (random: draw N, independently)");
-    app.add_option("--seed", args.seed, "Seed that makes the output identical on every run");
+                   "Print the first N configurations (random: draw N, independently)")
+        ->transform(whole_number_check(1, std::numeric_limits<std::int64_t>::max()));
+    app.add_option("--seed", args.seed, "Seed that makes the output identical on every run")
+        ->transform(whole_number_check(0, std::numeric_limits<std::uint64_t>::max()));
     app.add_flag("--quote", args.request.quote, "Shell-quote every inserted value");
 }
 
@@ -150,6 +154,7 @@ int run_hypersearch(const std::string& program, std::vector<std::string> args)
     parsed.request.parameters = take_parameters(args);
     CLI::App app{k_hypersearch_description, program};
     app.formatter(wrapping_formatter());
+    app.failure_message(failure_message);
     add_hypersearch_options(app, parsed);
     auto& request = parsed.request;
     const auto& mode = parsed.mode;
@@ -168,7 +173,14 @@ int run_hypersearch(const std::string& program, std::vector<std::string> args)
     request.samples = samples;
     request.seed =
         seed ? *seed : (std::uint64_t{std::random_device{}()} << 32) ^ std::random_device{}();
+    const bool seed_chosen = !seed && request.mode != SamplingMode::grid;
+    const auto chosen = request.seed;
     const auto search = value_or_usage_error(Hypersearch::create(std::move(request)));
+    if (seed_chosen) {
+        // A grid's order needs no seed; a random one can be had again with this one.
+        fmt::print(stderr, "{}: seed {} (--seed {} gives this order again)\n", program, chosen,
+                   chosen);
+    }
 
     // A closed stdout must end the run quietly, with EPIPE, not kill it with SIGPIPE.
     std::signal(SIGPIPE, SIG_IGN);

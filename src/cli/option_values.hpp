@@ -1,16 +1,58 @@
 #pragma once
 
+#include <gpusched/errors.hpp>
+#include <gpusched/number_checks.hpp>
+
+#include <CLI/Validators.hpp>
+#include <fmt/format.h>
+
 #include <chrono>
+#include <cmath>
 #include <cstdlib>
 #include <optional>
 #include <string>
 
 namespace gpusched::cli {
 
-// Seconds as options take them, in the milliseconds the runtime counts in.
+// Seconds as options take them (checked by seconds_check), in the milliseconds the runtime
+// counts in; a duration shorter than a millisecond is one.
 inline std::chrono::milliseconds to_milliseconds(double seconds)
 {
-    return std::chrono::milliseconds(static_cast<long long>(seconds * 1000.0));
+    return std::chrono::milliseconds(static_cast<long long>(std::ceil(seconds * 1000.0)));
+}
+
+// The check of every option in seconds (and of its environment variable): a finite number
+// more than 0, or at least 0 where 0 means at once, and at most a year. CLI11 is handed the
+// number as parsed, so the two cannot read it differently.
+inline CLI::Validator seconds_check(bool zero_allowed)
+{
+    return CLI::Validator(
+        [zero_allowed](std::string& value) -> std::string {
+            const auto parsed = parse_seconds(value, zero_allowed);
+            if (const auto* error = std::get_if<ParseError>(&parsed)) {
+                return error->message;
+            }
+            value = fmt::format("{}", std::get<double>(parsed));
+            return {};
+        },
+        zero_allowed ? "NONNEGATIVE" : "POSITIVE");
+}
+
+// The check of every whole-number option: decimal digits only (CLI11 alone would take -1 as
+// 2^64-1, and 010 as 8), from `least` to `most`.
+inline CLI::Validator whole_number_check(std::uint64_t least, std::uint64_t most,
+                                         std::string description = "")
+{
+    return CLI::Validator(
+        [least, most](std::string& value) -> std::string {
+            const auto parsed = parse_whole_number(value, least, most);
+            if (const auto* error = std::get_if<ParseError>(&parsed)) {
+                return error->message;
+            }
+            value = std::to_string(std::get<std::uint64_t>(parsed));
+            return {};
+        },
+        std::move(description));
 }
 
 // A variable of gpusched's own environment, when set.

@@ -1,5 +1,7 @@
 #include "queue_command.hpp"
 
+#include "option_values.hpp"
+
 #include <gpusched/exit_status.hpp>
 #include <gpusched/job_messages.hpp>
 #include <gpusched/queue/job_queue.hpp>
@@ -38,6 +40,7 @@ CLI::App* add_queue_command(CLI::App& app, QueueCommandOptions& options)
         "queue", "Show a Redis queue: queued, running (host, GPU, since), finished, failures");
     add_queue_options(*command, options.queue, false);
     command->add_option("--failures", options.failures, "How many of the latest failures to list")
+        ->transform(whole_number_check(0, 10000))
         ->capture_default_str();
     command->add_flag("--json", options.json, "Print JSON instead of text");
     return command;

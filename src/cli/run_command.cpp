@@ -38,6 +38,13 @@ namespace {
 // few enough that memory stays flat for any input length.
 constexpr std::size_t k_min_read_ahead = 64;
 
+// Bounds of the whole-number options: far beyond real use, they keep a typo from turning
+// into billions of slots or tries.
+constexpr std::uint64_t k_most_jobs_per_gpu = 1000;
+constexpr std::uint64_t k_most_gpus_per_job = 1024; // and never more than the pool
+constexpr std::uint64_t k_most_retries = 1000;
+constexpr std::uint64_t k_most_mib = std::uint64_t{1} << 30; // a pebibyte
+
 void check_shell(const std::string& shell)
 {
     if (shell.empty() || shell.front() != '/' || access(shell.c_str(), X_OK) != 0) {
@@ -83,23 +90,23 @@ void add_run_options(CLI::App& app, RunOptions& options, bool for_worker)
         ->envname("GPUSCHED_SHELL");
     app.add_option("--kill-after", options.kill_after_seconds,
                    "Seconds between passing SIGINT/SIGTERM on to the jobs and killing them")
-        ->check(CLI::NonNegativeNumber)
+        ->transform(seconds_check(true))
         ->capture_default_str()
         ->envname("GPUSCHED_KILL_AFTER");
     app.add_option("--probe-timeout", options.probe_timeout_seconds,
                    "Seconds to wait for the CUDA probe that counts the GPUs")
-        ->check(CLI::PositiveNumber)
+        ->transform(seconds_check(false))
         ->capture_default_str()
         ->envname("GPUSCHED_PROBE_TIMEOUT");
     app.add_option("--jobs-per-gpu", options.jobs_per_gpu,
                    "Run up to K jobs at once on each GPU; the least loaded GPU gets the next job")
-        ->check(CLI::PositiveNumber)
+        ->transform(whole_number_check(1, k_most_jobs_per_gpu, "POSITIVE"))
         ->capture_default_str()
         ->envname("GPUSCHED_JOBS_PER_GPU");
     app.add_option("--gpus-per-job", options.gpus_per_job,
                    "Give each job N distinct GPUs (CUDA_VISIBLE_DEVICES=a,b); jobs still start in "
                    "input order")
-        ->check(CLI::PositiveNumber)
+        ->transform(whole_number_check(1, k_most_gpus_per_job, "POSITIVE"))
         ->capture_default_str()
         ->envname("GPUSCHED_GPUS_PER_JOB");
     app.add_flag("--uuid", options.uuid,
@@ -113,11 +120,12 @@ void add_run_options(CLI::App& app, RunOptions& options, bool for_worker)
             ->envname("GPUSCHED_SKIP_BUSY");
     app.add_option("--max-used-mib", options.max_used_mib,
                    "With --skip-busy: also skip a GPU with more than M MiB of memory in use")
+        ->transform(whole_number_check(0, k_most_mib))
         ->needs(skip_busy)
         ->envname("GPUSCHED_MAX_USED_MIB");
     app.add_option("--recheck", options.recheck_seconds,
                    "Seconds between looks at skipped GPUs, taken only while jobs wait")
-        ->check(CLI::PositiveNumber)
+        ->transform(seconds_check(false))
         ->capture_default_str()
         ->envname("GPUSCHED_RECHECK");
     auto* quiet = app.add_flag("-q,--quiet", options.quiet, "Log only errors, not each job");
@@ -138,6 +146,7 @@ void add_run_options(CLI::App& app, RunOptions& options, bool for_worker)
     }
     app.add_option("--retries", options.retries,
                    "Try a failed job up to N more times, on another GPU when one is free")
+        ->transform(whole_number_check(0, k_most_retries))
         ->capture_default_str()
         ->envname("GPUSCHED_RETRIES");
     app.add_option("--halt", options.halt,
@@ -147,7 +156,7 @@ void add_run_options(CLI::App& app, RunOptions& options, bool for_worker)
     app.add_option("--timeout", options.timeout_seconds,
                    "Seconds a job may run before its process group gets SIGTERM (then SIGKILL "
                    "after --kill-after); it counts as failed")
-        ->check(CLI::PositiveNumber)
+        ->transform(seconds_check(false))
         ->envname("GPUSCHED_TIMEOUT");
     auto* output_dir = app.add_option(
         "--output-dir", options.output_dir,

@@ -116,7 +116,7 @@ CLI::App* add_status_command(CLI::App& app, StatusOptions& options)
     status
         ->add_option("--probe-timeout", options.probe_timeout_seconds,
                      "Seconds to wait for the CUDA probe that lists the GPUs")
-        ->check(CLI::PositiveNumber)
+        ->transform(seconds_check(false))
         ->capture_default_str();
     add_lock_dir_option(*status, options.lock_dir);
     return status;

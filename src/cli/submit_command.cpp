@@ -108,9 +108,9 @@ int run_submit(const SubmitOptions& options)
         std::vector<queue::JobQueue::NewJob> chunk;
         for (const auto& line : lines) {
             ++seq;
-            if (line.line.has_nul) {
-                spdlog::error("{}:{}: command {} not submitted: it contains a NUL byte",
-                              line.source, line.line.first_line, seq);
+            if (line.line.fault != LineFault::none) {
+                spdlog::error("{}:{}: command {} not submitted: {}", line.source,
+                              line.line.first_line, seq, describe_fault(line.line.fault));
                 ++rejected;
                 continue;
             }

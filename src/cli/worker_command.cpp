@@ -31,7 +31,7 @@ CLI::App* add_worker_command(CLI::App& app, WorkerOptions& options)
         ->add_option("--lease-timeout", options.lease_timeout_seconds,
                      "Seconds without a heartbeat after which a worker's jobs go back to the "
                      "queue (heartbeats come three times as often)")
-        ->check(CLI::PositiveNumber)
+        ->transform(seconds_check(false))
         ->capture_default_str()
         ->envname("GPUSCHED_LEASE_TIMEOUT");
     add_run_options(*worker, options.run, true);

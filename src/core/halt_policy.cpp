@@ -4,6 +4,9 @@
 
 #include <fmt/format.h>
 
+#include <cmath>
+#include <cstdint>
+
 namespace gpusched {
 
 Parsed<HaltPolicy> HaltPolicy::parse(std::string_view text)
@@ -43,8 +46,14 @@ Parsed<HaltPolicy> HaltPolicy::parse(std::string_view text)
         policy.percent = true;
         limit.remove_suffix(1);
     }
-    const auto number = parse_number<double>(limit);
-    if (!number || *number <= 0 || (policy.percent && *number > 100)) {
+    // A count of jobs is whole; a share is a finite percentage (nan would never be reached).
+    std::optional<double> number;
+    if (policy.percent) {
+        number = parse_number<double>(limit);
+    } else if (const auto count = parse_number<std::uint32_t>(limit)) {
+        number = *count;
+    }
+    if (!number || !std::isfinite(*number) || *number <= 0 || (policy.percent && *number > 100)) {
         return bad;
     }
     policy.limit = *number;

@@ -80,15 +80,33 @@ Parsed<JoblogRecord> parse_joblog_line(std::string_view line)
     if (!seq || *seq == 0) {
         return ParseError{fmt::format("bad Seq '{}'", fields[0])};
     }
+    // Every number is checked against what a run can write (and GNU parallel's -1 for an
+    // exit value), so a damaged or forged log cannot feed nan or 1e308 to a report.
+    constexpr double k_latest_start = 4102444800; // 2100-01-01, in seconds since 1970
+    constexpr double k_longest_runtime = 100 * 365.25 * 24 * 3600;
+    const auto within = [](std::optional<double> value, double most) {
+        return value && *value >= 0 && *value <= most; // false for nan and inf too
+    };
     const auto start = parse_number<double>(fields[2]);
+    if (!within(start, k_latest_start)) {
+        return ParseError{fmt::format("bad Starttime '{}': must be from 0 to {:.0f} (seconds "
+                                      "since 1970, before the year 2100)",
+                                      fields[2].substr(0, 40), k_latest_start)};
+    }
     const auto runtime = parse_number<double>(fields[3]);
-    if (!start || !runtime) {
-        return ParseError{"bad Starttime or JobRuntime"};
+    if (!within(runtime, k_longest_runtime)) {
+        return ParseError{fmt::format("bad JobRuntime '{}': must be from 0 to {:.0f} seconds",
+                                      fields[3].substr(0, 40), k_longest_runtime)};
     }
     const auto exit_code = parse_number<int>(fields[6]);
+    if (!exit_code || *exit_code < -1 || *exit_code > 255) {
+        return ParseError{
+            fmt::format("bad Exitval '{}': must be from -1 to 255", fields[6].substr(0, 40))};
+    }
     const auto signal = parse_number<int>(fields[7]);
-    if (!exit_code || !signal) {
-        return ParseError{fmt::format("bad Exitval '{}' or Signal '{}'", fields[6], fields[7])};
+    if (!signal || *signal < 0 || *signal > 127) {
+        return ParseError{
+            fmt::format("bad Signal '{}': must be from 0 to 127", fields[7].substr(0, 40))};
     }
     record.seq = *seq;
     record.start = *start;

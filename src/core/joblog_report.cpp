@@ -21,6 +21,11 @@ std::string outcome_text(const JoblogRecord& record)
 
 std::string seconds_text(double seconds)
 {
+    // A clock's duration holds about 292 years; records are checked far below that, but the
+    // summary of any records must print.
+    if (!(seconds >= 0 && seconds < 1e10)) {
+        return fmt::format("{:.6g} s", seconds);
+    }
     return format_duration(std::chrono::duration_cast<std::chrono::steady_clock::duration>(
         std::chrono::duration<double>(seconds)));
 }
@@ -251,8 +256,13 @@ std::string render_timeline_svg(const std::vector<JoblogRecord>& records)
         k_left + k_plot_width + 30, height, k_left, summary.jobs, summary.failed, summary.attempts,
         xml_text(seconds_text(span)));
 
+    // Counted in whole steps: adding a step to a huge value (or to inf) changes nothing, and a
+    // loop that waited for it to pass the span would never end.
     const double step = tick_step(span, 8);
-    for (double tick = 0; tick <= span + 1e-9; tick += step) {
+    const double steps = std::floor((span + 1e-9) / step);
+    const int last_tick = std::isfinite(steps) ? static_cast<int>(std::min(steps, 20.0)) : 0;
+    for (int i = 0; i <= last_tick; ++i) {
+        const double tick = i == 0 ? 0.0 : i * step;
         const double x = x_of(summary.first_start + tick);
         svg += fmt::format(
             "<line class=\"grid\" x1=\"{0:.1f}\" y1=\"{1}\" x2=\"{0:.1f}\" y2=\"{2:.0f}\"/>"

@@ -189,7 +189,7 @@ void WorkerInput::take_arrived(const std::string& id)
     const auto seq = std::strtoull(job->field("seq").c_str(), nullptr, 10);
     // The queue's id is the job's number here too, in the log and the job log.
     // Replayable: a job not started here goes back to the queue, for another worker.
-    m_ready.emplace_back(id, sys::InputLine{LogicalLine{command, seq, false},
+    m_ready.emplace_back(id, sys::InputLine{LogicalLine{command, seq, LineFault::none},
                                             fmt::format("queue job {}", id),
                                             std::strtoull(id.c_str(), nullptr, 10), true});
 }

@@ -29,9 +29,9 @@ int dry_run(Scheduler& scheduler, InputReader& input, std::optional<ResumeState>
         if (scheduler.wants_input()) {
             if (auto line = input.next_line()) {
                 const JobId id = next++;
-                if (line->line.has_nul) {
-                    spdlog::error("{}:{}: job {} would not run: the command contains a NUL byte",
-                                  line->source, line->line.first_line, id);
+                if (line->line.fault != LineFault::none) {
+                    spdlog::error("{}:{}: job {} would not run: {}", line->source,
+                                  line->line.first_line, id, describe_fault(line->line.fault));
                     ++rejected;
                 } else if (resume && resume->should_skip(line->line.text)) {
                     spdlog::info("job {} skipped: the job log records it", id);

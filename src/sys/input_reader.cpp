@@ -1,6 +1,7 @@
 #include <gpusched/sys/input_reader.hpp>
 
 #include <gpusched/errors.hpp>
+#include <gpusched/sys/standard_streams.hpp>
 #include <gpusched/sys/system_error.hpp>
 
 #include <fmt/format.h>
@@ -70,6 +71,9 @@ InputReader::InputReader(const std::vector<std::string>& paths,
 
 void InputReader::add_stdin()
 {
+    if (stdin_was_closed()) {
+        throw UsageError("stdin is closed: name the command files, or give commands on stdin");
+    }
     Source source;
     source.name = "stdin";
     source.is_stdin = true;
@@ -80,7 +84,10 @@ void InputReader::add_stdin()
     }
     source.live = stdin_is_named_pipe();
     struct stat info {};
-    source.seekable = fstat(source.fd.get(), &info) == 0 && S_ISREG(info.st_mode);
+    if (fstat(source.fd.get(), &info) == 0 && S_ISDIR(info.st_mode)) {
+        throw UsageError(fmt::format("cannot read stdin: {}", std::strerror(EISDIR)));
+    }
+    source.seekable = S_ISREG(info.st_mode);
     m_sources.push_back(std::move(source));
 }
 

@@ -189,9 +189,9 @@ void JobRunner::take_input()
             return;
         }
         const JobId id = input->id.value_or(m_next_job++);
-        if (input->line.has_nul) {
-            spdlog::error("{}:{}: job {} not run: the command contains a NUL byte", input->source,
-                          input->line.first_line, id);
+        if (input->line.fault != LineFault::none) {
+            spdlog::error("{}:{}: job {} not run: {}", input->source, input->line.first_line, id,
+                          describe_fault(input->line.fault));
             m_scheduler.on_rejected_command();
             continue;
         }

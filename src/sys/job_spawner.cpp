@@ -1,5 +1,6 @@
 #include <gpusched/sys/job_spawner.hpp>
 
+#include <gpusched/sys/standard_streams.hpp>
 #include <gpusched/sys/unique_fd.hpp>
 #include <gpusched/sys/write_all.hpp>
 
@@ -37,6 +38,13 @@ JobSpawner::JobSpawner(std::string shell, const sigset_t& child_mask, int marker
         throw std::logic_error("the marker descriptor lies among the descriptors a job gets");
     }
     m_attributes.new_process_group().signal_mask(child_mask);
+    // gpusched ignores SIGPIPE for itself only: a job gets the action gpusched was started with.
+    if (sigpipe_was_default()) {
+        sigset_t pipe;
+        sigemptyset(&pipe);
+        sigaddset(&pipe, SIGPIPE);
+        m_attributes.default_signals(pipe);
+    }
     m_plain_actions.open(STDIN_FILENO, "/dev/null", O_RDONLY);
     if (m_marker >= 0) {
         m_plain_actions.dup2(m_marker, k_first_inherited_fd);

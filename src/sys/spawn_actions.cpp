@@ -83,4 +83,11 @@ SpawnAttributes& SpawnAttributes::signal_mask(const sigset_t& mask)
     return *this;
 }
 
+SpawnAttributes& SpawnAttributes::default_signals(const sigset_t& signals)
+{
+    check(posix_spawnattr_setsigdefault(&m_attributes, &signals), "posix_spawnattr_setsigdefault");
+    set_flag(POSIX_SPAWN_SETSIGDEF);
+    return *this;
+}
+
 } // namespace gpusched::sys

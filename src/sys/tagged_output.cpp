@@ -13,6 +13,24 @@
 namespace gpusched::sys {
 namespace {
 
+// A partial line longer than this goes out as a piece of its own, so a job that never ends
+// a line (a stream of bytes, a progress bar) costs bounded memory and is seen as it runs.
+constexpr std::size_t k_longest_piece = 64 * 1024;
+
+// Where to cut `text` at most `limit` bytes in: not inside a UTF-8 character, when it can
+// be helped.
+std::size_t piece_end(std::string_view text, std::size_t limit)
+{
+    const auto is_continuation = [&](std::size_t at) {
+        return (static_cast<unsigned char>(text[at]) & 0xC0) == 0x80;
+    };
+    std::size_t end = limit;
+    while (end > limit - 3 && end < text.size() && is_continuation(end)) {
+        --end;
+    }
+    return end < text.size() && is_continuation(end) ? limit : end;
+}
+
 } // namespace
 
 TaggedOutput::WriteEnds TaggedOutput::open(const std::string& prefix)
@@ -37,11 +55,11 @@ void TaggedOutput::add_poll_fds(std::vector<pollfd>& fds) const
     }
 }
 
-void TaggedOutput::emit(Stream& stream, std::string_view line)
+void TaggedOutput::emit(Stream& stream, std::string_view line, std::string_view end)
 {
     std::string tagged;
-    tagged.reserve(stream.prefix.size() + line.size() + 1);
-    tagged.append(stream.prefix).append(line).push_back('\n');
+    tagged.reserve(stream.prefix.size() + line.size() + end.size());
+    tagged.append(stream.prefix).append(line).append(end);
     if (m_around_write) {
         m_around_write(true);
     }
@@ -63,14 +81,45 @@ TaggedOutput::ReadResult TaggedOutput::copy_available(Stream& stream)
         return ReadResult::ended;
     }
     stream.partial.append(chunk.data(), static_cast<std::size_t>(got));
+    emit_pieces(stream);
+    return ReadResult::copied;
+}
+
+// Emits each complete piece of `stream.partial`: a line ended by '\n' or "\r\n", or one ended
+// by '\r' alone, which a progress bar redraws in place (it keeps its '\r', so the terminal
+// still does), or the first k_longest_piece bytes of a longer line, ended with a newline.
+void TaggedOutput::emit_pieces(Stream& stream)
+{
+    const std::string_view partial = stream.partial;
     std::size_t start = 0;
-    for (auto newline = stream.partial.find('\n'); newline != std::string::npos;
-         newline = stream.partial.find('\n', start)) {
-        emit(stream, std::string_view(stream.partial).substr(start, newline - start));
-        start = newline + 1;
+    while (true) {
+        const auto end = partial.find_first_of("\r\n", start);
+        // A '\r' that came last may be the start of "\r\n": it waits for the next byte.
+        const bool complete =
+            end != std::string_view::npos && (partial[end] == '\n' || end + 1 < partial.size());
+        if ((complete ? end : partial.size()) - start > k_longest_piece) {
+            const auto piece = piece_end(partial.substr(start), k_longest_piece);
+            emit(stream, partial.substr(start, piece), "\n");
+            start += piece;
+            continue;
+        }
+        if (!complete) {
+            break;
+        }
+        if (partial[end] == '\n') {
+            emit(stream, partial.substr(start, end - start), "\n");
+            start = end + 1;
+        } else if (partial[end + 1] == '\n') {
+            emit(stream, partial.substr(start, end - start), "\r\n");
+            start = end + 2;
+        } else {
+            if (end > start) { // a lone '\r' after a line end moves nothing
+                emit(stream, partial.substr(start, end - start), "\r");
+            }
+            start = end + 1;
+        }
     }
     stream.partial.erase(0, start);
-    return ReadResult::copied;
 }
 
 void TaggedOutput::on_readable(int fd)
@@ -83,7 +132,7 @@ void TaggedOutput::on_readable(int fd)
     }
     // End of the job's output: every writer, background ones included, has closed it.
     if (!found->partial.empty()) {
-        emit(*found, found->partial);
+        emit(*found, found->partial, "\n");
     }
     m_streams.erase(found);
 }
@@ -94,7 +143,7 @@ void TaggedOutput::drain()
         while (copy_available(stream) == ReadResult::copied) {
         }
         if (!stream.partial.empty()) {
-            emit(stream, stream.partial);
+            emit(stream, stream.partial, "\n");
         }
     }
     m_streams.clear();

@@ -127,11 +127,19 @@ Process::Process(const TempDir& dir, LaunchOptions options)
     posix_spawn_file_actions_t actions;
     posix_spawn_file_actions_init(&actions);
     // A FIFO given as stdin would block this open until a writer comes: open it in the child.
-    posix_spawn_file_actions_addopen(&actions, 0, stdin_path.c_str(), O_RDONLY, 0);
+    if (options.close_stdin) {
+        posix_spawn_file_actions_addclose(&actions, 0);
+    } else {
+        posix_spawn_file_actions_addopen(&actions, 0, stdin_path.c_str(), O_RDONLY, 0);
+    }
     posix_spawn_file_actions_addopen(&actions, 1, m_out.c_str(), O_WRONLY | O_CREAT | O_TRUNC,
                                      0644);
-    posix_spawn_file_actions_addopen(&actions, 2, m_err.c_str(), O_WRONLY | O_CREAT | O_TRUNC,
-                                     0644);
+    if (options.stderr_fd) {
+        posix_spawn_file_actions_adddup2(&actions, *options.stderr_fd, 2);
+    } else {
+        posix_spawn_file_actions_addopen(&actions, 2, m_err.c_str(),
+                                         O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    }
     if (options.cwd) {
         posix_spawn_file_actions_addchdir_np(&actions, options.cwd->c_str());
     }
@@ -170,16 +178,17 @@ Finished Process::wait(std::chrono::milliseconds timeout)
     const auto deadline = std::chrono::steady_clock::now() + timeout;
     bool timed_out = false;
     int status = 0;
-    while (waitpid(m_pid, &status, WNOHANG) != m_pid) {
+    struct rusage usage {};
+    while (wait4(m_pid, &status, WNOHANG, &usage) != m_pid) {
         if (std::chrono::steady_clock::now() > deadline) {
             timed_out = true;
             kill(m_pid, SIGKILL);
-            waitpid(m_pid, &status, 0);
+            wait4(m_pid, &status, 0, &usage);
             break;
         }
         std::this_thread::sleep_for(5ms);
     }
-    Finished finished = finish(status);
+    Finished finished = finish(status, usage);
     finished.timed_out = timed_out;
     m_finished = finished;
     return finished;
@@ -188,16 +197,18 @@ Finished Process::wait(std::chrono::milliseconds timeout)
 std::optional<Finished> Process::try_wait()
 {
     int status = 0;
-    if (m_reaped || waitpid(m_pid, &status, WNOHANG) != m_pid) {
+    struct rusage usage {};
+    if (m_reaped || wait4(m_pid, &status, WNOHANG, &usage) != m_pid) {
         return std::nullopt;
     }
-    return finish(status);
+    return finish(status, usage);
 }
 
-Finished Process::finish(int wait_status)
+Finished Process::finish(int wait_status, const struct rusage& usage)
 {
     m_reaped = true;
     Finished finished;
+    finished.max_rss_kib = usage.ru_maxrss;
     if (WIFEXITED(wait_status)) {
         finished.exit_status = WEXITSTATUS(wait_status);
     } else if (WIFSIGNALED(wait_status)) {

@@ -1,5 +1,6 @@
 #pragma once
 
+#include <sys/resource.h>
 #include <sys/types.h>
 
 #include <chrono>
@@ -43,6 +44,7 @@ struct Finished {
     bool timed_out = false;
     std::string out;
     std::string err;
+    long max_rss_kib = 0; // the process's peak resident memory (wait4)
 };
 
 struct LaunchOptions {
@@ -52,6 +54,8 @@ struct LaunchOptions {
     std::map<std::string, std::optional<std::string>> env; // set, or unset with nullopt
     std::optional<std::filesystem::path> program;          // default: the gpusched binary
     std::optional<std::filesystem::path> cwd;              // default: the test's
+    bool close_stdin = false;                              // start with fd 0 closed
+    std::optional<int> stderr_fd = std::nullopt; // fd 2 (default: a file read into err)
 };
 
 // A running gpusched, its stdout and stderr captured in files of `dir`.
@@ -72,7 +76,7 @@ public:
     std::optional<Finished> try_wait();
 
 private:
-    Finished finish(int wait_status);
+    Finished finish(int wait_status, const struct rusage& usage);
 
     std::optional<Finished> m_finished;
 

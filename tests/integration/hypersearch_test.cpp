@@ -82,7 +82,8 @@ TEST(HypersearchCli, ErrorsExitWithTwoAndNameTheCulprit)
         {{"echo {x}", "-p", "x", "1", "-p", "x", "2"}, "parameter 'x' is given twice"},
         {{"echo {x}", "-p", "x"}, "parameter 'x' has no values"},
         {{"echo {x}"}, "no parameters"},
-        {{"echo {x}", "-p", "x", "1", "--n-samples", "0"}, "--n-samples must be at least 1"},
+        {{"echo {x}", "-p", "x", "1", "--n-samples", "0"},
+         "--n-samples: 0 is out of range: must be a whole number at least 1"},
         {{"echo {x}", "-p", "x", "range:3:1"}, "parameter 'x': 'range:3:1' holds no value"},
         {{"echo {x}", "-p", "x", "1", "--sampling-mode", "sideways"}, "sideways"},
     };
@@ -100,7 +101,32 @@ TEST(HypersearchCli, ClosedStdoutEndsQuietly)
         dir, "\"$GPUSCHED\" hypersearch 'x {a} {b}' -p a range:0:1000 -p b range:0:1000 | head -1");
     EXPECT_EQ(result.exit_status, 0) << result.err;
     EXPECT_EQ(split_lines(result.out).size(), 1u);
-    EXPECT_EQ(result.err, "");
+    EXPECT_EQ(split_lines(result.err).size(), 1u) << "only the seed: " << result.err;
+    EXPECT_EQ(result.err.rfind("gpusched hypersearch: seed ", 0), 0u) << result.err;
+}
+
+TEST(HypersearchCli, SaysTheSeedItChoseSoTheOrderCanBeHadAgain)
+{
+    TempDir dir;
+    const std::vector<std::string> args = {"t {a}", "-p", "a", "range:0:50"};
+    const auto chosen = hypersearch(dir, args);
+    ASSERT_EQ(chosen.exit_status, 0) << chosen.err;
+    const std::string said = "gpusched hypersearch: seed ";
+    ASSERT_EQ(chosen.err.rfind(said, 0), 0u) << chosen.err;
+    const auto seed = chosen.err.substr(said.size(), chosen.err.find(' ', said.size()) - said.size());
+    EXPECT_NE(chosen.err.find("(--seed " + seed + " gives this order again)"), std::string::npos)
+        << chosen.err;
+
+    auto again_args = args;
+    again_args.insert(again_args.end(), {"--seed", seed});
+    const auto again = hypersearch(dir, again_args);
+    ASSERT_EQ(again.exit_status, 0) << again.err;
+    EXPECT_EQ(again.out, chosen.out);
+    EXPECT_EQ(again.err, "") << "no seed to tell when it was given";
+
+    auto grid_args = args;
+    grid_args.insert(grid_args.end(), {"--sampling-mode", "grid"});
+    EXPECT_EQ(hypersearch(dir, grid_args).err, "") << "a grid's order needs no seed";
 }
 
 TEST(HypersearchCli, EveryConfigurationRunsOnceThroughTheScheduler)

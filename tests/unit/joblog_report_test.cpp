@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <limits>
+
 namespace gpusched {
 namespace {
 
@@ -101,6 +103,19 @@ TEST(JoblogReport, CommandsAreEscapedIntoWellFormedText)
                        "\xEF\xBF\xBD\xEF\xBF\xBD caf\xc3\xa9"),
               std::string::npos)
         << svg;
+}
+
+TEST(JoblogReport, HugeAndInfiniteTimesStillEnd)
+{
+    // Records are checked when read; the report itself must end on whatever it is given.
+    for (const double huge : {1e300, 1.7e308, std::numeric_limits<double>::infinity(),
+                              std::numeric_limits<double>::quiet_NaN()}) {
+        const std::vector<JoblogRecord> log = {attempt(1, "0", 0, 1), attempt(2, "1", huge, huge)};
+        const auto svg = render_timeline_svg(log);
+        EXPECT_EQ(svg.rfind("</svg>\n"), svg.size() - 7) << huge;
+        EXPECT_LE(count(svg, "class=\"grid\""), 21u) << huge;
+        EXPECT_FALSE(format_summary(summarize_joblog(log)).empty());
+    }
 }
 
 } // namespace

@@ -8,9 +8,12 @@
 namespace gpusched {
 namespace {
 
-std::vector<LogicalLine> assemble(std::string_view input, std::size_t chunk = 0)
+using namespace std::string_literals;
+
+std::vector<LogicalLine> assemble(std::string_view input, std::size_t chunk = 0,
+                                  std::size_t longest = k_longest_command)
 {
-    LineAssembler assembler;
+    LineAssembler assembler(longest);
     std::vector<LogicalLine> lines;
     if (chunk == 0) {
         chunk = input.size() == 0 ? 1 : input.size();
@@ -150,10 +153,125 @@ TEST(LineAssembler, FlagsNulBytes)
 {
     const auto lines = assemble(std::string("ok\nbad\0line\nok2\n", 16));
     ASSERT_EQ(lines.size(), 3u);
-    EXPECT_FALSE(lines[0].has_nul);
-    EXPECT_TRUE(lines[1].has_nul);
+    EXPECT_EQ(lines[0].fault, LineFault::none);
+    EXPECT_EQ(lines[1].fault, LineFault::nul_byte);
     EXPECT_EQ(lines[1].first_line, 2u);
-    EXPECT_FALSE(lines[2].has_nul);
+    EXPECT_EQ(lines[1].text, "") << "a command that cannot run is not kept";
+    EXPECT_EQ(lines[2].fault, LineFault::none);
+    EXPECT_EQ(lines[2].first_line, 3u);
+}
+
+// Each command as "LINE:text" or "LINE:FAULT", to compare whole results.
+std::vector<std::string> described(const std::vector<LogicalLine>& lines)
+{
+    std::vector<std::string> result;
+    for (const auto& line : lines) {
+        const char* fault = line.fault == LineFault::nul_byte   ? "NUL"
+                            : line.fault == LineFault::too_long ? "TOO LONG"
+                                                                : nullptr;
+        result.push_back(std::to_string(line.first_line) + ":" + (fault ? fault : line.text));
+    }
+    return result;
+}
+
+TEST(LineAssembler, ReportsANulByteBeforeTheLineEnds)
+{
+    LineAssembler assembler;
+    assembler.feed("ok\nbad\0 and no newline yet"s);
+    EXPECT_EQ(assembler.next()->text, "ok");
+    const auto bad = assembler.next();
+    ASSERT_TRUE(bad.has_value()) << "known to be unrunnable before its newline";
+    EXPECT_EQ(bad->fault, LineFault::nul_byte);
+    EXPECT_EQ(bad->first_line, 2u);
+    assembler.feed("still the same line");
+    EXPECT_FALSE(assembler.next().has_value()) << "reported once";
+    assembler.feed(" until here\nnext\n");
+    const auto next = assembler.next();
+    ASSERT_TRUE(next.has_value());
+    EXPECT_EQ(next->text, "next");
+    EXPECT_EQ(next->first_line, 3u);
+}
+
+TEST(LineAssembler, RefusesACommandOverTheLimitAndDropsItAsItComes)
+{
+    LineAssembler assembler(1024);
+    const std::string chunk(4096, 'x');
+    std::size_t reports = 0;
+    for (int i = 0; i < 2560; ++i) { // 10 MiB without a newline
+        assembler.feed(chunk);
+        while (auto line = assembler.next()) {
+            EXPECT_EQ(line->fault, LineFault::too_long);
+            EXPECT_EQ(line->first_line, 1u);
+            ++reports;
+        }
+        EXPECT_LE(assembler.held_bytes(), 1024u + 2 + chunk.size());
+    }
+    EXPECT_EQ(reports, 1u);
+    assembler.feed("\nok\n");
+    EXPECT_EQ(assembler.next()->text, "ok");
+    assembler.end_of_input();
+    EXPECT_FALSE(assembler.next().has_value());
+    EXPECT_TRUE(assembler.exhausted());
+}
+
+TEST(LineAssembler, ACommandAtTheLimitRuns)
+{
+    const std::string longest(16, 'x');
+    EXPECT_EQ(described(assemble(longest + "\n" + longest + "x\n", 3, 16)),
+              (Texts{"1:" + longest, "2:TOO LONG"}));
+    EXPECT_EQ(described(assemble("12345678\\\n12345678\n", 3, 16)),
+              (Texts{"1:1234567812345678"}));
+    EXPECT_EQ(described(assemble("12345678\\\n123456789\nok\n", 3, 16)),
+              (Texts{"1:TOO LONG", "3:ok"}));
+}
+
+TEST(LineAssembler, DropsTheContinuationLinesOfABadCommand)
+{
+    EXPECT_EQ(described(assemble("a\0 \\\nstill it \\\r\nand it\nok\n"s)),
+              (Texts{"1:NUL", "4:ok"}));
+    const std::string long_line(40, 'x');
+    for (std::size_t chunk = 1; chunk <= 8; ++chunk) {
+        EXPECT_EQ(described(assemble(long_line + " \\\r\n" + long_line + "\nok\n", chunk, 16)),
+                  (Texts{"1:TOO LONG", "3:ok"}))
+            << "chunk size " << chunk;
+        EXPECT_EQ(described(assemble(long_line + "\\\\\nok\n", chunk, 16)),
+                  (Texts{"1:TOO LONG", "2:ok"}))
+            << "an even number of backslashes does not continue; chunk size " << chunk;
+    }
+}
+
+TEST(LineAssembler, SkipsLongCommentsAndBlankLinesQuietly)
+{
+    const std::string blanks(40, ' ');
+    for (std::size_t chunk = 1; chunk <= 8; ++chunk) {
+        EXPECT_EQ(described(assemble("# " + std::string(40, 'c') + " \\\n" + blanks + "\n" +
+                                         blanks + "# " + "c\0"s + "\nok\n",
+                                     chunk, 16)),
+                  (Texts{"4:ok"}))
+            << "chunk size " << chunk;
+        EXPECT_EQ(described(assemble(blanks + "x\nok\n", chunk, 16)),
+                  (Texts{"1:TOO LONG", "2:ok"}))
+            << "chunk size " << chunk;
+    }
+}
+
+TEST(LineAssembler, InputEndingInsideADroppedLine)
+{
+    EXPECT_EQ(described(assemble("ok\nx\0y"s)), (Texts{"1:ok", "2:NUL"}));
+    EXPECT_EQ(described(assemble(std::string(40, 'x'), 4, 16)), (Texts{"1:TOO LONG"}));
+    EXPECT_EQ(described(assemble(std::string(40, 'x') + "\\", 4, 16)), (Texts{"1:TOO LONG"}));
+}
+
+TEST(LineAssembler, FaultsDoNotDependOnChunkBoundaries)
+{
+    const std::string input = "ok\nb\0ad \\\ncont\n# c\0\n"s +
+                              std::string(30, 'y') + "\n   \t" + std::string(30, ' ') +
+                              "\n \\\n" + std::string(20, 'z') + "\nlast";
+    const auto whole = described(assemble(input, 0, 16));
+    EXPECT_EQ(whole, (Texts{"1:ok", "2:NUL", "5:TOO LONG", "7:TOO LONG", "9:last"}));
+    for (std::size_t chunk = 1; chunk <= input.size(); ++chunk) {
+        EXPECT_EQ(described(assemble(input, chunk, 16)), whole) << "chunk size " << chunk;
+    }
 }
 
 TEST(LineAssembler, ChunkBoundariesDoNotMatter)

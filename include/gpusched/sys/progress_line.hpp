@@ -6,9 +6,11 @@
 namespace gpusched::sys {
 
 // A status line kept at the bottom of the terminal on stderr. Everything else written to the
-// terminal goes above it: the writer hides the line, writes, and restores it.
+// terminal goes above it: the writer hides the line, writes, and restores it. It is written
+// as the log is, never blocking (stderr_writer()).
 class ProgressLine {
 public:
+    // `fd` is where the terminal's width is asked for.
     explicit ProgressLine(int fd) : m_fd(fd) {}
 
     void show(std::string text);

@@ -34,6 +34,8 @@ public:
     // The child leads a process group of its own, so one kill() reaches all it starts.
     SpawnAttributes& new_process_group();
     SpawnAttributes& signal_mask(const sigset_t& mask);
+    // The child starts with the default action for each of `signals`.
+    SpawnAttributes& default_signals(const sigset_t& signals);
 
     const posix_spawnattr_t* get() const { return &m_attributes; }
 

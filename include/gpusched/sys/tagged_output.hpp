@@ -13,6 +13,8 @@ namespace gpusched::sys {
 // --tag: jobs write into pipes, and gpusched copies each complete line to its own stdout or
 // stderr behind a prefix naming the job and GPU. A line is written with one write(2), so
 // lines of different jobs never mix within a line; a last line without a newline gets one.
+// A carriage return ends a piece too (a progress bar redrawn in place is shown as it goes),
+// and a line longer than 64 KiB goes out in pieces of 64 KiB, so memory stays bounded.
 class TaggedOutput {
 public:
     // Called before and after each write, so a progress line can step aside.
@@ -44,7 +46,9 @@ private:
         std::string partial;
     };
 
-    void emit(Stream& stream, std::string_view line);
+    // Writes prefix, `line` and `end` ("\n", "\r\n" or "\r") at once.
+    void emit(Stream& stream, std::string_view line, std::string_view end);
+    void emit_pieces(Stream& stream);
     enum class ReadResult { copied, nothing_yet, ended };
     // Reads once from `stream` and copies its complete lines.
     ReadResult copy_available(Stream& stream);

@@ -1,0 +1,57 @@
+#include <gpusched/number_checks.hpp>
+
+#include <gpusched/parse_number.hpp>
+
+#include <fmt/format.h>
+
+#include <cmath>
+#include <limits>
+
+namespace gpusched {
+namespace {
+
+// The value as the user wrote it, cut short if it is very long.
+std::string quoted(std::string_view text)
+{
+    constexpr std::size_t k_shown = 40;
+    if (text.size() <= k_shown) {
+        return std::string(text);
+    }
+    return fmt::format("{}... ({} characters)", text.substr(0, k_shown), text.size());
+}
+
+} // namespace
+
+Parsed<double> parse_seconds(std::string_view text, bool zero_allowed, double most)
+{
+    const auto range = fmt::format("{} 0 and at most {} seconds",
+                                   zero_allowed ? "at least" : "more than", most);
+    const auto value = parse_number<double>(text);
+    if (!value || !std::isfinite(*value)) {
+        return ParseError{fmt::format("{} is not a number of seconds: must be {}", quoted(text),
+                                      range)};
+    }
+    if (*value < 0 || (*value == 0 && !zero_allowed) || *value > most) {
+        return ParseError{fmt::format("{} is out of range: must be {}", quoted(text), range)};
+    }
+    return *value;
+}
+
+Parsed<std::uint64_t> parse_whole_number(std::string_view text, std::uint64_t least,
+                                         std::uint64_t most)
+{
+    // Past 2^63 a bound is no bound the user needs to read.
+    const auto range = most >= static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max())
+                           ? fmt::format("at least {}", least)
+                           : fmt::format("from {} to {}", least, most);
+    const bool digits_only =
+        !text.empty() && text.find_first_not_of("0123456789") == std::string_view::npos;
+    const auto value = digits_only ? parse_number<std::uint64_t>(text) : std::nullopt;
+    if (!value || *value < least || *value > most) {
+        return ParseError{fmt::format("{} is {}: must be a whole number {}", quoted(text),
+                                      digits_only ? "out of range" : "not a whole number", range)};
+    }
+    return *value;
+}
+
+} // namespace gpusched
