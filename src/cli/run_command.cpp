@@ -258,7 +258,7 @@ int run_jobs(RunOptions& options, const InputFactory& make_input,
     // Children must be reapable even if our parent set SIGCHLD to SIG_IGN; then block the
     // signals we handle, before anything else can start a thread.
     std::signal(SIGCHLD, SIG_DFL);
-    sys::SignalChannel signals{SIGCHLD, SIGINT, SIGTERM, SIGHUP, SIGUSR1, SIGPIPE};
+    sys::SignalChannel signals{SIGCHLD, SIGINT, SIGTERM, SIGHUP, SIGUSR1};
 
     auto input = make_input();
     sys::CudaProbeChild probe(to_milliseconds(options.probe_timeout_seconds));

@@ -407,9 +407,9 @@ void JobRunner::kill_adopted()
 void JobRunner::handle_signals()
 {
     for (const int signal : m_signals.take_pending()) {
-        // SIGCHLD is reaped below, once for any number of coalesced ones; SIGPIPE is only
-        // blocked, so that a closed stderr cannot kill gpusched and orphan its jobs.
-        if (signal == SIGCHLD || signal == SIGPIPE) {
+        // SIGCHLD is reaped below, once for any number of coalesced ones. (SIGPIPE is
+        // ignored from the start: a closed stderr must not kill gpusched and orphan its jobs.)
+        if (signal == SIGCHLD) {
             continue;
         }
         if (signal == SIGUSR1) {

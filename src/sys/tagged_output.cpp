@@ -57,14 +57,13 @@ void TaggedOutput::add_poll_fds(std::vector<pollfd>& fds) const
 
 void TaggedOutput::emit(Stream& stream, std::string_view line, std::string_view end)
 {
-    std::string tagged;
-    tagged.reserve(stream.prefix.size() + line.size() + end.size());
-    tagged.append(stream.prefix).append(line).append(end);
+    // One buffer for every piece: no allocation per line.
+    m_tagged.assign(stream.prefix).append(line).append(end);
     if (m_around_write) {
         m_around_write(true);
     }
     // A failed write means our own stdout is gone: the job's output has nowhere to go.
-    write_all(stream.destination, tagged);
+    write_all(stream.destination, m_tagged);
     if (m_around_write) {
         m_around_write(false);
     }

@@ -55,6 +55,7 @@ private:
 
     std::vector<Stream> m_streams;
     std::function<void(bool)> m_around_write;
+    std::string m_tagged; // the piece being written
 };
 
 } // namespace gpusched::sys
