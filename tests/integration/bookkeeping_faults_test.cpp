@@ -148,6 +148,11 @@ TEST(OutputDir, RemovedDuringTheRunFailsOnlyTheJobsThatNeedIt)
 
 TEST(Descriptors, TooFewFailOnlyTheJobsThatGetNone)
 {
+#if defined(__SANITIZE_ADDRESS__)
+    // UndefinedBehaviorSanitizer checks a type by reading memory through a pipe of its own,
+    // which it cannot make once the descriptors run out: it would report a false error.
+    GTEST_SKIP() << "the sanitizers' runtime needs descriptors of its own";
+#endif
     TempDir dir;
     std::vector<std::string> commands(40, "sleep 0.3");
     const auto input = dir / "commands.txt";
