@@ -83,6 +83,23 @@ std::string read_file(const fs::path& path)
     return contents.str();
 }
 
+std::vector<std::vector<std::string>> joblog_records(const fs::path& path)
+{
+    std::vector<std::vector<std::string>> records;
+    for (const auto& line : split_lines(read_file(path))) {
+        if (line.rfind("Seq\t", 0) == 0) {
+            continue;
+        }
+        std::vector<std::string> fields;
+        std::istringstream stream(line);
+        for (std::string field; std::getline(stream, field, '\t');) {
+            fields.push_back(field);
+        }
+        records.push_back(std::move(fields));
+    }
+    return records;
+}
+
 Process::Process(const TempDir& dir, LaunchOptions options)
     : m_out(dir / "gpusched.out"), m_err(dir / "gpusched.err")
 {

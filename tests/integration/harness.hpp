@@ -93,6 +93,9 @@ Finished run(const TempDir& dir, LaunchOptions options,
 bool eventually(const std::function<bool()>& condition,
                 std::chrono::milliseconds timeout = std::chrono::seconds(20));
 
+// The records of a job log (its header skipped), each split into its tab-separated fields.
+std::vector<std::vector<std::string>> joblog_records(const std::filesystem::path& path);
+
 // One line of runs.log written by scripts/record_job.sh.
 struct JobRecord {
     std::string tag;

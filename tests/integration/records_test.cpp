@@ -13,29 +13,6 @@ namespace {
 
 using namespace std::chrono_literals;
 
-std::vector<std::string> fields_of(const std::string& line)
-{
-    std::vector<std::string> fields;
-    std::istringstream stream(line);
-    std::string field;
-    while (std::getline(stream, field, '\t')) {
-        fields.push_back(field);
-    }
-    return fields;
-}
-
-// The joblog's records (header skipped), each split into its fields.
-std::vector<std::vector<std::string>> joblog_records(const fs::path& path)
-{
-    std::vector<std::vector<std::string>> records;
-    for (const auto& line : split_lines(read_file(path))) {
-        if (line.rfind("Seq\t", 0) != 0) {
-            records.push_back(fields_of(line));
-        }
-    }
-    return records;
-}
-
 // A command that appends its job id to DIR/ran-ID and then fails until it has run `failures`
 // times (counted in that file).
 std::string flaky(const TempDir& dir, int failures)

@@ -17,28 +17,6 @@ namespace {
 
 using namespace std::chrono_literals;
 
-std::vector<std::string> fields_of(const std::string& line)
-{
-    std::vector<std::string> fields;
-    std::istringstream stream(line);
-    std::string field;
-    while (std::getline(stream, field, '\t')) {
-        fields.push_back(field);
-    }
-    return fields;
-}
-
-std::vector<std::vector<std::string>> joblog_records(const fs::path& path)
-{
-    std::vector<std::vector<std::string>> records;
-    for (const auto& line : split_lines(read_file(path))) {
-        if (line.rfind("Seq\t", 0) != 0) {
-            records.push_back(fields_of(line));
-        }
-    }
-    return records;
-}
-
 // How often each line occurs in `path`.
 std::map<std::string, int> line_counts(const fs::path& path)
 {
@@ -260,6 +238,16 @@ std::string stubborn_job(const TempDir& dir, const std::string& name)
                        dir.path().string(), name);
 }
 
+// The pids the jobs noted in DIR/pids.
+std::vector<pid_t> noted_pids(const TempDir& dir)
+{
+    std::vector<pid_t> pids;
+    for (const auto& [pid, count] : line_counts(dir / "pids")) {
+        pids.push_back(std::stoi(pid));
+    }
+    return pids;
+}
+
 bool alive(pid_t pid)
 {
     std::string state;
@@ -281,10 +269,7 @@ TEST(Crash, JobsOfAKilledSchedulerStopWithIt)
     ASSERT_TRUE(eventually([&] { return line_counts(dir / "ran").size() == 2; }));
     killed.signal(SIGKILL);
     killed.wait();
-    std::vector<pid_t> pids;
-    for (const auto& [pid, count] : line_counts(dir / "pids")) {
-        pids.push_back(std::stoi(pid));
-    }
+    const auto pids = noted_pids(dir);
     ASSERT_EQ(pids.size(), 2u);
     EXPECT_TRUE(alive(pids[0]) || alive(pids[1])) << "they ignore SIGTERM for a second";
     EXPECT_TRUE(eventually([&] { return std::none_of(pids.begin(), pids.end(), alive); }))
@@ -351,10 +336,7 @@ TEST(Crash, TheGuardFindsJobsThatClosedTheMarkerOrLeftTheirGroup)
     ASSERT_TRUE(eventually([&] { return line_counts(dir / "ran").size() == 2; }));
     killed.signal(SIGKILL);
     killed.wait();
-    std::vector<pid_t> pids;
-    for (const auto& [pid, count] : line_counts(dir / "pids")) {
-        pids.push_back(std::stoi(pid));
-    }
+    const auto pids = noted_pids(dir);
     ASSERT_EQ(pids.size(), 2u);
     EXPECT_TRUE(eventually([&] { return std::none_of(pids.begin(), pids.end(), alive); }))
         << "the environment tells them apart";
