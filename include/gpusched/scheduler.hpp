@@ -63,7 +63,7 @@ using Action = std::variant<StartJob, SignalRunningJobs, ArmKillTimer, RetrySche
 
 struct JobCounts {
     std::size_t succeeded = 0;
-    std::size_t failed = 0;  // after their last attempt
+    std::size_t failed = 0; // after their last attempt
     // Running when the run was stopped (a signal to gpusched, `--halt now`): not counted as
     // succeeded or failed, whatever they returned, and run again by --resume.
     std::size_t interrupted = 0;

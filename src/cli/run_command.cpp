@@ -306,8 +306,7 @@ int run_jobs(RunOptions& options, const InputFactory& make_input,
     }
     // Fds 0-2, then what a job gets: a lease per GPU, the marker, a long command's script.
     const int lowest_marker_fd = static_cast<int>(3 + scheduler.pool().size() + 2);
-    const sys::RunGuard guard(runner_settings.kill_after, guard_keeps, lowest_marker_fd,
-                              run_token);
+    const sys::RunGuard guard(runner_settings.kill_after, guard_keeps, lowest_marker_fd, run_token);
     const sys::JobSpawner spawner(options.shell, signals.original_mask(), guard.marker_fd());
     sys::JobRunner runner(scheduler, *input, signals, spawner, environment,
                           std::move(runner_settings));

@@ -12,8 +12,9 @@
 namespace gpusched {
 namespace {
 
-constexpr std::string_view k_header = "Seq\tHost\tStarttime\tJobRuntime\tSend\tReceive\tExitval\tSignal"
-                                     "\tCommand\tGPU\tStopped";
+constexpr std::string_view k_header =
+    "Seq\tHost\tStarttime\tJobRuntime\tSend\tReceive\tExitval\tSignal"
+    "\tCommand\tGPU\tStopped";
 constexpr std::size_t k_fields_before_command = 8;
 
 constexpr std::array<std::pair<AttemptEnd, std::string_view>, 3> k_end_words = {{
@@ -47,7 +48,8 @@ bool is_joblog_header(std::string_view line)
 bool looks_like_torn_record(std::string_view line)
 {
     const auto digits = line.find_first_not_of("0123456789");
-    return !line.empty() && digits != 0 && (digits == std::string_view::npos || line[digits] == '\t');
+    return !line.empty() && digits != 0 &&
+           (digits == std::string_view::npos || line[digits] == '\t');
 }
 
 std::string_view attempt_end_word(AttemptEnd end)

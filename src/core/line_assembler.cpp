@@ -234,8 +234,8 @@ std::optional<LogicalLine> LineAssembler::check_partial_line()
     if (m_dropping != Dropping::command) {
         return std::nullopt;
     }
-    return LogicalLine{{}, m_pending_first_line,
-                       has_nul ? LineFault::nul_byte : LineFault::too_long};
+    return LogicalLine{
+        {}, m_pending_first_line, has_nul ? LineFault::nul_byte : LineFault::too_long};
 }
 
 // Drops what has come of the line being dropped, up to its newline; a blank line turns out

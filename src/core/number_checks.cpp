@@ -24,12 +24,12 @@ std::string quoted(std::string_view text)
 
 Parsed<double> parse_seconds(std::string_view text, bool zero_allowed, double most)
 {
-    const auto range = fmt::format("{} 0 and at most {} seconds",
-                                   zero_allowed ? "at least" : "more than", most);
+    const auto range =
+        fmt::format("{} 0 and at most {} seconds", zero_allowed ? "at least" : "more than", most);
     const auto value = parse_number<double>(text);
     if (!value || !std::isfinite(*value)) {
-        return ParseError{fmt::format("{} is not a number of seconds: must be {}", quoted(text),
-                                      range)};
+        return ParseError{
+            fmt::format("{} is not a number of seconds: must be {}", quoted(text), range)};
     }
     if (*value < 0 || (*value == 0 && !zero_allowed) || *value > most) {
         return ParseError{fmt::format("{} is out of range: must be {}", quoted(text), range)};

@@ -60,8 +60,7 @@ void JobRunner::retry_unwritten_records(bool last_try)
                           shorten_command(record.command));
             m_unrecorded_jobs.insert(record.seq);
         } else {
-            spdlog::info("job {}'s record is now in the job log",
-                         m_unwritten_records.front().seq);
+            spdlog::info("job {}'s record is now in the job log", m_unwritten_records.front().seq);
         }
         m_unwritten_records.pop_front();
     }

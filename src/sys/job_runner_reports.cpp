@@ -120,14 +120,13 @@ void JobRunner::report_unmatched_records()
     constexpr std::size_t k_named = 3;
     std::string named;
     for (std::size_t i = 0; i < std::min(unmatched.size(), k_named); ++i) {
-        named += fmt::format("{}job {}: {}", i == 0 ? "" : "; ", unmatched[i].seq,
-                             unmatched[i].command);
+        named +=
+            fmt::format("{}job {}: {}", i == 0 ? "" : "; ", unmatched[i].seq, unmatched[i].command);
     }
-    spdlog::warn("the job log records {} {} whose command is in no input line: {}{}",
-                 unmatched.size(), unmatched.size() == 1 ? "job" : "jobs", named,
-                 unmatched.size() > k_named
-                     ? fmt::format("; and {} more", unmatched.size() - k_named)
-                     : "");
+    spdlog::warn(
+        "the job log records {} {} whose command is in no input line: {}{}", unmatched.size(),
+        unmatched.size() == 1 ? "job" : "jobs", named,
+        unmatched.size() > k_named ? fmt::format("; and {} more", unmatched.size() - k_named) : "");
 }
 
 void JobRunner::report_summary()
@@ -156,8 +155,9 @@ void JobRunner::report_summary()
         extra += fmt::format(", {} skipped as done in the job log", m_skipped);
     }
     spdlog::info("{} jobs: {} succeeded, {} failed{}, in {}; GPU busy time {}",
-                 counts.succeeded + counts.failed + counts.interrupted, counts.succeeded, counts.failed,
-                 extra, format_duration(Clock::now() - m_started), format_duration(m_busy));
+                 counts.succeeded + counts.failed + counts.interrupted, counts.succeeded,
+                 counts.failed, extra, format_duration(Clock::now() - m_started),
+                 format_duration(m_busy));
 }
 
 } // namespace gpusched::sys

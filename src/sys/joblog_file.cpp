@@ -88,8 +88,7 @@ std::optional<int> JoblogFile::lock(SignalChannel& signals)
         }
         int status = 0;
         if (waitpid(waiter, &status, WNOHANG) == waiter) {
-            if (!WIFEXITED(status) || WEXITSTATUS(status) != 0 ||
-                !try_lock_exclusive(m_fd.get())) {
+            if (!WIFEXITED(status) || WEXITSTATUS(status) != 0 || !try_lock_exclusive(m_fd.get())) {
                 throw std::runtime_error(fmt::format("cannot lock the job log {}", m_path));
             }
             spdlog::info("the job log {} is free now", m_path);
@@ -171,10 +170,9 @@ bool read_joblog(const std::string& path, const std::function<void(JoblogRecord)
         // A record cut short: fewer fields than any record has, no Stopped word where the
         // header promises one, or a last line without its newline. A whole line with a bad
         // field is no torn record but a bad one.
-        const bool cut_short =
-            looks_like_torn_record(line) &&
-            (std::count(line.begin(), line.end(), '\t') < 9 || file.eof() ||
-             (has_stopped_column && !ends_with_stopped_word(line)));
+        const bool cut_short = looks_like_torn_record(line) &&
+                               (std::count(line.begin(), line.end(), '\t') < 9 || file.eof() ||
+                                (has_stopped_column && !ends_with_stopped_word(line)));
         if (std::holds_alternative<JoblogRecord>(record) && cut_short) {
             record = ParseError{"cut short"};
         }

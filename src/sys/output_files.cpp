@@ -49,11 +49,11 @@ std::optional<std::string> OutputFiles::write_info(const JoblogRecord& record,
                                                    unsigned attempt) const
 {
     const auto name = base(record.seq, attempt).string() + ".info";
-    const auto text = fmt::format("job: {}\nattempt: {}\ncommand: {}\ngpu: {}\nstart: {:.3f}\n"
-                                  "runtime: {:.3f}\nexit: {}\nsignal: {}\nstopped: {}\n",
-                                  record.seq, attempt, record.command, record.gpu, record.start,
-                                  record.runtime, record.exit_code, record.signal,
-                                  attempt_end_word(record.end));
+    const auto text =
+        fmt::format("job: {}\nattempt: {}\ncommand: {}\ngpu: {}\nstart: {:.3f}\n"
+                    "runtime: {:.3f}\nexit: {}\nsignal: {}\nstopped: {}\n",
+                    record.seq, attempt, record.command, record.gpu, record.start, record.runtime,
+                    record.exit_code, record.signal, attempt_end_word(record.end));
     UniqueFd file(::open(name.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644));
     if (!file) {
         return fmt::format("open {}: {}", name, std::strerror(errno));

@@ -164,8 +164,8 @@ RunGuard::RunGuard(std::chrono::milliseconds kill_after, const std::vector<int>&
     if (fstat(m_marker.get(), &info) != 0) {
         throw_errno("fstat");
     }
-    RunSigns signs{fmt::format("pipe:[{}]", info.st_ino), "GPUSCHED_RUN=" + run_token, {},
-                   {getpgrp()}};
+    RunSigns signs{
+        fmt::format("pipe:[{}]", info.st_ino), "GPUSCHED_RUN=" + run_token, {}, {getpgrp()}};
 
     const pid_t scheduler = getpid();
     const pid_t middle = fork();

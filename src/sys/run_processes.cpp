@@ -35,8 +35,7 @@ std::optional<std::pair<char, pid_t>> state_and_group(const std::string& pid)
     char state = 0;
     long parent = 0;
     long group = 0;
-    if (std::sscanf(text.data() + after_command + 1, " %c %ld %ld", &state, &parent, &group) !=
-        3) {
+    if (std::sscanf(text.data() + after_command + 1, " %c %ld %ld", &state, &parent, &group) != 3) {
         return std::nullopt;
     }
     return std::pair{state, static_cast<pid_t>(group)};

@@ -91,11 +91,11 @@ TEST(FullDisk, RecordsThatCannotBeWrittenAreNamedAndCounted)
     SKIP_WITHOUT_TMPFS(disk);
     const auto joblog = disk / "jobs.log";
     // Job 2 runs on beside the one that fills the disk, and must not be stopped by it.
-    const auto result =
-        run(dir, {{"--gpus", "0,1", "--joblog", joblog.string()},
-                  join_lines({disk.fill(),
-                              fmt::format("sleep 0.5; touch {}/survived", dir.path().string()),
-                              "false"})});
+    const auto result = run(
+        dir,
+        {{"--gpus", "0,1", "--joblog", joblog.string()},
+         join_lines({disk.fill(), fmt::format("sleep 0.5; touch {}/survived", dir.path().string()),
+                     "false"})});
     EXPECT_EQ(result.exit_status, 3)
         << "two jobs are not on record and one failed; each counts once: " << result.err;
     EXPECT_TRUE(fs::exists(dir / "survived")) << result.err;
@@ -119,8 +119,9 @@ TEST(FullDisk, InfoFilesAreCompleteOrReportedMissing)
         if (fs::exists(info)) {
             EXPECT_TRUE(has(read_file(info), "\nstopped: no\n")) << "cut short: " << info;
         } else {
-            EXPECT_TRUE(has(result.err, fmt::format("{}: No space left on device", info.string())) ||
-                        has(result.err, fmt::format("job {} could not start", job)))
+            EXPECT_TRUE(
+                has(result.err, fmt::format("{}: No space left on device", info.string())) ||
+                has(result.err, fmt::format("job {} could not start", job)))
                 << result.err;
         }
     }
@@ -133,14 +134,14 @@ TEST(OutputDir, RemovedDuringTheRunFailsOnlyTheJobsThatNeedIt)
 {
     TempDir dir;
     const auto output = dir / "out";
-    const auto result = run(
-        dir, {{"--gpus", "0,1", "--output-dir", output.string()},
-              join_lines({fmt::format("sleep 1; touch {}/long-done", dir.path().string()),
-                          fmt::format("rm -rf {}", output.string()), "sleep 0.2", "true"})});
+    const auto result =
+        run(dir, {{"--gpus", "0,1", "--output-dir", output.string()},
+                  join_lines({fmt::format("sleep 1; touch {}/long-done", dir.path().string()),
+                              fmt::format("rm -rf {}", output.string()), "sleep 0.2", "true"})});
     EXPECT_TRUE(fs::exists(dir / "long-done")) << "the running job was not stopped: " << result.err;
-    EXPECT_TRUE(has(result.err, fmt::format("job 3 could not start on GPU")) &&
-                has(result.err, fmt::format("open {}/3.out: No such file or directory",
-                                            output.string())))
+    EXPECT_TRUE(
+        has(result.err, fmt::format("job 3 could not start on GPU")) &&
+        has(result.err, fmt::format("open {}/3.out: No such file or directory", output.string())))
         << result.err;
     EXPECT_NE(result.exit_status, 255) << result.err;
     EXPECT_GE(result.exit_status, 2) << "jobs 3 and 4 failed: " << result.err;
@@ -157,13 +158,13 @@ TEST(Descriptors, TooFewFailOnlyTheJobsThatGetNone)
     std::vector<std::string> commands(40, "sleep 0.3");
     const auto input = dir / "commands.txt";
     write_file(input, join_lines(commands));
-    const auto result = run(
-        dir, {{"-c", fmt::format("ulimit -n 30; exec {} --tag --gpus 0 --jobs-per-gpu 40 {}",
-                                 binary().string(), input.string())},
-              std::nullopt,
-              std::nullopt,
-              {},
-              "/bin/sh"});
+    const auto result =
+        run(dir, {{"-c", fmt::format("ulimit -n 30; exec {} --tag --gpus 0 --jobs-per-gpu 40 {}",
+                                     binary().string(), input.string())},
+                  std::nullopt,
+                  std::nullopt,
+                  {},
+                  "/bin/sh"});
     std::size_t not_started = 0;
     for (const auto& line : split_lines(result.err)) {
         if (has(line, "could not start")) {
@@ -181,8 +182,8 @@ TEST(LockDirectory, RemovedDuringTheRunFailsOnlyTheJobsThatNeedANewLease)
     TempDir dir;
     const auto locks = dir / "locks";
     const auto queue = dir / "queue";
-    Process gpusched(dir, {{"--gpus", "0,1", "--lock-dir", locks.string(), "--fifo",
-                            queue.string()}});
+    Process gpusched(dir,
+                     {{"--gpus", "0,1", "--lock-dir", locks.string(), "--fifo", queue.string()}});
     ASSERT_TRUE(eventually([&] { return fs::exists(queue); }));
     write_file(queue, fmt::format("rm -rf {}; sleep 1; touch {}/first-done\n", locks.string(),
                                   dir.path().string()));

@@ -154,8 +154,8 @@ Process::Process(const TempDir& dir, LaunchOptions options)
     if (options.stderr_fd) {
         posix_spawn_file_actions_adddup2(&actions, *options.stderr_fd, 2);
     } else {
-        posix_spawn_file_actions_addopen(&actions, 2, m_err.c_str(),
-                                         O_WRONLY | O_CREAT | O_TRUNC, 0644);
+        posix_spawn_file_actions_addopen(&actions, 2, m_err.c_str(), O_WRONLY | O_CREAT | O_TRUNC,
+                                         0644);
     }
     if (options.cwd) {
         posix_spawn_file_actions_addchdir_np(&actions, options.cwd->c_str());

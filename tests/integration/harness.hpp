@@ -55,7 +55,7 @@ struct LaunchOptions {
     std::optional<std::filesystem::path> program;          // default: the gpusched binary
     std::optional<std::filesystem::path> cwd;              // default: the test's
     bool close_stdin = false;                              // start with fd 0 closed
-    std::optional<int> stderr_fd = std::nullopt; // fd 2 (default: a file read into err)
+    std::optional<int> stderr_fd = std::nullopt;           // fd 2 (default: a file read into err)
 };
 
 // A running gpusched, its stdout and stderr captured in files of `dir`.

@@ -113,7 +113,8 @@ TEST(HypersearchCli, SaysTheSeedItChoseSoTheOrderCanBeHadAgain)
     ASSERT_EQ(chosen.exit_status, 0) << chosen.err;
     const std::string said = "gpusched hypersearch: seed ";
     ASSERT_EQ(chosen.err.rfind(said, 0), 0u) << chosen.err;
-    const auto seed = chosen.err.substr(said.size(), chosen.err.find(' ', said.size()) - said.size());
+    const auto seed =
+        chosen.err.substr(said.size(), chosen.err.find(' ', said.size()) - said.size());
     EXPECT_NE(chosen.err.find("(--seed " + seed + " gives this order again)"), std::string::npos)
         << chosen.err;
 

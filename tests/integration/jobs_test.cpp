@@ -234,8 +234,7 @@ std::vector<int> job_descriptors(const TempDir& dir, std::vector<std::string> ar
 TEST(Jobs, NoDescriptorOfTheSchedulerLeaksIntoJobs)
 {
     TempDir dir;
-    EXPECT_EQ(job_descriptors(dir, {"--gpus", "0", "--no-lock"}),
-              (std::vector<int>{0, 1, 2, 3, 4}))
+    EXPECT_EQ(job_descriptors(dir, {"--gpus", "0", "--no-lock"}), (std::vector<int>{0, 1, 2, 3, 4}))
         << "3 is the run guard's marker, 4 is ls's own";
     EXPECT_EQ(read_file(dir / "fd3").rfind("pipe:[", 0), 0u) << read_file(dir / "fd3");
 }

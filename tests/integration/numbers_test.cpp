@@ -21,9 +21,8 @@ void expect_refused(const TempDir& dir, LaunchOptions options,
     EXPECT_EQ(result.exit_status, 2) << args << "\n" << result.err;
     EXPECT_EQ(result.err.rfind("gpusched: error: ", 0), 0u) << args << "\n" << result.err;
     for (const auto& text : wanted) {
-        EXPECT_NE(result.err.find(text), std::string::npos)
-            << args << ": no '" << text << "' in\n"
-            << result.err;
+        EXPECT_NE(result.err.find(text), std::string::npos) << args << ": no '" << text << "' in\n"
+                                                            << result.err;
     }
 }
 
@@ -36,8 +35,7 @@ TEST(Numbers, DurationsMustBeFiniteAndAtMostAYear)
             if (option == "--recheck") {
                 args.push_back("--skip-busy");
             }
-            expect_refused(dir, {args, "true\n"},
-                           {option, value, "and at most 31536000 seconds"});
+            expect_refused(dir, {args, "true\n"}, {option, value, "and at most 31536000 seconds"});
         }
     }
     expect_refused(dir, {{"--gpus", "0", "--timeout", "0"}, "true\n"},
@@ -102,7 +100,8 @@ TEST(Numbers, WholeNumbersAreDecimalAndInRange)
 TEST(Numbers, HaltLimitsAreCountsOrFinitePercentages)
 {
     TempDir dir;
-    for (const std::string halt : {"now,fail=nan", "now,fail=inf%", "now,fail=1.5", "soon,done=-1"}) {
+    for (const std::string halt :
+         {"now,fail=nan", "now,fail=inf%", "now,fail=1.5", "soon,done=-1"}) {
         expect_refused(dir, {{"--gpus", "0", "--halt", halt}, "true\n"}, {"bad --halt", halt});
     }
 }
@@ -140,7 +139,8 @@ TEST(Numbers, AReportOfALongSpanEnds)
     TempDir dir;
     const auto log = dir / "joblog";
     write_file(log, joblog_with("4102444000", "3000000000", "-1"));
-    const auto result = run(dir, {{"report", log.string(), "--svg", (dir / "t.svg").string()}}, 20s);
+    const auto result =
+        run(dir, {{"report", log.string(), "--svg", (dir / "t.svg").string()}}, 20s);
     EXPECT_FALSE(result.timed_out);
     EXPECT_EQ(result.exit_status, 0) << result.err;
     EXPECT_NE(read_file(dir / "t.svg").find("</svg>"), std::string::npos);

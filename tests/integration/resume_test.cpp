@@ -51,8 +51,8 @@ TEST(Resume, JobsASignalInterruptedRunAgain)
     TempDir dir;
     const auto joblog = dir / "jobs.log";
     const auto input = dir / "commands.txt";
-    write_file(input, join_lines({quick_job(dir, "one"), slow_job(dir, "two"),
-                                  slow_job(dir, "three")}));
+    write_file(input,
+               join_lines({quick_job(dir, "one"), slow_job(dir, "two"), slow_job(dir, "three")}));
     Process first(dir, {{"--gpus", "0,1", "--joblog", joblog.string(), input.string()}});
     ASSERT_TRUE(eventually([&] { return line_counts(dir / "ran").size() == 3; }));
     first.signal(SIGINT);
@@ -136,11 +136,11 @@ TEST(Resume, FindsFinishedJobsWhereverTheyStandInTheInput)
     for (const auto* name : {"a", "b", "c", "d"}) {
         first.push_back(quick_job(dir, name));
     }
-    ASSERT_EQ(run(dir, {{"--gpus", "0,1", "--joblog", joblog.string()}, join_lines(first)})
-                  .exit_status,
-              0);
-    const std::vector<std::string> reordered = {first[3], first[2], quick_job(dir, "e"), first[1],
-                                                first[0], first[0]};
+    ASSERT_EQ(
+        run(dir, {{"--gpus", "0,1", "--joblog", joblog.string()}, join_lines(first)}).exit_status,
+        0);
+    const std::vector<std::string> reordered = {first[3], first[2], quick_job(dir, "e"),
+                                                first[1], first[0], first[0]};
     const auto resumed = run(
         dir, {{"--gpus", "0,1", "--joblog", joblog.string(), "--resume"}, join_lines(reordered)});
     EXPECT_EQ(resumed.exit_status, 0) << resumed.err;
@@ -154,18 +154,17 @@ TEST(Resume, AShuffledHypersearchRunsOnlyWhatDidNotRun)
     TempDir dir;
     const auto joblog = dir / "jobs.log";
     const auto grid = [&] {
-        const auto generated =
-            run(dir, {{"hypersearch", fmt::format("echo {{a}}-{{b}} >> {}/ran", dir.path().string()),
-                       "-p", "a", "1", "2", "3", "4", "-p", "b", "x", "y", "z"}});
+        const auto generated = run(
+            dir, {{"hypersearch", fmt::format("echo {{a}}-{{b}} >> {}/ran", dir.path().string()),
+                   "-p", "a", "1", "2", "3", "4", "-p", "b", "x", "y", "z"}});
         EXPECT_EQ(generated.exit_status, 0) << generated.err;
         return split_lines(generated.out);
     };
     auto first = grid();
     ASSERT_EQ(first.size(), 12u);
     first.resize(5); // the first run got through five configurations
-    ASSERT_EQ(run(dir, {{"--gpus", "0", "--joblog", joblog.string()}, join_lines(first)})
-                  .exit_status,
-              0);
+    ASSERT_EQ(
+        run(dir, {{"--gpus", "0", "--joblog", joblog.string()}, join_lines(first)}).exit_status, 0);
     auto second = grid();
     const auto resumed =
         run(dir, {{"--gpus", "0", "--joblog", joblog.string(), "--resume"}, join_lines(second)});
@@ -283,8 +282,8 @@ TEST(Crash, ResumeAfterASigkillWaitsForTheKilledRunsJobsAndRunsThemOnce)
     const auto input = dir / "commands.txt";
     write_file(input, join_lines({quick_job(dir, "done"), stubborn_job(dir, "a"),
                                   stubborn_job(dir, "b")}));
-    Process killed(dir, {{"--gpus", "0,1", "--kill-after", "1", "--joblog", joblog.string(),
-                          input.string()}});
+    Process killed(
+        dir, {{"--gpus", "0,1", "--kill-after", "1", "--joblog", joblog.string(), input.string()}});
     ASSERT_TRUE(eventually([&] { return line_counts(dir / "ran").size() == 3; }));
     ASSERT_TRUE(eventually([&] { return joblog_records(joblog).size() == 1; }));
     killed.signal(SIGKILL);
@@ -324,9 +323,8 @@ std::optional<pid_t> guard_of(const fs::path& joblog)
 TEST(Crash, TheGuardFindsJobsThatClosedTheMarkerOrLeftTheirGroup)
 {
     TempDir dir;
-    const auto closes_everything =
-        fmt::format("for fd in 3 4 5 6 7 8 9; do eval \"exec $fd>&-\"; done; {}",
-                    stubborn_job(dir, "closed"));
+    const auto closes_everything = fmt::format(
+        "for fd in 3 4 5 6 7 8 9; do eval \"exec $fd>&-\"; done; {}", stubborn_job(dir, "closed"));
     write_file(dir / "left.sh", fmt::format("for fd in 3 4 5 6 7 8 9; do eval \"exec $fd>&-\"; "
                                             "done\n{}\n",
                                             stubborn_job(dir, "left")));
@@ -357,9 +355,9 @@ TEST(Crash, TheGuardSendsEachProcessOneSigterm)
     ASSERT_TRUE(eventually([&] { return !alive(pid); }));
     EXPECT_EQ(read_file(dir / "terms"), "TERM\n");
     // The guard appends to the log it shares with the scheduler, once it is done.
-    EXPECT_TRUE(eventually(
-        [&] { return has(killed.err_so_far(), "ended without stopping its jobs"); }))
-        << killed.err_so_far();
+    EXPECT_TRUE(eventually([&] {
+        return has(killed.err_so_far(), "ended without stopping its jobs");
+    })) << killed.err_so_far();
     EXPECT_TRUE(has(killed.err_so_far(), "job 1 started")) << killed.err_so_far();
 }
 
@@ -368,8 +366,8 @@ TEST(Crash, AKilledOrStoppedGuardDoesNotSpoilTheRun)
     for (const int signal : {SIGKILL, SIGSTOP}) {
         TempDir dir;
         const auto joblog = dir / "jobs.log";
-        Process gpusched(dir, {{"--gpus", "0", "--joblog", joblog.string()},
-                               slow_job(dir, "only") + "\n"});
+        Process gpusched(
+            dir, {{"--gpus", "0", "--joblog", joblog.string()}, slow_job(dir, "only") + "\n"});
         ASSERT_TRUE(eventually([&] { return line_counts(dir / "ran").size() == 1; }));
         const auto guard = guard_of(joblog);
         ASSERT_TRUE(guard.has_value());
@@ -387,8 +385,8 @@ TEST(Joblog, AFileThatIsNoJobLogIsNeverAppendedTo)
     TempDir dir;
     const auto commands = dir / "commands.txt";
     write_file(commands, "true\n");
-    const auto result = run(dir, {{"--gpus", "0", "--joblog", commands.string(),
-                                   commands.string()}});
+    const auto result =
+        run(dir, {{"--gpus", "0", "--joblog", commands.string(), commands.string()}});
     EXPECT_EQ(result.exit_status, 2) << result.err;
     EXPECT_TRUE(has(result.err, "is not a job log")) << result.err;
     EXPECT_EQ(read_file(commands), "true\n");
@@ -403,8 +401,8 @@ TEST(Resume, ASecondRunOnTheSameLogWaitsForTheFirst)
     Process first(dir, {{"--gpus", "0", "--joblog", joblog.string(), input.string()}});
     ASSERT_TRUE(eventually([&] { return line_counts(dir / "ran").size() == 1; }));
     TempDir other;
-    Process second(other, {{"--gpus", "1", "--joblog", joblog.string(), "--resume",
-                            input.string()}});
+    Process second(other,
+                   {{"--gpus", "1", "--joblog", joblog.string(), "--resume", input.string()}});
     ASSERT_TRUE(eventually([&] { return has(second.err_so_far(), "is in use by another"); }))
         << second.err_so_far();
     EXPECT_EQ(line_counts(dir / "ran").at("only"), 1) << "the second run must not start it";

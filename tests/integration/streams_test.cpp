@@ -169,8 +169,8 @@ TEST(Streams, TaggedProgressBarsAreShownAsTheyAreRedrawn)
     TempDir dir;
     const auto fifo = dir / "release";
     ASSERT_EQ(mkfifo(fifo.c_str(), 0600), 0);
-    const auto command = fmt::format("printf '\\rstep 1\\rstep 2\\rstep 3'; {}; printf '\\rdone\\n'",
-                                     wait_for_release(fifo));
+    const auto command = fmt::format(
+        "printf '\\rstep 1\\rstep 2\\rstep 3'; {}; printf '\\rdone\\n'", wait_for_release(fifo));
     Process gpusched(dir, {{"--gpus", "0", "--tag"}, command + "\n"});
     const std::string shown = "[job 1, GPU 0] step 1\r[job 1, GPU 0] step 2\r";
     EXPECT_TRUE(eventually([&] { return read_file(dir / "gpusched.out") == shown; }))
@@ -187,12 +187,13 @@ TEST(Streams, TaggedOutputWithoutNewlinesGoesOutInPieces)
     const auto fifo = dir / "release";
     ASSERT_EQ(mkfifo(fifo.c_str(), 0600), 0);
     constexpr std::size_t k_bytes = 100'000'000;
-    const auto command = fmt::format("head -c {} /dev/zero | tr '\\0' x; {}; echo", k_bytes,
-                                     wait_for_release(fifo));
+    const auto command =
+        fmt::format("head -c {} /dev/zero | tr '\\0' x; {}; echo", k_bytes, wait_for_release(fifo));
     Process gpusched(dir, {{"--gpus", "0", "--tag"}, command + "\n"});
     EXPECT_TRUE(eventually([&] {
         return fs::file_size(dir / "gpusched.out") >= k_bytes - 64 * 1024;
-    })) << "while the job runs: " << fs::file_size(dir / "gpusched.out") << " bytes";
+    })) << "while the job runs: "
+        << fs::file_size(dir / "gpusched.out") << " bytes";
     release(fifo);
     const auto result = gpusched.wait();
     EXPECT_EQ(result.exit_status, 0) << result.err;
@@ -241,8 +242,7 @@ TEST(Streams, ClosedStdinIsAUsageError)
     const auto result = run(dir, options, 20s);
     EXPECT_FALSE(result.timed_out) << "read something else as stdin";
     EXPECT_EQ(result.exit_status, 2) << result.err;
-    EXPECT_NE(result.err.find("gpusched: error: stdin is closed"), std::string::npos)
-        << result.err;
+    EXPECT_NE(result.err.find("gpusched: error: stdin is closed"), std::string::npos) << result.err;
 
     write_file(dir / "commands.txt", "echo from-the-file\n");
     LaunchOptions with_file{{"--gpus", "0", (dir / "commands.txt").string()}};

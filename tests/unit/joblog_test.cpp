@@ -12,7 +12,7 @@ namespace {
 JoblogRecord record(JobId seq, std::string command, int exit_code = 0, int signal = 0,
                     AttemptEnd end = AttemptEnd::by_itself)
 {
-    return JoblogRecord{seq,  1700000000.125,     2.5,     exit_code,
+    return JoblogRecord{seq,    1700000000.125,     2.5,     exit_code,
                         signal, std::move(command), "GPU-1", end};
 }
 

@@ -219,8 +219,7 @@ TEST(LineAssembler, ACommandAtTheLimitRuns)
     const std::string longest(16, 'x');
     EXPECT_EQ(described(assemble(longest + "\n" + longest + "x\n", 3, 16)),
               (Texts{"1:" + longest, "2:TOO LONG"}));
-    EXPECT_EQ(described(assemble("12345678\\\n12345678\n", 3, 16)),
-              (Texts{"1:1234567812345678"}));
+    EXPECT_EQ(described(assemble("12345678\\\n12345678\n", 3, 16)), (Texts{"1:1234567812345678"}));
     EXPECT_EQ(described(assemble("12345678\\\n123456789\nok\n", 3, 16)),
               (Texts{"1:TOO LONG", "3:ok"}));
 }
@@ -249,8 +248,7 @@ TEST(LineAssembler, SkipsLongCommentsAndBlankLinesQuietly)
                                      chunk, 16)),
                   (Texts{"4:ok"}))
             << "chunk size " << chunk;
-        EXPECT_EQ(described(assemble(blanks + "x\nok\n", chunk, 16)),
-                  (Texts{"1:TOO LONG", "2:ok"}))
+        EXPECT_EQ(described(assemble(blanks + "x\nok\n", chunk, 16)), (Texts{"1:TOO LONG", "2:ok"}))
             << "chunk size " << chunk;
     }
 }
@@ -264,9 +262,8 @@ TEST(LineAssembler, InputEndingInsideADroppedLine)
 
 TEST(LineAssembler, FaultsDoNotDependOnChunkBoundaries)
 {
-    const std::string input = "ok\nb\0ad \\\ncont\n# c\0\n"s +
-                              std::string(30, 'y') + "\n   \t" + std::string(30, ' ') +
-                              "\n \\\n" + std::string(20, 'z') + "\nlast";
+    const std::string input = "ok\nb\0ad \\\ncont\n# c\0\n"s + std::string(30, 'y') + "\n   \t" +
+                              std::string(30, ' ') + "\n \\\n" + std::string(20, 'z') + "\nlast";
     const auto whole = described(assemble(input, 0, 16));
     EXPECT_EQ(whole, (Texts{"1:ok", "2:NUL", "5:TOO LONG", "7:TOO LONG", "9:last"}));
     for (std::size_t chunk = 1; chunk <= input.size(); ++chunk) {

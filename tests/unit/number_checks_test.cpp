@@ -51,8 +51,8 @@ TEST(NumberChecks, WholeNumbersAreDecimalDigitsInRange)
 {
     EXPECT_EQ(std::get<std::uint64_t>(parse_whole_number("7", 1, 10)), 7u);
     EXPECT_EQ(std::get<std::uint64_t>(parse_whole_number("010", 0, 100)), 10u) << "not octal";
-    EXPECT_EQ(std::get<std::uint64_t>(parse_whole_number("18446744073709551615", 0,
-                                                         std::numeric_limits<std::uint64_t>::max())),
+    EXPECT_EQ(std::get<std::uint64_t>(parse_whole_number(
+                  "18446744073709551615", 0, std::numeric_limits<std::uint64_t>::max())),
               std::numeric_limits<std::uint64_t>::max());
     EXPECT_EQ(error_of(parse_whole_number("11", 1, 10)),
               "11 is out of range: must be a whole number from 1 to 10");
@@ -80,8 +80,7 @@ TEST(NumberChecks, HaltLimitsAreWholeCountsOrFinitePercentages)
 std::string record_line(const std::string& start, const std::string& runtime,
                         const std::string& exit_value = "0", const std::string& signal = "0")
 {
-    return "1\t:\t" + start + "\t" + runtime + "\t0\t0\t" + exit_value + "\t" + signal +
-           "\tcmd\t0";
+    return "1\t:\t" + start + "\t" + runtime + "\t0\t0\t" + exit_value + "\t" + signal + "\tcmd\t0";
 }
 
 TEST(NumberChecks, JoblogNumbersAreInTheRangesARunWrites)

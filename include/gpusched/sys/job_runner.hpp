@@ -150,8 +150,8 @@ private:
     std::set<JobId> m_unrecorded_jobs; // a record of theirs could not be written
     std::set<JobId> m_failed_jobs;     // of those, the ones that ended failed
     bool m_unmatched_reported = false;
-    bool m_run_error = false; // an error stopped the run
-    std::vector<bool> m_lease_record_stale;                // per GPU
+    bool m_run_error = false;               // an error stopped the run
+    std::vector<bool> m_lease_record_stale; // per GPU
 };
 
 } // namespace gpusched::sys
