@@ -229,11 +229,11 @@ TEST(Resume, ATornLastRecordIsSkippedAndItsJobRunsAgain)
 // an earlier run noted in DIR/old-pids is still alive (a zombie is not: it runs nothing).
 std::string stubborn_job(const TempDir& dir, const std::string& name)
 {
-    return fmt::format("echo $$ >> {0}/pids; echo {1} >> {0}/ran; "
+    return fmt::format("trap '' TERM; echo $$ >> {0}/pids; echo {1} >> {0}/ran; "
                        "for p in $(cat {0}/old-pids 2>/dev/null); do "
                        "s=$(cut -d' ' -f3 /proc/$p/stat 2>/dev/null); "
                        "if [ -n \"$s\" ] && [ \"$s\" != Z ]; then echo $p >> {0}/alive; fi; done; "
-                       "trap '' TERM; test -e {0}/fast || exec sleep 30",
+                       "test -e {0}/fast || exec sleep 30",
                        dir.path().string(), name);
 }
 
@@ -344,7 +344,7 @@ TEST(Crash, TheGuardSendsEachProcessOneSigterm)
 {
     TempDir dir;
     const auto counts_terms =
-        fmt::format("echo $$ >> {0}/pids; trap 'echo TERM >> {0}/terms' TERM; "
+        fmt::format("trap 'echo TERM >> {0}/terms' TERM; echo $$ >> {0}/pids; "
                     "while :; do sleep 0.05; done",
                     dir.path().string());
     Process killed(dir, {{"--gpus", "0", "--kill-after", "1"}, counts_terms + "\n"});

@@ -21,6 +21,13 @@ protected:
     {
         return fmt::format("echo $$ > {}/pid-$GPUSCHED_JOB_ID; {}", m_dir.path().string(), body);
     }
+    // The same, for a body that starts by setting a trap: the trap is set before the pid is
+    // written, so a signal sent once the pid is there always finds it.
+    std::string trapping_job(const std::string& trap, const std::string& body) const
+    {
+        return fmt::format("{}; echo $$ > {}/pid-$GPUSCHED_JOB_ID; {}", trap, m_dir.path().string(),
+                           body);
+    }
 
     bool pids_written(int count) const
     {
@@ -59,8 +66,8 @@ TEST_F(Signals, TermIsPassedOnToJobsAndTheirChildren)
 
 TEST_F(Signals, JobsThatIgnoreTermAreKilledAfterTheGracePeriod)
 {
-    Process gpusched(
-        m_dir, {{"--gpus", "0", "--kill-after", "0.5"}, job("trap '' TERM; sleep 30") + "\n"});
+    Process gpusched(m_dir, {{"--gpus", "0", "--kill-after", "0.5"},
+                             trapping_job("trap '' TERM", "sleep 30") + "\n"});
     ASSERT_TRUE(eventually([&] { return pids_written(1); }));
     gpusched.signal(SIGTERM);
     const auto result = gpusched.wait(20s);
@@ -72,8 +79,8 @@ TEST_F(Signals, JobsThatIgnoreTermAreKilledAfterTheGracePeriod)
 
 TEST_F(Signals, SecondInterruptKillsAtOnce)
 {
-    Process gpusched(m_dir,
-                     {{"--gpus", "0", "--kill-after", "600"}, job("trap '' INT; sleep 30") + "\n"});
+    Process gpusched(m_dir, {{"--gpus", "0", "--kill-after", "600"},
+                             trapping_job("trap '' INT", "sleep 30") + "\n"});
     ASSERT_TRUE(eventually([&] { return pids_written(1); }));
     gpusched.signal(SIGINT);
     ASSERT_TRUE(
@@ -100,10 +107,11 @@ TEST_F(Signals, OneStopEndsAChainOfSetsidProcessesThatIgnoreTerm)
 {
     // Each link ignores SIGTERM and leaves its own session; each comes back to gpusched only
     // once the one before it has died, after the single SIGKILL sweep.
-    Process gpusched(m_dir, {{"--gpus", "0", "--kill-after", "0.5"},
-                             job("trap '' TERM; setsid sh -c 'setsid sleep 300 & sleep 30' & "
-                                 "wait") +
-                                 "\n"});
+    Process gpusched(m_dir,
+                     {{"--gpus", "0", "--kill-after", "0.5"},
+                      trapping_job("trap '' TERM", "setsid sh -c 'setsid sleep 300 & sleep 30' & "
+                                                   "wait") +
+                          "\n"});
     ASSERT_TRUE(eventually([&] { return pids_written(1); }));
     gpusched.signal(SIGTERM);
     const auto result = gpusched.wait(20s);
