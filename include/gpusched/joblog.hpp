@@ -3,6 +3,7 @@
 #include <gpusched/errors.hpp>
 #include <gpusched/scheduler.hpp>
 
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -42,5 +43,7 @@ bool is_joblog_header(std::string_view line);
 bool looks_like_torn_record(std::string_view line);
 // The Stopped column's word for `end`: "no", "timeout" or "interrupted".
 std::string_view attempt_end_word(AttemptEnd end);
+// The end a Stopped word names, if it is one.
+std::optional<AttemptEnd> attempt_end_of(std::string_view word);
 
 } // namespace gpusched

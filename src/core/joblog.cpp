@@ -23,16 +23,6 @@ constexpr std::array<std::pair<AttemptEnd, std::string_view>, 3> k_end_words = {
     {AttemptEnd::interrupted, "interrupted"},
 }};
 
-std::optional<AttemptEnd> attempt_end_of(std::string_view word)
-{
-    for (const auto& [end, end_word] : k_end_words) {
-        if (word == end_word) {
-            return end;
-        }
-    }
-    return std::nullopt;
-}
-
 } // namespace
 
 std::string joblog_header()
@@ -50,6 +40,16 @@ bool looks_like_torn_record(std::string_view line)
     const auto digits = line.find_first_not_of("0123456789");
     return !line.empty() && digits != 0 &&
            (digits == std::string_view::npos || line[digits] == '\t');
+}
+
+std::optional<AttemptEnd> attempt_end_of(std::string_view word)
+{
+    for (const auto& [end, end_word] : k_end_words) {
+        if (word == end_word) {
+            return end;
+        }
+    }
+    return std::nullopt;
 }
 
 std::string_view attempt_end_word(AttemptEnd end)

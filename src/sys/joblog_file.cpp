@@ -131,20 +131,6 @@ std::optional<std::string> JoblogFile::write_line(const std::string& line)
     return fmt::format("write {}: {}", m_path, std::strerror(error));
 }
 
-namespace {
-
-bool ends_with_stopped_word(std::string_view line)
-{
-    for (const auto end : {AttemptEnd::by_itself, AttemptEnd::timeout, AttemptEnd::interrupted}) {
-        if (line.ends_with(fmt::format("\t{}", attempt_end_word(end)))) {
-            return true;
-        }
-    }
-    return false;
-}
-
-} // namespace
-
 bool read_joblog(const std::string& path, const std::function<void(JoblogRecord)>& visit)
 {
     std::ifstream file(path, std::ios::binary);
@@ -170,9 +156,10 @@ bool read_joblog(const std::string& path, const std::function<void(JoblogRecord)
         // A record cut short: fewer fields than any record has, no Stopped word where the
         // header promises one, or a last line without its newline. A whole line with a bad
         // field is no torn record but a bad one.
-        const bool cut_short = looks_like_torn_record(line) &&
-                               (std::count(line.begin(), line.end(), '\t') < 9 || file.eof() ||
-                                (has_stopped_column && !ends_with_stopped_word(line)));
+        const bool cut_short =
+            looks_like_torn_record(line) &&
+            (std::count(line.begin(), line.end(), '\t') < 9 || file.eof() ||
+             (has_stopped_column && !attempt_end_of(line.substr(line.rfind('\t') + 1))));
         if (std::holds_alternative<JoblogRecord>(record) && cut_short) {
             record = ParseError{"cut short"};
         }
