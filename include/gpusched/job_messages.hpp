@@ -1,10 +1,12 @@
 #pragma once
 
-#include <gpusched/scheduler.hpp>
+#include <gpusched/job.hpp>
+#include <gpusched/process_table.hpp>
 
 #include <chrono>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace gpusched {
 
@@ -13,6 +15,9 @@ std::string describe_outcome(const JobOutcome& outcome);
 
 // A command as shown in the log: long ones are cut, with a note of the size left out.
 std::string shorten_command(std::string_view command);
+
+// "pid 812 (sleep), pid 815 (python3)": what a job left running, a few of them named.
+std::string describe_processes(const std::vector<ProcessInfo>& processes);
 
 // "1.520 s", "2 min 03 s".
 std::string format_duration(std::chrono::steady_clock::duration duration);

@@ -2,6 +2,7 @@
 
 #include <gpusched/gpu_pool.hpp>
 #include <gpusched/halt_policy.hpp>
+#include <gpusched/job.hpp>
 
 #include <cstddef>
 #include <cstdint>
@@ -14,30 +15,6 @@
 
 namespace gpusched {
 
-// 1-based position of a command in the input; jobs are known by it everywhere.
-using JobId = std::uint64_t;
-
-struct Command {
-    JobId id = 0;
-    std::string text;
-    unsigned attempt = 1;  // 1 for the first run, 2 for the first retry, ...
-    GpuSlots avoid_gpus{}; // where the previous attempt failed
-    // Its input can give it again (a regular file, with --resume; a queue, to another
-    // worker): a drain leaves it unstarted instead of running it.
-    bool replayable = false;
-};
-
-// How a job's process ended: an exit code, or the signal that killed it.
-struct JobOutcome {
-    int exit_code = 0;
-    int signal = 0;
-    bool succeeded() const { return signal == 0 && exit_code == 0; }
-};
-
-// The exit code recorded for a job whose shell could not be started, as the shell itself
-// reports a command it cannot find.
-inline constexpr int k_exit_spawn_failed = 127;
-
 // What the scheduler asks its caller to do.
 struct StartJob {
     Command command;
@@ -46,7 +23,7 @@ struct StartJob {
 struct SignalRunningJobs {
     int signal = 0;
 };
-// Send SIGKILL (on_kill_timer) unless every job has ended before the grace period is over.
+// Send SIGKILL unless every job has ended before the grace period is over.
 struct ArmKillTimer {};
 // A failed job goes back to the front of the queue for another attempt.
 struct RetryScheduled {
@@ -101,16 +78,24 @@ public:
     // A command that cannot run (it holds a NUL byte): it counts as failed.
     void on_rejected_command();
     std::vector<Action> on_input_end();
-    std::vector<Action> on_job_exit(JobId job, JobOutcome outcome);
+    // A job's shell ended. With `gpus_held`, what it left behind (a background process)
+    // still holds its GPUs: they get no other job until on_job_released.
+    std::vector<Action> on_job_exit(JobId job, JobOutcome outcome, bool gpus_held = false);
+    // Nothing of an ended job holds its GPUs any more.
+    std::vector<Action> on_job_released(JobId job);
     std::vector<Action> on_spawn_failure(JobId job);
+    // The system cannot start a process for now (a fork limit): the job goes back to the
+    // front of the queue, not counted as an attempt, and no job starts until on_spawn_retry.
+    void on_spawn_deferred(JobId job);
+    std::vector<Action> on_spawn_retry();
+    bool spawn_deferred() const { return m_spawn_deferred; }
     // A job's record could not be written, for good.
     void on_record_lost() { ++m_counts.unrecorded; }
-    // SIGINT, SIGTERM, SIGHUP: start nothing more, pass the signal on, SIGKILL on the
-    // second one or when the kill timer fires. SIGUSR1 (drain): the caller reads no more
+    // SIGINT, SIGTERM, SIGHUP: start nothing more, pass the signal on (and arm the kill
+    // deadline), SIGKILL on the second one. SIGUSR1 (drain): the caller reads no more
     // input, but hands on the commands already written to it; those that cannot be read
     // again still run, the replayable ones do not, and the run ends with the input.
     std::vector<Action> on_signal(int signal);
-    std::vector<Action> on_kill_timer();
     // --skip-busy found a GPU busy with someone else's work, or free again.
     std::vector<Action> on_gpu_usable(GpuSlot gpu, bool usable);
     // A started job could not take the host-wide lease of `refused` (another process holds
@@ -132,6 +117,8 @@ public:
 
     const GpuPool& pool() const { return m_pool; }
     std::size_t running_count() const { return m_running.size(); }
+    // Ended jobs whose leftovers still hold their GPUs.
+    std::size_t lingering_count() const { return m_lingering.size(); }
     std::size_t queued_count() const { return m_queue.size(); }
     const JobCounts& counts() const { return m_counts; }
     bool stopping() const { return m_phase == Phase::stopping; }
@@ -153,7 +140,9 @@ private:
     // True while queued commands may still start: running, or draining after SIGUSR1.
     bool starts_jobs() const { return m_phase == Phase::running || m_phase == Phase::draining; }
     // Removes a running job and gives its GPUs back to the pool.
-    Running take_running(JobId job, const char* event);
+    Running take_running(JobId job, const char* event, bool release_gpus = true);
+    // Jobs whose shell runs, or whose leftovers hold their GPUs.
+    bool has_processes() const { return !m_running.empty() || !m_lingering.empty(); }
     std::vector<Action> start_what_fits();
     void check_halt(std::vector<Action>& actions);
 
@@ -162,10 +151,13 @@ private:
     std::deque<Command> m_queue;
     std::vector<Command> m_left_by_drain; // replayable commands a drain does not start
     std::unordered_map<JobId, Running> m_running;
+    std::unordered_map<JobId, GpuSlots> m_lingering; // ended, GPUs still held by leftovers
     JobCounts m_counts;
     Phase m_phase = Phase::running;
     int m_stop_signal = 0;
     bool m_input_ended = false;
+    bool m_spawn_deferred = false;
+    std::size_t m_deferred_in_a_row = 0;
 };
 
 } // namespace gpusched

@@ -13,6 +13,7 @@
 #include <gpusched/sys/input_reader.hpp>
 #include <gpusched/sys/job_runner.hpp>
 #include <gpusched/sys/job_spawner.hpp>
+#include <gpusched/sys/system_process_table.hpp>
 #include <gpusched/sys/joblog_file.hpp>
 #include <gpusched/sys/probe_child.hpp>
 #include <gpusched/sys/progress_line.hpp>
@@ -304,11 +305,14 @@ int run_jobs(RunOptions& options, const InputFactory& make_input,
     if (runner_settings.joblog) {
         guard_keeps.push_back(runner_settings.joblog->fd());
     }
-    // Fds 0-2, then what a job gets: a lease per GPU, the marker, a long command's script.
+    // Fds 0-2, then what a job gets: a lease per GPU, the marker (from here), its presence
+    // token and a long command's script.
     const int lowest_marker_fd = static_cast<int>(3 + scheduler.pool().size() + 2);
     const sys::RunGuard guard(runner_settings.kill_after, guard_keeps, lowest_marker_fd, run_token);
     const sys::JobSpawner spawner(options.shell, signals.original_mask(), guard.marker_fd());
-    sys::JobRunner runner(scheduler, *input, signals, spawner, environment,
+    sys::SystemProcessTable processes(spawner);
+    runner_settings.shell = options.shell;
+    sys::JobRunner runner(scheduler, *input, signals, processes, environment,
                           std::move(runner_settings));
     return runner.run();
 }

@@ -4,7 +4,7 @@
 
 #include <gpusched/exit_status.hpp>
 #include <gpusched/job_messages.hpp>
-#include <gpusched/job_signature.hpp>
+#include <gpusched/queue/job_signature.hpp>
 #include <gpusched/queue/job_queue.hpp>
 #include <gpusched/sys/input_reader.hpp>
 #include <gpusched/sys/system_error.hpp>

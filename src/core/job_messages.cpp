@@ -32,6 +32,23 @@ std::string shorten_command(std::string_view command)
                        command.size() - k_longest_logged_command);
 }
 
+std::string describe_processes(const std::vector<ProcessInfo>& processes)
+{
+    if (processes.empty()) {
+        return "processes that are gone or cannot be seen";
+    }
+    constexpr std::size_t k_named = 4;
+    std::string named;
+    for (std::size_t i = 0; i < std::min(processes.size(), k_named); ++i) {
+        named += fmt::format("{}pid {} ({})", i == 0 ? "" : ", ", processes[i].pid,
+                             processes[i].name.empty() ? "?" : processes[i].name);
+    }
+    if (processes.size() > k_named) {
+        named += fmt::format(" and {} more", processes.size() - k_named);
+    }
+    return named;
+}
+
 std::string format_duration(std::chrono::steady_clock::duration elapsed)
 {
     using namespace std::chrono;

@@ -60,7 +60,24 @@ std::vector<Action> Scheduler::on_spawn_failure(JobId job)
     return on_job_exit(job, JobOutcome{k_exit_spawn_failed, 0});
 }
 
-Scheduler::Running Scheduler::take_running(JobId job, const char* event)
+void Scheduler::on_spawn_deferred(JobId job)
+{
+    Running deferred = take_running(job, "could not start");
+    // Jobs of one batch are refused one after another: each goes behind the ones before it.
+    m_queue.insert(m_queue.begin() + static_cast<std::ptrdiff_t>(m_deferred_in_a_row),
+                   std::move(deferred.command));
+    ++m_deferred_in_a_row;
+    m_spawn_deferred = true;
+}
+
+std::vector<Action> Scheduler::on_spawn_retry()
+{
+    m_spawn_deferred = false;
+    m_deferred_in_a_row = 0;
+    return start_what_fits();
+}
+
+Scheduler::Running Scheduler::take_running(JobId job, const char* event, bool release_gpus)
 {
     const auto found = m_running.find(job);
     if (found == m_running.end()) {
@@ -68,13 +85,29 @@ Scheduler::Running Scheduler::take_running(JobId job, const char* event)
     }
     Running taken = std::move(found->second);
     m_running.erase(found);
-    m_pool.release(taken.gpus);
+    if (release_gpus) {
+        m_pool.release(taken.gpus);
+    }
     return taken;
 }
 
-std::vector<Action> Scheduler::on_job_exit(JobId job, JobOutcome outcome)
+std::vector<Action> Scheduler::on_job_released(JobId job)
 {
-    Running ended = take_running(job, "ended");
+    const auto found = m_lingering.find(job);
+    if (found == m_lingering.end()) {
+        throw std::logic_error(fmt::format("job {} let its GPUs go but held none", job));
+    }
+    m_pool.release(found->second);
+    m_lingering.erase(found);
+    return start_what_fits();
+}
+
+std::vector<Action> Scheduler::on_job_exit(JobId job, JobOutcome outcome, bool gpus_held)
+{
+    Running ended = take_running(job, "ended", !gpus_held);
+    if (gpus_held) {
+        m_lingering.emplace(job, ended.gpus);
+    }
 
     std::vector<Action> actions;
     if (interrupting()) {
@@ -110,7 +143,7 @@ void Scheduler::check_halt(std::vector<Action>& actions)
         return;
     }
     m_phase = Phase::halting_now;
-    if (!m_running.empty()) {
+    if (has_processes()) {
         actions.emplace_back(SignalRunningJobs{SIGTERM});
         actions.emplace_back(ArmKillTimer{});
     }
@@ -143,18 +176,10 @@ std::vector<Action> Scheduler::on_signal(int signal)
     }
     m_phase = Phase::stopping;
     m_stop_signal = signal;
-    if (m_running.empty()) {
+    if (!has_processes()) {
         return {};
     }
     return {SignalRunningJobs{signal}, ArmKillTimer{}};
-}
-
-std::vector<Action> Scheduler::on_kill_timer()
-{
-    if (m_running.empty()) {
-        return {};
-    }
-    return {SignalRunningJobs{SIGKILL}};
 }
 
 std::vector<Action> Scheduler::on_gpu_usable(GpuSlot gpu, bool usable)
@@ -189,7 +214,7 @@ bool Scheduler::wants_gpus() const
 std::vector<Action> Scheduler::start_what_fits()
 {
     std::vector<Action> actions;
-    while (starts_jobs() && !m_queue.empty()) {
+    while (starts_jobs() && !m_spawn_deferred && !m_queue.empty()) {
         auto gpus = m_pool.acquire(m_options.gpus_per_job, m_queue.front().avoid_gpus);
         if (!gpus) {
             break; // the head of the queue waits, and nothing overtakes it
@@ -204,7 +229,7 @@ std::vector<Action> Scheduler::start_what_fits()
 
 bool Scheduler::done() const
 {
-    if (!m_running.empty()) {
+    if (has_processes()) {
         return false;
     }
     return !starts_jobs() || (m_input_ended && m_queue.empty());

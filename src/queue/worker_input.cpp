@@ -1,7 +1,7 @@
 #include <gpusched/queue/worker_input.hpp>
 
 #include <gpusched/job_messages.hpp>
-#include <gpusched/job_signature.hpp>
+#include <gpusched/queue/job_signature.hpp>
 #include <gpusched/wall_clock.hpp>
 
 #include <fmt/format.h>

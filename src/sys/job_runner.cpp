@@ -19,22 +19,25 @@
 namespace gpusched::sys {
 namespace {
 
-JobOutcome outcome_of(int wait_status)
+// Errors of fork limits: the process table or memory is full for now, and a job started a
+// little later may well run.
+bool is_transient_spawn_error(int error)
 {
-    if (WIFSIGNALED(wait_status)) {
-        return {0, WTERMSIG(wait_status)};
-    }
-    return {WEXITSTATUS(wait_status), 0};
+    return error == EAGAIN || error == ENOMEM;
 }
+
+constexpr std::chrono::milliseconds k_first_spawn_backoff{100};
+constexpr std::chrono::milliseconds k_longest_spawn_backoff{10'000};
 
 } // namespace
 
 JobRunner::JobRunner(Scheduler& scheduler, CommandInput& input, SignalChannel& signals,
-                     const JobSpawner& spawner, const JobEnvironment& environment,
+                     ProcessTable& processes, const JobEnvironment& environment,
                      RunnerOptions options)
-    : m_scheduler(scheduler), m_input(input), m_signals(signals), m_spawner(spawner),
+    : m_scheduler(scheduler), m_input(input), m_signals(signals), m_processes(processes),
       m_environment(environment), m_options(std::move(options)),
-      m_busy_reasons(scheduler.pool().size()), m_lease_holders(scheduler.pool().size()),
+      m_jobs(processes, m_options.kill_after, m_options.timeout),
+      m_busy_reasons(scheduler.pool().size()),
       m_lease_record_stale(scheduler.pool().size(), false)
 {
     if (m_options.tag) {
@@ -61,7 +64,7 @@ int JobRunner::run()
         }
     } catch (...) {
         // The loop itself cannot go on (a second error while stopping): no job outlives us.
-        signal_jobs(SIGKILL);
+        m_jobs.signal_all(SIGKILL, Clock::now());
         while (waitpid(-1, nullptr, 0) > 0 || errno == EINTR) {
         }
         try {
@@ -96,6 +99,7 @@ void JobRunner::run_once()
         tend_leases();
         wait_for_events();
         take_input();
+        report_lingering_jobs();
         redraw_progress();
     } catch (const std::exception& error) {
         if (m_run_error) {
@@ -107,23 +111,25 @@ void JobRunner::run_once()
     }
 }
 
-// After a stop, gpusched also waits for what the jobs left behind (their background
-// processes come back to it as a subreaper), so nothing it started outlives it.
+// A run ends when nothing of its jobs holds their presence tokens; after a stop, gpusched
+// also waits for what left a job's group and closed its token (it comes back to us as its
+// subreaper), so that nothing it started outlives it.
 bool JobRunner::finished() const
 {
-    return m_scheduler.done() && !(m_scheduler.stopping() && m_has_children) && m_input.settled();
+    return m_scheduler.done() && m_jobs.empty() && m_input.settled() &&
+           !(m_scheduler.stopping() && !m_processes.children().empty());
 }
 
 std::optional<JobRunner::Clock::time_point> JobRunner::next_deadline() const
 {
-    std::optional<Clock::time_point> next = m_kill_deadline;
+    std::optional<Clock::time_point> next = m_jobs.next_deadline();
     const auto earlier = [&next](Clock::time_point candidate) {
         if (!next || candidate < *next) {
             next = candidate;
         }
     };
-    if (!m_job_timers.empty()) {
-        earlier(m_job_timers.begin()->first);
+    if (m_spawn_retry_at) {
+        earlier(*m_spawn_retry_at);
     }
     if (const auto draw = next_progress_draw()) {
         earlier(*draw);
@@ -146,6 +152,12 @@ void JobRunner::wait_for_events()
     if (m_tagged) {
         m_tagged->add_poll_fds(fds);
     }
+    const auto tokens_from = fds.size();
+    for (const auto& job : m_jobs.jobs()) {
+        if (!job.shell_running()) {
+            fds.push_back({job.token, POLLIN, 0});
+        }
+    }
     int timeout_ms = -1;
     if (const auto deadline = next_deadline()) {
         const auto left = std::chrono::ceil<std::chrono::milliseconds>(*deadline - Clock::now());
@@ -156,6 +168,17 @@ void JobRunner::wait_for_events()
             return;
         }
         throw_errno("poll");
+    }
+    // Tokens first: a job that ended takes its place in the pool before what follows runs.
+    std::vector<int> ready_tokens;
+    for (auto fd = fds.begin() + static_cast<std::ptrdiff_t>(tokens_from); fd != fds.end(); ++fd) {
+        if (fd->revents != 0) {
+            ready_tokens.push_back(fd->fd);
+        }
+    }
+    fds.resize(tokens_from);
+    for (const int token : ready_tokens) {
+        on_token_ready(token);
     }
     for (const auto& fd : fds) {
         if (fd.revents == 0) {
@@ -208,9 +231,9 @@ void JobRunner::apply(std::vector<Action> actions)
         if (auto* job = std::get_if<StartJob>(&action)) {
             start(*job);
         } else if (auto* signal = std::get_if<SignalRunningJobs>(&action)) {
-            signal_jobs(signal->signal);
+            m_jobs.signal_all(signal->signal, Clock::now());
         } else if (std::holds_alternative<ArmKillTimer>(action)) {
-            m_kill_deadline = Clock::now() + m_options.kill_after;
+            m_jobs.arm_kill_deadline(Clock::now());
         } else if (auto* retry = std::get_if<RetryScheduled>(&action)) {
             spdlog::info("job {} will be tried again (attempt {})", retry->job, retry->attempt);
         } else if (auto* halt = std::get_if<HaltStarted>(&action)) {
@@ -224,32 +247,34 @@ void JobRunner::apply(std::vector<Action> actions)
 
 void JobRunner::start(StartJob& job)
 {
-    const auto gpu = m_scheduler.pool().ids_of(job.gpus);
-    RunningJob running{job.command.id,
-                       job.command.attempt,
-                       job.gpus,
-                       gpu,
-                       std::move(job.command.text),
-                       Clock::now(),
-                       std::chrono::system_clock::now(),
-                       false};
+    RunningJob running;
+    running.id = job.command.id;
+    running.attempt = job.command.attempt;
+    running.slots = job.gpus;
+    running.gpu = m_scheduler.pool().ids_of(job.gpus);
+    running.command = std::move(job.command.text);
+    running.started = Clock::now();
+    running.started_wall = std::chrono::system_clock::now();
+    const auto& gpu = running.gpu;
     // What a job needs besides its process (a lease, output files, pipes) can fail for
     // that job alone: too many open files, a removed directory. The job then fails to start
     // and the others go on.
     std::vector<int> lease_fds;
     std::optional<OutputFiles::Opened> files;
     std::optional<TaggedOutput::WriteEnds> pipes;
-    JobStreams streams;
+    SpawnRequest request{running.command, nullptr, -1, -1, {}};
     try {
         if (m_options.leases && !take_leases(job, lease_fds)) {
             return;
         }
         if (m_options.output_files) {
             files = m_options.output_files->open(running.id, running.attempt);
-            streams = {files->out.get(), files->err.get()};
+            request.out = files->out.get();
+            request.err = files->err.get();
         } else if (m_tagged) {
             pipes = m_tagged->open(fmt::format("[job {}, GPU {}] ", running.id, gpu));
-            streams = {pipes->out.get(), pipes->err.get()};
+            request.out = pipes->out.get();
+            request.err = pipes->err.get();
         }
     } catch (const std::exception& error) {
         fail_to_start(running, error.what());
@@ -257,25 +282,30 @@ void JobRunner::start(StartJob& job)
     }
     JobEnvironment::JobVariables variables;
     const auto envp = m_environment.for_job(running.id, gpu, variables);
-    const SpawnResult spawned = m_spawner.spawn(running.command, envp.data(), streams, lease_fds);
+    request.environment = envp.data();
+    request.inherited = lease_fds;
+    const Spawned spawned = m_processes.spawn(request);
     if (spawned.error != 0) {
-        fail_to_start(running,
-                      fmt::format("{}: {}", m_spawner.shell(), std::strerror(spawned.error)));
+        if (is_transient_spawn_error(spawned.error)) {
+            defer_start(running, spawned.error);
+        } else {
+            fail_to_start(running,
+                          fmt::format("{}: {}", m_options.shell, std::strerror(spawned.error)));
+        }
         return;
+    }
+    if (std::exchange(m_spawn_backoff, {}) != std::chrono::milliseconds{}) {
+        spdlog::info("jobs start again");
     }
     spdlog::info("job {} started on GPU {}{}: {}", running.id, gpu,
                  running.attempt > 1 ? fmt::format(" (attempt {})", running.attempt) : "",
                  shorten_command(running.command));
     spdlog::debug("job {} is process group {}", running.id, spawned.pid);
-    m_has_children = true;
-    if (m_options.timeout) {
-        m_job_timers.emplace(running.started + *m_options.timeout,
-                             JobTimer{running.id, running.attempt, SIGTERM});
-    }
-    m_pid_of[running.id] = spawned.pid;
-    note_lease_holder(running, spawned.pid);
+    running.leader = spawned.pid;
+    running.token = spawned.token;
     m_input.on_started(running.id, running.gpu);
-    m_running.emplace(spawned.pid, std::move(running));
+    lease_holders_changed(running.slots);
+    m_jobs.add(std::move(running));
 }
 
 void JobRunner::fail_to_start(const RunningJob& job, const std::string& why)
@@ -287,6 +317,27 @@ void JobRunner::fail_to_start(const RunningJob& job, const std::string& why)
     after_attempt(job, failed, m_scheduler.on_spawn_failure(job.id));
 }
 
+// A fork limit (EAGAIN) or a lack of memory would fail every job started now, and use up
+// their --retries in an instant: the job goes back to the queue, not counted as an attempt,
+// and nothing starts until a wait that doubles while the system keeps refusing.
+void JobRunner::defer_start(const RunningJob& job, int error)
+{
+    const bool first = !m_spawn_retry_at;
+    m_scheduler.on_spawn_deferred(job.id);
+    if (!first) {
+        return; // another job of the same batch: the wait is set
+    }
+    m_spawn_backoff = m_spawn_backoff == std::chrono::milliseconds{}
+                          ? k_first_spawn_backoff
+                          : std::min(m_spawn_backoff * 2, k_longest_spawn_backoff);
+    m_spawn_retry_at = Clock::now() + m_spawn_backoff;
+    const auto level =
+        m_spawn_backoff == k_first_spawn_backoff ? spdlog::level::warn : spdlog::level::debug;
+    spdlog::log(level, "job {} cannot start yet: {}: {} ({} processes of ours run); trying again in {}",
+                job.id, m_options.shell, std::strerror(error), m_scheduler.running_count(),
+                format_duration(m_spawn_backoff));
+}
+
 void JobRunner::after_attempt(const RunningJob& job, JobOutcome outcome,
                               std::vector<Action> actions)
 {
@@ -295,7 +346,7 @@ void JobRunner::after_attempt(const RunningJob& job, JobOutcome outcome,
         return retry != nullptr && retry->job == job.id;
     });
     if (!retried) {
-        if (m_interrupted_jobs.contains(job.id)) {
+        if (m_interrupted.contains(job.id)) {
             // counted apart: neither failed nor succeeded
         } else if (!outcome.succeeded() &&
                    (m_unrecorded_jobs.contains(job.id) || !m_unwritten_records.empty())) {
@@ -311,60 +362,93 @@ void JobRunner::after_attempt(const RunningJob& job, JobOutcome outcome,
 
 void JobRunner::reap_children()
 {
-    while (true) {
-        int status = 0;
-        const pid_t pid = waitpid(-1, &status, WNOHANG);
-        if (pid == 0) {
-            kill_adopted();
-            return;
-        }
-        if (pid < 0) {
-            if (errno == EINTR) {
-                continue;
-            }
-            if (errno == ECHILD) {
-                m_has_children = false;
-                return;
-            }
-            throw_errno("waitpid");
-        }
-        // A group whose leader is reaped is never signalled again: its id may be reused.
-        m_stopping_groups.erase(pid);
-        if (on_lease_waiter_exit(pid, status)) {
+    bool reaped_any = false;
+    while (const auto reaped = m_processes.reap()) {
+        reaped_any = true;
+        if (on_lease_waiter_exit(*reaped)) {
             continue;
         }
-        const auto found = m_running.find(pid);
-        if (found == m_running.end()) {
-            spdlog::debug("reaped process {}, left behind by a job", pid);
+        if (m_jobs.find_leader(reaped->pid) == nullptr) {
+            spdlog::debug("reaped process {}, left behind by a job", reaped->pid);
             continue;
         }
-        RunningJob job = std::move(found->second);
-        m_running.erase(found);
-        m_pid_of.erase(job.id);
-        forget_lease_holder(job, pid);
-        const JobOutcome outcome = outcome_of(status);
-        const AttemptEnd end = job.timed_out                ? AttemptEnd::timeout
-                               : m_scheduler.interrupting() ? AttemptEnd::interrupted
-                                                            : AttemptEnd::by_itself;
-        if (end == AttemptEnd::interrupted) {
-            m_interrupted.push_back({job.id, job.gpu, shorten_command(job.command)});
-            m_interrupted_jobs.insert(job.id);
-        }
-        record_attempt(job, outcome, end);
-        const auto took = format_duration(Clock::now() - job.started);
-        const auto& gpu = job.gpu;
-        if (end == AttemptEnd::interrupted) {
-            spdlog::warn("job {} interrupted on GPU {}: {} after {}: {}", job.id, gpu,
-                         describe_outcome(outcome), took, shorten_command(job.command));
-        } else if (outcome.succeeded()) {
-            spdlog::info("job {} finished on GPU {}: {} after {}: {}", job.id, gpu,
-                         describe_outcome(outcome), took, shorten_command(job.command));
-        } else {
-            spdlog::warn("job {} failed on GPU {}: {}{} after {}: {}", job.id, gpu,
-                         describe_outcome(outcome), job.timed_out ? " (timed out)" : "", took,
-                         shorten_command(job.command));
-        }
-        after_attempt(job, outcome, m_scheduler.on_job_exit(job.id, outcome));
+        on_shell_exit(reaped->pid, JobOutcome{reaped->exit_code, reaped->signal});
+    }
+    if (reaped_any) {
+        m_jobs.after_reap(Clock::now());
+    }
+}
+
+// A job's shell has ended: its attempt is recorded and counted now. Its GPUs go back to the
+// pool only once nothing of it holds its token: a background process it left (`sleep 60 &`,
+// a setsid child that survived --timeout) still uses them.
+void JobRunner::on_shell_exit(ProcessId leader, JobOutcome outcome)
+{
+    RunningJob& job = *m_jobs.find_leader(leader);
+    job.outcome = outcome;
+    job.released = m_processes.released(job.token);
+    const AttemptEnd end = job.timed_out                ? AttemptEnd::timeout
+                           : m_scheduler.interrupting() ? AttemptEnd::interrupted
+                                                        : AttemptEnd::by_itself;
+    if (end == AttemptEnd::interrupted) {
+        m_interrupted.emplace(job.id, Interrupted{job.gpu, shorten_command(job.command)});
+    }
+    record_attempt(job, outcome, end);
+    const auto took = format_duration(Clock::now() - job.started);
+    const auto& gpu = job.gpu;
+    if (end == AttemptEnd::interrupted) {
+        spdlog::warn("job {} interrupted on GPU {}: {} after {}: {}", job.id, gpu,
+                     describe_outcome(outcome), took, shorten_command(job.command));
+    } else if (outcome.succeeded()) {
+        spdlog::info("job {} finished on GPU {}: {} after {}: {}", job.id, gpu,
+                     describe_outcome(outcome), took, shorten_command(job.command));
+    } else {
+        spdlog::warn("job {} failed on GPU {}: {}{} after {}: {}", job.id, gpu,
+                     describe_outcome(outcome), job.timed_out ? " (timed out)" : "", took,
+                     shorten_command(job.command));
+    }
+    if (!job.released) {
+        spdlog::warn("job {} left {} running on GPU {}: the GPU takes no other job until {} ended",
+                     job.id, describe_processes(m_jobs.leftovers(job)), gpu,
+                     m_options.timeout ? "they have (--timeout stops them)" : "they have");
+        const RunningJob lingering = job;
+        after_attempt(lingering, outcome, m_scheduler.on_job_exit(lingering.id, outcome, true));
+        return;
+    }
+    const RunningJob ended = m_jobs.take(job.id);
+    lease_holders_changed(ended.slots);
+    after_attempt(ended, outcome, m_scheduler.on_job_exit(ended.id, outcome));
+}
+
+// The token of an ended job hung up: what the job left behind has ended too.
+void JobRunner::on_token_ready(int token)
+{
+    RunningJob* job = m_jobs.find_token(token);
+    if (job == nullptr || !m_processes.released(token)) {
+        return;
+    }
+    job->released = true;
+    if (job->shell_running()) {
+        return; // the shell closed it itself: its exit ends the job
+    }
+    spdlog::info("GPU {} is free again: what job {} left behind has ended", job->gpu, job->id);
+    const RunningJob ended = m_jobs.take(job->id);
+    lease_holders_changed(ended.slots);
+    apply(m_scheduler.on_job_released(ended.id));
+}
+
+// Once no job is left to start or running, the run waits for what ended jobs left behind;
+// they are named once, with the way to stop them.
+void JobRunner::report_lingering_jobs()
+{
+    if (m_lingering_reported || m_jobs.empty() || m_scheduler.running_count() > 0 ||
+        m_scheduler.wants_gpus() || m_scheduler.stopping()) {
+        return;
+    }
+    m_lingering_reported = true;
+    for (const auto& job : m_jobs.jobs()) {
+        spdlog::warn("waiting for what job {} left running on GPU {}: {} (Ctrl-C stops it)",
+                     job.id, job.gpu, describe_processes(m_jobs.leftovers(job)));
     }
 }
 

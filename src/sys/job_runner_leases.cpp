@@ -7,6 +7,8 @@
 
 #include <spdlog/spdlog.h>
 
+#include <sys/wait.h>
+
 #include <algorithm>
 
 namespace gpusched::sys {
@@ -39,36 +41,23 @@ bool JobRunner::take_leases(const StartJob& job, std::vector<int>& fds)
     return false;
 }
 
-void JobRunner::note_lease_holder(const RunningJob& job, pid_t pid)
+void JobRunner::lease_holders_changed(const GpuSlots& slots)
 {
     if (!m_options.leases) {
         return;
     }
-    for (const auto slot : job.slots) {
-        m_lease_holders[slot].push_back(
-            LeaseHolder{pid, seconds_since_epoch(), shorten_command(job.command)});
+    for (const auto slot : slots) {
         m_lease_record_stale[slot] = true;
     }
 }
 
-void JobRunner::forget_lease_holder(const RunningJob& job, pid_t pid)
-{
-    if (!m_options.leases) {
-        return;
-    }
-    for (const auto slot : job.slots) {
-        auto& holders = m_lease_holders[slot];
-        std::erase_if(holders, [pid](const LeaseHolder& holder) { return holder.pid == pid; });
-        m_lease_record_stale[slot] = true;
-    }
-}
-
-bool JobRunner::on_lease_waiter_exit(pid_t pid, int wait_status)
+bool JobRunner::on_lease_waiter_exit(const Reaped& reaped)
 {
     if (!m_options.leases) {
         return false;
     }
-    const auto ended = m_options.leases->on_child_exit(pid, wait_status);
+    const auto ended =
+        m_options.leases->on_child_exit(reaped.pid, W_EXITCODE(reaped.exit_code, reaped.signal));
     if (!ended) {
         return false;
     }
@@ -99,7 +88,14 @@ void JobRunner::tend_leases()
         if (m_scheduler.pool().load(slot) == 0) {
             leases.release(slot);
         } else if (m_lease_record_stale[slot]) {
-            leases.describe(slot, m_lease_holders[slot]);
+            std::vector<LeaseHolder> holders;
+            for (const auto& job : m_jobs.jobs()) {
+                if (std::find(job.slots.begin(), job.slots.end(), slot) != job.slots.end()) {
+                    holders.push_back(LeaseHolder{job.leader, seconds_since_epoch(job.started_wall),
+                                                  shorten_command(job.command)});
+                }
+            }
+            leases.describe(slot, std::move(holders));
         }
         m_lease_record_stale[slot] = false;
     }

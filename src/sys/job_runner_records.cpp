@@ -71,7 +71,7 @@ void JobRunner::retry_unwritten_records(bool last_try)
 void JobRunner::count_unrecorded_jobs()
 {
     for (const JobId job : m_unrecorded_jobs) {
-        if (!m_failed_jobs.contains(job) && !m_interrupted_jobs.contains(job)) {
+        if (!m_failed_jobs.contains(job) && !m_interrupted.contains(job)) {
             m_scheduler.on_record_lost();
         }
     }

@@ -131,13 +131,15 @@ void JobRunner::report_unmatched_records()
 
 void JobRunner::report_summary()
 {
-    for (const auto& job : m_interrupted) {
-        spdlog::warn("interrupted: job {} on GPU {}: {}", job.id, job.gpu, job.command);
+    for (const auto& [id, job] : m_interrupted) {
+        spdlog::warn("interrupted: job {} on GPU {}: {}", id, job.gpu, job.command);
     }
-    if (m_has_children && !m_scheduler.stopping()) {
-        spdlog::warn("background processes started by jobs are still running ({}); they are "
-                     "left to run",
-                     direct_children().size());
+    // What left its job's group and closed the job's token holds no GPU that gpusched knows
+    // of; it is not waited for.
+    if (const auto left = m_processes.children(); !left.empty() && !m_scheduler.stopping()) {
+        spdlog::warn("processes that jobs left and that let go of their GPU are still running "
+                     "({}); they are left to run",
+                     left.size());
     }
     const auto& counts = m_scheduler.counts();
     std::string extra;

@@ -3,7 +3,6 @@
 #include <gpusched/sys/job_runner.hpp>
 
 #include <gpusched/job_messages.hpp>
-#include <gpusched/sys/process_tree.hpp>
 
 #include <spdlog/spdlog.h>
 
@@ -19,36 +18,6 @@ std::string signal_name(int signal)
 }
 
 } // namespace
-
-void JobRunner::signal_jobs(int signal)
-{
-    if (signal == SIGKILL) {
-        m_killing = true;
-    }
-    for (const auto& [pid, job] : m_running) {
-        m_stopping_groups.insert(pid);
-    }
-    for (const pid_t group : m_stopping_groups) {
-        kill(-group, signal);
-    }
-    // Descendants that left their job's process group (setsid) are still our children.
-    for (const pid_t child : direct_children()) {
-        kill(child, signal);
-    }
-}
-
-// Once the stop has come to SIGKILL, whatever the jobs leave comes back to us as they die
-// (we are their subreaper: a process's orphans are ours before its SIGCHLD reaches us), and
-// is killed at once, so that a chain of setsid processes cannot outlast the stop.
-void JobRunner::kill_adopted()
-{
-    if (!m_killing) {
-        return;
-    }
-    for (const pid_t child : direct_children()) {
-        kill(child, SIGKILL);
-    }
-}
 
 void JobRunner::handle_signals()
 {
@@ -83,11 +52,11 @@ void JobRunner::stop_run(int signal)
     // (a drain) or named (a stop), and nothing is read after it.
     m_input.stop_reading();
     apply(m_scheduler.on_signal(signal));
-    if (m_scheduler.stopping() && m_has_children && !m_kill_deadline) {
-        // No job is running, but processes that finished jobs left behind are: they get
-        // the same signal and the same grace period.
-        signal_jobs(signal);
-        m_kill_deadline = Clock::now() + m_options.kill_after;
+    if (m_scheduler.stopping() && m_jobs.empty() && !m_processes.children().empty()) {
+        // No job is running, but processes that finished jobs left behind (and that closed
+        // their token) are: they get the same signal and the same grace period.
+        m_jobs.signal_all(signal, Clock::now());
+        m_jobs.arm_kill_deadline(Clock::now());
     }
 }
 
@@ -100,29 +69,16 @@ void JobRunner::fire_due_timers()
     if (const auto check = next_busy_check(); check && now >= *check) {
         check_busy_gpus();
     }
-    if (m_kill_deadline && now >= *m_kill_deadline) {
-        m_kill_deadline.reset();
-        apply(m_scheduler.on_kill_timer());
-        if (m_has_children) {
-            signal_jobs(SIGKILL);
-        }
+    if (m_spawn_retry_at && now >= *m_spawn_retry_at) {
+        m_spawn_retry_at.reset();
+        apply(m_scheduler.on_spawn_retry());
     }
-    while (!m_job_timers.empty() && m_job_timers.begin()->first <= now) {
-        const JobTimer timer = m_job_timers.begin()->second;
-        m_job_timers.erase(m_job_timers.begin());
-        const auto pid = m_pid_of.find(timer.job);
-        if (pid == m_pid_of.end() || m_running.at(pid->second).attempt != timer.attempt) {
-            continue; // that attempt has already ended
-        }
-        auto& job = m_running.at(pid->second);
-        if (timer.signal == SIGTERM) {
-            spdlog::warn("job {} on GPU {} passed --timeout: {}, SIGKILL in {}", job.id, job.gpu,
-                         signal_name(SIGTERM), format_duration(m_options.kill_after));
-            job.timed_out = true;
-            m_job_timers.emplace(now + m_options.kill_after,
-                                 JobTimer{job.id, job.attempt, SIGKILL});
-        }
-        kill(-pid->second, timer.signal);
+    for (const JobId id : m_jobs.fire(now).timed_out) {
+        const RunningJob& job = *m_jobs.find(id);
+        spdlog::warn("{} on GPU {} passed --timeout: SIGTERM, SIGKILL in {}",
+                     job.shell_running() ? fmt::format("job {}", job.id)
+                                         : fmt::format("what job {} left running", job.id),
+                     job.gpu, format_duration(m_options.kill_after));
     }
 }
 

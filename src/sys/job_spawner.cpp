@@ -31,10 +31,16 @@ constexpr int k_private_fd_floor = 10;
 
 } // namespace
 
+int JobSpawner::lowest_private_fd(std::size_t leases)
+{
+    // Leases, the marker, the presence token and a script: the most a job gets.
+    return std::max(k_private_fd_floor, k_first_inherited_fd + static_cast<int>(leases) + 3);
+}
+
 JobSpawner::JobSpawner(std::string shell, const sigset_t& child_mask, int marker)
     : m_shell(std::move(shell)), m_marker(marker)
 {
-    if (m_marker >= 0 && m_marker <= k_first_inherited_fd + 1) {
+    if (m_marker >= 0 && m_marker <= k_first_inherited_fd) {
         throw std::logic_error("the marker descriptor lies among the descriptors a job gets");
     }
     m_attributes.new_process_group().signal_mask(child_mask);
@@ -53,28 +59,32 @@ JobSpawner::JobSpawner(std::string shell, const sigset_t& child_mask, int marker
 }
 
 // Commands longer than k_longest_inline_command are written to an anonymous memory file that
-// the shell runs as a script from /dev/fd/N, after the lease descriptors; the script's first
-// line closes it so the job sees no extra descriptor.
+// the shell runs as a script from /dev/fd/N, after the other inherited descriptors; the
+// script's first line closes it so the job sees no extra descriptor.
 SpawnResult JobSpawner::spawn(const std::string& command, char* const* envp, JobStreams streams,
-                              std::span<const int> leases) const
+                              std::span<const int> leases, int presence) const
 {
+    // Each source is dup2'd in this order, so none may lie where an earlier one lands.
     const int marker_fd = k_first_inherited_fd + static_cast<int>(leases.size());
-    const int script_fd = marker_fd + (m_marker >= 0 ? 1 : 0);
-    if (m_marker >= 0 && m_marker <= script_fd) {
+    const int presence_fd = marker_fd + (m_marker >= 0 ? 1 : 0);
+    const int script_fd = presence_fd + (presence >= 0 ? 1 : 0);
+    if (m_marker >= 0 && m_marker < marker_fd) {
         throw std::logic_error("the marker descriptor lies among the descriptors a job gets");
     }
     for (const int lease : leases) {
-        if (lease <= script_fd) {
+        if (lease < marker_fd) {
             throw std::logic_error("a lease descriptor lies among the descriptors a job gets");
         }
+    }
+    if (presence >= 0 && presence <= presence_fd) {
+        throw std::logic_error("the presence descriptor lies among the descriptors a job gets");
     }
     const bool as_script = command.size() > k_longest_inline_command;
     UniqueFd script;
     if (as_script) {
         UniqueFd memory(memfd_create("gpusched-command", MFD_CLOEXEC));
         if (memory) {
-            script.reset(
-                fcntl(memory.get(), F_DUPFD_CLOEXEC, std::max(k_private_fd_floor, script_fd + 1)));
+            script.reset(fcntl(memory.get(), F_DUPFD_CLOEXEC, lowest_private_fd(leases.size())));
         }
         if (!script || !write_all(script.get(), fmt::format("exec {}<&-\n", script_fd)) ||
             !write_all(script.get(), command) || !write_all(script.get(), "\n")) {
@@ -84,7 +94,7 @@ SpawnResult JobSpawner::spawn(const std::string& command, char* const* envp, Job
 
     const posix_spawn_file_actions_t* actions = m_plain_actions.get();
     std::optional<SpawnFileActions> custom;
-    if (as_script || streams.out >= 0 || streams.err >= 0 || !leases.empty()) {
+    if (as_script || streams.out >= 0 || streams.err >= 0 || !leases.empty() || presence >= 0) {
         custom.emplace();
         custom->open(STDIN_FILENO, "/dev/null", O_RDONLY);
         if (streams.out >= 0) {
@@ -98,6 +108,9 @@ SpawnResult JobSpawner::spawn(const std::string& command, char* const* envp, Job
         }
         if (m_marker >= 0) {
             custom->dup2(m_marker, marker_fd);
+        }
+        if (presence >= 0) {
+            custom->dup2(presence, presence_fd);
         }
         if (as_script) {
             custom->dup2(script.get(), script_fd);

@@ -1,5 +1,6 @@
 #include <gpusched/sys/process_tree.hpp>
 
+#include <gpusched/sys/proc_files.hpp>
 #include <gpusched/sys/system_error.hpp>
 
 #include <fmt/format.h>
@@ -8,7 +9,6 @@
 #include <unistd.h>
 
 #include <fstream>
-#include <sstream>
 
 namespace gpusched::sys {
 
@@ -39,16 +39,11 @@ bool descends_from(pid_t pid, pid_t ancestor)
         if (pid == ancestor) {
             return true;
         }
-        std::ifstream stat(fmt::format("/proc/{}/stat", pid));
-        std::string line;
-        if (!std::getline(stat, line)) {
+        const auto stat = read_process_stat(pid);
+        if (!stat) {
             return false;
         }
-        // "PID (COMMAND) STATE PPID ...": the command may hold spaces and parentheses.
-        const auto after_command = line.rfind(')');
-        std::istringstream fields(line.substr(after_command + 1));
-        std::string state;
-        fields >> state >> pid;
+        pid = stat->parent;
     }
     return false;
 }

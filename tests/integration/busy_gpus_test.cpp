@@ -6,6 +6,7 @@
 #include <gpusched/sys/input_reader.hpp>
 #include <gpusched/sys/job_runner.hpp>
 #include <gpusched/sys/job_spawner.hpp>
+#include <gpusched/sys/system_process_table.hpp>
 #include <gpusched/sys/signal_channel.hpp>
 
 #include <fmt/format.h>
@@ -57,7 +58,8 @@ int run_with_usage(const TempDir& dir, const std::vector<std::string>& gpus,
     sys::RunnerOptions options;
     options.usage_probe = std::move(usage);
     options.recheck = recheck;
-    sys::JobRunner runner(scheduler, reader, signals, spawner, environment, std::move(options));
+    sys::SystemProcessTable processes(spawner);
+    sys::JobRunner runner(scheduler, reader, signals, processes, environment, std::move(options));
     return runner.run();
 }
 

@@ -325,4 +325,17 @@ bool process_exists(pid_t pid)
     return kill(pid, 0) == 0 || errno != ESRCH;
 }
 
+bool process_alive(pid_t pid)
+{
+    std::string state;
+    try {
+        const auto stat = read_file(fmt::format("/proc/{}/stat", pid));
+        std::istringstream fields(stat.substr(stat.rfind(')') + 1));
+        fields >> state;
+    } catch (const std::exception&) {
+        return false;
+    }
+    return !state.empty() && state != "Z";
+}
+
 } // namespace gpusched::testing

@@ -119,5 +119,7 @@ void adopt_orphans();
 std::vector<pid_t> leftover_processes();
 
 bool process_exists(pid_t pid);
+// True while `pid` runs: a zombie has ended, whoever has yet to reap it.
+bool process_alive(pid_t pid);
 
 } // namespace gpusched::testing

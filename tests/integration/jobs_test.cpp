@@ -217,9 +217,11 @@ std::vector<int> job_descriptors(const TempDir& dir, std::vector<std::string> ar
     const int moved = dup2(stray, 17);
     close(stray);
     const auto list = dir / "fds";
-    const auto result = run(dir, {std::move(args), "ls /proc/self/fd > " + list.string() +
-                                                       "; readlink /proc/self/fd/3 > " +
-                                                       (dir / "fd3").string() + " || :" + "\n"});
+    const auto result =
+        run(dir, {std::move(args), "ls /proc/self/fd > " + list.string() +
+                                       "; readlink /proc/self/fd/3 > " + (dir / "fd3").string() +
+                                       "; readlink /proc/self/fd/4 > " + (dir / "fd4").string() +
+                                       " || :" + "\n"});
     close(moved);
     EXPECT_EQ(result.exit_status, 0) << result.err;
     std::istringstream listed(read_file(list));
@@ -234,16 +236,18 @@ std::vector<int> job_descriptors(const TempDir& dir, std::vector<std::string> ar
 TEST(Jobs, NoDescriptorOfTheSchedulerLeaksIntoJobs)
 {
     TempDir dir;
-    EXPECT_EQ(job_descriptors(dir, {"--gpus", "0", "--no-lock"}), (std::vector<int>{0, 1, 2, 3, 4}))
-        << "3 is the run guard's marker, 4 is ls's own";
+    EXPECT_EQ(job_descriptors(dir, {"--gpus", "0", "--no-lock"}),
+              (std::vector<int>{0, 1, 2, 3, 4, 5}))
+        << "3 is the run guard's marker, 4 the job's presence token, 5 is ls's own";
     EXPECT_EQ(read_file(dir / "fd3").rfind("pipe:[", 0), 0u) << read_file(dir / "fd3");
+    EXPECT_EQ(read_file(dir / "fd4").rfind("pipe:[", 0), 0u) << read_file(dir / "fd4");
 }
 
 TEST(Jobs, AJobInheritsItsLeaseAtDescriptorThree)
 {
     TempDir dir;
-    EXPECT_EQ(job_descriptors(dir, {"--gpus", "0"}), (std::vector<int>{0, 1, 2, 3, 4, 5}))
-        << "4 is the run guard's marker, 5 is ls's own";
+    EXPECT_EQ(job_descriptors(dir, {"--gpus", "0"}), (std::vector<int>{0, 1, 2, 3, 4, 5, 6}))
+        << "4 is the run guard's marker, 5 the job's presence token, 6 is ls's own";
     EXPECT_EQ(read_file(dir / "fd3"), (dir / "leases" / "0.lock").string() + "\n");
 }
 

@@ -247,18 +247,6 @@ std::vector<pid_t> noted_pids(const TempDir& dir)
     return pids;
 }
 
-bool alive(pid_t pid)
-{
-    std::string state;
-    try {
-        const auto stat = read_file(fmt::format("/proc/{}/stat", pid));
-        std::istringstream fields(stat.substr(stat.rfind(')') + 1));
-        fields >> state;
-    } catch (const std::exception&) {
-        return false;
-    }
-    return !state.empty() && state != "Z";
-}
 
 TEST(Crash, JobsOfAKilledSchedulerStopWithIt)
 {
@@ -270,8 +258,8 @@ TEST(Crash, JobsOfAKilledSchedulerStopWithIt)
     killed.wait();
     const auto pids = noted_pids(dir);
     ASSERT_EQ(pids.size(), 2u);
-    EXPECT_TRUE(alive(pids[0]) || alive(pids[1])) << "they ignore SIGTERM for a second";
-    EXPECT_TRUE(eventually([&] { return std::none_of(pids.begin(), pids.end(), alive); }))
+    EXPECT_TRUE(process_alive(pids[0]) || process_alive(pids[1])) << "they ignore SIGTERM for a second";
+    EXPECT_TRUE(eventually([&] { return std::none_of(pids.begin(), pids.end(), process_alive); }))
         << "the jobs of a SIGKILLed gpusched must not run on unrecorded";
 }
 
@@ -296,7 +284,8 @@ TEST(Crash, ResumeAfterASigkillWaitsForTheKilledRunsJobsAndRunsThemOnce)
                                     joblog.string(), "--resume", input.string()}});
     EXPECT_EQ(resumed.exit_status, 0) << resumed.err;
     EXPECT_FALSE(fs::exists(dir / "alive"))
-        << "a job started while the killed run's job was alive: " << read_file(dir / "alive");
+        << "a job started while the killed run's job was alive: " << read_file(dir / "alive")
+        << resumed.err;
     const auto ran = line_counts(dir / "ran");
     EXPECT_EQ(ran, (std::map<std::string, int>{{"done", 1}, {"a", 2}, {"b", 2}}));
 }
@@ -336,7 +325,7 @@ TEST(Crash, TheGuardFindsJobsThatClosedTheMarkerOrLeftTheirGroup)
     killed.wait();
     const auto pids = noted_pids(dir);
     ASSERT_EQ(pids.size(), 2u);
-    EXPECT_TRUE(eventually([&] { return std::none_of(pids.begin(), pids.end(), alive); }))
+    EXPECT_TRUE(eventually([&] { return std::none_of(pids.begin(), pids.end(), process_alive); }))
         << "the environment tells them apart";
 }
 
@@ -352,7 +341,7 @@ TEST(Crash, TheGuardSendsEachProcessOneSigterm)
     killed.signal(SIGKILL);
     killed.wait();
     const auto pid = std::stoi(read_file(dir / "pids"));
-    ASSERT_TRUE(eventually([&] { return !alive(pid); }));
+    ASSERT_TRUE(eventually([&] { return !process_alive(pid); }));
     EXPECT_EQ(read_file(dir / "terms"), "TERM\n");
     // The guard appends to the log it shares with the scheduler, once it is done.
     EXPECT_TRUE(eventually([&] {

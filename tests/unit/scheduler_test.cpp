@@ -24,6 +24,15 @@ std::vector<StartJob> starts(const std::vector<Action>& actions)
     return actions_of<StartJob>(actions);
 }
 
+std::vector<JobId> started_ids(const std::vector<Action>& actions)
+{
+    std::vector<JobId> ids;
+    for (const auto& start : starts(actions)) {
+        ids.push_back(start.command.id);
+    }
+    return ids;
+}
+
 std::vector<int> signals_sent(const std::vector<Action>& actions)
 {
     std::vector<int> result;
@@ -181,15 +190,57 @@ TEST(Scheduler, FirstStopSignalIsPassedOnThenSecondKills)
     EXPECT_EQ(unstarted[0].id, 3u);
 }
 
-TEST(Scheduler, KillTimerKillsWhatIsStillRunning)
+TEST(Scheduler, AJobsLeftoversKeepItsGpuUntilReleased)
 {
     Scheduler scheduler(GpuPool({"0"}), ahead(4));
     scheduler.on_command(command(1));
-    scheduler.on_signal(SIGINT);
-    EXPECT_EQ(signals_sent(scheduler.on_kill_timer()), std::vector<int>{SIGKILL});
-    scheduler.on_job_exit(1, JobOutcome{0, SIGKILL});
-    EXPECT_TRUE(signals_sent(scheduler.on_kill_timer()).empty());
-    EXPECT_EQ(scheduler.exit_status(), 128 + SIGINT);
+    scheduler.on_command(command(2));
+    scheduler.on_input_end();
+    // Job 1's shell ended, but a background process of it still holds GPU 0.
+    EXPECT_TRUE(starts(scheduler.on_job_exit(1, JobOutcome{0, 0}, true)).empty());
+    EXPECT_EQ(scheduler.counts().succeeded, 1u);
+    EXPECT_EQ(scheduler.lingering_count(), 1u);
+    EXPECT_FALSE(scheduler.done());
+    EXPECT_EQ(started_ids(scheduler.on_job_released(1)), std::vector<JobId>{2});
+    scheduler.on_job_exit(2, JobOutcome{0, 0});
+    EXPECT_TRUE(scheduler.done());
+}
+
+TEST(Scheduler, AStopReachesLingeringJobs)
+{
+    Scheduler scheduler(GpuPool({"0"}), ahead(4));
+    scheduler.on_command(command(1));
+    scheduler.on_input_end();
+    scheduler.on_job_exit(1, JobOutcome{0, 0}, true);
+    EXPECT_EQ(signals_sent(scheduler.on_signal(SIGTERM)), std::vector<int>{SIGTERM});
+    EXPECT_FALSE(scheduler.done());
+    scheduler.on_job_released(1);
+    EXPECT_TRUE(scheduler.done());
+    // It ended by itself before the stop: it counts as succeeded, not interrupted.
+    EXPECT_EQ(scheduler.counts().succeeded, 1u);
+    EXPECT_EQ(scheduler.counts().interrupted, 0u);
+}
+
+TEST(Scheduler, ADeferredStartUsesNoAttemptAndKeepsTheOrder)
+{
+    auto options = ahead(8);
+    options.retries = 0;
+    Scheduler scheduler(GpuPool({"0", "1", "2"}), options);
+    scheduler.on_command(command(1));
+    scheduler.on_command(command(2));
+    scheduler.on_command(command(3));
+    scheduler.on_command(command(4));
+    // The system refuses jobs 2 and 3 (a fork limit); nothing starts until the retry.
+    scheduler.on_spawn_deferred(2);
+    scheduler.on_spawn_deferred(3);
+    EXPECT_TRUE(scheduler.spawn_deferred());
+    EXPECT_TRUE(starts(scheduler.on_job_exit(1, JobOutcome{0, 0})).empty());
+    const auto started = scheduler.on_spawn_retry();
+    EXPECT_EQ(started_ids(started), (std::vector<JobId>{2, 3, 4}));
+    for (const auto& action : started) {
+        EXPECT_EQ(std::get<StartJob>(action).command.attempt, 1u);
+    }
+    EXPECT_EQ(scheduler.counts().failed, 0u);
 }
 
 TEST(Scheduler, StopWithNothingRunningIsDoneAtOnce)

@@ -1,7 +1,7 @@
 #pragma once
 
 #include <gpusched/line_assembler.hpp>
-#include <gpusched/scheduler.hpp>
+#include <gpusched/job.hpp>
 
 #include <poll.h>
 

@@ -25,17 +25,21 @@ struct JobStreams {
 
 // Starts jobs as `SHELL -c COMMAND` with posix_spawn: each in a process group of its own,
 // stdin from /dev/null (a job must never read the queue), stdout and stderr shared with the
-// scheduler, its GPUs' lease descriptors at 3, 4, ..., then the run guard's marker, no other
-// descriptor, and the signal mask the scheduler started with.
+// scheduler, its GPUs' lease descriptors at 3, 4, ..., then the run guard's marker, then its
+// presence token (the write end of a pipe: see ProcessTable), no other descriptor, and the
+// signal mask the scheduler started with.
 class JobSpawner {
 public:
     // `marker`: a descriptor every job inherits (RunGuard::marker_fd), or -1.
     JobSpawner(std::string shell, const sigset_t& child_mask, int marker = -1);
 
-    // `leases` and the marker must lie above every descriptor a job gets (3 + their number,
-    // and one more for a long command's script), so that no dup2 overwrites another's source.
+    // Each source descriptor must lie above the places the ones before it go to: the leases
+    // and the marker at 3 + their number or above, `presence` above the marker's place (as
+    // lowest_private_fd makes sure), so that no dup2 overwrites a source not yet copied.
     SpawnResult spawn(const std::string& command, char* const* envp, JobStreams streams = {},
-                      std::span<const int> leases = {}) const;
+                      std::span<const int> leases = {}, int presence = -1) const;
+    // The lowest descriptor a job's private sources may lie at, for jobs with `leases` GPUs.
+    static int lowest_private_fd(std::size_t leases);
     const std::string& shell() const { return m_shell; }
 
 private:

@@ -1,0 +1,37 @@
+#pragma once
+
+#include <gpusched/gpu_pool.hpp>
+
+#include <cstdint>
+#include <string>
+
+namespace gpusched {
+
+// The types every layer speaks of a job in: the scheduler, the runner, the job log, the
+// queue. Kept apart so that none of them needs another's header for them.
+
+// 1-based position of a command in the input; jobs are known by it everywhere.
+using JobId = std::uint64_t;
+
+struct Command {
+    JobId id = 0;
+    std::string text;
+    unsigned attempt = 1;  // 1 for the first run, 2 for the first retry, ...
+    GpuSlots avoid_gpus{}; // where the previous attempt failed
+    // Its input can give it again (a regular file, with --resume; a queue, to another
+    // worker): a drain leaves it unstarted instead of running it.
+    bool replayable = false;
+};
+
+// How a job's process ended: an exit code, or the signal that killed it.
+struct JobOutcome {
+    int exit_code = 0;
+    int signal = 0;
+    bool succeeded() const { return signal == 0 && exit_code == 0; }
+};
+
+// The exit code recorded for a job whose shell could not be started, as the shell itself
+// reports a command it cannot find.
+inline constexpr int k_exit_spawn_failed = 127;
+
+} // namespace gpusched

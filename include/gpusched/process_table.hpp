@@ -1,0 +1,77 @@
+#pragma once
+
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+namespace gpusched {
+
+// A process id. pid_t is int wherever gpusched runs, and the core includes no system header.
+using ProcessId = int;
+
+// What a job is started with, besides its shell.
+struct SpawnRequest {
+    const std::string& command;
+    char* const* environment;
+    int out = -1; // a descriptor for its stdout, or -1 to share ours
+    int err = -1;
+    std::span<const int> inherited; // its GPUs' lease descriptors, at 3, 4, ...
+};
+
+struct Spawned {
+    ProcessId pid = -1; // the job's shell, leader of a process group of its own
+    // Its presence token: every process of the job inherits a descriptor of it, and
+    // ProcessTable::released tells when none holds one any more. The table owns it until
+    // forget_token.
+    int token = -1;
+    int error = 0; // the errno that kept it from starting
+};
+
+// A process found holding a job's token, or in its process group.
+struct ProcessInfo {
+    ProcessId pid = 0;
+    ProcessId group = 0;
+    std::string name; // its command name, for the log
+};
+
+// The live processes of one job, as found by find_processes.
+struct JobTrace {
+    int token = -1;
+    ProcessId group = 0; // searched only while the group's leader is unreaped, else 0
+};
+
+// What ended, from reap().
+struct Reaped {
+    ProcessId pid = 0;
+    int exit_code = 0;
+    int signal = 0; // the signal that killed it, or 0
+};
+
+// The system calls the runner makes for its jobs, behind an interface so that its stop,
+// kill-deadline, leftover and timeout rules are tested against a fake (as ninja tests its
+// builder against a FakeCommandRunner). The real one is sys/system_process_table.cpp.
+class ProcessTable {
+public:
+    virtual ~ProcessTable() = default;
+
+    virtual Spawned spawn(const SpawnRequest& request) = 0;
+    // True once no process holds `token` any more: the job and all it left behind are gone.
+    virtual bool released(int token) = 0;
+    virtual void forget_token(int token) = 0;
+
+    // Signals the process group `leader` leads. Called only while the leader is unreaped,
+    // so that the id cannot belong to anybody else.
+    virtual void signal_group(ProcessId leader, int signal) = 0;
+    virtual void signal_process(ProcessId pid, int signal) = 0;
+    // One child that has ended, without waiting; nothing when none has.
+    virtual std::optional<Reaped> reap() = 0;
+    // Our live children: job shells and, as we are their subreaper, what jobs left behind
+    // once its parent died.
+    virtual std::vector<ProcessId> children() = 0;
+    // For each trace, the live processes (ours, not zombies) that hold its token or are in
+    // its group: what a job left behind, wherever it moved (setsid) in the process tree.
+    virtual std::vector<std::vector<ProcessInfo>> find_processes(std::span<const JobTrace> jobs) = 0;
+};
+
+} // namespace gpusched

@@ -1,0 +1,108 @@
+#pragma once
+
+#include <gpusched/job.hpp>
+#include <gpusched/process_table.hpp>
+
+#include <chrono>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace gpusched {
+
+// The one record of a started job, from its start until nothing of it runs any more.
+struct RunningJob {
+    using Clock = std::chrono::steady_clock;
+
+    JobId id = 0;
+    unsigned attempt = 1;
+    GpuSlots slots;
+    std::string gpu; // its GPU ids, comma-separated as in CUDA_VISIBLE_DEVICES
+    std::string command;
+    Clock::time_point started;
+    std::chrono::system_clock::time_point started_wall;
+    ProcessId leader = 0; // its shell, leader of its process group
+    int token = -1;       // its presence token (see Spawned)
+
+    std::optional<JobOutcome> outcome; // once its shell is reaped
+    bool released = false;             // no process holds its token any more
+    bool timed_out = false;
+    // --timeout: SIGTERM at the first deadline, SIGKILL --kill-after later; then what it
+    // leaves behind is killed as it is found.
+    std::optional<Clock::time_point> terminate_at;
+    std::optional<Clock::time_point> kill_at;
+    bool killing = false;
+
+    bool shell_running() const { return !outcome.has_value(); }
+    bool gone() const { return outcome.has_value() && released; }
+};
+
+// The running jobs and the rules for stopping them, over a ProcessTable:
+// - a stop passes its signal to each job's process group (only while its leader is unreaped:
+//   the id of a reaped leader may be anybody's), to every process that still holds the job's
+//   token or is in its group (what left the group with setsid), and to our other children;
+// - at the kill deadline all of those get SIGKILL, and from then on whatever comes back to
+//   us or is found holding a token is killed at once, so no chain of setsid processes
+//   outlasts the stop;
+// - --timeout applies the same two steps to one job, leftovers included.
+class RunningJobs {
+public:
+    using Clock = std::chrono::steady_clock;
+
+    RunningJobs(ProcessTable& processes, std::chrono::milliseconds kill_after,
+                std::optional<std::chrono::milliseconds> timeout);
+
+    // Takes a started job in, arming its --timeout from its start.
+    RunningJob& add(RunningJob job);
+    RunningJob* find_leader(ProcessId pid);
+    RunningJob* find_token(int token);
+    RunningJob* find(JobId id);
+    // Takes a job that is gone out of the table, giving its token back.
+    RunningJob take(JobId id);
+
+    bool empty() const { return m_jobs.empty(); }
+    std::size_t size() const { return m_jobs.size(); }
+    std::vector<RunningJob>& jobs() { return m_jobs; }
+    const std::vector<RunningJob>& jobs() const { return m_jobs; }
+
+    // What is left of a job whose shell has ended.
+    std::vector<ProcessInfo> leftovers(const RunningJob& job);
+
+    // Sends `signal` to every job and all it left, and to our other children. SIGKILL
+    // starts the killing: see after_reap.
+    void signal_all(int signal, Clock::time_point now);
+    // SIGKILL at now + kill_after, unless everything has ended by then.
+    void arm_kill_deadline(Clock::time_point now);
+    bool killing() const { return m_killing; }
+    // Called after children were reaped: once a stop or a timeout has come to SIGKILL, what
+    // came back to us (orphans of the dead) is killed as it appears.
+    void after_reap(Clock::time_point now);
+
+    std::optional<Clock::time_point> next_deadline() const;
+    // Jobs that passed --timeout at this call (their SIGTERM just went out).
+    struct DueWork {
+        std::vector<JobId> timed_out;
+        bool kill_deadline_passed = false;
+    };
+    DueWork fire(Clock::time_point now);
+
+private:
+    // Signals `jobs` and what they left; returns the processes signalled one by one.
+    std::vector<ProcessId> signal_jobs(const std::vector<RunningJob*>& jobs, int signal);
+    void start_sweeping(Clock::time_point now);
+    void sweep(Clock::time_point now);
+
+    ProcessTable& m_processes;
+    std::chrono::milliseconds m_kill_after;
+    std::optional<std::chrono::milliseconds> m_timeout;
+    // Few jobs run at once (one or a few per GPU): a vector searched linearly is the cheapest.
+    std::vector<RunningJob> m_jobs;
+    std::optional<Clock::time_point> m_kill_deadline;
+    bool m_killing = false;
+    // While killing, processes may be orphaned to us without any child of ours ending (their
+    // parent was not our child), so a sweep is repeated at growing intervals until all is gone.
+    std::optional<Clock::time_point> m_next_sweep;
+    std::chrono::milliseconds m_sweep_interval{};
+};
+
+} // namespace gpusched

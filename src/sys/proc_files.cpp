@@ -1,0 +1,101 @@
+#include <gpusched/sys/proc_files.hpp>
+
+#include <gpusched/sys/unique_fd.hpp>
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <array>
+#include <cstdio>
+#include <cstdlib>
+
+namespace gpusched::sys {
+
+std::optional<ProcessStat> read_process_stat(pid_t pid)
+{
+    UniqueFd file(open(("/proc/" + std::to_string(pid) + "/stat").c_str(), O_RDONLY | O_CLOEXEC));
+    std::array<char, 1024> text{};
+    const auto length = file ? read(file.get(), text.data(), text.size() - 1) : -1;
+    if (length <= 0) {
+        return std::nullopt;
+    }
+    // "PID (COMMAND) STATE PPID PGRP ...": the command may hold spaces and parentheses.
+    const std::string_view line(text.data(), static_cast<std::size_t>(length));
+    const auto after_command = line.rfind(')');
+    if (after_command == std::string_view::npos) {
+        return std::nullopt;
+    }
+    ProcessStat stat;
+    long parent = 0;
+    long group = 0;
+    if (std::sscanf(text.data() + after_command + 1, " %c %ld %ld", &stat.state, &parent,
+                    &group) != 3) {
+        return std::nullopt;
+    }
+    stat.parent = static_cast<pid_t>(parent);
+    stat.group = static_cast<pid_t>(group);
+    return stat;
+}
+
+std::string process_name(pid_t pid)
+{
+    UniqueFd file(open(("/proc/" + std::to_string(pid) + "/comm").c_str(), O_RDONLY | O_CLOEXEC));
+    std::array<char, 64> text{};
+    const auto length = file ? read(file.get(), text.data(), text.size()) : -1;
+    if (length <= 0) {
+        return {};
+    }
+    std::string name(text.data(), static_cast<std::size_t>(length));
+    if (name.ends_with('\n')) {
+        name.pop_back();
+    }
+    return name;
+}
+
+std::vector<pid_t> own_processes()
+{
+    std::vector<pid_t> found;
+    DIR* proc = opendir("/proc");
+    if (proc == nullptr) {
+        return found;
+    }
+    const pid_t self = getpid();
+    const uid_t uid = getuid();
+    while (const dirent* entry = readdir(proc)) {
+        char* end = nullptr;
+        const long number = std::strtol(entry->d_name, &end, 10);
+        if (*end != '\0' || number <= 0 || number == self) {
+            continue;
+        }
+        struct stat owner {};
+        if (fstatat(dirfd(proc), entry->d_name, &owner, 0) == 0 && owner.st_uid == uid) {
+            found.push_back(static_cast<pid_t>(number));
+        }
+    }
+    closedir(proc);
+    return found;
+}
+
+bool has_descriptor(pid_t pid, const std::function<bool(std::string_view)>& wanted)
+{
+    DIR* fds = opendir(("/proc/" + std::to_string(pid) + "/fd").c_str());
+    if (fds == nullptr) {
+        return false;
+    }
+    std::array<char, 256> target{};
+    bool found = false;
+    while (const dirent* fd = readdir(fds)) {
+        const auto length = readlinkat(dirfd(fds), fd->d_name, target.data(), target.size());
+        if (length > 0 &&
+            wanted(std::string_view(target.data(), static_cast<std::size_t>(length)))) {
+            found = true;
+            break;
+        }
+    }
+    closedir(fds);
+    return found;
+}
+
+} // namespace gpusched::sys

@@ -1,0 +1,138 @@
+#include <gpusched/sys/system_process_table.hpp>
+
+#include <gpusched/sys/process_tree.hpp>
+#include <gpusched/sys/proc_files.hpp>
+#include <gpusched/sys/system_error.hpp>
+
+#include <fcntl.h>
+#include <poll.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <array>
+#include <cerrno>
+#include <csignal>
+
+namespace gpusched::sys {
+
+Spawned SystemProcessTable::spawn(const SpawnRequest& request)
+{
+    std::array<int, 2> ends{};
+    if (pipe2(ends.data(), O_CLOEXEC) != 0) {
+        return {-1, -1, errno};
+    }
+    UniqueFd read_end(ends[0]);
+    // The write end must lie above every place a job's descriptors go (see JobSpawner).
+    UniqueFd write_end(fcntl(ends[1], F_DUPFD_CLOEXEC,
+                             JobSpawner::lowest_private_fd(request.inherited.size())));
+    const int dup_error = errno;
+    close(ends[1]);
+    if (!write_end) {
+        return {-1, -1, dup_error};
+    }
+    struct stat pipe {};
+    fstat(read_end.get(), &pipe);
+    const SpawnResult spawned =
+        m_spawner.spawn(request.command, request.environment, {request.out, request.err},
+                        request.inherited, write_end.get());
+    if (spawned.error != 0) {
+        return {-1, -1, spawned.error};
+    }
+    const int token = read_end.get();
+    m_tokens.emplace(token, Token{std::move(read_end), "pipe:[" + std::to_string(pipe.st_ino) + "]"});
+    return {spawned.pid, token, 0};
+}
+
+bool SystemProcessTable::released(int token)
+{
+    pollfd ready{token, POLLIN, 0};
+    while (poll(&ready, 1, 0) > 0) {
+        if ((ready.revents & POLLIN) == 0) {
+            return (ready.revents & (POLLHUP | POLLERR)) != 0;
+        }
+        // A job wrote into its token: what it wrote means nothing, and is dropped so that the
+        // pipe never fills. Hang-up comes with the last byte read.
+        std::array<char, 4096> ignored{};
+        if (read(token, ignored.data(), ignored.size()) <= 0) {
+            return true;
+        }
+    }
+    return false;
+}
+
+void SystemProcessTable::forget_token(int token)
+{
+    m_tokens.erase(token);
+}
+
+void SystemProcessTable::signal_group(ProcessId leader, int signal)
+{
+    kill(-leader, signal);
+}
+
+void SystemProcessTable::signal_process(ProcessId pid, int signal)
+{
+    kill(pid, signal);
+}
+
+std::optional<Reaped> SystemProcessTable::reap()
+{
+    while (true) {
+        int status = 0;
+        const pid_t pid = waitpid(-1, &status, WNOHANG);
+        if (pid > 0) {
+            if (WIFSIGNALED(status)) {
+                return Reaped{pid, 0, WTERMSIG(status)};
+            }
+            return Reaped{pid, WEXITSTATUS(status), 0};
+        }
+        if (pid == 0 || errno == ECHILD) {
+            return std::nullopt;
+        }
+        if (errno != EINTR) {
+            throw_errno("waitpid");
+        }
+    }
+}
+
+std::vector<ProcessId> SystemProcessTable::children()
+{
+    return direct_children();
+}
+
+std::vector<std::vector<ProcessInfo>>
+SystemProcessTable::find_processes(std::span<const JobTrace> jobs)
+{
+    std::vector<std::vector<ProcessInfo>> found(jobs.size());
+    for (const pid_t pid : own_processes()) {
+        const auto stat = read_process_stat(pid);
+        if (!stat || stat->dead()) {
+            continue;
+        }
+        std::size_t job = jobs.size();
+        for (std::size_t i = 0; i < jobs.size() && job == jobs.size(); ++i) {
+            if (jobs[i].group > 0 && stat->group == jobs[i].group) {
+                job = i;
+            }
+        }
+        if (job == jobs.size()) {
+            has_descriptor(pid, [&](std::string_view target) {
+                for (std::size_t i = 0; i < jobs.size(); ++i) {
+                    const auto token = m_tokens.find(jobs[i].token);
+                    if (token != m_tokens.end() && target == token->second.link) {
+                        job = i;
+                        return true;
+                    }
+                }
+                return false;
+            });
+        }
+        if (job < jobs.size()) {
+            found[job].push_back({pid, stat->group, process_name(pid)});
+        }
+    }
+    return found;
+}
+
+} // namespace gpusched::sys

@@ -1,0 +1,227 @@
+#include <gpusched/running_jobs.hpp>
+
+#include "fake_process_table.hpp"
+
+#include <gtest/gtest.h>
+
+#include <csignal>
+
+namespace gpusched {
+namespace {
+
+using testing::FakeProcessTable;
+using Signal = FakeProcessTable::Signal;
+using namespace std::chrono_literals;
+
+constexpr auto k_kill_after = 10s;
+const RunningJobs::Clock::time_point k_start{};
+
+// Starts job `id` through the table, as the runner does.
+RunningJob& start(RunningJobs& jobs, FakeProcessTable& table, JobId id)
+{
+    const std::string command = "job " + std::to_string(id);
+    const Spawned spawned = table.spawn({command, nullptr, -1, -1, {}});
+    RunningJob job;
+    job.id = id;
+    job.command = command;
+    job.started = k_start;
+    job.leader = spawned.pid;
+    job.token = spawned.token;
+    return jobs.add(std::move(job));
+}
+
+// What the runner does on SIGCHLD: reap every ended child, note the ended shells, apply the
+// rules for what came back to us.
+void reap(RunningJobs& jobs, FakeProcessTable& table, RunningJobs::Clock::time_point now)
+{
+    while (const auto reaped = table.reap()) {
+        if (RunningJob* job = jobs.find_leader(reaped->pid)) {
+            job->outcome = JobOutcome{reaped->exit_code, reaped->signal};
+            job->released = table.released(job->token);
+        }
+    }
+    jobs.after_reap(now);
+}
+
+TEST(RunningJobs, AStopSignalsEachJobsGroupOnce)
+{
+    FakeProcessTable table;
+    RunningJobs jobs(table, k_kill_after, std::nullopt);
+    const auto first = start(jobs, table, 1).leader;
+    const auto second = start(jobs, table, 2).leader;
+    jobs.signal_all(SIGTERM, k_start);
+    EXPECT_EQ(table.sent, (std::vector<Signal>{{-first, SIGTERM}, {-second, SIGTERM}}));
+}
+
+TEST(RunningJobs, AStopReachesWhatLeftTheJobsGroup)
+{
+    FakeProcessTable table;
+    RunningJobs jobs(table, k_kill_after, std::nullopt);
+    const auto& job = start(jobs, table, 1);
+    // `setsid sleep 300 &`: a group of its own, still a child of the job's shell.
+    table.add({500, 500, job.token, job.leader});
+    jobs.signal_all(SIGTERM, k_start);
+    EXPECT_EQ(table.sent_to(-job.leader), (std::vector<Signal>{{-job.leader, SIGTERM}}));
+    EXPECT_EQ(table.sent_to(500), (std::vector<Signal>{{500, SIGTERM}}));
+    EXPECT_FALSE(table.alive(500));
+}
+
+TEST(RunningJobs, AGroupIsNeverSignalledOnceItsLeaderIsReaped)
+{
+    FakeProcessTable table;
+    RunningJobs jobs(table, k_kill_after, std::nullopt);
+    const auto& job = start(jobs, table, 1);
+    const ProcessId leader = job.leader;
+    table.add({501, leader, job.token, leader}); // `sleep 60 &`, in the job's group
+    table.exit(leader, 0);
+    reap(jobs, table, k_start);
+    ASSERT_FALSE(jobs.find(1)->released);
+
+    jobs.signal_all(SIGTERM, k_start);
+    EXPECT_TRUE(table.sent_to(-leader).empty());
+    EXPECT_EQ(table.sent_to(501), (std::vector<Signal>{{501, SIGTERM}}));
+}
+
+TEST(RunningJobs, TheKillDeadlineKillsWhatIgnoredTheStop)
+{
+    FakeProcessTable table;
+    RunningJobs jobs(table, k_kill_after, std::nullopt);
+    const auto& job = start(jobs, table, 1);
+    const ProcessId leader = job.leader;
+    table.ignore_term(leader);
+    jobs.signal_all(SIGTERM, k_start);
+    jobs.arm_kill_deadline(k_start);
+    EXPECT_EQ(jobs.next_deadline(), k_start + k_kill_after);
+
+    EXPECT_FALSE(jobs.fire(k_start + k_kill_after - 1ms).kill_deadline_passed);
+    EXPECT_TRUE(table.alive(leader));
+    EXPECT_TRUE(jobs.fire(k_start + k_kill_after).kill_deadline_passed);
+    EXPECT_FALSE(table.alive(leader));
+    EXPECT_EQ(table.sent_to(-leader).back(), (Signal{-leader, SIGKILL}));
+    EXPECT_TRUE(jobs.killing());
+}
+
+// trap '' TERM; setsid sh -c 'setsid sleep 300 & sleep 3' & wait -- with the descendants
+// closing the job's token, so that only the process tree leads to them.
+TEST(RunningJobs, AfterTheKillDeadlineEveryAdoptedProcessIsKilledAsItAppears)
+{
+    FakeProcessTable table;
+    RunningJobs jobs(table, k_kill_after, std::nullopt);
+    const auto& job = start(jobs, table, 1);
+    const ProcessId leader = job.leader;
+    table.ignore_term(leader);
+    table.add({600, 600, -1, leader}); // setsid sh -c ...
+    table.add({601, 601, -1, 600});    // setsid sleep 300
+    table.ignore_term(600);
+    table.ignore_term(601);
+
+    jobs.signal_all(SIGTERM, k_start);
+    jobs.arm_kill_deadline(k_start);
+    const auto deadline = k_start + k_kill_after;
+    jobs.fire(deadline);
+    EXPECT_FALSE(table.alive(leader));
+    // Each death hands the next process of the chain to us; each is killed as it comes.
+    for (int round = 0; round < 3; ++round) {
+        reap(jobs, table, deadline);
+    }
+    EXPECT_FALSE(table.alive(600));
+    EXPECT_FALSE(table.alive(601));
+    EXPECT_TRUE(table.children().empty());
+}
+
+TEST(RunningJobs, WhileKillingASweepFindsWhatAppearedWithoutAnyChildEnding)
+{
+    FakeProcessTable table;
+    RunningJobs jobs(table, k_kill_after, std::nullopt);
+    const auto& job = start(jobs, table, 1);
+    const int token = job.token;
+    jobs.signal_all(SIGKILL, k_start);
+    // A process holding the token appears after the kill (forked just before it).
+    table.add({700, 700, token, 999});
+    const auto sweep = jobs.next_deadline();
+    ASSERT_TRUE(sweep.has_value());
+    EXPECT_LE(*sweep - k_start, 1s);
+    jobs.fire(*sweep);
+    EXPECT_FALSE(table.alive(700));
+}
+
+TEST(RunningJobs, TimeoutStopsTheJobAndThenKillsIt)
+{
+    FakeProcessTable table;
+    RunningJobs jobs(table, k_kill_after, 60s);
+    const auto& job = start(jobs, table, 1);
+    const ProcessId leader = job.leader;
+    table.ignore_term(leader);
+    EXPECT_EQ(jobs.next_deadline(), k_start + 60s);
+
+    EXPECT_TRUE(jobs.fire(k_start + 59s).timed_out.empty());
+    EXPECT_EQ(jobs.fire(k_start + 60s).timed_out, std::vector<JobId>{1});
+    EXPECT_EQ(table.sent_to(-leader), (std::vector<Signal>{{-leader, SIGTERM}}));
+    EXPECT_TRUE(jobs.find(1)->timed_out);
+    EXPECT_EQ(jobs.next_deadline(), k_start + 60s + k_kill_after);
+
+    jobs.fire(k_start + 60s + k_kill_after);
+    EXPECT_EQ(table.sent_to(-leader).back(), (Signal{-leader, SIGKILL}));
+    EXPECT_FALSE(table.alive(leader));
+}
+
+TEST(RunningJobs, TimeoutStopsWhatAnEndedJobLeftBehind)
+{
+    FakeProcessTable table;
+    RunningJobs jobs(table, k_kill_after, 60s);
+    const auto& job = start(jobs, table, 1);
+    const ProcessId leader = job.leader;
+    table.add({800, 800, job.token, leader}); // setsid trainer &
+    table.ignore_term(800);
+    table.exit(leader, 0);
+    reap(jobs, table, k_start + 1s);
+
+    jobs.fire(k_start + 60s);
+    EXPECT_TRUE(table.sent_to(-leader).empty());
+    EXPECT_EQ(table.sent_to(800), (std::vector<Signal>{{800, SIGTERM}}));
+    EXPECT_TRUE(table.alive(800));
+    jobs.fire(k_start + 60s + k_kill_after);
+    EXPECT_FALSE(table.alive(800));
+    EXPECT_TRUE(table.released(jobs.find(1)->token));
+}
+
+TEST(RunningJobs, OtherJobsAreLeftAloneByOnesTimeout)
+{
+    FakeProcessTable table;
+    RunningJobs jobs(table, k_kill_after, 60s);
+    start(jobs, table, 1);
+    RunningJob later;
+    const Spawned spawned = table.spawn({"job 2", nullptr, -1, -1, {}});
+    later.id = 2;
+    later.started = k_start + 30s;
+    later.leader = spawned.pid;
+    later.token = spawned.token;
+    jobs.add(std::move(later));
+
+    EXPECT_EQ(jobs.fire(k_start + 60s).timed_out, std::vector<JobId>{1});
+    EXPECT_TRUE(table.sent_to(-spawned.pid).empty());
+}
+
+TEST(RunningJobs, LeftoversAreNamedAndTheTokenIsGivenBack)
+{
+    FakeProcessTable table;
+    RunningJobs jobs(table, k_kill_after, std::nullopt);
+    const auto& job = start(jobs, table, 1);
+    const ProcessId leader = job.leader;
+    const int token = job.token;
+    table.add({900, 900, token, leader});
+    table.exit(leader, 0);
+    reap(jobs, table, k_start);
+
+    const auto left = jobs.leftovers(*jobs.find(1));
+    ASSERT_EQ(left.size(), 1u);
+    EXPECT_EQ(left[0].pid, 900);
+    table.signal_process(900, SIGKILL);
+    EXPECT_TRUE(table.released(token));
+    jobs.take(1);
+    EXPECT_TRUE(jobs.empty());
+    EXPECT_TRUE(table.forgotten.contains(token));
+}
+
+} // namespace
+} // namespace gpusched
