@@ -17,8 +17,9 @@ work=$(mktemp -d /tmp/gpusched-bench.XXXXXX)
 trap 'rm -rf "$work"' EXIT
 # Leases of its own, so a benchmark never waits for (or blocks) real work on this machine.
 export GPUSCHED_LOCK_DIR=$work/leases
-# Ids that are not indices: no CUDA probe, so only the lease machinery is measured.
-gpu=bench0
+# UUID prefixes, not indices: no CUDA probe, so only the lease machinery is measured.
+gpu=GPU-be0c
+eight=GPU-b0,GPU-b1,GPU-b2,GPU-b3,GPU-b4,GPU-b5,GPU-b6,GPU-b7
 
 # Median and 90th percentile of a column of microseconds.
 stats() {
@@ -66,7 +67,7 @@ echo "hand-off with --no-lock: $(handoff_stats "$work/nolock.log")"
 echo; echo "## 3. Throughput: $JOBS 'true' jobs over 8 GPU ids (hyperfine, $RUNS runs)"
 repeat "$JOBS" true > "$work/true.txt"
 hyperfine --runs "$RUNS" --warmup 1 --export-markdown "$work/throughput.md" \
-  -n "gpusched (leases)" "$gpusched -q --gpus b0,b1,b2,b3,b4,b5,b6,b7 $work/true.txt" \
-  -n "gpusched --no-lock" "$gpusched -q --no-lock --gpus b0,b1,b2,b3,b4,b5,b6,b7 $work/true.txt" \
+  -n "gpusched (leases)" "$gpusched -q --gpus $eight $work/true.txt" \
+  -n "gpusched --no-lock" "$gpusched -q --no-lock --gpus $eight $work/true.txt" \
   >/dev/null
 cat "$work/throughput.md"

@@ -29,7 +29,8 @@ echo "# $("$gpusched" --version), $(redis-server --version | cut -d' ' -f1-3)"
 
 echo; echo "## 1. Throughput: $JOBS 'true' jobs, two workers with 4 GPU ids each"
 for w in a b; do
-  "$gpusched" worker -q --redis "$url" --queue throughput --gpus "${w}0,${w}1,${w}2,${w}3" &
+  "$gpusched" worker -q --redis "$url" --queue throughput \
+    --gpus "GPU-${w}0,GPU-${w}1,GPU-${w}2,GPU-${w}3" &
   workers+=($!)
 done
 repeat "$JOBS" true > "$work/true.txt"
@@ -41,7 +42,7 @@ awk -v s="$start" -v e="$end" -v n="$JOBS" \
 kill -USR1 "${workers[@]}"; wait "${workers[@]}"; workers=()
 
 echo; echo "## 2. Latency: arrival in Redis to start on an idle worker ($SAMPLES jobs, one at a time)"
-STAMP_LOG=$work/stamps.log "$gpusched" worker -q --redis "$url" --queue latency --gpus l0 \
+STAMP_LOG=$work/stamps.log "$gpusched" worker -q --redis "$url" --queue latency --gpus GPU-10 \
   --shell "$stamp" &
 workers+=($!)
 sleep 0.5

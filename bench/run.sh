@@ -71,7 +71,7 @@ echo; echo "## 4. Peak RSS against input length (jobs: /bin/true run directly, 8
 # need no CUDA probe child (which maps indices to UUIDs for the leases), so it is gpusched's.
 for lines in 1000 "$BIG"; do
   repeat "$lines" x > "$work/lines.txt"
-  /usr/bin/time -f "%M" -o "$work/rss" "$gpusched" -q --gpus b0,b1,b2,b3,b4,b5,b6,b7 \
-    --shell /bin/true "$work/lines.txt"
+  /usr/bin/time -f "%M" -o "$work/rss" "$gpusched" -q \
+    --gpus GPU-b0,GPU-b1,GPU-b2,GPU-b3,GPU-b4,GPU-b5,GPU-b6,GPU-b7 --shell /bin/true "$work/lines.txt"
   echo "$lines lines: peak RSS $(cat "$work/rss") KiB"
 done

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace gpusched {
@@ -31,8 +32,16 @@ public:
     virtual GpuInventory inventory() = 0;
 };
 
-// The GPU ids jobs are given, by precedence: --gpus tokens; else the entries of the
-// scheduler's own CUDA_VISIBLE_DEVICES, as written; else every GPU the probe finds, which is
+// The GPU ids the user gave, checked, by precedence: --gpus tokens (their source named
+// `gpus_source` in errors); else the entries of the scheduler's own CUDA_VISIBLE_DEVICES;
+// nullopt when neither is set. Commands check them before they make anything (a FIFO, a lock
+// file, a probe child), so a bad id leaves nothing behind.
+Parsed<std::optional<std::vector<std::string>>>
+given_gpu_ids(const std::vector<std::string>& gpus_option,
+              const std::optional<std::string>& visible_devices,
+              std::string_view gpus_source = "--gpus");
+
+// The GPU ids jobs are given: those given_gpu_ids finds; else every GPU the probe finds, which is
 // asked only then, or to turn indices into UUIDs when `use_uuids` (--uuid). No GPU at all is
 // an error that says how to pass --gpus.
 Parsed<std::vector<std::string>> resolve_gpu_ids(const std::vector<std::string>& gpus_option,

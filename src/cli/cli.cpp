@@ -34,6 +34,7 @@
 #include <sstream>
 #include <string_view>
 #include <system_error>
+#include <vector>
 
 namespace gpusched::cli {
 namespace {
@@ -165,8 +166,15 @@ int run(int argc, char** argv)
             app.remove_subcommand(sub);
         }
     }
+    std::vector<std::string> args(argv + std::min(argc, 1), argv + argc);
+    if (!run_only && !args.empty() && args.front() == exec->get_name()) {
+        auto exec_args = end_gpu_ids(*exec, {args.begin() + 1, args.end()});
+        exec_args.insert(exec_args.begin(), args.front());
+        args = std::move(exec_args);
+    }
+    std::reverse(args.begin(), args.end()); // CLI11 takes them last first
     try {
-        app.parse(argc, argv);
+        app.parse(args);
     } catch (const CLI::ParseError& error) {
         const int status = app.exit(error);
         return status == 0 ? k_exit_success : k_exit_usage;

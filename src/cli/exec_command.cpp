@@ -6,6 +6,7 @@
 #include <gpusched/errors.hpp>
 #include <gpusched/exit_status.hpp>
 #include <gpusched/gpu_discovery.hpp>
+#include <gpusched/gpu_list.hpp>
 #include <gpusched/lease_record.hpp>
 #include <gpusched/wall_clock.hpp>
 #include <gpusched/sys/lease_acquisition.hpp>
@@ -53,18 +54,70 @@ void hand_over(sys::HostLeases& leases, const GpuSlots& slots)
     }
 }
 
+// A word, not an option: what starts the command.
+bool is_word(const std::string& arg)
+{
+    return arg.size() < 2 || arg.front() != '-';
+}
+
+// The option `arg` (-n, -n2, --count, --count=2) names; for a short flag followed by more
+// letters (-qg), the last option of the cluster, which CLI11 reads one letter at a time.
+const CLI::Option* option_named(const CLI::App& exec, std::string& arg)
+{
+    if (arg.starts_with("--")) {
+        return exec.get_option_no_throw(arg.substr(0, arg.find('=')));
+    }
+    const CLI::Option* option = exec.get_option_no_throw(arg.substr(0, 2));
+    while (option != nullptr && option->get_items_expected_max() == 0 && arg.size() > 2) {
+        arg = "-" + arg.substr(2);
+        option = exec.get_option_no_throw(arg.substr(0, 2));
+    }
+    return option;
+}
+
 } // namespace
+
+std::vector<std::string> end_gpu_ids(const CLI::App& exec, std::vector<std::string> args)
+{
+    const CLI::Option* gpus = exec.get_option_no_throw("--gpus");
+    std::size_t next = 0;
+    while (next < args.size() && args[next] != "--" && !is_word(args[next])) {
+        std::string arg = args[next++];
+        const CLI::Option* option = option_named(exec, arg);
+        if (option == nullptr || option->get_items_expected_max() == 0) {
+            continue; // a flag, or an option CLI11 will say it does not know
+        }
+        const bool value_attached =
+            arg.starts_with("--") ? arg.find('=') != std::string::npos : arg.size() > 2;
+        if (!value_attached && next < args.size()) {
+            ++next; // its value; --gpus takes its first whatever it is, so `-gpus` is refused
+        }
+        if (option != gpus) {
+            continue;
+        }
+        while (next < args.size() && looks_like_gpu_ids(args[next])) {
+            ++next;
+        }
+        if (next < args.size() && is_word(args[next])) {
+            args.insert(args.begin() + static_cast<std::ptrdiff_t>(next), "--");
+            break;
+        }
+    }
+    return args;
+}
 
 CLI::App* add_exec_command(CLI::App& app, ExecOptions& options)
 {
     auto* exec = app.add_subcommand(
         "exec", "Wait for free GPUs under the host-wide leases, then run a command on them: "
-                "gpusched exec [-n N] -- CMD ARGS...");
+                "gpusched exec [-n N] [--gpus ID...] [--] CMD ARGS...");
     exec->add_option("-n,--count", options.count, "How many GPUs the command gets")
         ->transform(whole_number_check(1, 1024, "POSITIVE"))
         ->capture_default_str();
     exec->add_option("-g,--gpus", options.gpus,
-                     "The GPUs to choose from (default: $CUDA_VISIBLE_DEVICES, else every GPU)")
+                     "The GPUs to choose from, as for a run; the ids end at -- or at the first "
+                     "word that is not one, which starts CMD (default: $CUDA_VISIBLE_DEVICES, "
+                     "else every GPU)")
         ->expected(1, -1);
     exec->add_flag("--no-wait", options.no_wait,
                    "Exit with status 75 at once when not enough GPUs are free");
@@ -92,6 +145,7 @@ int run_exec(const ExecOptions& options)
     std::signal(SIGCHLD, SIG_DFL);
     sys::SignalChannel signals{SIGCHLD, SIGINT, SIGTERM, SIGHUP};
 
+    check_gpu_ids(options.gpus);
     sys::CudaProbeChild probe(to_milliseconds(options.probe_timeout_seconds));
     const auto ids = value_or_usage_error(resolve_gpu_ids(
         options.gpus, environment_variable("CUDA_VISIBLE_DEVICES"), probe, options.uuid));

@@ -26,4 +26,11 @@ struct ExecOptions {
 CLI::App* add_exec_command(CLI::App& app, ExecOptions& options);
 int run_exec(const ExecOptions& options);
 
+// The arguments after `exec`, with a `--` put where the ids of --gpus end and the command
+// starts: at the first word that is not shaped like an id. CLI11 alone gives --gpus every
+// word up to the next option, keeping one for CMD, so `exec --gpus 0 echo hello` would lease
+// a GPU "echo" and run `hello`, and `exec --gpus 0 python train.py --lr 1` would read --lr
+// as its own.
+std::vector<std::string> end_gpu_ids(const CLI::App& exec, std::vector<std::string> args);
+
 } // namespace gpusched::cli

@@ -1,6 +1,7 @@
 #pragma once
 
 #include <gpusched/errors.hpp>
+#include <gpusched/gpu_discovery.hpp>
 #include <gpusched/number_checks.hpp>
 
 #include <CLI/Validators.hpp>
@@ -11,6 +12,8 @@
 #include <cstdlib>
 #include <optional>
 #include <string>
+#include <string_view>
+#include <vector>
 
 namespace gpusched::cli {
 
@@ -60,6 +63,16 @@ inline std::optional<std::string> environment_variable(const char* name)
 {
     const char* value = std::getenv(name);
     return value != nullptr ? std::optional<std::string>(value) : std::nullopt;
+}
+
+// Refuses bad GPU ids, from --gpus (named `gpus_source` in errors) or else from
+// CUDA_VISIBLE_DEVICES, before a command makes anything: a FIFO, a lock file every user's
+// `status` shows, a probe child.
+inline void check_gpu_ids(const std::vector<std::string>& gpus,
+                          std::string_view gpus_source = "--gpus")
+{
+    value_or_usage_error(
+        given_gpu_ids(gpus, environment_variable("CUDA_VISIBLE_DEVICES"), gpus_source));
 }
 
 } // namespace gpusched::cli

@@ -66,6 +66,15 @@ void move_inputs_out_of_gpus(RunOptions& options)
     options.gpus.erase(first_input, options.gpus.end());
 }
 
+// CLI11 reads GPUSCHED_GPUS only when --gpus is absent, and gives its whole value as one
+// token: a bad id is then the variable's, and is named as such.
+std::string_view gpus_source(const RunOptions& options)
+{
+    const auto variable = environment_variable("GPUSCHED_GPUS");
+    return variable && options.gpus == std::vector<std::string>{*variable} ? "GPUSCHED_GPUS"
+                                                                           : "--gpus";
+}
+
 } // namespace
 
 void add_run_options(CLI::App& app, RunOptions& options, bool for_worker)
@@ -76,9 +85,9 @@ void add_run_options(CLI::App& app, RunOptions& options, bool for_worker)
                        "is a live queue that stays open until gpusched is signalled.");
     }
     app.add_option("-g,--gpus", options.gpus,
-                   "GPU ids to use: '0 1 2', '0,1,2', ranges '0-3', or ids such as GPU-<uuid> "
-                   "and MIG-<uuid>, passed to jobs unchanged. Default: $CUDA_VISIBLE_DEVICES, "
-                   "else every GPU CUDA finds.")
+                   "GPU ids to use: '0 1 2', '0,1,2', ranges '0-3', or GPU-<uuid> and "
+                   "MIG-<uuid> (or their first hex digits), passed to jobs unchanged; anything "
+                   "else is an error. Default: $CUDA_VISIBLE_DEVICES, else every GPU CUDA finds.")
         ->expected(1, -1)
         ->envname("GPUSCHED_GPUS");
     if (!for_worker) {
@@ -255,6 +264,7 @@ int run_jobs(RunOptions& options, const InputFactory& make_input,
         spdlog::set_level(spdlog::level::debug);
     }
     check_shell(options.shell);
+    check_gpu_ids(options.gpus, gpus_source(options));
 
     // Children must be reapable even if our parent set SIGCHLD to SIG_IGN; then block the
     // signals we handle, before anything else can start a thread.

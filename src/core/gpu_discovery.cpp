@@ -41,19 +41,35 @@ Parsed<std::vector<std::string>> to_uuids(std::vector<std::string> ids, GpuProbe
 
 } // namespace
 
+Parsed<std::optional<std::vector<std::string>>>
+given_gpu_ids(const std::vector<std::string>& gpus_option,
+              const std::optional<std::string>& visible_devices, std::string_view gpus_source)
+{
+    if (gpus_option.empty() && !visible_devices) {
+        return std::optional<std::vector<std::string>>{};
+    }
+    auto ids = !gpus_option.empty() ? parse_gpu_list(gpus_option, gpus_source)
+                                    : parse_visible_devices(*visible_devices);
+    if (auto* error = std::get_if<ParseError>(&ids)) {
+        return *error;
+    }
+    return std::optional(std::move(std::get<std::vector<std::string>>(ids)));
+}
+
 Parsed<std::vector<std::string>> resolve_gpu_ids(const std::vector<std::string>& gpus_option,
                                                  const std::optional<std::string>& visible_devices,
                                                  GpuProbe& probe, bool use_uuids)
 {
-    if (!gpus_option.empty()) {
-        auto ids = parse_gpu_list(gpus_option);
-        if (!use_uuids || std::holds_alternative<ParseError>(ids)) {
-            return ids;
-        }
-        return to_uuids(std::move(std::get<std::vector<std::string>>(ids)), probe);
+    auto given = given_gpu_ids(gpus_option, visible_devices);
+    if (auto* error = std::get_if<ParseError>(&given)) {
+        return *error;
     }
-    if (visible_devices) {
-        return parse_visible_devices(*visible_devices);
+    if (auto& ids = std::get<std::optional<std::vector<std::string>>>(given)) {
+        // CUDA_VISIBLE_DEVICES is passed on as the scheduler got it, --uuid or not.
+        if (!use_uuids || gpus_option.empty()) {
+            return std::move(*ids);
+        }
+        return to_uuids(std::move(*ids), probe);
     }
     const GpuInventory found = probe.inventory();
     if (found.gpus.empty()) {

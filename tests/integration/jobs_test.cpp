@@ -185,14 +185,14 @@ TEST(Jobs, VisibleDevicesFromTheEnvironmentArePassedAsWritten)
     for (int i = 1; i <= 6; ++i) {
         commands.push_back(record_command(dir, 0.1, fmt::format("t{}", i)));
     }
-    const auto result =
-        run(dir, {{}, join_lines(commands), std::nullopt, {{"CUDA_VISIBLE_DEVICES", "5,GPU-x"}}});
+    const auto result = run(
+        dir, {{}, join_lines(commands), std::nullopt, {{"CUDA_VISIBLE_DEVICES", "5,GPU-8e6b"}}});
     ASSERT_EQ(result.exit_status, 0) << result.err;
     std::set<std::string> gpus;
     for (const auto& record : read_records(dir / "runs.log")) {
         gpus.insert(record.gpu);
     }
-    EXPECT_EQ(gpus, (std::set<std::string>{"5", "GPU-x"}));
+    EXPECT_EQ(gpus, (std::set<std::string>{"5", "GPU-8e6b"}));
 }
 
 TEST(Jobs, AJobThatReadsStdinGetsNothingAndTheQueueIsIntact)

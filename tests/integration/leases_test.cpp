@@ -302,10 +302,17 @@ TEST_F(Leases, APlantedHardLinkOrFifoIsRefused)
 
 TEST_F(Leases, NoGpuIdLeavesTheDirectory)
 {
-    const auto result = run(m_dir, {{"--gpus", "../escaped"}, "true\n"});
+    // The slashes of a MIG id from drivers before R470 are escaped in its lock file's name;
+    // a path is no GPU id at all.
+    const std::string mig = "MIG-GPU-8e6b0c3a-2f1d-4c55-9f0e-0123456789ab/1/0";
+    const auto result = run(m_dir, {{"--gpus", mig}, "true\n"});
     EXPECT_EQ(result.exit_status, 0) << result.err;
+    EXPECT_TRUE(
+        fs::exists(leases() + "/MIG-GPU-8e6b0c3a-2f1d-4c55-9f0e-0123456789ab%2F1%2F0.lock"));
+    const auto escaping = run(m_dir, {{"--gpus", "../escaped"}, "true\n"});
+    EXPECT_EQ(escaping.exit_status, 2) << escaping.err;
     EXPECT_FALSE(fs::exists(m_dir / "escaped.lock"));
-    EXPECT_TRUE(fs::exists(leases() + "/%2E%2E%2Fescaped.lock"));
+    EXPECT_FALSE(fs::exists(leases() + "/%2E%2E%2Fescaped.lock"));
 }
 
 TEST_F(Leases, AnUnsafeDirectoryIsRefused)

@@ -77,7 +77,7 @@ protected:
 
 TEST_F(Queue, SubmitWaitsForTheOutcomesAndExitsAsARunWould)
 {
-    start_worker("a0,a1");
+    start_worker("GPU-a0,GPU-a1");
     const auto result =
         run(m_dir, submit(join_lines({"echo ok >> " + log(), "exit 3", "true"}), {"--wait"}));
     EXPECT_EQ(result.exit_status, 1) << result.err;
@@ -100,7 +100,8 @@ TEST_F(Queue, SubmitWaitsForTheOutcomesAndExitsAsARunWould)
 
 TEST_F(Queue, ThreeWorkersRunEachOfAThousandJobsOnce)
 {
-    for (const auto* gpus : {"a0,a1,a2", "b0,b1,b2", "c0,c1,c2"}) {
+    for (const auto* gpus :
+         {"GPU-a0,GPU-a1,GPU-a2", "GPU-b0,GPU-b1,GPU-b2", "GPU-c0,GPU-c1,GPU-c2"}) {
         start_worker(gpus, {"-q"});
     }
     std::vector<std::string> jobs;
@@ -114,7 +115,7 @@ TEST_F(Queue, ThreeWorkersRunEachOfAThousandJobsOnce)
     for (const auto& line : split_lines(read_file(m_dir / "log"))) {
         const auto space = line.find(' ');
         ++per_job[line.substr(0, space)];
-        ++per_worker[line[space + 1]];
+        ++per_worker[line.at(space + 5)]; // the worker's letter in GPU-a0
     }
     ASSERT_EQ(per_job.size(), 1000u);
     for (const auto& [job, runs] : per_job) {
@@ -126,7 +127,7 @@ TEST_F(Queue, ThreeWorkersRunEachOfAThousandJobsOnce)
 
 TEST_F(Queue, AKilledWorkersJobRunsAgainElsewhereAndNothingRunsTwice)
 {
-    auto& doomed = start_worker("a0", {"--lease-timeout", "1"});
+    auto& doomed = start_worker("GPU-a0", {"--lease-timeout", "1"});
     std::vector<std::string> jobs;
     for (int i = 1; i <= 4; ++i) {
         jobs.push_back(fmt::format("echo start-{} $$ $CUDA_VISIBLE_DEVICES >> {}; sleep 0.5; "
@@ -142,20 +143,20 @@ TEST_F(Queue, AKilledWorkersJobRunsAgainElsewhereAndNothingRunsTwice)
     const auto first = split_lines(read_file(m_dir / "log")).front();
     kill(std::stoi(first.substr(first.find(' ') + 1)), SIGKILL);
 
-    start_worker("b0", {"--lease-timeout", "1"});
+    start_worker("GPU-b0", {"--lease-timeout", "1"});
     const auto result = submitter.wait(60s);
     EXPECT_EQ(result.exit_status, 0) << result.err;
     auto counts = logged();
     for (int i = 1; i <= 4; ++i) {
-        EXPECT_EQ(counts[fmt::format("end-{} b0", i)], 1) << read_file(m_dir / "log");
+        EXPECT_EQ(counts[fmt::format("end-{} GPU-b0", i)], 1) << read_file(m_dir / "log");
     }
-    EXPECT_EQ(counts.count("end-1 a0"), 0u) << "the killed worker's job never finished";
+    EXPECT_EQ(counts.count("end-1 GPU-a0"), 0u) << "the killed worker's job never finished";
     stop_workers();
 }
 
 TEST_F(Queue, ARunSurvivesARedisRestart)
 {
-    start_worker("a0,a1");
+    start_worker("GPU-a0,GPU-a1");
     std::vector<std::string> jobs;
     for (int i = 1; i <= 40; ++i) {
         jobs.push_back(fmt::format("sleep 0.05; echo job-{} >> {}", i, log()));
@@ -179,7 +180,7 @@ TEST_F(Queue, AWorkerWithAKeyRefusesJobsNotSignedWithIt)
 {
     write_file(m_dir / "key", "the right secret\n");
     write_file(m_dir / "other", "another secret\n");
-    start_worker("a0", {"--key-file", (m_dir / "key").string()});
+    start_worker("GPU-a0", {"--key-file", (m_dir / "key").string()});
     const auto forged = run(m_dir, submit("touch " + (m_dir / "forged").string() + "\n",
                                           {"--wait", "--key-file", (m_dir / "other").string()}));
     EXPECT_EQ(forged.exit_status, 1);
@@ -199,7 +200,7 @@ TEST_F(Queue, AWorkerWithAKeyRefusesJobsNotSignedWithIt)
 
 TEST_F(Queue, AWorkerStoppedWithTermReturnsItsJob)
 {
-    auto& worker = start_worker("a0");
+    auto& worker = start_worker("GPU-a0");
     const auto submitted = run(m_dir, submit("echo started >> " + log() + "; sleep 30\n"));
     EXPECT_EQ(submitted.exit_status, 0) << submitted.err;
     ASSERT_TRUE(eventually([&] { return logged().count("started") == 1; }));

@@ -242,14 +242,14 @@ TEST(OutputDir, EachJobsOutputGoesToItsOwnFiles)
     TempDir dir;
     const auto out = dir / "out";
     const auto result =
-        run(dir, {{"--gpus", "GPU-x", "--output-dir", out.string(), "--retries", "1"},
+        run(dir, {{"--gpus", "GPU-8e6b", "--output-dir", out.string(), "--retries", "1"},
                   "echo hello; echo oops >&2\n" + flaky(dir, 1) + "\n"});
     EXPECT_EQ(result.exit_status, 0) << result.err;
     EXPECT_EQ(read_file(out / "1.out"), "hello\n");
     EXPECT_EQ(read_file(out / "1.err"), "oops\n");
     const auto info = read_file(out / "1.info");
     EXPECT_NE(info.find("command: echo hello; echo oops >&2\n"), std::string::npos) << info;
-    EXPECT_NE(info.find("gpu: GPU-x\n"), std::string::npos) << info;
+    EXPECT_NE(info.find("gpu: GPU-8e6b\n"), std::string::npos) << info;
     EXPECT_NE(info.find("exit: 0\n"), std::string::npos) << info;
     EXPECT_NE(read_file(out / "2.info").find("exit: 1\n"), std::string::npos);
     EXPECT_NE(read_file(out / "2.2.info").find("attempt: 2\n"), std::string::npos);

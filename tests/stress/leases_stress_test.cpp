@@ -18,8 +18,9 @@ namespace {
 using namespace std::chrono_literals;
 using Clock = std::chrono::steady_clock;
 
-// Not GPU indices, so no CUDA probe runs for each of the hundreds of clients.
-const std::string k_gpus = "fake0,fake1,fake2,fake3";
+// UUID prefixes, not GPU indices, so no CUDA probe runs for each of the hundreds of clients;
+// no real GPU's UUID starts with fa4e and a number, one hopes.
+const std::string k_gpus = "GPU-fa4e0,GPU-fa4e1,GPU-fa4e2,GPU-fa4e3";
 constexpr int k_exec_clients = 50;
 constexpr auto k_contention = 20s;
 constexpr int k_jobs_per_scheduler = 25;

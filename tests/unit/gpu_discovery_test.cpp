@@ -43,8 +43,8 @@ TEST(GpuDiscovery, GpusOptionWinsAndSkipsTheProbe)
 TEST(GpuDiscovery, VisibleDevicesAreThePoolAsWritten)
 {
     FakeProbe probe(gpus(8));
-    auto ids = resolve_gpu_ids({}, std::string("6,GPU-x,2"), probe);
-    EXPECT_EQ(std::get<Ids>(ids), (Ids{"6", "GPU-x", "2"}));
+    auto ids = resolve_gpu_ids({}, std::string("6,GPU-8e6b,2"), probe);
+    EXPECT_EQ(std::get<Ids>(ids), (Ids{"6", "GPU-8e6b", "2"}));
     EXPECT_EQ(probe.calls, 0);
 }
 
@@ -54,6 +54,31 @@ TEST(GpuDiscovery, EmptyVisibleDevicesIsAnError)
     auto ids = resolve_gpu_ids({}, std::string(""), probe);
     ASSERT_TRUE(std::holds_alternative<ParseError>(ids));
     EXPECT_EQ(probe.calls, 0);
+}
+
+TEST(GpuDiscovery, BadIdsAreRefusedBeforeTheProbeIsAsked)
+{
+    FakeProbe probe(gpus(8));
+    auto from_option = resolve_gpu_ids({"pus", "0"}, std::nullopt, probe, true);
+    ASSERT_TRUE(std::holds_alternative<ParseError>(from_option));
+    EXPECT_NE(std::get<ParseError>(from_option).message.find("'pus'"), std::string::npos);
+    auto from_environment = resolve_gpu_ids({}, std::string("0,GPU-x"), probe);
+    ASSERT_TRUE(std::holds_alternative<ParseError>(from_environment));
+    EXPECT_NE(std::get<ParseError>(from_environment).message.find("CUDA_VISIBLE_DEVICES=0,GPU-x"),
+              std::string::npos);
+    EXPECT_EQ(probe.calls, 0);
+}
+
+TEST(GpuDiscovery, GivenIdsNeedNoProbe)
+{
+    using Given = std::optional<Ids>;
+    EXPECT_EQ(std::get<Given>(given_gpu_ids({"0-1"}, std::string("5"))), (Ids{"0", "1"}));
+    EXPECT_EQ(std::get<Given>(given_gpu_ids({}, std::string("05"))), (Ids{"5"}));
+    EXPECT_EQ(std::get<Given>(given_gpu_ids({}, std::nullopt)), std::nullopt);
+    const auto named = given_gpu_ids({"0-"}, std::nullopt, "GPUSCHED_GPUS");
+    ASSERT_TRUE(std::holds_alternative<ParseError>(named));
+    EXPECT_NE(std::get<ParseError>(named).message.find("'GPUSCHED_GPUS=0-'"), std::string::npos)
+        << std::get<ParseError>(named).message;
 }
 
 TEST(GpuDiscovery, ProbedGpusBecomeIndicesOrUuids)
@@ -67,8 +92,8 @@ TEST(GpuDiscovery, ProbedGpusBecomeIndicesOrUuids)
 TEST(GpuDiscovery, UuidOptionMapsGivenIndices)
 {
     FakeProbe probe(gpus(3));
-    EXPECT_EQ(std::get<Ids>(resolve_gpu_ids({"2,MIG-x"}, std::nullopt, probe, true)),
-              (Ids{"GPU-00000002", "MIG-x"}));
+    EXPECT_EQ(std::get<Ids>(resolve_gpu_ids({"2,MIG-1f2e"}, std::nullopt, probe, true)),
+              (Ids{"GPU-00000002", "MIG-1f2e"}));
     auto missing = resolve_gpu_ids({"5"}, std::nullopt, probe, true);
     ASSERT_TRUE(std::holds_alternative<ParseError>(missing));
     EXPECT_NE(std::get<ParseError>(missing).message.find("there is no GPU 5; CUDA finds 3"),
