@@ -71,7 +71,8 @@ public:
     virtual std::vector<ProcessId> children() = 0;
     // For each trace, the live processes (ours, not zombies) that hold its token or are in
     // its group: what a job left behind, wherever it moved (setsid) in the process tree.
-    virtual std::vector<std::vector<ProcessInfo>> find_processes(std::span<const JobTrace> jobs) = 0;
+    virtual std::vector<std::vector<ProcessInfo>>
+    find_processes(std::span<const JobTrace> jobs) = 0;
 };
 
 } // namespace gpusched

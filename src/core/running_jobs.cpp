@@ -85,8 +85,8 @@ std::vector<ProcessId> RunningJobs::signal_jobs(const std::vector<RunningJob*>& 
     for (const RunningJob* job : jobs) {
         traces.push_back({job->token, job->shell_running() ? job->leader : 0});
     }
-    const auto found = jobs.empty() ? std::vector<std::vector<ProcessInfo>>{}
-                                    : m_processes.find_processes(traces);
+    const auto found =
+        jobs.empty() ? std::vector<std::vector<ProcessInfo>>{} : m_processes.find_processes(traces);
     std::vector<ProcessId> signalled;
     for (std::size_t i = 0; i < jobs.size(); ++i) {
         const RunningJob& job = *jobs[i];

@@ -37,8 +37,7 @@ JobRunner::JobRunner(Scheduler& scheduler, CommandInput& input, SignalChannel& s
     : m_scheduler(scheduler), m_input(input), m_signals(signals), m_processes(processes),
       m_environment(environment), m_options(std::move(options)),
       m_jobs(processes, m_options.kill_after, m_options.timeout),
-      m_busy_reasons(scheduler.pool().size()),
-      m_lease_record_stale(scheduler.pool().size(), false)
+      m_busy_reasons(scheduler.pool().size()), m_lease_record_stale(scheduler.pool().size(), false)
 {
     if (m_options.tag) {
         auto progress = m_options.progress;
@@ -333,7 +332,8 @@ void JobRunner::defer_start(const RunningJob& job, int error)
     m_spawn_retry_at = Clock::now() + m_spawn_backoff;
     const auto level =
         m_spawn_backoff == k_first_spawn_backoff ? spdlog::level::warn : spdlog::level::debug;
-    spdlog::log(level, "job {} cannot start yet: {}: {} ({} processes of ours run); trying again in {}",
+    spdlog::log(level,
+                "job {} cannot start yet: {}: {} ({} processes of ours run); trying again in {}",
                 job.id, m_options.shell, std::strerror(error), m_scheduler.running_count(),
                 format_duration(m_spawn_backoff));
 }
@@ -447,8 +447,8 @@ void JobRunner::report_lingering_jobs()
     }
     m_lingering_reported = true;
     for (const auto& job : m_jobs.jobs()) {
-        spdlog::warn("waiting for what job {} left running on GPU {}: {} (Ctrl-C stops it)",
-                     job.id, job.gpu, describe_processes(m_jobs.leftovers(job)));
+        spdlog::warn("waiting for what job {} left running on GPU {}: {} (Ctrl-C stops it)", job.id,
+                     job.gpu, describe_processes(m_jobs.leftovers(job)));
     }
 }
 

@@ -30,8 +30,8 @@ std::optional<ProcessStat> read_process_stat(pid_t pid)
     ProcessStat stat;
     long parent = 0;
     long group = 0;
-    if (std::sscanf(text.data() + after_command + 1, " %c %ld %ld", &stat.state, &parent,
-                    &group) != 3) {
+    if (std::sscanf(text.data() + after_command + 1, " %c %ld %ld", &stat.state, &parent, &group) !=
+        3) {
         return std::nullopt;
     }
     stat.parent = static_cast<pid_t>(parent);

@@ -24,8 +24,8 @@ Spawned SystemProcessTable::spawn(const SpawnRequest& request)
     }
     UniqueFd read_end(ends[0]);
     // The write end must lie above every place a job's descriptors go (see JobSpawner).
-    UniqueFd write_end(fcntl(ends[1], F_DUPFD_CLOEXEC,
-                             JobSpawner::lowest_private_fd(request.inherited.size())));
+    UniqueFd write_end(
+        fcntl(ends[1], F_DUPFD_CLOEXEC, JobSpawner::lowest_private_fd(request.inherited.size())));
     const int dup_error = errno;
     close(ends[1]);
     if (!write_end) {
@@ -40,7 +40,8 @@ Spawned SystemProcessTable::spawn(const SpawnRequest& request)
         return {-1, -1, spawned.error};
     }
     const int token = read_end.get();
-    m_tokens.emplace(token, Token{std::move(read_end), "pipe:[" + std::to_string(pipe.st_ino) + "]"});
+    m_tokens.emplace(token,
+                     Token{std::move(read_end), "pipe:[" + std::to_string(pipe.st_ino) + "]"});
     return {spawned.pid, token, 0};
 }
 

@@ -70,11 +70,12 @@ TEST(Leftovers, TimeoutStopsASetsidChildThatIgnoresTerm)
     const auto pid_file = dir / "pid";
     const auto order_file = (dir / "order").string();
     const auto result = run(
-        dir, {{"--gpus", "0", "--no-lock", "--timeout", "1", "--kill-after", "1"},
-              join_lines({fmt::format("setsid sh -c 'trap \"\" TERM; echo $$ > {}; exec sleep 300' & "
-                                      "sleep 300",
-                                      pid_file.string()),
-                          fmt::format("echo second >> {}", order_file)})},
+        dir,
+        {{"--gpus", "0", "--no-lock", "--timeout", "1", "--kill-after", "1"},
+         join_lines({fmt::format("setsid sh -c 'trap \"\" TERM; echo $$ > {}; exec sleep 300' & "
+                                 "sleep 300",
+                                 pid_file.string()),
+                     fmt::format("echo second >> {}", order_file)})},
         std::chrono::seconds(60));
     ASSERT_FALSE(result.timed_out) << result.err;
     const pid_t child = noted_pid(pid_file);
@@ -88,10 +89,10 @@ TEST(Leftovers, TimeoutReachesWhatAFinishedJobLeft)
 {
     TempDir dir;
     const auto pid_file = dir / "pid";
-    const auto result = run(
-        dir, {{"--gpus", "0", "--no-lock", "--timeout", "1", "--kill-after", "1"},
-              fmt::format("setsid sh -c 'trap \"\" TERM; echo $$ > {}; exec sleep 300' &\n",
-                          pid_file.string())});
+    const auto result =
+        run(dir, {{"--gpus", "0", "--no-lock", "--timeout", "1", "--kill-after", "1"},
+                  fmt::format("setsid sh -c 'trap \"\" TERM; echo $$ > {}; exec sleep 300' &\n",
+                              pid_file.string())});
     ASSERT_FALSE(result.timed_out) << result.err;
     EXPECT_FALSE(process_alive(noted_pid(pid_file))) << result.err;
     EXPECT_TRUE(has(result.err, "what job 1 left running on GPU 0 passed --timeout")) << result.err;
@@ -106,7 +107,8 @@ TEST(Leftovers, TheEndOfARunWaitsForLeftoversAndNamesThem)
                                   fmt::format("sleep 1 & echo $! > {}\n", pid_file.string())});
     EXPECT_EQ(result.exit_status, 0) << result.err;
     EXPECT_FALSE(process_alive(noted_pid(pid_file))) << "gpusched ended before its job's sleep";
-    EXPECT_TRUE(has(result.err, "waiting for what job 1 left running on GPU 0: pid ")) << result.err;
+    EXPECT_TRUE(has(result.err, "waiting for what job 1 left running on GPU 0: pid "))
+        << result.err;
     EXPECT_TRUE(has(result.err, "(sleep)")) << result.err;
 }
 
@@ -114,9 +116,10 @@ TEST(Leftovers, OneSignalStopsLeftoversThatIgnoreIt)
 {
     TempDir dir;
     const auto pid_file = dir / "pid";
-    Process gpusched(dir, {{"--gpus", "0", "--no-lock", "--kill-after", "1"},
-                           fmt::format("setsid sh -c 'trap \"\" TERM; echo $$ > {}; exec sleep 300' &\n",
-                                       pid_file.string())});
+    Process gpusched(dir,
+                     {{"--gpus", "0", "--no-lock", "--kill-after", "1"},
+                      fmt::format("setsid sh -c 'trap \"\" TERM; echo $$ > {}; exec sleep 300' &\n",
+                                  pid_file.string())});
     ASSERT_TRUE(eventually([&] { return has(gpusched.err_so_far(), "waiting for what job 1"); }));
     gpusched.signal(SIGINT);
     const auto stopped = gpusched.wait(std::chrono::seconds(30));

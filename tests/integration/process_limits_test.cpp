@@ -26,7 +26,8 @@ bool have_user()
     if (geteuid() != 0) {
         return false;
     }
-    const auto command = fmt::format("useradd --no-create-home --shell /bin/sh {} 2>/dev/null", k_user);
+    const auto command =
+        fmt::format("useradd --no-create-home --shell /bin/sh {} 2>/dev/null", k_user);
     return std::system(command.c_str()) == 0 && getpwnam(k_user) != nullptr;
 }
 

@@ -247,7 +247,6 @@ std::vector<pid_t> noted_pids(const TempDir& dir)
     return pids;
 }
 
-
 TEST(Crash, JobsOfAKilledSchedulerStopWithIt)
 {
     TempDir dir;
@@ -258,7 +257,8 @@ TEST(Crash, JobsOfAKilledSchedulerStopWithIt)
     killed.wait();
     const auto pids = noted_pids(dir);
     ASSERT_EQ(pids.size(), 2u);
-    EXPECT_TRUE(process_alive(pids[0]) || process_alive(pids[1])) << "they ignore SIGTERM for a second";
+    EXPECT_TRUE(process_alive(pids[0]) || process_alive(pids[1]))
+        << "they ignore SIGTERM for a second";
     EXPECT_TRUE(eventually([&] { return std::none_of(pids.begin(), pids.end(), process_alive); }))
         << "the jobs of a SIGKILLed gpusched must not run on unrecorded";
 }

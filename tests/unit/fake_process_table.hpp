@@ -20,8 +20,8 @@ public:
     struct Process {
         ProcessId pid = 0;
         ProcessId group = 0;
-        int token = -1;        // the job token it holds, or -1
-        ProcessId parent = 0;  // 0: it is our child
+        int token = -1;       // the job token it holds, or -1
+        ProcessId parent = 0; // 0: it is our child
         bool ignores_term = false;
     };
     struct Signal {
