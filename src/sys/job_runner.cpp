@@ -34,9 +34,12 @@ JobRunner::JobRunner(Scheduler& scheduler, CommandInput& input, SignalChannel& s
                      RunnerOptions options)
     : m_scheduler(scheduler), m_input(input), m_signals(signals), m_spawner(spawner),
       m_environment(environment), m_options(std::move(options)),
-      m_busy_reasons(scheduler.pool().size()), m_lease_holders(scheduler.pool().size()),
-      m_lease_record_stale(scheduler.pool().size(), false)
+      m_lease_holders(scheduler.pool().size()), m_lease_record_stale(scheduler.pool().size(), false)
 {
+    if (m_options.usage_probe) {
+        m_busy_watch.emplace(*m_options.usage_probe, m_options.busy_rule, m_options.recheck,
+                             scheduler.pool().ids(), signals.original_mask());
+    }
     if (m_options.tag) {
         auto progress = m_options.progress;
         m_tagged.emplace([progress](bool writing) {
@@ -52,15 +55,14 @@ int JobRunner::run()
     m_started = Clock::now();
     become_child_subreaper();
     try {
-        if (m_options.usage_probe) {
-            check_busy_gpus();
-        }
+        tend_busy_gpus(); // no GPU is known to be free of others' work before the first look
         take_input();
         while (!finished()) {
             run_once();
         }
     } catch (...) {
         // The loop itself cannot go on (a second error while stopping): no job outlives us.
+        m_busy_watch.reset(); // its look is killed and reaped before any child is taken below
         signal_jobs(SIGKILL);
         while (waitpid(-1, nullptr, 0) > 0 || errno == EINTR) {
         }
@@ -146,6 +148,9 @@ void JobRunner::wait_for_events()
     if (m_tagged) {
         m_tagged->add_poll_fds(fds);
     }
+    if (m_busy_watch) {
+        m_busy_watch->add_poll_fds(fds);
+    }
     int timeout_ms = -1;
     if (const auto deadline = next_deadline()) {
         const auto left = std::chrono::ceil<std::chrono::milliseconds>(*deadline - Clock::now());
@@ -163,11 +168,14 @@ void JobRunner::wait_for_events()
         }
         if (fd.fd == m_signals.fd()) {
             handle_signals();
+        } else if (m_busy_watch && m_busy_watch->on_ready(fd)) {
+            continue;
         } else if (!m_input.on_ready(fd) && m_tagged) {
             m_tagged->on_readable(fd.fd);
         }
     }
     fire_due_timers();
+    tend_busy_gpus();
 }
 
 void JobRunner::take_input()
@@ -330,7 +338,8 @@ void JobRunner::reap_children()
         }
         // A group whose leader is reaped is never signalled again: its id may be reused.
         m_stopping_groups.erase(pid);
-        if (on_lease_waiter_exit(pid, status)) {
+        if (on_lease_waiter_exit(pid, status) ||
+            (m_busy_watch && m_busy_watch->on_child_exit(pid, status))) {
             continue;
         }
         const auto found = m_running.find(pid);
@@ -368,57 +377,31 @@ void JobRunner::reap_children()
     }
 }
 
-// GPUs busy with work gpusched did not start are looked at again only while jobs wait for a
-// GPU, every --recheck seconds: no polling while there is nothing to gain.
 std::optional<JobRunner::Clock::time_point> JobRunner::next_busy_check() const
 {
-    const bool any_busy = std::any_of(m_busy_reasons.begin(), m_busy_reasons.end(),
-                                      [](const auto& reason) { return reason.has_value(); });
-    if (!m_options.usage_probe || !any_busy || m_scheduler.queued_count() == 0) {
+    if (!m_busy_watch || !m_scheduler.wants_gpus()) {
         return std::nullopt;
     }
-    return m_last_busy_check + m_options.recheck;
+    return m_busy_watch->next_deadline(m_scheduler.queued_count() > 0);
 }
 
 void JobRunner::check_busy_gpus()
 {
-    m_last_busy_check = Clock::now();
-    const auto& ids = m_scheduler.pool().ids();
-    const auto report = m_options.usage_probe->usage(ids);
-    if (!report.problem.empty()) {
-        spdlog::warn("--skip-busy cannot tell which GPUs are busy ({}); every GPU is used",
-                     report.problem);
-        m_options.usage_probe.reset();
-        for (GpuSlot slot = 0; slot < ids.size(); ++slot) {
-            if (std::exchange(m_busy_reasons[slot], std::nullopt)) {
-                apply(m_scheduler.on_gpu_usable(slot, true));
-            }
-        }
+    m_busy_watch->on_time(Clock::now());
+}
+
+// Hands what --skip-busy learnt to the scheduler; a look no GPU would get a job from is
+// stopped.
+void JobRunner::tend_busy_gpus()
+{
+    if (!m_busy_watch) {
         return;
     }
-    for (GpuSlot slot = 0; slot < ids.size(); ++slot) {
-        const auto found = report.gpus.find(ids[slot]);
-        if (found == report.gpus.end()) {
-            continue;
-        }
-        std::vector<int> foreign;
-        for (const int pid : found->second.compute_pids) {
-            if (!descends_from(pid, getpid())) {
-                foreign.push_back(pid);
-            }
-        }
-        auto reason = m_options.busy_rule.busy_reason(found->second, foreign,
-                                                      m_scheduler.pool().load(slot) > 0);
-        if (reason == m_busy_reasons[slot]) {
-            continue; // logged once per change
-        }
-        if (reason) {
-            spdlog::warn("GPU {} skipped: {}", ids[slot], *reason);
-        } else {
-            spdlog::info("GPU {} is free again", ids[slot]);
-        }
-        const bool usable = !reason;
-        m_busy_reasons[slot] = std::move(reason);
+    if (!m_scheduler.wants_gpus()) {
+        m_busy_watch->stop();
+    }
+    const auto runs_our_jobs = [this](GpuSlot slot) { return m_scheduler.pool().load(slot) > 0; };
+    for (const auto& [slot, usable] : m_busy_watch->take_changes(runs_our_jobs)) {
         apply(m_scheduler.on_gpu_usable(slot, usable));
     }
 }

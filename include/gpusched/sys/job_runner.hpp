@@ -4,6 +4,7 @@
 #include <gpusched/job_environment.hpp>
 #include <gpusched/resume_state.hpp>
 #include <gpusched/scheduler.hpp>
+#include <gpusched/sys/busy_gpu_watch.hpp>
 #include <gpusched/sys/host_leases.hpp>
 #include <gpusched/sys/command_input.hpp>
 #include <gpusched/sys/job_spawner.hpp>
@@ -37,8 +38,9 @@ struct RunnerOptions {
     std::optional<JoblogFile> joblog;
     std::optional<ResumeState> resume;
     std::shared_ptr<ProgressLine> progress;
-    // --skip-busy: where usage is read from, what counts as busy, how often to look again.
-    std::unique_ptr<UsageProbe> usage_probe;
+    // --skip-busy: the probe child that reads usage, what counts as busy, how often to look
+    // again.
+    std::optional<ProbeCommand> usage_probe;
     BusyRule busy_rule;
     std::chrono::milliseconds recheck{5'000};
     // Host-wide GPU leases; none with --no-lock.
@@ -103,6 +105,7 @@ private:
     void redraw_progress();
     void check_busy_gpus();
     std::optional<Clock::time_point> next_busy_check() const;
+    void tend_busy_gpus();
     void report_unstarted();
     void report_summary();
     // Host-wide leases (job_runner_leases.cpp).
@@ -135,8 +138,7 @@ private:
     std::size_t m_attempts = 0;
     Clock::time_point m_last_progress_draw{};
     bool m_progress_stale = false; // something changed since the line was drawn
-    std::vector<std::optional<std::string>> m_busy_reasons; // per GPU, while --skip-busy skips it
-    Clock::time_point m_last_busy_check{};
+    std::optional<BusyGpuWatch> m_busy_watch;
     std::vector<pollfd> m_poll_fds;
     std::vector<std::vector<LeaseHolder>> m_lease_holders; // per GPU, for its lease record
     std::deque<JoblogRecord> m_unwritten_records;          // the job log refused them so far
