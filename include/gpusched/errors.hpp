@@ -13,6 +13,18 @@ public:
     using std::runtime_error::runtime_error;
 };
 
+// SIGINT, SIGTERM or SIGHUP before a run has started (while a probe child was waited for):
+// nothing was started that needs stopping, so the command ends at once, with the status of
+// a process stopped by that signal (128 + signal), as a stopped run does.
+class Interrupted : public std::runtime_error {
+public:
+    explicit Interrupted(int signal) : std::runtime_error("interrupted"), m_signal(signal) {}
+    int signal() const { return m_signal; }
+
+private:
+    int m_signal;
+};
+
 // An expected failure returned as a value: the message names what was wrong and where.
 struct ParseError {
     std::string message;

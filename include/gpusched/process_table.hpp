@@ -38,7 +38,7 @@ struct ProcessInfo {
 // The live processes of one job, as found by find_processes.
 struct JobTrace {
     int token = -1;
-    ProcessId group = 0; // searched only while the group's leader is unreaped, else 0
+    ProcessId group = 0; // its shell's pid, leader of its group
 };
 
 // What ended, from reap().
@@ -56,7 +56,7 @@ public:
     virtual ~ProcessTable() = default;
 
     virtual Spawned spawn(const SpawnRequest& request) = 0;
-    // True once no process holds `token` any more: the job and all it left behind are gone.
+    // True once no process holds `token` any more. What a job wrote into it is dropped.
     virtual bool released(int token) = 0;
     virtual void forget_token(int token) = 0;
 
@@ -64,13 +64,17 @@ public:
     // so that the id cannot belong to anybody else.
     virtual void signal_group(ProcessId leader, int signal) = 0;
     virtual void signal_process(ProcessId pid, int signal) = 0;
+    // True while a process (a zombie too) is in the group `leader` led. Sends no signal; the
+    // id cannot be given to a new group while the old one has a member.
+    virtual bool group_exists(ProcessId leader) = 0;
     // One child that has ended, without waiting; nothing when none has.
     virtual std::optional<Reaped> reap() = 0;
     // Our live children: job shells and, as we are their subreaper, what jobs left behind
     // once its parent died.
     virtual std::vector<ProcessId> children() = 0;
-    // For each trace, the live processes (ours, not zombies) that hold its token or are in
-    // its group: what a job left behind, wherever it moved (setsid) in the process tree.
+    // For each trace, the live processes (not zombies; any user's where we may look) that
+    // hold its token or are in its group: what a job left behind, wherever it moved (setsid)
+    // in the process tree, or whatever descriptors it closed (Python's subprocess).
     virtual std::vector<std::vector<ProcessInfo>>
     find_processes(std::span<const JobTrace> jobs) = 0;
 };

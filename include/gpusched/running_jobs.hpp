@@ -25,8 +25,10 @@ struct RunningJob {
     int token = -1;       // its presence token (see Spawned)
 
     std::optional<JobOutcome> outcome; // once its shell is reaped
-    bool released = false;             // no process holds its token any more
+    bool token_closed = false;         // no process holds its token any more
     bool timed_out = false;
+    // Its shell has ended but not what it left: named in the log if still there at this time.
+    std::optional<Clock::time_point> report_at;
     // --timeout: SIGTERM at the first deadline, SIGKILL --kill-after later; then what it
     // leaves behind is killed as it is found.
     std::optional<Clock::time_point> terminate_at;
@@ -34,7 +36,6 @@ struct RunningJob {
     bool killing = false;
 
     bool shell_running() const { return !outcome.has_value(); }
-    bool gone() const { return outcome.has_value() && released; }
 };
 
 // The running jobs and the rules for stopping them, over a ProcessTable:
@@ -55,10 +56,14 @@ public:
     // Takes a started job in, arming its --timeout from its start.
     RunningJob& add(RunningJob job);
     RunningJob* find_leader(ProcessId pid);
+    // A job attempt is known by its token: attempts of one job may overlap (a retry starts
+    // while what the failed one left still runs).
     RunningJob* find_token(int token);
-    RunningJob* find(JobId id);
     // Takes a job that is gone out of the table, giving its token back.
-    RunningJob take(JobId id);
+    RunningJob take(int token);
+    // Marks an ended job whose leftovers still run; they are named at the returned time if
+    // they are still there (most end at once, and naming them costs a look at every process).
+    void linger(RunningJob& job, Clock::time_point now);
 
     bool empty() const { return m_jobs.empty(); }
     std::size_t size() const { return m_jobs.size(); }
@@ -79,9 +84,11 @@ public:
     void after_reap(Clock::time_point now);
 
     std::optional<Clock::time_point> next_deadline() const;
-    // Jobs that passed --timeout at this call (their SIGTERM just went out).
+    // By token: jobs that passed --timeout at this call (their SIGTERM just went out), ended
+    // jobs whose leftovers are due to be named.
     struct DueWork {
-        std::vector<JobId> timed_out;
+        std::vector<int> timed_out;
+        std::vector<int> to_report;
         bool kill_deadline_passed = false;
     };
     DueWork fire(Clock::time_point now);

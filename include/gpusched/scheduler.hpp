@@ -7,6 +7,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <deque>
+#include <map>
 #include <optional>
 #include <string>
 #include <unordered_map>
@@ -81,8 +82,8 @@ public:
     // A job's shell ended. With `gpus_held`, what it left behind (a background process)
     // still holds its GPUs: they get no other job until on_job_released.
     std::vector<Action> on_job_exit(JobId job, JobOutcome outcome, bool gpus_held = false);
-    // Nothing of an ended job holds its GPUs any more.
-    std::vector<Action> on_job_released(JobId job);
+    // Nothing of an ended job attempt holds its GPUs any more.
+    std::vector<Action> on_job_released(JobId job, unsigned attempt);
     std::vector<Action> on_spawn_failure(JobId job);
     // The system cannot start a process for now (a fork limit): the job goes back to the
     // front of the queue, not counted as an attempt, and no job starts until on_spawn_retry.
@@ -151,7 +152,9 @@ private:
     std::deque<Command> m_queue;
     std::vector<Command> m_left_by_drain; // replayable commands a drain does not start
     std::unordered_map<JobId, Running> m_running;
-    std::unordered_map<JobId, GpuSlots> m_lingering; // ended, GPUs still held by leftovers
+    // Ended attempts whose GPUs leftovers still hold, by job and attempt: a retry may end the
+    // same way while the first attempt's leftovers run.
+    std::map<std::pair<JobId, unsigned>, GpuSlots> m_lingering;
     JobCounts m_counts;
     Phase m_phase = Phase::running;
     int m_stop_signal = 0;

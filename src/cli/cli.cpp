@@ -226,6 +226,8 @@ int main(int argc, char** argv)
     try {
         set_up_log();
         return run(argc, argv);
+    } catch (const Interrupted& stop) {
+        return exit_status_for_signal(stop.signal());
     } catch (const UsageError& error) {
         fmt::print(stderr, "gpusched: error: {}\n", error.what());
         return k_exit_usage;

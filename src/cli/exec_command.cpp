@@ -146,7 +146,7 @@ int run_exec(const ExecOptions& options)
     sys::SignalChannel signals{SIGCHLD, SIGINT, SIGTERM, SIGHUP};
 
     check_gpu_ids(options.gpus);
-    sys::CudaProbeChild probe(to_milliseconds(options.probe_timeout_seconds));
+    sys::CudaProbeChild probe(to_milliseconds(options.probe_timeout_seconds), signals);
     const auto ids = value_or_usage_error(resolve_gpu_ids(
         options.gpus, environment_variable("CUDA_VISIBLE_DEVICES"), probe, options.uuid));
     if (options.count > ids.size()) {

@@ -6,10 +6,12 @@
 #include <gpusched/exit_status.hpp>
 #include <gpusched/gpu_discovery.hpp>
 #include <gpusched/sys/probe_child.hpp>
+#include <gpusched/sys/signal_channel.hpp>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include <csignal>
 #include <cstdlib>
 #include <fstream>
 
@@ -54,12 +56,15 @@ CLI::App* add_gpus_command(CLI::App& app, GpusOptions& options)
 
 int run_gpus(const GpusOptions& options)
 {
+    // Signals are taken while the probes run, so that they act at once: see wait_for_answer.
+    std::signal(SIGCHLD, SIG_DFL);
+    sys::SignalChannel signals{SIGCHLD, SIGINT, SIGTERM, SIGHUP};
     const auto timeout = to_milliseconds(options.probe_timeout_seconds);
-    sys::CudaProbeChild probe(timeout);
+    sys::CudaProbeChild probe(timeout, signals);
     const auto ids = value_or_usage_error(
         resolve_gpu_ids(options.gpus, environment_variable("CUDA_VISIBLE_DEVICES"), probe));
     const auto inventory = probe.inventory();
-    const auto usage = sys::UsageProbeChild(timeout).usage(ids);
+    const auto usage = sys::UsageProbeChild(timeout, signals).usage(ids);
 
     nlohmann::ordered_json listed = nlohmann::ordered_json::array();
     for (const auto& id : ids) {

@@ -230,7 +230,7 @@ sys::RunnerOptions runner_options(const RunOptions& options)
     runner.tag = options.tag;
     if (options.skip_busy) {
         runner.usage_probe =
-            std::make_unique<sys::UsageProbeChild>(to_milliseconds(options.probe_timeout_seconds));
+            sys::usage_probe_command(to_milliseconds(options.probe_timeout_seconds));
         runner.busy_rule.max_used_mib = options.max_used_mib;
         runner.recheck = to_milliseconds(options.recheck_seconds);
     }
@@ -271,19 +271,22 @@ int run_jobs(RunOptions& options, const InputFactory& make_input,
     std::signal(SIGCHLD, SIG_DFL);
     sys::SignalChannel signals{SIGCHLD, SIGINT, SIGTERM, SIGHUP, SIGUSR1};
 
-    auto input = make_input();
-    sys::CudaProbeChild probe(to_milliseconds(options.probe_timeout_seconds));
+    sys::CudaProbeChild probe(to_milliseconds(options.probe_timeout_seconds), signals);
     auto gpu_ids = value_or_usage_error(resolve_gpu_ids(
         options.gpus, environment_variable("CUDA_VISIBLE_DEVICES"), probe, options.uuid));
     check_gpus_per_job(options, gpu_ids);
-    if (on_gpus) {
-        on_gpus(gpu_ids);
-    }
     auto scheduler_settings = scheduler_options(options, gpu_ids.size());
     scheduler_settings.only_when_free = options.only_when_free;
     std::unique_ptr<sys::HostLeases> leases;
     if (!options.no_lock && !options.dry_run) {
         leases = open_host_leases(options.lock_dir, gpu_ids, probe);
+    }
+    // The input is opened once the CUDA probe is done: a stop while it runs ends gpusched at
+    // once, and has then taken no command from a pipe or FIFO that it could neither run nor
+    // name. A FIFO is made and opened only then.
+    auto input = make_input();
+    if (on_gpus) {
+        on_gpus(gpu_ids);
     }
     spdlog::debug("GPUs: {}; shell {}; reading up to {} commands ahead", fmt::join(gpu_ids, ", "),
                   options.shell, scheduler_settings.read_ahead);

@@ -9,6 +9,7 @@
 #include <gpusched/sys/lease_state.hpp>
 #include <gpusched/sys/lock_directory.hpp>
 #include <gpusched/sys/probe_child.hpp>
+#include <gpusched/sys/signal_channel.hpp>
 #include <gpusched/wall_clock.hpp>
 
 #include <fmt/chrono.h>
@@ -16,6 +17,7 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <csignal>
 
 namespace gpusched::cli {
 namespace {
@@ -125,7 +127,10 @@ CLI::App* add_status_command(CLI::App& app, StatusOptions& options)
 int run_status(const StatusOptions& options)
 {
     const auto directory = sys::LockDirectory::open_existing(options.lock_dir);
-    sys::CudaProbeChild probe(to_milliseconds(options.probe_timeout_seconds));
+    // Signals are taken while the probe runs, so that they act at once: see wait_for_answer.
+    std::signal(SIGCHLD, SIG_DFL);
+    sys::SignalChannel signals{SIGCHLD, SIGINT, SIGTERM, SIGHUP};
+    sys::CudaProbeChild probe(to_milliseconds(options.probe_timeout_seconds), signals);
     const auto shown = gpus_to_show(options, probe, directory);
 
     nlohmann::ordered_json listed = nlohmann::ordered_json::array();

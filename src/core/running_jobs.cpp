@@ -11,6 +11,7 @@ namespace {
 
 constexpr std::chrono::milliseconds k_first_sweep_interval{250};
 constexpr std::chrono::milliseconds k_longest_sweep_interval{4'000};
+constexpr std::chrono::milliseconds k_leftover_report_delay{1'000};
 
 void earlier(std::optional<RunningJobs::Clock::time_point>& next,
              std::optional<RunningJobs::Clock::time_point> candidate)
@@ -51,19 +52,12 @@ RunningJob* RunningJobs::find_token(int token)
     return found == m_jobs.end() ? nullptr : &*found;
 }
 
-RunningJob* RunningJobs::find(JobId id)
+RunningJob RunningJobs::take(int token)
 {
     const auto found = std::find_if(m_jobs.begin(), m_jobs.end(),
-                                    [id](const RunningJob& job) { return job.id == id; });
-    return found == m_jobs.end() ? nullptr : &*found;
-}
-
-RunningJob RunningJobs::take(JobId id)
-{
-    const auto found = std::find_if(m_jobs.begin(), m_jobs.end(),
-                                    [id](const RunningJob& job) { return job.id == id; });
+                                    [token](const RunningJob& job) { return job.token == token; });
     if (found == m_jobs.end()) {
-        throw std::logic_error(fmt::format("job {} taken out but was not running", id));
+        throw std::logic_error(fmt::format("no running job has token {}", token));
     }
     m_processes.forget_token(found->token);
     RunningJob taken = std::move(*found);
@@ -71,9 +65,14 @@ RunningJob RunningJobs::take(JobId id)
     return taken;
 }
 
+void RunningJobs::linger(RunningJob& job, Clock::time_point now)
+{
+    job.report_at = now + k_leftover_report_delay;
+}
+
 std::vector<ProcessInfo> RunningJobs::leftovers(const RunningJob& job)
 {
-    const JobTrace trace{job.token, job.shell_running() ? job.leader : 0};
+    const JobTrace trace{job.token, job.leader};
     auto found = m_processes.find_processes({&trace, 1});
     return found.empty() ? std::vector<ProcessInfo>{} : std::move(found.front());
 }
@@ -83,7 +82,7 @@ std::vector<ProcessId> RunningJobs::signal_jobs(const std::vector<RunningJob*>& 
     std::vector<JobTrace> traces;
     traces.reserve(jobs.size());
     for (const RunningJob* job : jobs) {
-        traces.push_back({job->token, job->shell_running() ? job->leader : 0});
+        traces.push_back({job->token, job->leader});
     }
     const auto found =
         jobs.empty() ? std::vector<std::vector<ProcessInfo>>{} : m_processes.find_processes(traces);
@@ -177,6 +176,7 @@ std::optional<RunningJobs::Clock::time_point> RunningJobs::next_deadline() const
     for (const auto& job : m_jobs) {
         earlier(next, job.terminate_at);
         earlier(next, job.kill_at);
+        earlier(next, job.report_at);
     }
     return next;
 }
@@ -196,7 +196,11 @@ RunningJobs::DueWork RunningJobs::fire(Clock::time_point now)
             job.timed_out = true;
             job.kill_at = now + m_kill_after;
             to_terminate.push_back(&job);
-            due.timed_out.push_back(job.id);
+            due.timed_out.push_back(job.token);
+        }
+        if (job.report_at && now >= *job.report_at) {
+            job.report_at.reset();
+            due.to_report.push_back(job.token);
         }
         if (job.kill_at && now >= *job.kill_at) {
             job.kill_at.reset();

@@ -91,9 +91,9 @@ Scheduler::Running Scheduler::take_running(JobId job, const char* event, bool re
     return taken;
 }
 
-std::vector<Action> Scheduler::on_job_released(JobId job)
+std::vector<Action> Scheduler::on_job_released(JobId job, unsigned attempt)
 {
-    const auto found = m_lingering.find(job);
+    const auto found = m_lingering.find({job, attempt});
     if (found == m_lingering.end()) {
         throw std::logic_error(fmt::format("job {} let its GPUs go but held none", job));
     }
@@ -106,7 +106,7 @@ std::vector<Action> Scheduler::on_job_exit(JobId job, JobOutcome outcome, bool g
 {
     Running ended = take_running(job, "ended", !gpus_held);
     if (gpus_held) {
-        m_lingering.emplace(job, ended.gpus);
+        m_lingering.emplace(std::pair{job, ended.command.attempt}, ended.gpus);
     }
 
     std::vector<Action> actions;

@@ -37,8 +37,12 @@ JobRunner::JobRunner(Scheduler& scheduler, CommandInput& input, SignalChannel& s
     : m_scheduler(scheduler), m_input(input), m_signals(signals), m_processes(processes),
       m_environment(environment), m_options(std::move(options)),
       m_jobs(processes, m_options.kill_after, m_options.timeout),
-      m_busy_reasons(scheduler.pool().size()), m_lease_record_stale(scheduler.pool().size(), false)
+      m_lease_record_stale(scheduler.pool().size(), false)
 {
+    if (m_options.usage_probe) {
+        m_busy_watch.emplace(*m_options.usage_probe, m_options.busy_rule, m_options.recheck,
+                             scheduler.pool().ids(), signals.original_mask());
+    }
     if (m_options.tag) {
         auto progress = m_options.progress;
         m_tagged.emplace([progress](bool writing) {
@@ -54,15 +58,14 @@ int JobRunner::run()
     m_started = Clock::now();
     become_child_subreaper();
     try {
-        if (m_options.usage_probe) {
-            check_busy_gpus();
-        }
+        tend_busy_gpus(); // no GPU is known to be free of others' work before the first look
         take_input();
         while (!finished()) {
             run_once();
         }
     } catch (...) {
         // The loop itself cannot go on (a second error while stopping): no job outlives us.
+        m_busy_watch.reset(); // its look is killed and reaped before any child is taken below
         m_jobs.signal_all(SIGKILL, Clock::now());
         while (waitpid(-1, nullptr, 0) > 0 || errno == EINTR) {
         }
@@ -151,9 +154,14 @@ void JobRunner::wait_for_events()
     if (m_tagged) {
         m_tagged->add_poll_fds(fds);
     }
+    if (m_busy_watch) {
+        m_busy_watch->add_poll_fds(fds);
+    }
+    // Every job's token, last: a job that writes into it is drained (so it never blocks on a
+    // full pipe), and an ended job's hang-up frees its GPUs.
     const auto tokens_from = fds.size();
     for (const auto& job : m_jobs.jobs()) {
-        if (!job.shell_running()) {
+        if (!job.token_closed) {
             fds.push_back({job.token, POLLIN, 0});
         }
     }
@@ -185,11 +193,14 @@ void JobRunner::wait_for_events()
         }
         if (fd.fd == m_signals.fd()) {
             handle_signals();
+        } else if (m_busy_watch && m_busy_watch->on_ready(fd)) {
+            continue;
         } else if (!m_input.on_ready(fd) && m_tagged) {
             m_tagged->on_readable(fd.fd);
         }
     }
     fire_due_timers();
+    tend_busy_gpus();
 }
 
 void JobRunner::take_input()
@@ -294,7 +305,7 @@ void JobRunner::start(StartJob& job)
         return;
     }
     if (std::exchange(m_spawn_backoff, {}) != std::chrono::milliseconds{}) {
-        spdlog::info("jobs start again");
+        spdlog::debug("jobs start again");
     }
     spdlog::info("job {} started on GPU {}{}: {}", running.id, gpu,
                  running.attempt > 1 ? fmt::format(" (attempt {})", running.attempt) : "",
@@ -321,21 +332,21 @@ void JobRunner::fail_to_start(const RunningJob& job, const std::string& why)
 // and nothing starts until a wait that doubles while the system keeps refusing.
 void JobRunner::defer_start(const RunningJob& job, int error)
 {
-    const bool first = !m_spawn_retry_at;
+    ++m_deferred_starts;
     m_scheduler.on_spawn_deferred(job.id);
-    if (!first) {
+    if (m_spawn_retry_at) {
         return; // another job of the same batch: the wait is set
     }
     m_spawn_backoff = m_spawn_backoff == std::chrono::milliseconds{}
                           ? k_first_spawn_backoff
                           : std::min(m_spawn_backoff * 2, k_longest_spawn_backoff);
     m_spawn_retry_at = Clock::now() + m_spawn_backoff;
-    const auto level =
-        m_spawn_backoff == k_first_spawn_backoff ? spdlog::level::warn : spdlog::level::debug;
+    // Said once: under a tight limit it happens again and again, and the summary counts it.
+    const auto level = m_deferred_starts == 1 ? spdlog::level::warn : spdlog::level::debug;
     spdlog::log(level,
-                "job {} cannot start yet: {}: {} ({} processes of ours run); trying again in {}",
-                job.id, m_options.shell, std::strerror(error), m_scheduler.running_count(),
-                format_duration(m_spawn_backoff));
+                "job {} cannot start yet: {}: {} (a limit on processes, such as ulimit -u); "
+                "jobs wait and start as processes end",
+                job.id, m_options.shell, std::strerror(error));
 }
 
 void JobRunner::after_attempt(const RunningJob& job, JobOutcome outcome,
@@ -365,7 +376,9 @@ void JobRunner::reap_children()
     bool reaped_any = false;
     while (const auto reaped = m_processes.reap()) {
         reaped_any = true;
-        if (on_lease_waiter_exit(*reaped)) {
+        if (on_lease_waiter_exit(*reaped) ||
+            (m_busy_watch && m_busy_watch->on_child_exit(
+                                 reaped->pid, W_EXITCODE(reaped->exit_code, reaped->signal)))) {
             continue;
         }
         if (m_jobs.find_leader(reaped->pid) == nullptr) {
@@ -374,19 +387,39 @@ void JobRunner::reap_children()
         }
         on_shell_exit(reaped->pid, JobOutcome{reaped->exit_code, reaped->signal});
     }
-    if (reaped_any) {
-        m_jobs.after_reap(Clock::now());
+    if (!reaped_any) {
+        return;
+    }
+    m_jobs.after_reap(Clock::now());
+    // What an ended job left in its group and that closed its token comes back to us when
+    // its parent dies, so the last of it to end is a child of ours: look again now.
+    std::vector<int> gone;
+    for (auto& job : m_jobs.jobs()) {
+        if (!job.shell_running() && job.token_closed && !m_processes.group_exists(job.leader)) {
+            gone.push_back(job.token);
+        }
+    }
+    for (const int token : gone) {
+        on_leftovers_gone(token);
     }
 }
 
+// True once nothing of `job` runs: no process holds its token or is in its group.
+bool JobRunner::nothing_left_of(RunningJob& job)
+{
+    if (!job.token_closed && m_processes.released(job.token)) {
+        job.token_closed = true;
+    }
+    return job.token_closed && !m_processes.group_exists(job.leader);
+}
+
 // A job's shell has ended: its attempt is recorded and counted now. Its GPUs go back to the
-// pool only once nothing of it holds its token: a background process it left (`sleep 60 &`,
-// a setsid child that survived --timeout) still uses them.
+// pool only once nothing of it runs: a background process it left (`sleep 60 &`, a setsid
+// child that survived --timeout, what Python's subprocess started) still uses them.
 void JobRunner::on_shell_exit(ProcessId leader, JobOutcome outcome)
 {
     RunningJob& job = *m_jobs.find_leader(leader);
     job.outcome = outcome;
-    job.released = m_processes.released(job.token);
     const AttemptEnd end = job.timed_out                ? AttemptEnd::timeout
                            : m_scheduler.interrupting() ? AttemptEnd::interrupted
                                                         : AttemptEnd::by_itself;
@@ -407,34 +440,51 @@ void JobRunner::on_shell_exit(ProcessId leader, JobOutcome outcome)
                      describe_outcome(outcome), job.timed_out ? " (timed out)" : "", took,
                      shorten_command(job.command));
     }
-    if (!job.released) {
-        spdlog::warn("job {} left {} running on GPU {}: the GPU takes no other job until {} ended",
-                     job.id, describe_processes(m_jobs.leftovers(job)), gpu,
-                     m_options.timeout ? "they have (--timeout stops them)" : "they have");
+    if (!nothing_left_of(job)) {
+        m_jobs.linger(job, Clock::now());
         const RunningJob lingering = job;
         after_attempt(lingering, outcome, m_scheduler.on_job_exit(lingering.id, outcome, true));
         return;
     }
-    const RunningJob ended = m_jobs.take(job.id);
+    const RunningJob ended = m_jobs.take(job.token);
     lease_holders_changed(ended.slots);
     after_attempt(ended, outcome, m_scheduler.on_job_exit(ended.id, outcome));
 }
 
-// The token of an ended job hung up: what the job left behind has ended too.
 void JobRunner::on_token_ready(int token)
 {
     RunningJob* job = m_jobs.find_token(token);
     if (job == nullptr || !m_processes.released(token)) {
+        return; // it wrote into it: drained
+    }
+    job->token_closed = true;
+    if (!job->shell_running() && !m_processes.group_exists(job->leader)) {
+        on_leftovers_gone(token);
+    }
+}
+
+void JobRunner::on_leftovers_gone(int token)
+{
+    const RunningJob ended = m_jobs.take(token);
+    spdlog::info("GPU {} is free again: what job {} left behind has ended", ended.gpu, ended.id);
+    lease_holders_changed(ended.slots);
+    apply(m_scheduler.on_job_released(ended.id, ended.attempt));
+}
+
+// Leftovers still there a moment after their job's shell ended are named, once.
+void JobRunner::report_leftovers(int token)
+{
+    const RunningJob* job = m_jobs.find_token(token);
+    if (job == nullptr) {
         return;
     }
-    job->released = true;
-    if (job->shell_running()) {
-        return; // the shell closed it itself: its exit ends the job
+    const auto left = m_jobs.leftovers(*job);
+    if (left.empty()) {
+        return;
     }
-    spdlog::info("GPU {} is free again: what job {} left behind has ended", job->gpu, job->id);
-    const RunningJob ended = m_jobs.take(job->id);
-    lease_holders_changed(ended.slots);
-    apply(m_scheduler.on_job_released(ended.id));
+    spdlog::warn("job {} left {} running on GPU {}: the GPU takes no other job until {}", job->id,
+                 describe_processes(left), job->gpu,
+                 m_options.timeout ? "they end or --timeout stops them" : "they end");
 }
 
 // Once no job is left to start or running, the run waits for what ended jobs left behind;
@@ -442,7 +492,7 @@ void JobRunner::on_token_ready(int token)
 void JobRunner::report_lingering_jobs()
 {
     if (m_lingering_reported || m_jobs.empty() || m_scheduler.running_count() > 0 ||
-        m_scheduler.wants_gpus() || m_scheduler.stopping()) {
+        m_scheduler.wants_gpus() || m_scheduler.interrupting()) {
         return;
     }
     m_lingering_reported = true;
@@ -452,57 +502,31 @@ void JobRunner::report_lingering_jobs()
     }
 }
 
-// GPUs busy with work gpusched did not start are looked at again only while jobs wait for a
-// GPU, every --recheck seconds: no polling while there is nothing to gain.
 std::optional<JobRunner::Clock::time_point> JobRunner::next_busy_check() const
 {
-    const bool any_busy = std::any_of(m_busy_reasons.begin(), m_busy_reasons.end(),
-                                      [](const auto& reason) { return reason.has_value(); });
-    if (!m_options.usage_probe || !any_busy || m_scheduler.queued_count() == 0) {
+    if (!m_busy_watch || !m_scheduler.wants_gpus()) {
         return std::nullopt;
     }
-    return m_last_busy_check + m_options.recheck;
+    return m_busy_watch->next_deadline(m_scheduler.queued_count() > 0);
 }
 
 void JobRunner::check_busy_gpus()
 {
-    m_last_busy_check = Clock::now();
-    const auto& ids = m_scheduler.pool().ids();
-    const auto report = m_options.usage_probe->usage(ids);
-    if (!report.problem.empty()) {
-        spdlog::warn("--skip-busy cannot tell which GPUs are busy ({}); every GPU is used",
-                     report.problem);
-        m_options.usage_probe.reset();
-        for (GpuSlot slot = 0; slot < ids.size(); ++slot) {
-            if (std::exchange(m_busy_reasons[slot], std::nullopt)) {
-                apply(m_scheduler.on_gpu_usable(slot, true));
-            }
-        }
+    m_busy_watch->on_time(Clock::now());
+}
+
+// Hands what --skip-busy learnt to the scheduler; a look no GPU would get a job from is
+// stopped.
+void JobRunner::tend_busy_gpus()
+{
+    if (!m_busy_watch) {
         return;
     }
-    for (GpuSlot slot = 0; slot < ids.size(); ++slot) {
-        const auto found = report.gpus.find(ids[slot]);
-        if (found == report.gpus.end()) {
-            continue;
-        }
-        std::vector<int> foreign;
-        for (const int pid : found->second.compute_pids) {
-            if (!descends_from(pid, getpid())) {
-                foreign.push_back(pid);
-            }
-        }
-        auto reason = m_options.busy_rule.busy_reason(found->second, foreign,
-                                                      m_scheduler.pool().load(slot) > 0);
-        if (reason == m_busy_reasons[slot]) {
-            continue; // logged once per change
-        }
-        if (reason) {
-            spdlog::warn("GPU {} skipped: {}", ids[slot], *reason);
-        } else {
-            spdlog::info("GPU {} is free again", ids[slot]);
-        }
-        const bool usable = !reason;
-        m_busy_reasons[slot] = std::move(reason);
+    if (!m_scheduler.wants_gpus()) {
+        m_busy_watch->stop();
+    }
+    const auto runs_our_jobs = [this](GpuSlot slot) { return m_scheduler.pool().load(slot) > 0; };
+    for (const auto& [slot, usable] : m_busy_watch->take_changes(runs_our_jobs)) {
         apply(m_scheduler.on_gpu_usable(slot, usable));
     }
 }

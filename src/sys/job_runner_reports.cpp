@@ -153,6 +153,9 @@ void JobRunner::report_summary()
     if (counts.unrecorded > 0) {
         extra += fmt::format(", {} not recorded", counts.unrecorded);
     }
+    if (m_deferred_starts > 0) {
+        extra += fmt::format(", {} starts put off by a limit on processes", m_deferred_starts);
+    }
     if (m_skipped > 0) {
         extra += fmt::format(", {} skipped as done in the job log", m_skipped);
     }

@@ -1,5 +1,5 @@
-// The runner's stop rules: passing a signal on to the jobs, the kill deadline, --timeout, and
-// what the jobs leave behind once a stop has come to SIGKILL.
+// The runner's side of the stop rules (RunningJobs holds them): signals to gpusched, the kill
+// deadline, --timeout, leftovers due to be named, the end of a fork limit's back-off.
 #include <gpusched/sys/job_runner.hpp>
 
 #include <gpusched/job_messages.hpp>
@@ -73,12 +73,16 @@ void JobRunner::fire_due_timers()
         m_spawn_retry_at.reset();
         apply(m_scheduler.on_spawn_retry());
     }
-    for (const JobId id : m_jobs.fire(now).timed_out) {
-        const RunningJob& job = *m_jobs.find(id);
+    const auto due = m_jobs.fire(now);
+    for (const int token : due.timed_out) {
+        const RunningJob& job = *m_jobs.find_token(token);
         spdlog::warn("{} on GPU {} passed --timeout: SIGTERM, SIGKILL in {}",
                      job.shell_running() ? fmt::format("job {}", job.id)
                                          : fmt::format("what job {} left running", job.id),
                      job.gpu, format_duration(m_options.kill_after));
+    }
+    for (const int token : due.to_report) {
+        report_leftovers(token);
     }
 }
 

@@ -54,7 +54,9 @@ std::string process_name(pid_t pid)
     return name;
 }
 
-std::vector<pid_t> own_processes()
+namespace {
+
+std::vector<pid_t> processes(bool own_only)
 {
     std::vector<pid_t> found;
     DIR* proc = opendir("/proc");
@@ -70,12 +72,25 @@ std::vector<pid_t> own_processes()
             continue;
         }
         struct stat owner {};
-        if (fstatat(dirfd(proc), entry->d_name, &owner, 0) == 0 && owner.st_uid == uid) {
+        if (!own_only ||
+            (fstatat(dirfd(proc), entry->d_name, &owner, 0) == 0 && owner.st_uid == uid)) {
             found.push_back(static_cast<pid_t>(number));
         }
     }
     closedir(proc);
     return found;
+}
+
+} // namespace
+
+std::vector<pid_t> own_processes()
+{
+    return processes(true);
+}
+
+std::vector<pid_t> every_process()
+{
+    return processes(false);
 }
 
 bool has_descriptor(pid_t pid, const std::function<bool(std::string_view)>& wanted)

@@ -77,6 +77,11 @@ void SystemProcessTable::signal_process(ProcessId pid, int signal)
     kill(pid, signal);
 }
 
+bool SystemProcessTable::group_exists(ProcessId leader)
+{
+    return kill(-leader, 0) == 0 || errno == EPERM;
+}
+
 std::optional<Reaped> SystemProcessTable::reap()
 {
     while (true) {
@@ -99,14 +104,20 @@ std::optional<Reaped> SystemProcessTable::reap()
 
 std::vector<ProcessId> SystemProcessTable::children()
 {
-    return direct_children();
+    auto children = direct_children();
+    // A zombie has ended; it is reaped with the next SIGCHLD.
+    std::erase_if(children, [](pid_t child) {
+        const auto stat = read_process_stat(child);
+        return !stat || stat->dead();
+    });
+    return children;
 }
 
 std::vector<std::vector<ProcessInfo>>
 SystemProcessTable::find_processes(std::span<const JobTrace> jobs)
 {
     std::vector<std::vector<ProcessInfo>> found(jobs.size());
-    for (const pid_t pid : own_processes()) {
+    for (const pid_t pid : every_process()) {
         const auto stat = read_process_stat(pid);
         if (!stat || stat->dead()) {
             continue;

@@ -21,32 +21,27 @@ namespace {
 
 using namespace std::chrono_literals;
 
-// GPU "0" runs a process of someone else (pid 1, which no job descends from) for the first
-// `busy_checks` looks; every other GPU is idle.
-class FakeUsage final : public UsageProbe {
-public:
-    explicit FakeUsage(int busy_checks, int* calls) : m_busy_checks(busy_checks), m_calls(calls) {}
-    UsageReport usage(const std::vector<std::string>& ids) override
-    {
-        UsageReport report;
-        for (const auto& id : ids) {
-            report.gpus[id] = GpuUsage{0, 1, {}};
-        }
-        if (*m_calls < m_busy_checks) {
-            report.gpus["0"].compute_pids = {1};
-        }
-        ++*m_calls;
-        return report;
-    }
+// A usage probe for GPUs that are not there: GPU "0" runs a process of someone else (pid 1,
+// which no job descends from) for the first `busy_looks` looks; every other GPU is idle. It
+// counts its looks in DIR/looks.
+sys::ProbeCommand fake_usage(const TempDir& dir, int busy_looks)
+{
+    const auto script =
+        fmt::format("looks=$(cat {0} 2>/dev/null || echo 0); echo $((looks + 1)) > {0}; "
+                    "for id; do pids=; if [ \"$id\" = 0 ] && [ $looks -lt {1} ]; then pids=1; fi; "
+                    "printf '%s\\t0\\t1\\t%s\\n' \"$id\" \"$pids\"; done",
+                    (dir / "looks").string(), busy_looks);
+    return {"/bin/sh", {"sh", "-c", script, "fake-usage"}, 30s};
+}
 
-private:
-    int m_busy_checks;
-    int* m_calls;
-};
+int looks(const TempDir& dir)
+{
+    return std::stoi(read_file(dir / "looks"));
+}
 
 // Runs the commands in `input` on `gpus` with --skip-busy backed by `usage`.
 int run_with_usage(const TempDir& dir, const std::vector<std::string>& gpus,
-                   const std::string& input, std::unique_ptr<UsageProbe> usage,
+                   const std::string& input, sys::ProbeCommand usage,
                    std::chrono::milliseconds recheck)
 {
     write_file(dir / "input", input);
@@ -71,9 +66,8 @@ std::string record(const TempDir& dir)
 TEST(SkipBusy, ABusyGpuGetsNoJob)
 {
     TempDir dir;
-    int calls = 0;
     const auto status = run_with_usage(dir, {"0", "1"}, record(dir) + record(dir) + record(dir),
-                                       std::make_unique<FakeUsage>(1000, &calls), 10s);
+                                       fake_usage(dir, 1000), 10s);
     EXPECT_EQ(status, 0);
     EXPECT_EQ(split_lines(read_file(dir / "gpus")), (std::vector<std::string>{"1", "1", "1"}));
 }
@@ -81,23 +75,20 @@ TEST(SkipBusy, ABusyGpuGetsNoJob)
 TEST(SkipBusy, AWaitingJobTakesTheGpuOnceARecheckFindsItFree)
 {
     TempDir dir;
-    int calls = 0;
-    const auto status =
-        run_with_usage(dir, {"0"}, record(dir), std::make_unique<FakeUsage>(3, &calls), 50ms);
+    const auto status = run_with_usage(dir, {"0"}, record(dir), fake_usage(dir, 3), 50ms);
     EXPECT_EQ(status, 0);
     EXPECT_EQ(read_file(dir / "gpus"), "0\n");
-    EXPECT_EQ(calls, 4) << "looked again every --recheck while the job waited, and then no more";
+    EXPECT_EQ(looks(dir), 4)
+        << "looked again every --recheck while the job waited, and then no more";
 }
 
 TEST(SkipBusy, NoLookWhileNothingWaits)
 {
     TempDir dir;
-    int calls = 0;
     // GPU 0 stays busy, but GPU 1 takes every job at once: nothing waits, nothing is rechecked.
-    const auto status = run_with_usage(dir, {"0", "1"}, "sleep 0.3\n",
-                                       std::make_unique<FakeUsage>(1000, &calls), 10ms);
+    const auto status = run_with_usage(dir, {"0", "1"}, "sleep 0.3\n", fake_usage(dir, 1000), 10ms);
     EXPECT_EQ(status, 0);
-    EXPECT_EQ(calls, 1);
+    EXPECT_EQ(looks(dir), 1);
 }
 
 TEST(SkipBusy, WithoutNvmlItWarnsAndUsesEveryGpu)

@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <csignal>
 #include <string>
 
@@ -33,7 +34,7 @@ TEST(Leftovers, ABackgroundProcessKeepsItsGpuFromTheNextJob)
     const auto order_file = (dir / "order").string();
     const auto result =
         run(dir, {{"--gpus", "0", "--no-lock"},
-                  join_lines({fmt::format("(sleep 1; echo background-ended >> {0}) & "
+                  join_lines({fmt::format("(sleep 2; echo background-ended >> {0}) & "
                                           "echo first >> {0}",
                                           order_file),
                               fmt::format("echo second >> {}", order_file)})});
@@ -62,6 +63,52 @@ TEST(Leftovers, OtherGpusGoOnWhileOneIsHeld)
                      fmt::format("echo three >> {}; touch {}", order_file, release.string())})});
     EXPECT_EQ(result.exit_status, 0) << result.err;
     EXPECT_EQ(order(dir), (std::vector<std::string>{"one", "two", "three"})) << result.err;
+}
+
+TEST(Leftovers, ARetryWhileTheFailedAttemptsLeftoversRunKeepsEachGpuApart)
+{
+    TempDir dir;
+    const auto flag = dir / "flag";
+    const auto order_file = (dir / "order").string();
+    // Attempt 1 leaves a long process on its GPU, attempt 2 a short one on the other.
+    const auto result =
+        run(dir, {{"--gpus", "0,1", "--no-lock", "--retries", "1"},
+                  join_lines({fmt::format("if [ -e {0} ]; then sleep 0.3 & exit 1; fi; touch {0}; "
+                                          "(sleep 1.5; echo first-attempt-left >> {1}) & exit 1",
+                                          flag.string(), order_file),
+                              fmt::format("sleep 0.2; echo two >> {}", order_file),
+                              fmt::format("sleep 0.2; echo three >> {}", order_file)})});
+    EXPECT_EQ(result.exit_status, 1) << "job 1 failed twice\n" << result.err;
+    EXPECT_EQ(result.err.find("stopping the run"), std::string::npos) << result.err;
+    const auto lines = order(dir);
+    EXPECT_EQ(std::count(lines.begin(), lines.end(), "two"), 1) << result.err;
+    EXPECT_EQ(std::count(lines.begin(), lines.end(), "three"), 1) << result.err;
+}
+
+TEST(Leftovers, WhatClosedItsDescriptorsButStayedInTheGroupStillHoldsTheGpu)
+{
+    TempDir dir;
+    const auto order_file = (dir / "order").string();
+    const auto result = run(
+        dir, {{"--gpus", "0", "--no-lock"},
+              join_lines({fmt::format("sh -c 'exec 3>&- 4>&- 5>&- 6>&- 7>&- 8>&- 9>&-; sleep 1; "
+                                      "echo background-ended >> {0}' & echo first >> {0}",
+                                      order_file),
+                          fmt::format("echo second >> {}", order_file)})});
+    EXPECT_EQ(result.exit_status, 0) << result.err;
+    EXPECT_EQ(order(dir), (std::vector<std::string>{"first", "background-ended", "second"}))
+        << result.err;
+}
+
+TEST(Leftovers, AJobThatFillsItsTokenDoesNotHang)
+{
+    TempDir dir;
+    const auto result =
+        run(dir, {{"--gpus", "0", "--no-lock"}, "head -c 200000 /dev/zero >&4; echo done\n"},
+            std::chrono::seconds(30));
+    ASSERT_FALSE(result.timed_out) << result.err;
+    EXPECT_EQ(result.exit_status, 0) << result.err;
+    EXPECT_EQ(result.out, "done\n");
 }
 
 TEST(Leftovers, TimeoutStopsASetsidChildThatIgnoresTerm)

@@ -64,6 +64,11 @@ public:
         sent.push_back({pid, signal});
         deliver(pid, signal);
     }
+    bool group_exists(ProcessId leader) override
+    {
+        return std::any_of(m_processes.begin(), m_processes.end(),
+                           [leader](const auto& entry) { return entry.second.group == leader; });
+    }
     std::optional<Reaped> reap() override
     {
         if (m_ended.empty()) {

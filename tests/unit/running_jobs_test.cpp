@@ -37,7 +37,7 @@ void reap(RunningJobs& jobs, FakeProcessTable& table, RunningJobs::Clock::time_p
     while (const auto reaped = table.reap()) {
         if (RunningJob* job = jobs.find_leader(reaped->pid)) {
             job->outcome = JobOutcome{reaped->exit_code, reaped->signal};
-            job->released = table.released(job->token);
+            job->token_closed = table.released(job->token);
         }
     }
     jobs.after_reap(now);
@@ -72,14 +72,52 @@ TEST(RunningJobs, AGroupIsNeverSignalledOnceItsLeaderIsReaped)
     RunningJobs jobs(table, k_kill_after, std::nullopt);
     const auto& job = start(jobs, table, 1);
     const ProcessId leader = job.leader;
-    table.add({501, leader, job.token, leader}); // `sleep 60 &`, in the job's group
+    const int token = job.token;
+    table.add({501, leader, token, leader}); // `sleep 60 &`, in the job's group
     table.exit(leader, 0);
     reap(jobs, table, k_start);
-    ASSERT_FALSE(jobs.find(1)->released);
+    ASSERT_FALSE(jobs.find_token(token)->token_closed);
 
     jobs.signal_all(SIGTERM, k_start);
     EXPECT_TRUE(table.sent_to(-leader).empty());
     EXPECT_EQ(table.sent_to(501), (std::vector<Signal>{{501, SIGTERM}}));
+}
+
+// Python's subprocess closes what it inherited: its child holds no token but stays in the
+// job's group, whose id no new group can take while it has a member.
+TEST(RunningJobs, WhatClosedTheTokenIsFoundInTheJobsGroupAfterItsShellEnded)
+{
+    FakeProcessTable table;
+    RunningJobs jobs(table, k_kill_after, std::nullopt);
+    const auto& job = start(jobs, table, 1);
+    const ProcessId leader = job.leader;
+    const int token = job.token;
+    table.add({502, leader, -1, leader});
+    table.exit(leader, 0);
+    reap(jobs, table, k_start);
+    EXPECT_TRUE(jobs.find_token(token)->token_closed);
+    EXPECT_TRUE(table.group_exists(leader));
+    ASSERT_EQ(jobs.leftovers(*jobs.find_token(token)).size(), 1u);
+
+    jobs.signal_all(SIGTERM, k_start);
+    EXPECT_TRUE(table.sent_to(-leader).empty());
+    EXPECT_EQ(table.sent_to(502), (std::vector<Signal>{{502, SIGTERM}}));
+    EXPECT_FALSE(table.group_exists(leader));
+}
+
+TEST(RunningJobs, LeftoversAreDueToBeNamedAMomentAfterTheShellEnded)
+{
+    FakeProcessTable table;
+    RunningJobs jobs(table, k_kill_after, std::nullopt);
+    auto& job = start(jobs, table, 1);
+    const int token = job.token;
+    jobs.linger(job, k_start);
+    const auto due_at = jobs.next_deadline();
+    ASSERT_TRUE(due_at.has_value());
+    EXPECT_GT(*due_at, k_start);
+    EXPECT_TRUE(jobs.fire(*due_at - 1ms).to_report.empty());
+    EXPECT_EQ(jobs.fire(*due_at).to_report, std::vector<int>{token});
+    EXPECT_TRUE(jobs.fire(*due_at + 1s).to_report.empty()) << "named once";
 }
 
 TEST(RunningJobs, TheKillDeadlineKillsWhatIgnoredTheStop)
@@ -151,13 +189,14 @@ TEST(RunningJobs, TimeoutStopsTheJobAndThenKillsIt)
     RunningJobs jobs(table, k_kill_after, 60s);
     const auto& job = start(jobs, table, 1);
     const ProcessId leader = job.leader;
+    const int token = job.token;
     table.ignore_term(leader);
     EXPECT_EQ(jobs.next_deadline(), k_start + 60s);
 
     EXPECT_TRUE(jobs.fire(k_start + 59s).timed_out.empty());
-    EXPECT_EQ(jobs.fire(k_start + 60s).timed_out, std::vector<JobId>{1});
+    EXPECT_EQ(jobs.fire(k_start + 60s).timed_out, std::vector<int>{token});
     EXPECT_EQ(table.sent_to(-leader), (std::vector<Signal>{{-leader, SIGTERM}}));
-    EXPECT_TRUE(jobs.find(1)->timed_out);
+    EXPECT_TRUE(jobs.find_token(token)->timed_out);
     EXPECT_EQ(jobs.next_deadline(), k_start + 60s + k_kill_after);
 
     jobs.fire(k_start + 60s + k_kill_after);
@@ -171,7 +210,8 @@ TEST(RunningJobs, TimeoutStopsWhatAnEndedJobLeftBehind)
     RunningJobs jobs(table, k_kill_after, 60s);
     const auto& job = start(jobs, table, 1);
     const ProcessId leader = job.leader;
-    table.add({800, 800, job.token, leader}); // setsid trainer &
+    const int token = job.token;
+    table.add({800, 800, token, leader}); // setsid trainer &
     table.ignore_term(800);
     table.exit(leader, 0);
     reap(jobs, table, k_start + 1s);
@@ -182,14 +222,14 @@ TEST(RunningJobs, TimeoutStopsWhatAnEndedJobLeftBehind)
     EXPECT_TRUE(table.alive(800));
     jobs.fire(k_start + 60s + k_kill_after);
     EXPECT_FALSE(table.alive(800));
-    EXPECT_TRUE(table.released(jobs.find(1)->token));
+    EXPECT_TRUE(table.released(token));
 }
 
 TEST(RunningJobs, OtherJobsAreLeftAloneByOnesTimeout)
 {
     FakeProcessTable table;
     RunningJobs jobs(table, k_kill_after, 60s);
-    start(jobs, table, 1);
+    const int first = start(jobs, table, 1).token;
     RunningJob later;
     const Spawned spawned = table.spawn({"job 2", nullptr, -1, -1, {}});
     later.id = 2;
@@ -198,7 +238,7 @@ TEST(RunningJobs, OtherJobsAreLeftAloneByOnesTimeout)
     later.token = spawned.token;
     jobs.add(std::move(later));
 
-    EXPECT_EQ(jobs.fire(k_start + 60s).timed_out, std::vector<JobId>{1});
+    EXPECT_EQ(jobs.fire(k_start + 60s).timed_out, std::vector<int>{first});
     EXPECT_TRUE(table.sent_to(-spawned.pid).empty());
 }
 
@@ -213,12 +253,12 @@ TEST(RunningJobs, LeftoversAreNamedAndTheTokenIsGivenBack)
     table.exit(leader, 0);
     reap(jobs, table, k_start);
 
-    const auto left = jobs.leftovers(*jobs.find(1));
+    const auto left = jobs.leftovers(*jobs.find_token(token));
     ASSERT_EQ(left.size(), 1u);
     EXPECT_EQ(left[0].pid, 900);
     table.signal_process(900, SIGKILL);
     EXPECT_TRUE(table.released(token));
-    jobs.take(1);
+    jobs.take(token);
     EXPECT_TRUE(jobs.empty());
     EXPECT_TRUE(table.forgotten.contains(token));
 }

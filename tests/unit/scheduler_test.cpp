@@ -201,8 +201,30 @@ TEST(Scheduler, AJobsLeftoversKeepItsGpuUntilReleased)
     EXPECT_EQ(scheduler.counts().succeeded, 1u);
     EXPECT_EQ(scheduler.lingering_count(), 1u);
     EXPECT_FALSE(scheduler.done());
-    EXPECT_EQ(started_ids(scheduler.on_job_released(1)), std::vector<JobId>{2});
+    EXPECT_EQ(started_ids(scheduler.on_job_released(1, 1)), std::vector<JobId>{2});
     scheduler.on_job_exit(2, JobOutcome{0, 0});
+    EXPECT_TRUE(scheduler.done());
+}
+
+TEST(Scheduler, EachAttemptKeepsItsOwnGpusWhileItsLeftoversRun)
+{
+    auto options = ahead(4);
+    options.retries = 1;
+    Scheduler scheduler(GpuPool({"0", "1"}), options);
+    scheduler.on_command(command(1));
+    scheduler.on_command(command(2));
+    scheduler.on_input_end();
+    // Attempt 1 fails on GPU 0 and leaves a process; attempt 2 goes to GPU 1 once job 2 ends.
+    scheduler.on_job_exit(1, k_exit_one, true);
+    const auto retry = starts(scheduler.on_job_exit(2, k_success));
+    ASSERT_EQ(retry.size(), 1u);
+    EXPECT_EQ(retry[0].gpus, GpuSlots{1});
+    scheduler.on_job_exit(1, k_exit_one, true);
+    EXPECT_EQ(scheduler.lingering_count(), 2u);
+    scheduler.on_job_released(1, 2);
+    EXPECT_EQ(scheduler.pool().load(0), 1u) << "attempt 1's leftovers still hold GPU 0";
+    EXPECT_EQ(scheduler.pool().load(1), 0u);
+    scheduler.on_job_released(1, 1);
     EXPECT_TRUE(scheduler.done());
 }
 
@@ -214,7 +236,7 @@ TEST(Scheduler, AStopReachesLingeringJobs)
     scheduler.on_job_exit(1, JobOutcome{0, 0}, true);
     EXPECT_EQ(signals_sent(scheduler.on_signal(SIGTERM)), std::vector<int>{SIGTERM});
     EXPECT_FALSE(scheduler.done());
-    scheduler.on_job_released(1);
+    scheduler.on_job_released(1, 1);
     EXPECT_TRUE(scheduler.done());
     // It ended by itself before the stop: it counts as succeeded, not interrupted.
     EXPECT_EQ(scheduler.counts().succeeded, 1u);

@@ -6,6 +6,7 @@
 #include <gpusched/resume_state.hpp>
 #include <gpusched/running_jobs.hpp>
 #include <gpusched/scheduler.hpp>
+#include <gpusched/sys/busy_gpu_watch.hpp>
 #include <gpusched/sys/host_leases.hpp>
 #include <gpusched/sys/command_input.hpp>
 #include <gpusched/sys/joblog_file.hpp>
@@ -39,8 +40,9 @@ struct RunnerOptions {
     std::optional<JoblogFile> joblog;
     std::optional<ResumeState> resume;
     std::shared_ptr<ProgressLine> progress;
-    // --skip-busy: where usage is read from, what counts as busy, how often to look again.
-    std::unique_ptr<UsageProbe> usage_probe;
+    // --skip-busy: the probe child that reads usage, what counts as busy, how often to look
+    // again.
+    std::optional<ProbeCommand> usage_probe;
     BusyRule busy_rule;
     std::chrono::milliseconds recheck{5'000};
     // Host-wide GPU leases; none with --no-lock.
@@ -83,6 +85,9 @@ private:
     void reap_children();
     void on_shell_exit(ProcessId leader, JobOutcome outcome);
     void on_token_ready(int token);
+    bool nothing_left_of(RunningJob& job);
+    void on_leftovers_gone(int token);
+    void report_leftovers(int token);
     void report_lingering_jobs();
     void handle_signals();
     void fire_due_timers();
@@ -90,6 +95,7 @@ private:
     void redraw_progress();
     void check_busy_gpus();
     std::optional<Clock::time_point> next_busy_check() const;
+    void tend_busy_gpus();
     void report_unstarted();
     void report_summary();
     // Host-wide leases (job_runner_leases.cpp).
@@ -116,11 +122,11 @@ private:
     // after a wait that doubles while it refuses.
     std::optional<Clock::time_point> m_spawn_retry_at;
     std::chrono::milliseconds m_spawn_backoff{};
+    std::size_t m_deferred_starts = 0;
     bool m_lingering_reported = false;
     Clock::time_point m_last_progress_draw{};
     bool m_progress_stale = false; // something changed since the line was drawn
-    std::vector<std::optional<std::string>> m_busy_reasons; // per GPU, while --skip-busy skips it
-    Clock::time_point m_last_busy_check{};
+    std::optional<BusyGpuWatch> m_busy_watch;
     std::vector<pollfd> m_poll_fds;
     std::deque<JoblogRecord> m_unwritten_records; // the job log refused them so far
     struct Interrupted {

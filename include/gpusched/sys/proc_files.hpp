@@ -26,6 +26,8 @@ std::string process_name(pid_t pid);
 
 // The pids of every process of this process's user but itself.
 std::vector<pid_t> own_processes();
+// The pids of every process but this one.
+std::vector<pid_t> every_process();
 
 // True when one of the process's descriptors links to something `wanted` accepts (readlink
 // of /proc/PID/fd/N: "pipe:[INODE]", a path, ...); false where they cannot be read.

@@ -25,6 +25,7 @@ public:
     void forget_token(int token) override;
     void signal_group(ProcessId leader, int signal) override;
     void signal_process(ProcessId pid, int signal) override;
+    bool group_exists(ProcessId leader) override;
     std::optional<Reaped> reap() override;
     std::vector<ProcessId> children() override;
     std::vector<std::vector<ProcessInfo>> find_processes(std::span<const JobTrace> jobs) override;

@@ -1,0 +1,73 @@
+#pragma once
+
+#include <gpusched/gpu_pool.hpp>
+#include <gpusched/gpu_usage.hpp>
+#include <gpusched/sys/probe_process.hpp>
+
+#include <poll.h>
+#include <signal.h>
+
+#include <chrono>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace gpusched::sys {
+
+// --skip-busy inside the runner's loop. A look at the GPUs' usage is a probe child whose pipe
+// is one more descriptor in the loop's poll and whose --probe-timeout is one more deadline,
+// so the loop never waits for it; one look at a time. Until the first answer, no GPU is known
+// to be free of other people's work and none gets a job; when looking fails (no NVML, no
+// answer in time) every GPU is used from then on.
+class BusyGpuWatch {
+public:
+    using Clock = std::chrono::steady_clock;
+
+    BusyGpuWatch(ProbeCommand probe, BusyRule rule, std::chrono::milliseconds recheck,
+                 std::vector<std::string> ids, const sigset_t& child_mask);
+
+    // When on_time is due: a look's deadline, a first look, or, while `jobs_wait` and a GPU
+    // is skipped, the next --recheck.
+    std::optional<Clock::time_point> next_deadline(bool jobs_wait) const;
+    // Starts the look that is due, or gives up the one past its deadline.
+    void on_time(Clock::time_point now);
+    void add_poll_fds(std::vector<pollfd>& fds) const;
+    // Reads a look's answer; false when `ready` is not its pipe.
+    bool on_ready(const pollfd& ready);
+    // A child the runner reaped; false when it was not a look.
+    bool on_child_exit(pid_t pid, int wait_status);
+    // Kills the look under way and drops an answer not yet judged: no job would use them. A
+    // later look starts as due.
+    void stop();
+    // The GPUs that became usable (true) or not (false) since the last call. An answer is
+    // judged here, when `runs_our_jobs(slot)` is up to date (--max-used-mib ignores memory
+    // our own jobs use).
+    std::vector<std::pair<GpuSlot, bool>>
+    take_changes(const std::function<bool(GpuSlot)>& runs_our_jobs);
+
+private:
+    void start_look();
+    void after_look();
+    void give_up(const std::string& why);
+    void judge(const UsageReport& report, const std::function<bool(GpuSlot)>& runs_our_jobs);
+
+    ProbeCommand m_command;
+    BusyRule m_rule;
+    std::chrono::milliseconds m_recheck;
+    std::vector<std::string> m_ids;
+    sigset_t m_child_mask{};
+
+    std::unique_ptr<ProbeProcess> m_look; // under way, or killed and not yet reaped
+    bool m_wanted = false;                // the look's answer is still wanted
+    std::optional<ProbeAnswer> m_answer;  // not judged yet
+    bool m_answered = false;              // some answer has been judged
+    bool m_given_up = false;
+    Clock::time_point m_last_answer{};
+    std::vector<std::optional<std::string>> m_busy; // per GPU: why it is skipped
+    std::vector<bool> m_told_usable;                // per GPU: what the scheduler was told
+};
+
+} // namespace gpusched::sys
