@@ -227,13 +227,15 @@ TEST(Resume, ATornLastRecordIsSkippedAndItsJobRunsAgain)
 
 // A job that notes its pid in DIR/pids and ignores SIGTERM, after saying whether any process
 // an earlier run noted in DIR/old-pids is still alive (a zombie is not: it runs nothing).
+// Unless DIR/fast exists, it then notes its name in DIR/sleeping, past that check, and sleeps.
 std::string stubborn_job(const TempDir& dir, const std::string& name)
 {
     return fmt::format("trap '' TERM; echo $$ >> {0}/pids; echo {1} >> {0}/ran; "
                        "for p in $(cat {0}/old-pids 2>/dev/null); do "
                        "s=$(cut -d' ' -f3 /proc/$p/stat 2>/dev/null); "
-                       "if [ -n \"$s\" ] && [ \"$s\" != Z ]; then echo $p >> {0}/alive; fi; done; "
-                       "test -e {0}/fast || exec sleep 30",
+                       "if [ -n \"$s\" ] && [ \"$s\" != Z ]; then "
+                       "echo \"$p, seen by $$\" >> {0}/alive; fi; done; "
+                       "test -e {0}/fast || {{ echo {1} >> {0}/sleeping; exec sleep 30; }}",
                        dir.path().string(), name);
 }
 
@@ -272,7 +274,10 @@ TEST(Crash, ResumeAfterASigkillWaitsForTheKilledRunsJobsAndRunsThemOnce)
                                   stubborn_job(dir, "b")}));
     Process killed(
         dir, {{"--gpus", "0,1", "--kill-after", "1", "--joblog", joblog.string(), input.string()}});
-    ASSERT_TRUE(eventually([&] { return line_counts(dir / "ran").size() == 3; }));
+    // Both jobs must be past their look at old-pids before it exists: a job of this run that
+    // is still in its loop when old-pids appears would note itself and its sibling as alive,
+    // and then find DIR/fast and end on its own instead of waiting for the guard.
+    ASSERT_TRUE(eventually([&] { return line_counts(dir / "sleeping").size() == 2; }));
     ASSERT_TRUE(eventually([&] { return joblog_records(joblog).size() == 1; }));
     killed.signal(SIGKILL);
     killed.wait();
