@@ -146,6 +146,7 @@ void JobRunner::wait_for_events()
     if (m_tagged) {
         m_tagged->add_poll_fds(fds);
     }
+    add_lease_poll_fds(fds);
     int timeout_ms = -1;
     if (const auto deadline = next_deadline()) {
         const auto left = std::chrono::ceil<std::chrono::milliseconds>(*deadline - Clock::now());
@@ -163,6 +164,8 @@ void JobRunner::wait_for_events()
         }
         if (fd.fd == m_signals.fd()) {
             handle_signals();
+        } else if (on_lease_ready(fd)) {
+            continue;
         } else if (!m_input.on_ready(fd) && m_tagged) {
             m_tagged->on_readable(fd.fd);
         }
@@ -330,9 +333,6 @@ void JobRunner::reap_children()
         }
         // A group whose leader is reaped is never signalled again: its id may be reused.
         m_stopping_groups.erase(pid);
-        if (on_lease_waiter_exit(pid, status)) {
-            continue;
-        }
         const auto found = m_running.find(pid);
         if (found == m_running.end()) {
             spdlog::debug("reaped process {}, left behind by a job", pid);

@@ -109,7 +109,8 @@ private:
     bool take_leases(const StartJob& job, std::vector<int>& fds);
     void note_lease_holder(const RunningJob& job, pid_t pid);
     void forget_lease_holder(const RunningJob& job, pid_t pid);
-    bool on_lease_waiter_exit(pid_t pid, int wait_status);
+    void add_lease_poll_fds(std::vector<pollfd>& fds) const;
+    bool on_lease_ready(const pollfd& ready);
     void tend_leases();
 
     Scheduler& m_scheduler;
