@@ -2,6 +2,7 @@
 
 #include <gpusched/gpu_discovery.hpp>
 
+#include <cstddef>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -9,12 +10,29 @@
 
 namespace gpusched {
 
-// The name of a GPU's lock file in the lock directory. The key is never used raw: every
-// byte but [A-Za-z0-9-] is percent-encoded, so no id ("../x", "a/b", ".") can name a file
-// outside the directory or another GPU's file, and the name reads back to the key.
-std::string lease_file_name(std::string_view key);
-// The key of a lock file's name, or nothing for a name lease_file_name cannot produce.
-std::optional<std::string> lease_key_of_file(std::string_view file_name);
+// The longest abstract Unix socket name: sun_path less the NUL byte that makes it abstract.
+inline constexpr std::size_t k_longest_socket_name = 107;
+
+// The lease space of a lock directory: "gpusched-lease/<16 hex digits>/", the digits a hash of
+// the directory's path. Runs that name the same directory share the space, so they exclude
+// each other; runs with another --lock-dir (a test's) never meet them. The path is a name
+// only: the directory need not exist, and removing or replacing it changes nothing.
+std::string lease_space(std::string_view lock_directory);
+
+// The abstract socket name (without its leading NUL byte) that is the lease of `key` in
+// `space`: the space, then the key encoded as in file names. A key too long for that ends in
+// a hash of itself instead, which never reads back.
+std::string lease_socket_name(std::string_view space, std::string_view key);
+// The key of a socket name in `space`, or nothing for a name lease_socket_name cannot write.
+std::optional<std::string> lease_key_of_socket_name(std::string_view space, std::string_view name);
+
+// The name of a GPU's record file in the lock directory (who holds it, for `gpusched status`).
+// The key is never used raw: every byte but [A-Za-z0-9-] is percent-encoded, so no id ("../x",
+// "a/b", ".") can name a file outside the directory or another GPU's file, and the name reads
+// back to the key.
+std::string lease_record_file_name(std::string_view key);
+// The key of a record file's name, or nothing for a name lease_record_file_name cannot produce.
+std::optional<std::string> lease_key_of_record_file(std::string_view file_name);
 
 // What each GPU is leased under: its UUID when the id is an index the probe found, so that
 // `--gpus 0` and a discovered GPU 0 take the same lease; else the id as given (UUIDs,

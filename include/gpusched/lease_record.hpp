@@ -14,9 +14,10 @@ struct LeaseHolder {
     std::string command;
 };
 
-// Who holds a GPU's lease, written by the holder into its lock file for `gpusched status`.
-// The lock is the truth; this is information. It holds what `ps` already shows every user
-// (user, PIDs, start times, commands), never the environment.
+// Who holds a GPU's lease, written by the holder into the GPU's record file for `gpusched
+// status`. The lease is the truth; this is information, and anyone may write or remove the
+// file. It holds what `ps` already shows every user (user, PIDs, start times, commands),
+// never the environment.
 struct LeaseRecord {
     std::string user;
     unsigned uid = 0;
@@ -32,5 +33,34 @@ std::optional<LeaseRecord> parse_lease_record(std::string_view text);
 // Who holds a lease, for a log line: "alice (pid 4400: python train.py)", "alice (gpusched pid
 // 4321, 3 jobs)", or "another process" when there is no record to tell.
 std::string describe_lease_holder(const std::optional<LeaseRecord>& record);
+
+// The process that took a lease and its user, as the kernel tells them: whoever asks the lease
+// gets them, and nobody can write them.
+struct LeaseTaker {
+    long pid = 0; // 0 when it is in a PID namespace the asker cannot see into
+    unsigned uid = 0;
+    std::string user;
+};
+
+// What a record says next to the taker.
+enum class RecordCheck {
+    none,       // no record, or none that parses
+    matches,    // it names the taker's pid and uid
+    foreign,    // it names another process: left behind, or planted
+    unverified, // the taker could not be asked, so the record may be anyone's
+};
+
+// Who holds a lease, as far as can be told.
+struct LeaseOwner {
+    std::optional<LeaseTaker> taker;
+    std::optional<LeaseRecord> record; // only when it matches the taker, or cannot be checked
+    RecordCheck check = RecordCheck::none;
+};
+
+// Keeps the record only where it names the taker: a record file is anyone's writing.
+LeaseOwner identify_lease_owner(std::optional<LeaseTaker> taker, std::optional<LeaseRecord> record);
+
+// For a log line, as above, or "bob (pid 4321)" when only the kernel can tell.
+std::string describe_lease_holder(const LeaseOwner& owner);
 
 } // namespace gpusched

@@ -12,7 +12,8 @@ void add_lock_dir_option(CLI::App& app, std::string& lock_dir)
 {
     lock_dir = sys::default_lock_directory().string();
     app.add_option("--lock-dir", lock_dir,
-                   "Directory of the host-wide GPU leases, shared by every user's gpusched")
+                   "Names the host-wide GPU leases (shared by every user's gpusched) and keeps "
+                   "their records")
         ->envname("GPUSCHED_LOCK_DIR")
         ->capture_default_str();
 }
@@ -34,8 +35,7 @@ open_host_leases(const std::string& lock_dir, const std::vector<std::string>& id
 {
     auto keys = lease_keys_for(ids, probe);
     spdlog::debug("leases in {}: {}", lock_dir, fmt::join(keys, ", "));
-    return std::make_unique<sys::HostLeases>(sys::LockDirectory::open_or_create(lock_dir),
-                                             std::move(keys));
+    return std::make_unique<sys::HostLeases>(lock_dir, std::move(keys));
 }
 
 } // namespace gpusched::cli

@@ -18,7 +18,7 @@ void add_lock_dir_option(CLI::App& app, std::string& lock_dir);
 // some id is an index), else the ids themselves.
 std::vector<std::string> lease_keys_for(const std::vector<std::string>& ids, GpuProbe& probe);
 
-// This process's leases on `ids`, in the (created if missing) lock directory.
+// This process's leases on `ids`, in the space `lock_dir` names, their records kept there.
 std::unique_ptr<sys::HostLeases>
 open_host_leases(const std::string& lock_dir, const std::vector<std::string>& ids, GpuProbe& probe);
 

@@ -6,6 +6,8 @@
 #include <gpusched/exit_status.hpp>
 #include <gpusched/gpu_list.hpp>
 #include <gpusched/errors.hpp>
+#include <gpusched/lease_names.hpp>
+#include <gpusched/sys/lease_socket.hpp>
 #include <gpusched/sys/lease_state.hpp>
 #include <gpusched/sys/lock_directory.hpp>
 #include <gpusched/sys/probe_child.hpp>
@@ -18,6 +20,7 @@
 
 #include <algorithm>
 #include <csignal>
+#include <set>
 
 namespace gpusched::cli {
 namespace {
@@ -28,10 +31,25 @@ struct ShownGpu {
     std::string key;
 };
 
-// The GPUs to show: those named with --gpus, else every GPU CUDA lists, then every other
-// GPU that has a lock file (leased by id on a machine without CUDA, or by another id).
+struct ShownLease {
+    bool leased = false;
+    LeaseOwner owner;
+};
+
+void add_unlisted(std::vector<ShownGpu>& shown, const std::string& key)
+{
+    const bool listed = std::any_of(shown.begin(), shown.end(),
+                                    [&](const ShownGpu& gpu) { return gpu.key == key; });
+    if (!listed) {
+        shown.push_back({key, key});
+    }
+}
+
+// The GPUs to show: those named with --gpus, else every GPU CUDA lists, then every other GPU
+// leased now or with a record file (leased by id on a machine without CUDA, or by another id).
 std::vector<ShownGpu> gpus_to_show(const StatusOptions& options, GpuProbe& probe,
-                                   const std::optional<sys::LockDirectory>& directory)
+                                   const std::optional<sys::LockDirectory>& directory,
+                                   const std::string& space, const std::set<std::string>& held)
 {
     std::vector<ShownGpu> shown;
     std::vector<std::string> ids;
@@ -46,13 +64,17 @@ std::vector<ShownGpu> gpus_to_show(const StatusOptions& options, GpuProbe& probe
     for (std::size_t i = 0; i < ids.size(); ++i) {
         shown.push_back({ids[i], keys[i]});
     }
-    if (options.gpus.empty() && directory) {
+    if (!options.gpus.empty()) {
+        return shown;
+    }
+    for (const auto& name : held) {
+        if (const auto key = lease_key_of_socket_name(space, name)) {
+            add_unlisted(shown, *key);
+        }
+    }
+    if (directory) {
         for (const auto& key : directory->keys()) {
-            const bool listed = std::any_of(shown.begin(), shown.end(),
-                                            [&](const ShownGpu& gpu) { return gpu.key == key; });
-            if (!listed) {
-                shown.push_back({key, key});
-            }
+            add_unlisted(shown, key);
         }
     }
     return shown;
@@ -63,17 +85,38 @@ std::string local_time(double since)
     return fmt::format("{:%Y-%m-%d %H:%M:%S}", local_time_of(since));
 }
 
-nlohmann::ordered_json to_json(const ShownGpu& gpu, const sys::LeaseState& state)
+const char* record_check_name(RecordCheck check)
+{
+    switch (check) {
+    case RecordCheck::none:
+        return "missing";
+    case RecordCheck::matches:
+        return "matches";
+    case RecordCheck::foreign:
+        return "names another process";
+    case RecordCheck::unverified:
+        return "unverified";
+    }
+    return "?";
+}
+
+nlohmann::ordered_json to_json(const ShownGpu& gpu, const ShownLease& lease)
 {
     nlohmann::ordered_json entry = {
-        {"gpu", gpu.id}, {"key", gpu.key}, {"state", state.leased ? "leased" : "free"}};
-    if (state.record) {
-        const auto& record = *state.record;
-        entry["user"] = record.user;
-        entry["uid"] = record.uid;
-        entry["gpusched_pid"] = record.gpusched_pid;
+        {"gpu", gpu.id}, {"key", gpu.key}, {"state", lease.leased ? "leased" : "free"}};
+    if (!lease.leased) {
+        return entry;
+    }
+    if (const auto& taker = lease.owner.taker) {
+        entry["holder"] = {{"pid", taker->pid}, {"uid", taker->uid}, {"user", taker->user}};
+    }
+    entry["record"] = record_check_name(lease.owner.check);
+    if (const auto& record = lease.owner.record) {
+        entry["user"] = record->user;
+        entry["uid"] = record->uid;
+        entry["gpusched_pid"] = record->gpusched_pid;
         entry["jobs"] = nlohmann::ordered_json::array();
-        for (const auto& job : record.jobs) {
+        for (const auto& job : record->jobs) {
             entry["jobs"].push_back({{"pid", job.pid},
                                      {"since", job.since},
                                      {"since_local", local_time(job.since)},
@@ -83,25 +126,33 @@ nlohmann::ordered_json to_json(const ShownGpu& gpu, const sys::LeaseState& state
     return entry;
 }
 
-void print_row(const ShownGpu& gpu, const sys::LeaseState& state)
+void print_row(const ShownGpu& gpu, const ShownLease& lease)
 {
     constexpr auto k_row = "{:<6} {:<7} {:<10} {:>8}  {:<19}  {}\n";
-    if (!state.leased) {
+    if (!lease.leased) {
         fmt::print("{:<6} free\n", gpu.id);
         return;
     }
-    if (!state.record) {
-        fmt::print(k_row, gpu.id, "leased", "?", "?", "", "(no record)");
+    const auto& owner = lease.owner;
+    if (!owner.record) {
+        const auto why = owner.check == RecordCheck::foreign ? "(its record names another process)"
+                                                             : "(no record)";
+        if (owner.taker) {
+            fmt::print(k_row, gpu.id, "leased", owner.taker->user, owner.taker->pid, "", why);
+        } else {
+            fmt::print(k_row, gpu.id, "leased", "?", "?", "", why);
+        }
         return;
     }
-    const auto& record = *state.record;
+    const auto& record = *owner.record;
     if (record.jobs.empty()) {
         fmt::print(k_row, gpu.id, "leased", record.user, record.gpusched_pid, "",
                    "(between jobs, or held by what an ended job left running)");
     }
     for (const auto& job : record.jobs) {
         fmt::print(k_row, gpu.id, "leased", record.user, job.pid, local_time(job.since),
-                   job.command);
+                   owner.check == RecordCheck::unverified ? "(unverified) " + job.command
+                                                          : job.command);
     }
 }
 
@@ -127,11 +178,14 @@ CLI::App* add_status_command(CLI::App& app, StatusOptions& options)
 int run_status(const StatusOptions& options)
 {
     const auto directory = sys::LockDirectory::open_existing(options.lock_dir);
+    const auto space = sys::lease_space_of(options.lock_dir);
+    const auto bound = sys::bound_lease_names(space);
+    const std::set<std::string> held(bound.begin(), bound.end());
     // Signals are taken while the probe runs, so that they act at once: see wait_for_answer.
     std::signal(SIGCHLD, SIG_DFL);
     sys::SignalChannel signals{SIGCHLD, SIGINT, SIGTERM, SIGHUP};
     sys::CudaProbeChild probe(to_milliseconds(options.probe_timeout_seconds), signals);
-    const auto shown = gpus_to_show(options, probe, directory);
+    const auto shown = gpus_to_show(options, probe, directory, space, held);
 
     nlohmann::ordered_json listed = nlohmann::ordered_json::array();
     if (!options.json) {
@@ -139,12 +193,17 @@ int run_status(const StatusOptions& options)
                    "COMMAND");
     }
     for (const auto& gpu : shown) {
-        const auto state =
-            directory ? sys::read_lease_state(*directory, gpu.key) : sys::LeaseState{};
+        ShownLease lease;
+        const auto name = lease_socket_name(space, gpu.key);
+        lease.leased = held.contains(name);
+        if (lease.leased) {
+            lease.owner =
+                sys::read_lease_owner(name, -1, directory ? &*directory : nullptr, gpu.key);
+        }
         if (options.json) {
-            listed.push_back(to_json(gpu, state));
+            listed.push_back(to_json(gpu, lease));
         } else {
-            print_row(gpu, state);
+            print_row(gpu, lease);
         }
     }
     if (options.json) {

@@ -14,8 +14,9 @@ struct StatusOptions {
     std::string lock_dir;
 };
 
-// `gpusched status [--json]`: each GPU, free or leased, and by whom (user, PID, command,
-// since when) from the record its holder keeps in the lock file.
+// `gpusched status [--json]`: each GPU, free or leased, and by whom: the user and PID the
+// kernel names for its lease socket, and the jobs (PID, command, since when) of the record its
+// holder keeps in the lock directory, where that record names the same process.
 CLI::App* add_status_command(CLI::App& app, StatusOptions& options);
 int run_status(const StatusOptions& options);
 

@@ -5,11 +5,15 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cstdint>
 
 namespace gpusched {
 namespace {
 
-constexpr std::string_view k_lock_suffix = ".lock";
+constexpr std::string_view k_record_suffix = ".record";
+constexpr std::string_view k_space_prefix = "gpusched-lease/";
+// Never written by encode(), so a hashed name cannot read back as a key.
+constexpr char k_hashed_mark = '~';
 
 bool kept_as_is(char c)
 {
@@ -27,35 +31,25 @@ std::optional<int> hex_digit(char c)
     return std::nullopt; // lower case is never written, so it never reads back
 }
 
-std::optional<int> as_index(const std::string& id)
+std::string encode(std::string_view key)
 {
-    const auto index = parse_number<int>(id);
-    return index && *index >= 0 ? index : std::nullopt;
-}
-
-} // namespace
-
-std::string lease_file_name(std::string_view key)
-{
-    std::string name;
-    name.reserve(key.size() + k_lock_suffix.size());
+    std::string encoded;
+    encoded.reserve(key.size());
     for (const char c : key) {
         if (kept_as_is(c)) {
-            name += c;
+            encoded += c;
         } else {
-            name += fmt::format("%{:02X}", static_cast<unsigned char>(c));
+            encoded += fmt::format("%{:02X}", static_cast<unsigned char>(c));
         }
     }
-    name += k_lock_suffix;
-    return name;
+    return encoded;
 }
 
-std::optional<std::string> lease_key_of_file(std::string_view file_name)
+std::optional<std::string> decode(std::string_view encoded)
 {
-    if (file_name.size() <= k_lock_suffix.size() || !file_name.ends_with(k_lock_suffix)) {
+    if (encoded.empty()) {
         return std::nullopt;
     }
-    const auto encoded = file_name.substr(0, file_name.size() - k_lock_suffix.size());
     std::string key;
     for (std::size_t i = 0; i < encoded.size(); ++i) {
         if (kept_as_is(encoded[i])) {
@@ -75,6 +69,63 @@ std::optional<std::string> lease_key_of_file(std::string_view file_name)
         i += 2;
     }
     return key;
+}
+
+// FNV-1a: stable across builds and machines, which std::hash is not. Names only need to
+// differ, not to resist anyone: whoever could aim a collision can take the lease anyway.
+std::uint64_t stable_hash(std::string_view text)
+{
+    std::uint64_t hash = 0xcbf29ce484222325ULL;
+    for (const char c : text) {
+        hash ^= static_cast<unsigned char>(c);
+        hash *= 0x100000001b3ULL;
+    }
+    return hash;
+}
+
+std::optional<int> as_index(const std::string& id)
+{
+    const auto index = parse_number<int>(id);
+    return index && *index >= 0 ? index : std::nullopt;
+}
+
+} // namespace
+
+std::string lease_space(std::string_view lock_directory)
+{
+    return fmt::format("{}{:016x}/", k_space_prefix, stable_hash(lock_directory));
+}
+
+std::string lease_socket_name(std::string_view space, std::string_view key)
+{
+    auto name = std::string(space) + encode(key);
+    if (name.size() > k_longest_socket_name) {
+        const auto hash = fmt::format("{}{:016x}", k_hashed_mark, stable_hash(key));
+        name.resize(k_longest_socket_name - hash.size());
+        name += hash;
+    }
+    return name;
+}
+
+std::optional<std::string> lease_key_of_socket_name(std::string_view space, std::string_view name)
+{
+    if (!name.starts_with(space)) {
+        return std::nullopt;
+    }
+    return decode(name.substr(space.size()));
+}
+
+std::string lease_record_file_name(std::string_view key)
+{
+    return encode(key) + std::string(k_record_suffix);
+}
+
+std::optional<std::string> lease_key_of_record_file(std::string_view file_name)
+{
+    if (!file_name.ends_with(k_record_suffix)) {
+        return std::nullopt;
+    }
+    return decode(file_name.substr(0, file_name.size() - k_record_suffix.size()));
 }
 
 std::vector<std::string> lease_keys(const std::vector<std::string>& ids,

@@ -56,4 +56,30 @@ std::string describe_lease_holder(const std::optional<LeaseRecord>& record)
                        record->jobs.size());
 }
 
+LeaseOwner identify_lease_owner(std::optional<LeaseTaker> taker, std::optional<LeaseRecord> record)
+{
+    LeaseOwner owner{std::move(taker), std::nullopt, RecordCheck::none};
+    if (!record) {
+        return owner;
+    }
+    if (!owner.taker) {
+        owner.check = RecordCheck::unverified;
+    } else if (record->gpusched_pid == owner.taker->pid && record->uid == owner.taker->uid) {
+        owner.check = RecordCheck::matches;
+    } else {
+        owner.check = RecordCheck::foreign;
+        return owner;
+    }
+    owner.record = std::move(record);
+    return owner;
+}
+
+std::string describe_lease_holder(const LeaseOwner& owner)
+{
+    if (owner.record || !owner.taker) {
+        return describe_lease_holder(owner.record);
+    }
+    return fmt::format("{} (pid {})", owner.taker->user, owner.taker->pid);
+}
+
 } // namespace gpusched

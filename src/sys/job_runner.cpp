@@ -157,6 +157,7 @@ void JobRunner::wait_for_events()
     if (m_busy_watch) {
         m_busy_watch->add_poll_fds(fds);
     }
+    add_lease_poll_fds(fds);
     // Every job's token, last: a job that writes into it is drained (so it never blocks on a
     // full pipe), and an ended job's hang-up frees its GPUs.
     const auto tokens_from = fds.size();
@@ -194,6 +195,8 @@ void JobRunner::wait_for_events()
         if (fd.fd == m_signals.fd()) {
             handle_signals();
         } else if (m_busy_watch && m_busy_watch->on_ready(fd)) {
+            continue;
+        } else if (on_lease_ready(fd)) {
             continue;
         } else if (!m_input.on_ready(fd) && m_tagged) {
             m_tagged->on_readable(fd.fd);
@@ -376,9 +379,8 @@ void JobRunner::reap_children()
     bool reaped_any = false;
     while (const auto reaped = m_processes.reap()) {
         reaped_any = true;
-        if (on_lease_waiter_exit(*reaped) ||
-            (m_busy_watch && m_busy_watch->on_child_exit(
-                                 reaped->pid, W_EXITCODE(reaped->exit_code, reaped->signal)))) {
+        if (m_busy_watch && m_busy_watch->on_child_exit(
+                                reaped->pid, W_EXITCODE(reaped->exit_code, reaped->signal))) {
             continue;
         }
         if (m_jobs.find_leader(reaped->pid) == nullptr) {

@@ -32,9 +32,9 @@ bool JobRunner::take_leases(const StartJob& job, std::vector<int>& fds)
     fds.clear();
     for (const auto slot : refused) {
         if (!leases.waiting(slot)) {
+            leases.wait_for(slot); // first: its connection tells who the holder is
             spdlog::info("GPU {} is leased by {}; waiting for it", m_scheduler.pool().id(slot),
                          describe_lease_holder(leases.holder(slot)));
-            leases.wait_for(slot);
         }
     }
     apply(m_scheduler.on_lease_refused(job.command.id, refused));
@@ -51,19 +51,26 @@ void JobRunner::lease_holders_changed(const GpuSlots& slots)
     }
 }
 
-bool JobRunner::on_lease_waiter_exit(const Reaped& reaped)
+void JobRunner::add_lease_poll_fds(std::vector<pollfd>& fds) const
+{
+    if (m_options.leases) {
+        m_options.leases->add_poll_fds(fds);
+    }
+}
+
+bool JobRunner::on_lease_ready(const pollfd& ready)
 {
     if (!m_options.leases) {
         return false;
     }
-    const auto ended =
-        m_options.leases->on_child_exit(reaped.pid, W_EXITCODE(reaped.exit_code, reaped.signal));
-    if (!ended) {
+    const auto granted = m_options.leases->on_ready(ready);
+    if (!granted) {
         return false;
     }
-    spdlog::debug("GPU {}: {}", m_scheduler.pool().id(ended->slot),
-                  ended->granted ? "its lease is ours" : "stopped waiting for its lease");
-    apply(m_scheduler.on_lease_available(ended->slot));
+    for (const auto slot : *granted) {
+        spdlog::debug("GPU {}: its lease is ours", m_scheduler.pool().id(slot));
+        apply(m_scheduler.on_lease_available(slot));
+    }
     return true;
 }
 

@@ -3,7 +3,6 @@
 #include <gpusched/sys/system_error.hpp>
 
 #include <poll.h>
-#include <sys/wait.h>
 
 #include <algorithm>
 #include <cerrno>
@@ -20,15 +19,6 @@ int poll_timeout_ms(const std::optional<Clock::time_point>& deadline)
     }
     const auto left = std::chrono::ceil<std::chrono::milliseconds>(*deadline - Clock::now());
     return static_cast<int>(std::max<std::chrono::milliseconds::rep>(left.count(), 0));
-}
-
-void reap_waiters(HostLeases& leases)
-{
-    int status = 0;
-    pid_t pid = 0;
-    while ((pid = waitpid(-1, &status, WNOHANG)) > 0) {
-        leases.on_child_exit(pid, status);
-    }
 }
 
 } // namespace
@@ -65,8 +55,9 @@ LeaseAcquisition acquire_leases(HostLeases& leases, SignalChannel& signals,
             options.on_wait(refused);
         }
 
-        pollfd signal_fd{signals.fd(), POLLIN, 0};
-        const int ready = poll(&signal_fd, 1, poll_timeout_ms(options.deadline));
+        std::vector<pollfd> fds{{signals.fd(), POLLIN, 0}};
+        leases.add_poll_fds(fds);
+        const int ready = poll(fds.data(), fds.size(), poll_timeout_ms(options.deadline));
         if (ready < 0 && errno != EINTR) {
             throw_errno("poll");
         }
@@ -80,7 +71,11 @@ LeaseAcquisition acquire_leases(HostLeases& leases, SignalChannel& signals,
                 return {LeaseAcquisition::Result::signalled, {}, {}, signal};
             }
         }
-        reap_waiters(leases);
+        for (const auto& fd : fds) {
+            if (fd.revents != 0) {
+                leases.on_ready(fd); // what it grants, the next turn takes
+            }
+        }
     }
 }
 

@@ -1,6 +1,6 @@
 #include <gpusched/sys/lease_state.hpp>
 
-#include <gpusched/sys/lease_lock.hpp>
+#include <gpusched/sys/lease_socket.hpp>
 
 #include <signal.h>
 #include <unistd.h>
@@ -32,20 +32,22 @@ std::optional<LeaseRecord> read_lease_record(int fd)
     return parse_lease_record(text);
 }
 
-LeaseState read_lease_state(const LockDirectory& directory, const std::string& key)
+LeaseOwner read_lease_owner(const std::string& name, int connection, const LockDirectory* directory,
+                            const std::string& key)
 {
-    LeaseState state;
-    const auto fd = directory.open_lock_for_reading(key);
-    if (!fd || !locked_by_another(fd->get())) {
-        return state; // a record left in a free lock file is history, not a holder
+    auto taker = connection >= 0 ? taker_of(connection) : ask_lease_taker(name);
+    std::optional<LeaseRecord> record;
+    if (directory != nullptr) {
+        if (const auto fd = directory->open_record_for_reading(key)) {
+            record = read_lease_record(fd->get());
+        }
     }
-    state.leased = true;
-    state.record = read_lease_record(fd->get());
-    if (state.record) {
-        std::erase_if(state.record->jobs,
+    auto owner = identify_lease_owner(std::move(taker), std::move(record));
+    if (owner.record) {
+        std::erase_if(owner.record->jobs,
                       [](const LeaseHolder& job) { return !process_alive(job.pid); });
     }
-    return state;
+    return owner;
 }
 
 } // namespace gpusched::sys

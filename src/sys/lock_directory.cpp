@@ -13,12 +13,11 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
-#include <stdexcept>
 
 namespace gpusched::sys {
 namespace {
 
-constexpr int k_lock_open_flags = O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK | O_NOCTTY;
+constexpr int k_record_open_flags = O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK | O_NOCTTY;
 
 // Runs `create` with no umask, so shared files and directories get exactly the mode asked
 // for. gpusched has no threads, so the process-wide umask is ours to change for a moment.
@@ -48,7 +47,7 @@ void check_trusted(const std::filesystem::path& path, int fd)
     const bool others_write = (status.st_mode & (S_IWGRP | S_IWOTH)) != 0;
     if (others_write && (status.st_mode & S_ISVTX) == 0) {
         untrusted(path, fmt::format("is writable by others without the sticky bit (mode {:04o}), "
-                                    "so anyone could replace its lock files (chmod +t it)",
+                                    "so anyone could replace its record files (chmod +t it)",
                                     status.st_mode & 07777));
     }
 }
@@ -68,8 +67,9 @@ UniqueFd open_directory(const std::filesystem::path& path)
 
 } // namespace
 
-// Every user must reach the same answer, so it depends on what the directories are, never on
-// who asks: /run/lock/gpusched when it exists or /run/lock is shared like /tmp (mode 1777).
+// Every user must reach the same answer (the path names the lease space), so it depends on
+// what the directories are, never on who asks: /run/lock/gpusched when it exists or /run/lock is
+// shared like /tmp (mode 1777).
 std::filesystem::path default_lock_directory()
 {
     constexpr const char* k_run_lock = "/run/lock";
@@ -83,6 +83,11 @@ std::filesystem::path default_lock_directory()
         return k_in_run_lock;
     }
     return "/tmp/gpusched-leases";
+}
+
+std::string lease_space_of(const std::filesystem::path& lock_directory)
+{
+    return lease_space(std::filesystem::absolute(lock_directory).lexically_normal().string());
 }
 
 LockDirectory::LockDirectory(std::filesystem::path path, UniqueFd fd)
@@ -120,68 +125,66 @@ std::optional<LockDirectory> LockDirectory::open_existing(const std::filesystem:
 
 std::filesystem::path LockDirectory::path_of(const std::string& key) const
 {
-    return m_path / lease_file_name(key);
+    return m_path / lease_record_file_name(key);
 }
 
-UniqueFd LockDirectory::open_lock(const std::string& key) const
+bool LockDirectory::removed() const
 {
-    const auto name = lease_file_name(key);
-    const auto refuse = [&](const std::string& why) {
-        throw UsageError(fmt::format("cannot lease GPU {}: {} {}; remove it, or use --lock-dir",
-                                     key, path_of(key).string(), why));
-    };
+    struct stat status {};
+    return fstat(m_fd.get(), &status) != 0 || status.st_nlink == 0;
+}
+
+LockDirectory::Opened LockDirectory::open_record(const std::string& key) const
+{
+    const auto name = lease_record_file_name(key);
     UniqueFd fd;
     // Open what is there, or create it; a file created by another instance between our two
     // calls is simply opened on the next turn.
     for (int turn = 0; turn < 3 && !fd; ++turn) {
-        fd.reset(openat(m_fd.get(), name.c_str(), O_RDWR | k_lock_open_flags));
+        fd.reset(openat(m_fd.get(), name.c_str(), O_RDWR | k_record_open_flags));
         if (!fd && errno == ENOENT) {
             fd.reset(with_no_umask([&] {
                 return openat(m_fd.get(), name.c_str(),
-                              O_RDWR | O_CREAT | O_EXCL | k_lock_open_flags, 0666);
+                              O_RDWR | O_CREAT | O_EXCL | k_record_open_flags, 0666);
             }));
         }
         if (!fd && errno != EEXIST && errno != ENOENT) {
             break;
         }
     }
+    const auto refused = [&](const std::string& why) {
+        return Opened{UniqueFd(), fmt::format("{} {}", path_of(key).string(), why)};
+    };
     if (!fd) {
-        if (errno == ELOOP) {
-            refuse("is a symbolic link");
-        }
         const int error = errno;
         struct stat status {};
+        if (error == ELOOP) {
+            return refused("is a symbolic link");
+        }
         if (error == EACCES &&
             fstatat(m_fd.get(), name.c_str(), &status, AT_SYMLINK_NOFOLLOW) == 0) {
-            refuse(fmt::format("is not writable by you (owner uid {}, mode {:04o})", status.st_uid,
-                               status.st_mode & 07777));
+            return refused(fmt::format("is not writable by you (owner uid {}, mode {:04o})",
+                                       status.st_uid, status.st_mode & 07777));
         }
-        struct stat directory {};
-        if (error == ENOENT && fstat(m_fd.get(), &directory) == 0 && directory.st_nlink == 0) {
-            // Not the file's fault: nothing for the user to remove.
-            throw std::runtime_error(
-                fmt::format("cannot lease GPU {}: open {}: {}: the lock directory {} was removed "
-                            "while gpusched ran",
-                            key, path_of(key).string(), std::strerror(error), m_path.string()));
-        }
-        refuse(fmt::format("cannot be opened: {}", std::strerror(error)));
+        return refused(fmt::format("cannot be opened: {}", std::strerror(error)));
     }
     struct stat status {};
     if (fstat(fd.get(), &status) != 0) {
-        throw_errno("fstat " + path_of(key).string());
+        return refused(fmt::format("cannot be examined: {}", std::strerror(errno)));
     }
     if (!S_ISREG(status.st_mode)) {
-        refuse("is not a regular file");
+        return refused("is not a regular file");
     }
     if (status.st_nlink != 1) {
-        refuse("has other names (hard links), so writing to it could change another file");
+        return refused("has other names (hard links), so writing to it could change another file");
     }
-    return fd;
+    return Opened{std::move(fd), {}};
 }
 
-std::optional<UniqueFd> LockDirectory::open_lock_for_reading(const std::string& key) const
+std::optional<UniqueFd> LockDirectory::open_record_for_reading(const std::string& key) const
 {
-    UniqueFd fd(openat(m_fd.get(), lease_file_name(key).c_str(), O_RDONLY | k_lock_open_flags));
+    UniqueFd fd(
+        openat(m_fd.get(), lease_record_file_name(key).c_str(), O_RDONLY | k_record_open_flags));
     if (!fd) {
         return std::nullopt;
     }
@@ -197,7 +200,8 @@ bool LockDirectory::still_named(int fd, const std::string& key) const
     struct stat opened {};
     struct stat named {};
     return fstat(fd, &opened) == 0 &&
-           fstatat(m_fd.get(), lease_file_name(key).c_str(), &named, AT_SYMLINK_NOFOLLOW) == 0 &&
+           fstatat(m_fd.get(), lease_record_file_name(key).c_str(), &named, AT_SYMLINK_NOFOLLOW) ==
+               0 &&
            opened.st_dev == named.st_dev && opened.st_ino == named.st_ino;
 }
 
@@ -213,7 +217,7 @@ std::vector<std::string> LockDirectory::keys() const
     }
     std::vector<std::string> keys;
     while (const dirent* entry = readdir(listing)) {
-        if (auto key = lease_key_of_file(entry->d_name)) {
+        if (auto key = lease_key_of_record_file(entry->d_name)) {
             keys.push_back(std::move(*key));
         }
     }

@@ -177,7 +177,7 @@ TEST(Descriptors, TooFewFailOnlyTheJobsThatGetNone)
     EXPECT_EQ(result.exit_status, static_cast<int>(not_started)) << result.err;
 }
 
-TEST(LockDirectory, RemovedDuringTheRunFailsOnlyTheJobsThatNeedANewLease)
+TEST(LockDirectory, RemovedDuringTheRunFailsNoJob)
 {
     TempDir dir;
     const auto locks = dir / "locks";
@@ -193,17 +193,9 @@ TEST(LockDirectory, RemovedDuringTheRunFailsOnlyTheJobsThatNeedANewLease)
     gpusched.signal(SIGUSR1);
     const auto result = gpusched.wait();
     EXPECT_TRUE(fs::exists(dir / "first-done")) << "job 1 was not stopped: " << result.err;
-    // Whether the lease of GPU 1 can still be had once its file is gone is the lease layer's
-    // business; if it cannot, job 2 alone fails, and says why.
-    if (has(result.err, "job 2 could not start")) {
-        EXPECT_EQ(result.exit_status, 1) << result.err;
-        EXPECT_TRUE(has(result.err, fmt::format("open {}/1.lock: No such file or directory: the "
-                                                "lock directory {} was removed",
-                                                locks.string(), locks.string())))
-            << result.err;
-    } else {
-        EXPECT_EQ(result.exit_status, 0) << result.err;
-    }
+    // A lease is a socket name, not a file: the directory holds only records.
+    EXPECT_EQ(result.exit_status, 0) << result.err;
+    EXPECT_TRUE(has(result.err, "job 2 finished")) << result.err;
     EXPECT_FALSE(has(result.err, "remove it")) << result.err;
 }
 

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <fcntl.h>
+#include <pwd.h>
 #include <signal.h>
 #include <spawn.h>
 #include <sys/prctl.h>
@@ -336,6 +337,41 @@ bool process_alive(pid_t pid)
         return false;
     }
     return !state.empty() && state != "Z";
+}
+
+std::optional<std::string> second_user()
+{
+    constexpr const char* k_user = "gpusched-test";
+    if (geteuid() != 0) {
+        return std::nullopt;
+    }
+    // Tests running side by side may both add it: one wins, and the other finds it.
+    for (int turn = 0; turn < 20 && getpwnam(k_user) == nullptr; ++turn) {
+        const int status = std::system(fmt::format("useradd --system --no-create-home --shell "
+                                                   "/usr/sbin/nologin {} 2>/dev/null",
+                                                   k_user)
+                                           .c_str());
+        if (status != 0) {
+            std::this_thread::sleep_for(std::chrono::milliseconds(100));
+        }
+    }
+    if (getpwnam(k_user) == nullptr) {
+        throw std::runtime_error(fmt::format("cannot create the user {}", k_user));
+    }
+    return k_user;
+}
+
+LaunchOptions as_user(const std::string& user, LaunchOptions options)
+{
+    options.args.insert(options.args.begin(), {"-u", user, "--", binary().string()});
+    // posix_spawn does not search PATH.
+    options.program = fs::exists("/usr/sbin/runuser") ? "/usr/sbin/runuser" : "/sbin/runuser";
+    return options;
+}
+
+void open_to_everyone(const std::filesystem::path& path)
+{
+    fs::permissions(path, fs::perms::all);
 }
 
 } // namespace gpusched::testing

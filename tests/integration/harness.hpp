@@ -122,4 +122,12 @@ bool process_exists(pid_t pid);
 // True while `pid` runs: a zombie has ended, whoever has yet to reap it.
 bool process_alive(pid_t pid);
 
+// A second account for tests of users who share a machine, created (useradd) where missing;
+// nothing when the tests do not run as root.
+std::optional<std::string> second_user();
+// `options` for gpusched run as `user` (runuser), which waits for it and returns its status.
+LaunchOptions as_user(const std::string& user, LaunchOptions options);
+// Lets every user write into `path`, as a second user's jobs must.
+void open_to_everyone(const std::filesystem::path& path);
+
 } // namespace gpusched::testing

@@ -1,7 +1,7 @@
 // Host-wide leases: separate gpusched processes (schedulers and `gpusched exec`) never put
 // two jobs on one GPU, a dead holder never blocks one, and the shared directory cannot be
 // turned against its users.
-#include "harness.hpp"
+#include "leases_fixture.hpp"
 
 #include <fmt/format.h>
 #include <gtest/gtest.h>
@@ -17,39 +17,6 @@ namespace gpusched::testing {
 namespace {
 
 using namespace std::chrono_literals;
-
-class Leases : public ::testing::Test {
-protected:
-    void SetUp() override { adopt_orphans(); }
-
-    std::string leases() const { return (m_dir / "leases").string(); }
-    // Options for a gpusched with its own stdout and stderr in another directory, sharing
-    // this test's lock directory.
-    LaunchOptions sharing(std::vector<std::string> args,
-                          std::optional<std::string> input = {}) const
-    {
-        return {std::move(args), std::move(input), {}, {{"GPUSCHED_LOCK_DIR", leases()}}};
-    }
-    std::vector<JobRecord> records() const { return read_records(m_dir / "runs.log"); }
-    std::string job(double seconds, const std::string& tag) const
-    {
-        return record_command(m_dir, seconds, tag);
-    }
-    bool recorded(std::size_t count) const
-    {
-        return fs::exists(m_dir / "runs.log") && records().size() >= count;
-    }
-    // Jobs write their start when they start and the record when they end; this file tells a
-    // test that job TAG has started.
-    std::string marked_job(double seconds, const std::string& tag) const
-    {
-        return fmt::format("touch {}/started-{}; {}", m_dir.path().string(), tag,
-                           job(seconds, tag));
-    }
-    bool started(const std::string& tag) const { return fs::exists(m_dir / ("started-" + tag)); }
-
-    TempDir m_dir;
-};
 
 TEST_F(Leases, TwoSchedulersNeverShareAGpu)
 {
@@ -184,17 +151,20 @@ TEST_F(Leases, StopWhileWaitingLeavesNothingBehind)
 
 TEST_F(Leases, ExecRunsTheCommandOnItsGpusWithTheirLeases)
 {
-    const auto fds = m_dir / "fds";
+    // Each lease descriptor is a socket bound to its GPU's name: look its inode up in the
+    // kernel's table of Unix sockets.
+    const std::string name_of_fd = "i=$(readlink /proc/$$/fd/$fd); i=${i#socket:[}; "
+                                   "awk -v i=\"${i%]}\" '$7 == i { print $8 }' /proc/net/unix";
     const auto result =
-        run(m_dir, {{"exec", "-n", "2", "--gpus", "5,6,7", "--", "sh", "-c",
-                     fmt::format("echo $CUDA_VISIBLE_DEVICES; readlink /proc/$$/fd/3 "
-                                 "/proc/$$/fd/4; exit 7")}});
+        run(m_dir,
+            {{"exec", "-n", "2", "--gpus", "5,6,7", "--", "sh", "-c",
+              "echo $CUDA_VISIBLE_DEVICES; for fd in 3 4; do " + name_of_fd + "; done; exit 7"}});
     EXPECT_EQ(result.exit_status, 7) << "the command's own status" << result.err;
     const auto lines = split_lines(result.out);
     ASSERT_EQ(lines.size(), 3u) << result.out << result.err;
     EXPECT_EQ(lines[0], "5,6");
-    EXPECT_EQ(lines[1], leases() + "/5.lock");
-    EXPECT_EQ(lines[2], leases() + "/6.lock");
+    EXPECT_TRUE(lines[1].starts_with("@gpusched-lease/") && lines[1].ends_with("/5")) << lines[1];
+    EXPECT_TRUE(lines[2].starts_with("@gpusched-lease/") && lines[2].ends_with("/6")) << lines[2];
 }
 
 TEST_F(Leases, ExecWithoutWaitingExitsWithTempfail)
@@ -240,6 +210,9 @@ TEST_F(Leases, StatusShowsWhoHoldsEachGpu)
     const auto listed = nlohmann::json::parse(status.out);
     ASSERT_EQ(listed.size(), 2u);
     EXPECT_EQ(listed[0]["state"], "leased");
+    EXPECT_EQ(listed[0]["holder"]["pid"], holder.pid());
+    EXPECT_EQ(listed[0]["holder"]["uid"], getuid());
+    EXPECT_EQ(listed[0]["record"], "matches");
     EXPECT_EQ(listed[0]["gpusched_pid"], holder.pid());
     ASSERT_EQ(listed[0]["jobs"].size(), 1u);
     EXPECT_NE(listed[0]["jobs"][0]["command"].get<std::string>().find("started-held"),
@@ -251,14 +224,14 @@ TEST_F(Leases, StatusShowsWhoHoldsEachGpu)
     holder.signal(SIGTERM);
     holder.wait();
     const auto after = nlohmann::json::parse(run(m_dir, {{"status", "--json"}}).out);
-    ASSERT_EQ(after.size(), 2u) << "without --gpus: every GPU with a lock file";
+    ASSERT_EQ(after.size(), 1u) << "without --gpus: every GPU leased or with a record";
+    EXPECT_EQ(after[0]["gpu"], "0");
     EXPECT_EQ(after[0]["state"], "free") << "a record left behind is not a holder";
-    EXPECT_EQ(after[1]["state"], "free");
 }
 
 // The shared directory.
 
-TEST_F(Leases, DirectoryAndLockFilesAreSharedWhateverTheUmask)
+TEST_F(Leases, DirectoryAndRecordFilesAreSharedWhateverTheUmask)
 {
     const mode_t saved = umask(077);
     const auto result = run(m_dir, {{"--gpus", "0"}, "true\n"});
@@ -267,36 +240,37 @@ TEST_F(Leases, DirectoryAndLockFilesAreSharedWhateverTheUmask)
     struct stat status {};
     ASSERT_EQ(stat(leases().c_str(), &status), 0);
     EXPECT_EQ(status.st_mode & 07777, 01777u);
-    ASSERT_EQ(stat((leases() + "/0.lock").c_str(), &status), 0);
+    ASSERT_EQ(stat((leases() + "/0.record").c_str(), &status), 0);
     EXPECT_EQ(status.st_mode & 07777, 0666u);
 }
 
-TEST_F(Leases, APlantedSymlinkIsRefusedNotFollowed)
+TEST_F(Leases, APlantedSymlinkIsNotFollowedAndStopsNoJob)
 {
     fs::create_directory(leases());
     fs::permissions(leases(), fs::perms::all | fs::perms::sticky_bit);
     write_file(m_dir / "victim", "precious\n");
-    fs::create_symlink(m_dir / "victim", leases() + "/0.lock");
+    fs::create_symlink(m_dir / "victim", leases() + "/0.record");
     const auto result = run(m_dir, {{"--gpus", "0"}, "touch " + (m_dir / "ran").string() + "\n"});
-    EXPECT_EQ(result.exit_status, 2);
-    EXPECT_NE(result.err.find("0.lock is a symbolic link"), std::string::npos) << result.err;
+    EXPECT_EQ(result.exit_status, 0) << result.err;
+    EXPECT_NE(result.err.find("0.record is a symbolic link"), std::string::npos) << result.err;
     EXPECT_EQ(read_file(m_dir / "victim"), "precious\n");
-    EXPECT_FALSE(fs::exists(m_dir / "ran")) << "no job runs without its lease";
+    EXPECT_TRUE(fs::exists(m_dir / "ran"))
+        << "the lease is no file: a record refused stops nothing";
 }
 
-TEST_F(Leases, APlantedHardLinkOrFifoIsRefused)
+TEST_F(Leases, APlantedHardLinkOrFifoIsNeitherWrittenNorWaitedFor)
 {
     fs::create_directory(leases());
     write_file(m_dir / "victim", "precious\n");
-    fs::create_hard_link(m_dir / "victim", leases() + "/0.lock");
-    ASSERT_EQ(mkfifo((leases() + "/1.lock").c_str(), 0666), 0);
+    fs::create_hard_link(m_dir / "victim", leases() + "/0.record");
+    ASSERT_EQ(mkfifo((leases() + "/1.record").c_str(), 0666), 0);
     const auto linked = run(m_dir, {{"exec", "--gpus", "0", "--", "true"}});
-    EXPECT_EQ(linked.exit_status, 2);
+    EXPECT_EQ(linked.exit_status, 0) << linked.err;
     EXPECT_NE(linked.err.find("has other names"), std::string::npos) << linked.err;
     EXPECT_EQ(read_file(m_dir / "victim"), "precious\n");
     const auto fifo = run(m_dir, {{"exec", "--gpus", "1", "--", "true"}}, 10s);
     EXPECT_FALSE(fifo.timed_out);
-    EXPECT_EQ(fifo.exit_status, 2);
+    EXPECT_EQ(fifo.exit_status, 0) << fifo.err;
     EXPECT_NE(fifo.err.find("not a regular file"), std::string::npos) << fifo.err;
 }
 
@@ -308,25 +282,27 @@ TEST_F(Leases, NoGpuIdLeavesTheDirectory)
     const auto result = run(m_dir, {{"--gpus", mig}, "true\n"});
     EXPECT_EQ(result.exit_status, 0) << result.err;
     EXPECT_TRUE(
-        fs::exists(leases() + "/MIG-GPU-8e6b0c3a-2f1d-4c55-9f0e-0123456789ab%2F1%2F0.lock"));
+        fs::exists(leases() + "/MIG-GPU-8e6b0c3a-2f1d-4c55-9f0e-0123456789ab%2F1%2F0.record"));
     const auto escaping = run(m_dir, {{"--gpus", "../escaped"}, "true\n"});
     EXPECT_EQ(escaping.exit_status, 2) << escaping.err;
-    EXPECT_FALSE(fs::exists(m_dir / "escaped.lock"));
-    EXPECT_FALSE(fs::exists(leases() + "/%2E%2E%2Fescaped.lock"));
+    EXPECT_FALSE(fs::exists(m_dir / "escaped.record"));
+    EXPECT_FALSE(fs::exists(leases() + "/%2E%2E%2Fescaped.record"));
 }
 
-TEST_F(Leases, AnUnsafeDirectoryIsRefused)
+TEST_F(Leases, AnUnsafeDirectoryGetsNoRecords)
 {
     fs::create_directory(m_dir / "open");
     fs::permissions(m_dir / "open", fs::perms::all); // 0777, no sticky bit
     auto result = run(m_dir, {{"--gpus", "0", "--lock-dir", (m_dir / "open").string()}, "true\n"});
-    EXPECT_EQ(result.exit_status, 2);
+    EXPECT_EQ(result.exit_status, 0) << result.err;
     EXPECT_NE(result.err.find("without the sticky bit"), std::string::npos) << result.err;
+    EXPECT_TRUE(fs::is_empty(m_dir / "open"));
 
     fs::create_directory_symlink(m_dir / "open", m_dir / "link");
     result = run(m_dir, {{"--gpus", "0", "--lock-dir", (m_dir / "link").string()}, "true\n"});
-    EXPECT_EQ(result.exit_status, 2);
+    EXPECT_EQ(result.exit_status, 0) << result.err;
     EXPECT_NE(result.err.find("not a directory"), std::string::npos) << result.err;
+    EXPECT_TRUE(fs::is_empty(m_dir / "open"));
 }
 
 } // namespace

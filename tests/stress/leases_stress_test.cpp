@@ -1,16 +1,21 @@
-// Twenty seconds of contention for four fake GPUs: 50 `gpusched exec` clients at all times
-// and three schedulers, one of them SIGKILLed early with a job on every GPU. No GPU may ever
-// hold two jobs, every job must run once, and nothing may be left running.
+// Contention between processes for shared GPU leases. No GPU may ever hold two jobs, every
+// job must run once, and nothing may be left running:
+// - twenty seconds for four fake GPUs: 50 `gpusched exec` clients at all times and three
+//   schedulers, one of them SIGKILLed early with a job on every GPU;
+// - ten seconds for three fake GPUs while the lock directory and its files are removed again
+//   and again, with a second user's runs among the others where the tests run as root.
 #include "../integration/harness.hpp"
 
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <csignal>
 #include <map>
 #include <memory>
 #include <random>
 #include <set>
+#include <thread>
 
 namespace gpusched::testing {
 namespace {
@@ -152,6 +157,152 @@ TEST(LeaseStress, SchedulersAndExecClientsNeverShareAGpu)
     EXPECT_TRUE(orphan_outlived_its_scheduler)
         << "the killed scheduler had no job left running: the test proved nothing";
     RecordProperty("exec_jobs", launched);
+}
+
+// Removes the lock directory, or each file in it, again and again until stopped, as `rm -rf`
+// and cleaners of old files in /tmp do; counts what it removed.
+class Cleaner {
+public:
+    explicit Cleaner(fs::path directory)
+        : m_thread([this, directory = std::move(directory)] { clean(directory); })
+    {
+    }
+    ~Cleaner() { stop(); }
+    Cleaner(const Cleaner&) = delete;
+    Cleaner& operator=(const Cleaner&) = delete;
+
+    int stop()
+    {
+        m_stop = true;
+        if (m_thread.joinable()) {
+            m_thread.join();
+        }
+        return m_removed;
+    }
+
+private:
+    void clean(const fs::path& directory)
+    {
+        for (int turn = 0; !m_stop; ++turn) {
+            std::error_code error;
+            if (turn % 2 == 0) {
+                m_removed += fs::remove_all(directory, error) > 0 ? 1 : 0;
+            } else {
+                for (const auto& entry : fs::directory_iterator(directory, error)) {
+                    m_removed += fs::remove(entry.path(), error) ? 1 : 0;
+                }
+            }
+            std::this_thread::sleep_for(2ms);
+        }
+    }
+
+    std::atomic<bool> m_stop = false;
+    std::atomic<int> m_removed = 0;
+    std::thread m_thread;
+};
+
+TEST(LeaseStress, RemovingTheLockDirectoryNeverLetsTwoJobsShareAGpu)
+{
+    constexpr auto k_cleaning = 10s;
+    constexpr int k_clients = 10;
+    constexpr int k_jobs = 15;
+    const std::string gpus = "fake0,fake1,fake2";
+    adopt_orphans();
+    TempDir dir;
+    // The second user's jobs append to the same record of runs.
+    open_to_everyone(dir.path());
+    write_file(dir / "runs.log", "");
+    fs::permissions(dir / "runs.log", fs::perms::owner_read | fs::perms::owner_write |
+                                          fs::perms::group_read | fs::perms::group_write |
+                                          fs::perms::others_read | fs::perms::others_write);
+    const auto lock_dir = dir / "leases";
+    const std::map<std::string, std::optional<std::string>> shared = {
+        {"GPUSCHED_LOCK_DIR", lock_dir.string()}};
+    const auto user = second_user();
+    const auto maybe_as_second_user = [&](bool second, LaunchOptions options) {
+        return second && user ? as_user(*user, std::move(options)) : options;
+    };
+    const unsigned seed = std::random_device{}();
+    std::mt19937 random(seed);
+    std::uniform_real_distribution<double> length(0.02, 0.25);
+    SCOPED_TRACE(fmt::format("random seed {}, second user: {}", seed, user.value_or("none")));
+
+    Cleaner cleaner(lock_dir);
+    std::vector<std::unique_ptr<TempDir>> scheduler_dirs;
+    std::vector<std::unique_ptr<Process>> schedulers;
+    const std::vector<std::string> scheduler_tags = {"first", "second", "other-user"};
+    for (const auto& tag : scheduler_tags) {
+        std::vector<std::string> jobs;
+        for (int i = 0; i < k_jobs; ++i) {
+            jobs.push_back(record_command(dir, length(random), tag));
+        }
+        scheduler_dirs.push_back(std::make_unique<TempDir>());
+        schedulers.push_back(std::make_unique<Process>(
+            *scheduler_dirs.back(),
+            maybe_as_second_user(tag == "other-user",
+                                 {{"--gpus", gpus}, join_lines(jobs), {}, shared})));
+    }
+
+    std::vector<std::unique_ptr<TempDir>> client_dirs;
+    std::vector<std::unique_ptr<Process>> clients(k_clients);
+    int launched = 0;
+    std::vector<std::string> failures;
+    const auto launch = [&](int client) {
+        const auto command = record_command(dir, length(random), fmt::format("exec{}", launched++));
+        clients[client] = std::make_unique<Process>(
+            *client_dirs[client],
+            maybe_as_second_user(
+                client % 2 == 1,
+                {{"exec", "--gpus", gpus, "--", "sh", "-c", command}, {}, {}, shared}));
+    };
+    for (int client = 0; client < k_clients; ++client) {
+        client_dirs.push_back(std::make_unique<TempDir>());
+        launch(client);
+    }
+    const auto start = Clock::now();
+    while (Clock::now() - start < k_cleaning) {
+        for (int client = 0; client < k_clients; ++client) {
+            if (const auto finished = clients[client]->try_wait()) {
+                if (finished->exit_status != 0) {
+                    failures.push_back(finished->err);
+                }
+                launch(client);
+            }
+        }
+        std::this_thread::sleep_for(10ms);
+    }
+    for (auto& client : clients) {
+        const auto finished = client->wait(120s);
+        if (finished.exit_status != 0) {
+            failures.push_back(finished.err);
+        }
+    }
+    for (auto& scheduler : schedulers) {
+        const auto finished = scheduler->wait(120s);
+        EXPECT_EQ(finished.exit_status, 0) << finished.err;
+        EXPECT_EQ(finished.err.find("error"), std::string::npos) << finished.err;
+    }
+    const int removed = cleaner.stop();
+    EXPECT_TRUE(failures.empty()) << failures.size() << " exec clients failed, first:\n"
+                                  << failures.front();
+    EXPECT_TRUE(eventually([] { return leftover_processes().empty(); }, 30s))
+        << "processes left running";
+
+    const auto records = read_records(dir / "runs.log");
+    EXPECT_EQ(overlaps(records), "") << "two jobs on one GPU";
+    std::map<std::string, int> runs;
+    for (const auto& record : records) {
+        ++runs[record.tag];
+    }
+    for (const auto& tag : scheduler_tags) {
+        EXPECT_EQ(runs[tag], k_jobs) << tag;
+    }
+    for (int i = 0; i < launched; ++i) {
+        EXPECT_EQ(runs[fmt::format("exec{}", i)], 1) << "exec client job " << i;
+    }
+    EXPECT_GT(removed, 20) << "the cleaner hardly ran: the test proved nothing";
+    RecordProperty("exec_jobs", launched);
+    RecordProperty("removed", removed);
 }
 
 } // namespace

@@ -7,34 +7,68 @@ namespace {
 
 TEST(LeaseNames, PlainIdsAndUuidsKeepTheirLetters)
 {
-    EXPECT_EQ(lease_file_name("0"), "0.lock");
-    EXPECT_EQ(lease_file_name("GPU-8e6b0c3a-2f1d"), "GPU-8e6b0c3a-2f1d.lock");
+    EXPECT_EQ(lease_record_file_name("0"), "0.record");
+    EXPECT_EQ(lease_record_file_name("GPU-8e6b0c3a-2f1d"), "GPU-8e6b0c3a-2f1d.record");
 }
 
 TEST(LeaseNames, NoIdCanLeaveTheDirectoryOrHideAsAnotherFile)
 {
-    EXPECT_EQ(lease_file_name("../../x"), "%2E%2E%2F%2E%2E%2Fx.lock");
-    EXPECT_EQ(lease_file_name("."), "%2E.lock");
-    EXPECT_EQ(lease_file_name("MIG-GPU-1/2/0"), "MIG-GPU-1%2F2%2F0.lock");
-    EXPECT_EQ(lease_file_name("a%b"), "a%25b.lock");
-    EXPECT_EQ(lease_file_name(std::string("a\0b\n", 4)), "a%00b%0A.lock");
-    EXPECT_EQ(lease_file_name("\xff"), "%FF.lock");
-    EXPECT_NE(lease_file_name("0.lock"), lease_file_name("0")) << "the suffix cannot be faked";
+    EXPECT_EQ(lease_record_file_name("../../x"), "%2E%2E%2F%2E%2E%2Fx.record");
+    EXPECT_EQ(lease_record_file_name("."), "%2E.record");
+    EXPECT_EQ(lease_record_file_name("MIG-GPU-1/2/0"), "MIG-GPU-1%2F2%2F0.record");
+    EXPECT_EQ(lease_record_file_name("a%b"), "a%25b.record");
+    EXPECT_EQ(lease_record_file_name(std::string("a\0b\n", 4)), "a%00b%0A.record");
+    EXPECT_EQ(lease_record_file_name("\xff"), "%FF.record");
+    EXPECT_NE(lease_record_file_name("0.record"), lease_record_file_name("0"))
+        << "the suffix cannot be faked";
 }
 
 TEST(LeaseNames, FileNamesReadBackToTheirKeys)
 {
     for (const std::string key : {"0", "GPU-8e6b0c3a", "../../x", "MIG-GPU-1/2/0", "a%b", " "}) {
-        EXPECT_EQ(lease_key_of_file(lease_file_name(key)), key) << key;
+        EXPECT_EQ(lease_key_of_record_file(lease_record_file_name(key)), key) << key;
     }
 }
 
 TEST(LeaseNames, OtherFileNamesAreNotLeases)
 {
-    for (const char* name : {".lock", "0", "0.lck", "%2.lock", "%2e.lock", "%41.lock", "a.b.lock",
-                             "%zz.lock", "x%.lock"}) {
-        EXPECT_FALSE(lease_key_of_file(name).has_value()) << name;
+    for (const char* name : {".record", "0", "0.rec", "%2.record", "%2e.record", "%41.record",
+                             "a.b.record", "%zz.record", "x%.record"}) {
+        EXPECT_FALSE(lease_key_of_record_file(name).has_value()) << name;
     }
+}
+
+TEST(LeaseSockets, EveryLockDirectoryIsASpaceOfItsOwn)
+{
+    const auto shared = lease_space("/run/lock/gpusched");
+    EXPECT_EQ(shared, lease_space("/run/lock/gpusched")) << "the same for every user and run";
+    EXPECT_NE(shared, lease_space("/tmp/gpusched-leases"));
+    EXPECT_TRUE(shared.starts_with("gpusched-lease/")) << shared;
+    EXPECT_EQ(shared.size(), std::string("gpusched-lease/").size() + 16 + 1) << shared;
+}
+
+TEST(LeaseSockets, NamesAreEncodedAndReadBack)
+{
+    const auto space = lease_space("/run/lock/gpusched");
+    EXPECT_EQ(lease_socket_name(space, "GPU-8e6b0c3a-2f1d"), space + "GPU-8e6b0c3a-2f1d");
+    EXPECT_EQ(lease_socket_name(space, "MIG-GPU-1/2/0"), space + "MIG-GPU-1%2F2%2F0");
+    for (const std::string key : {"0", "GPU-8e6b0c3a", "../../x", "a%b", " ", "a\nb"}) {
+        EXPECT_EQ(lease_key_of_socket_name(space, lease_socket_name(space, key)), key) << key;
+    }
+    EXPECT_FALSE(lease_key_of_socket_name(space, lease_socket_name("other/", "0")).has_value());
+    EXPECT_FALSE(lease_key_of_socket_name(space, space).has_value());
+}
+
+TEST(LeaseSockets, LongKeysFitAnAbstractNameAndStayApart)
+{
+    const auto space = lease_space("/run/lock/gpusched");
+    const std::string long_key(200, '/');
+    const auto name = lease_socket_name(space, long_key);
+    EXPECT_EQ(name.size(), k_longest_socket_name);
+    EXPECT_NE(name, lease_socket_name(space, long_key + "/"));
+    EXPECT_FALSE(lease_key_of_socket_name(space, name).has_value()) << "a hash does not read back";
+    const std::string uuid_mig = "MIG-GPU-8e6b0c3a-2f1d-4b5c-9d7e-0123456789ab/13/0";
+    EXPECT_EQ(lease_key_of_socket_name(space, lease_socket_name(space, uuid_mig)), uuid_mig);
 }
 
 TEST(LeaseKeys, IndicesTheProbeFoundBecomeUuids)

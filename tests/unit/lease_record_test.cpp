@@ -63,5 +63,37 @@ TEST(LeaseRecord, DescribesItsHolderForTheLog)
     EXPECT_EQ(describe_lease_holder(std::nullopt), "another process");
 }
 
+TEST(LeaseOwner, ARecordCountsOnlyWhenItNamesTheTaker)
+{
+    const LeaseTaker taker{4321, 1000, "alice"};
+    auto owner = identify_lease_owner(taker, sample());
+    EXPECT_EQ(owner.check, RecordCheck::matches);
+    ASSERT_TRUE(owner.record.has_value());
+    EXPECT_EQ(describe_lease_holder(owner), "alice (gpusched pid 4321, 2 jobs)");
+
+    auto planted = sample();
+    planted.gpusched_pid = 1;
+    owner = identify_lease_owner(taker, planted);
+    EXPECT_EQ(owner.check, RecordCheck::foreign);
+    EXPECT_FALSE(owner.record.has_value());
+    EXPECT_EQ(describe_lease_holder(owner), "alice (pid 4321)");
+
+    auto other_user = sample();
+    other_user.uid = 0;
+    EXPECT_EQ(identify_lease_owner(taker, other_user).check, RecordCheck::foreign);
+
+    owner = identify_lease_owner(taker, std::nullopt);
+    EXPECT_EQ(owner.check, RecordCheck::none);
+    EXPECT_EQ(describe_lease_holder(owner), "alice (pid 4321)");
+}
+
+TEST(LeaseOwner, WithoutATakerTheRecordIsAllThereIs)
+{
+    const auto owner = identify_lease_owner(std::nullopt, sample());
+    EXPECT_EQ(owner.check, RecordCheck::unverified);
+    EXPECT_EQ(describe_lease_holder(owner), "alice (gpusched pid 4321, 2 jobs)");
+    EXPECT_EQ(describe_lease_holder(LeaseOwner{}), "another process");
+}
+
 } // namespace
 } // namespace gpusched

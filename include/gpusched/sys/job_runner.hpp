@@ -101,7 +101,8 @@ private:
     // Host-wide leases (job_runner_leases.cpp).
     bool take_leases(const StartJob& job, std::vector<int>& fds);
     void lease_holders_changed(const GpuSlots& slots);
-    bool on_lease_waiter_exit(const Reaped& reaped);
+    void add_lease_poll_fds(std::vector<pollfd>& fds) const;
+    bool on_lease_ready(const pollfd& ready);
     void tend_leases();
 
     Scheduler& m_scheduler;

@@ -28,9 +28,9 @@ struct AcquireOptions {
 
 // Leases `count` GPUs at once, waiting without polling until that many are free. It is all
 // or nothing: holding some GPUs while waiting for the rest could leave two waiters each
-// holding what the other needs, forever. Each wait ends when a holder lets go (a helper
-// blocked in the kernel takes the lease and exits), on a stop signal from `signals` (which
-// must carry SIGCHLD, SIGINT, SIGTERM and SIGHUP), or at the deadline.
+// holding what the other needs, forever. Each wait ends when a holder lets go (its
+// connection to the holder hangs up), on a stop signal from `signals` (which must carry
+// SIGINT, SIGTERM and SIGHUP; SIGCHLD is let through), or at the deadline.
 LeaseAcquisition acquire_leases(HostLeases& leases, SignalChannel& signals,
                                 const AcquireOptions& options);
 

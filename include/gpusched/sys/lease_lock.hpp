@@ -4,10 +4,11 @@
 
 namespace gpusched::sys {
 
-// Leases are open file description locks (F_OFD_SETLK) on a whole lock file. Such a lock
-// belongs to the open file description, not to a process: every descriptor that refers to it
-// (dup'd, inherited by a job and its children) holds it, and the kernel releases it when the
-// last one closes, however its holders end. Nothing is left to clean up.
+// Open file description locks (F_OFD_SETLK) on a whole file, as a run holds its job log. Such
+// a lock belongs to the open file description, not to a process: every descriptor that refers
+// to it (dup'd, inherited by a job and its children) holds it, and the kernel releases it when
+// the last one closes, however its holders end. Nothing is left to clean up. (GPU leases are
+// sockets instead, see lease_socket.hpp: a lock on a file is void once the file is removed.)
 
 // Takes the write lock of `fd` unless another open file description holds it.
 bool try_lock_exclusive(int fd);

@@ -9,16 +9,21 @@
 
 namespace gpusched::sys {
 
-// Where leases live unless --lock-dir or GPUSCHED_LOCK_DIR says otherwise: /run/lock/gpusched
-// (never aged out, unlike /tmp), or /tmp/gpusched-leases where /run/lock is missing or not
-// open to every user.
+// The lock directory unless --lock-dir or GPUSCHED_LOCK_DIR says otherwise:
+// /run/lock/gpusched (never aged out, unlike /tmp), or /tmp/gpusched-leases where /run/lock is
+// missing or not open to every user. Its path names the lease space (lease_space); the
+// directory itself holds only the records of who holds each lease.
 std::filesystem::path default_lock_directory();
+// The lease space a lock directory names (lease_space): a relative path names the same space
+// from anywhere.
+std::string lease_space_of(const std::filesystem::path& lock_directory);
 
-// The directory every user's gpusched shares, with one lock file per GPU. It is trusted the
-// way /tmp is: sticky and world-writable, so nobody can remove or replace another user's
-// files. Everything in it is opened through the directory's descriptor with O_NOFOLLOW, so a
-// symbolic link, FIFO or hard link planted there is refused instead of followed, and a GPU id
-// never reaches the file system raw (see lease_file_name).
+// The directory every user's gpusched shares, with one record file per GPU. It is trusted the
+// way /tmp is: sticky and world-writable. Everything in it is opened through the directory's
+// descriptor with O_NOFOLLOW, so a symbolic link, FIFO or hard link planted there is refused
+// instead of followed, and a GPU id never reaches the file system raw (see
+// lease_record_file_name). Nothing in it decides who holds a GPU: a record that cannot be
+// written is a record missing, and a run goes on without it.
 class LockDirectory {
 public:
     // Opens the directory, creating it (mode 1777) when missing. Throws UsageError when it
@@ -30,18 +35,23 @@ public:
 
     const std::filesystem::path& path() const { return m_path; }
     std::filesystem::path path_of(const std::string& key) const;
+    // True once the directory we opened has been removed (`rm -rf`, a cleaner of /tmp).
+    bool removed() const;
 
-    // The lock file of `key` for reading and writing, created with mode 0666 whatever the
-    // umask. Throws UsageError naming the file when it is anything but a regular file with no
-    // other name that we may write, so that a planted file can neither redirect our writes
-    // nor let a job run without a lease.
-    UniqueFd open_lock(const std::string& key) const;
-    // For reading only; nothing when there is no such file.
-    std::optional<UniqueFd> open_lock_for_reading(const std::string& key) const;
-    // True while `fd` is still the file named for `key`. A lock file removed and created anew
-    // (by a cleaner of old files) is another file, and a lock on the old one excludes nobody.
+    // The record file of `key` for reading and writing, created with mode 0666 whatever the
+    // umask; or why not: anything but a regular file with no other name that we may write is
+    // refused, so that a planted file cannot redirect our writes.
+    struct Opened {
+        UniqueFd fd;
+        std::string problem; // when fd is not open
+    };
+    Opened open_record(const std::string& key) const;
+    // For reading only; nothing when there is no such regular file.
+    std::optional<UniqueFd> open_record_for_reading(const std::string& key) const;
+    // True while `fd` is still the file named for `key`: one removed, or removed and created
+    // anew, is no longer anyone's record.
     bool still_named(int fd, const std::string& key) const;
-    // The keys of the lock files present, in name order.
+    // The keys of the record files present, in name order.
     std::vector<std::string> keys() const;
 
 private:

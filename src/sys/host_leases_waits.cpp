@@ -1,0 +1,155 @@
+// Waiting for a lease without polling, and without a helper process: a connection to the
+// holder's socket hangs up when its last descriptor closes, which frees the name.
+#include <gpusched/sys/host_leases.hpp>
+
+#include <gpusched/sys/lease_socket.hpp>
+#include <gpusched/sys/system_error.hpp>
+
+#include <sys/timerfd.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdint>
+
+namespace gpusched::sys {
+namespace {
+
+using namespace std::chrono_literals;
+
+// A wait with no connection looks again at once, then less and less often. It happens in a
+// moment's race (the holder let go, or has bound and not yet listened) or when the holder's
+// queue is full; only in the last case does it last.
+std::chrono::nanoseconds retry_delay(unsigned turn)
+{
+    if (turn == 0) {
+        return 1ns; // zero would disarm the timer
+    }
+    return std::min<std::chrono::nanoseconds>(10ms * (1U << std::min(turn, 8U)), 2s);
+}
+
+} // namespace
+
+bool HostLeases::waiting(GpuSlot slot) const
+{
+    const auto& lease = m_leases.at(slot);
+    return lease.connection || lease.retry;
+}
+
+void HostLeases::wait_for(GpuSlot slot)
+{
+    auto& lease = m_leases.at(slot);
+    if (!lease.socket && !waiting(slot)) {
+        start_wait(lease);
+    }
+}
+
+void HostLeases::start_wait(Lease& lease)
+{
+    if (auto connection = connect_to_lease(lease.name)) {
+        lease.connection = std::move(*connection);
+        return;
+    }
+    lease.retry = true;
+    arm_retry();
+}
+
+// The lease may be free: take it, or, when another waiter was quicker, wait for that one.
+void HostLeases::take_or_wait(GpuSlot slot, GpuSlots& granted)
+{
+    auto& lease = m_leases[slot];
+    if (take(lease)) {
+        granted.push_back(slot);
+    } else {
+        start_wait(lease);
+    }
+}
+
+void HostLeases::arm_retry()
+{
+    if (m_retry_armed) {
+        return;
+    }
+    if (!m_retry) {
+        m_retry.reset(timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK));
+        if (!m_retry) {
+            throw_errno("timerfd_create");
+        }
+    }
+    const auto delay = retry_delay(m_retry_turns++);
+    itimerspec when{};
+    when.it_value.tv_sec = std::chrono::duration_cast<std::chrono::seconds>(delay).count();
+    when.it_value.tv_nsec = (delay % 1s).count();
+    if (timerfd_settime(m_retry.get(), 0, &when, nullptr) != 0) {
+        throw_errno("timerfd_settime");
+    }
+    m_retry_armed = true;
+}
+
+void HostLeases::add_poll_fds(std::vector<pollfd>& fds) const
+{
+    // No events asked for: a hang-up is always reported, and nothing the holder could
+    // write should wake us.
+    for (const auto& lease : m_leases) {
+        if (lease.connection) {
+            fds.push_back({lease.connection.get(), 0, 0});
+        }
+    }
+    if (m_retry_armed) {
+        fds.push_back({m_retry.get(), POLLIN, 0});
+    }
+}
+
+std::optional<GpuSlots> HostLeases::on_ready(const pollfd& ready)
+{
+    GpuSlots granted;
+    if (m_retry_armed && ready.fd == m_retry.get()) {
+        std::uint64_t expirations = 0;
+        if (read(m_retry.get(), &expirations, sizeof expirations) < 0 && errno != EAGAIN) {
+            throw_errno("read timerfd");
+        }
+        m_retry_armed = false;
+        for (GpuSlot slot = 0; slot < m_leases.size(); ++slot) {
+            auto& lease = m_leases[slot];
+            if (lease.retry) {
+                lease.retry = false;
+                take_or_wait(slot, granted);
+            }
+        }
+        if (!m_retry_armed) {
+            m_retry_turns = 0; // every wait has its connection, or has ended
+        }
+        return granted;
+    }
+    for (GpuSlot slot = 0; slot < m_leases.size(); ++slot) {
+        auto& lease = m_leases[slot];
+        if (lease.connection && lease.connection.get() == ready.fd) {
+            lease.connection.reset();
+            take_or_wait(slot, granted);
+            return granted;
+        }
+    }
+    return std::nullopt;
+}
+
+GpuSlots HostLeases::cancel_waits()
+{
+    GpuSlots cancelled;
+    for (GpuSlot slot = 0; slot < m_leases.size(); ++slot) {
+        auto& lease = m_leases[slot];
+        if (waiting(slot)) {
+            lease.connection.reset();
+            lease.retry = false;
+            cancelled.push_back(slot);
+        }
+    }
+    if (m_retry_armed) {
+        const itimerspec disarm{};
+        timerfd_settime(m_retry.get(), 0, &disarm, nullptr);
+        m_retry_armed = false;
+    }
+    m_retry_turns = 0;
+    return cancelled;
+}
+
+} // namespace gpusched::sys
