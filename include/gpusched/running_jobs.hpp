@@ -26,6 +26,9 @@ struct RunningJob {
 
     std::optional<JobOutcome> outcome; // once its shell is reaped
     bool token_closed = false;         // no process holds its token any more
+    // Its process group was seen empty after its shell ended: from then on the id may be
+    // anybody's, and it is never searched or signalled again.
+    bool group_gone = false;
     bool timed_out = false;
     // Its shell has ended but not what it left: named in the log if still there at this time.
     std::optional<Clock::time_point> report_at;
@@ -36,6 +39,8 @@ struct RunningJob {
     bool killing = false;
 
     bool shell_running() const { return !outcome.has_value(); }
+    // The group to look for its processes in, or 0.
+    ProcessId group() const { return group_gone ? 0 : leader; }
 };
 
 // The running jobs and the rules for stopping them, over a ProcessTable:

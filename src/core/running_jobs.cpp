@@ -72,7 +72,7 @@ void RunningJobs::linger(RunningJob& job, Clock::time_point now)
 
 std::vector<ProcessInfo> RunningJobs::leftovers(const RunningJob& job)
 {
-    const JobTrace trace{job.token, job.leader};
+    const JobTrace trace{job.token, job.group()};
     auto found = m_processes.find_processes({&trace, 1});
     return found.empty() ? std::vector<ProcessInfo>{} : std::move(found.front());
 }
@@ -82,7 +82,7 @@ std::vector<ProcessId> RunningJobs::signal_jobs(const std::vector<RunningJob*>& 
     std::vector<JobTrace> traces;
     traces.reserve(jobs.size());
     for (const RunningJob* job : jobs) {
-        traces.push_back({job->token, job->leader});
+        traces.push_back({job->token, job->group()});
     }
     const auto found =
         jobs.empty() ? std::vector<std::vector<ProcessInfo>>{} : m_processes.find_processes(traces);

@@ -397,7 +397,7 @@ void JobRunner::reap_children()
     // its parent dies, so the last of it to end is a child of ours: look again now.
     std::vector<int> gone;
     for (auto& job : m_jobs.jobs()) {
-        if (!job.shell_running() && job.token_closed && !m_processes.group_exists(job.leader)) {
+        if (!job.shell_running() && nothing_left_of(job)) {
             gone.push_back(job.token);
         }
     }
@@ -406,13 +406,17 @@ void JobRunner::reap_children()
     }
 }
 
-// True once nothing of `job` runs: no process holds its token or is in its group.
+// True once nothing of `job` runs: no process holds its token or is in its group. Called
+// only once its shell is reaped (its group may then empty at any time).
 bool JobRunner::nothing_left_of(RunningJob& job)
 {
     if (!job.token_closed && m_processes.released(job.token)) {
         job.token_closed = true;
     }
-    return job.token_closed && !m_processes.group_exists(job.leader);
+    if (!job.group_gone && !m_processes.group_exists(job.leader)) {
+        job.group_gone = true;
+    }
+    return job.token_closed && job.group_gone;
 }
 
 // A job's shell has ended: its attempt is recorded and counted now. Its GPUs go back to the
@@ -460,7 +464,7 @@ void JobRunner::on_token_ready(int token)
         return; // it wrote into it: drained
     }
     job->token_closed = true;
-    if (!job->shell_running() && !m_processes.group_exists(job->leader)) {
+    if (!job->shell_running() && nothing_left_of(*job)) {
         on_leftovers_gone(token);
     }
 }

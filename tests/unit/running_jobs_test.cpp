@@ -105,6 +105,25 @@ TEST(RunningJobs, WhatClosedTheTokenIsFoundInTheJobsGroupAfterItsShellEnded)
     EXPECT_FALSE(table.group_exists(leader));
 }
 
+TEST(RunningJobs, AGroupSeenEmptyIsNeverSearchedAgain)
+{
+    FakeProcessTable table;
+    RunningJobs jobs(table, k_kill_after, std::nullopt);
+    auto& job = start(jobs, table, 1);
+    const ProcessId leader = job.leader;
+    const int token = job.token;
+    table.add({503, 503, token, leader}); // setsid sleep &, holding the token
+    table.exit(leader, 0);
+    reap(jobs, table, k_start);
+    jobs.find_token(token)->group_gone = !table.group_exists(leader);
+    // Much later the id is someone else's group.
+    table.add({leader, leader, -1, 999});
+    jobs.signal_all(SIGTERM, k_start);
+    EXPECT_TRUE(table.sent_to(leader).empty());
+    EXPECT_TRUE(table.sent_to(-leader).empty());
+    EXPECT_EQ(table.sent_to(503), (std::vector<Signal>{{503, SIGTERM}}));
+}
+
 TEST(RunningJobs, LeftoversAreDueToBeNamedAMomentAfterTheShellEnded)
 {
     FakeProcessTable table;
