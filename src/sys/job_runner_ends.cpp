@@ -1,0 +1,148 @@
+// How a job ends: its shell is reaped and recorded, and its GPUs go back to the pool once
+// nothing it left behind runs (see RunningJobs for the rules that stop what it left).
+#include <gpusched/sys/job_runner.hpp>
+
+#include <gpusched/job_messages.hpp>
+
+#include <spdlog/spdlog.h>
+
+#include <sys/wait.h>
+
+namespace gpusched::sys {
+
+void JobRunner::reap_children()
+{
+    bool reaped_any = false;
+    while (const auto reaped = m_processes.reap()) {
+        reaped_any = true;
+        if (m_busy_watch && m_busy_watch->on_child_exit(
+                                reaped->pid, W_EXITCODE(reaped->exit_code, reaped->signal))) {
+            continue;
+        }
+        if (m_jobs.find_leader(reaped->pid) == nullptr) {
+            spdlog::debug("reaped process {}, left behind by a job", reaped->pid);
+            continue;
+        }
+        on_shell_exit(reaped->pid, JobOutcome{reaped->exit_code, reaped->signal});
+    }
+    if (!reaped_any) {
+        return;
+    }
+    m_jobs.after_reap(Clock::now());
+    // What an ended job left in its group and that closed its token comes back to us when
+    // its parent dies, so the last of it to end is a child of ours: look again now.
+    std::vector<int> gone;
+    for (auto& job : m_jobs.jobs()) {
+        if (!job.shell_running() && nothing_left_of(job)) {
+            gone.push_back(job.token);
+        }
+    }
+    for (const int token : gone) {
+        on_leftovers_gone(token);
+    }
+}
+
+// True once nothing of `job` runs: no process holds its token or is in its group. Called
+// only once its shell is reaped (its group may then empty at any time).
+bool JobRunner::nothing_left_of(RunningJob& job)
+{
+    if (!job.token_closed && m_processes.released(job.token)) {
+        job.token_closed = true;
+    }
+    if (!job.group_gone && !m_processes.group_exists(job.leader)) {
+        job.group_gone = true;
+    }
+    return job.token_closed && job.group_gone;
+}
+
+// A job's shell has ended: its attempt is recorded and counted now. Its GPUs go back to the
+// pool only once nothing of it runs: a background process it left (`sleep 60 &`, a setsid
+// child that survived --timeout, what Python's subprocess started) still uses them.
+void JobRunner::on_shell_exit(ProcessId leader, JobOutcome outcome)
+{
+    RunningJob& job = *m_jobs.find_leader(leader);
+    job.outcome = outcome;
+    const AttemptEnd end = job.timed_out                ? AttemptEnd::timeout
+                           : m_scheduler.interrupting() ? AttemptEnd::interrupted
+                                                        : AttemptEnd::by_itself;
+    if (end == AttemptEnd::interrupted) {
+        m_interrupted.emplace(job.id, Interrupted{job.gpu, shorten_command(job.command)});
+    }
+    record_attempt(job, outcome, end);
+    const auto took = format_duration(Clock::now() - job.started);
+    const auto& gpu = job.gpu;
+    if (end == AttemptEnd::interrupted) {
+        spdlog::warn("job {} interrupted on GPU {}: {} after {}: {}", job.id, gpu,
+                     describe_outcome(outcome), took, shorten_command(job.command));
+    } else if (outcome.succeeded()) {
+        spdlog::info("job {} finished on GPU {}: {} after {}: {}", job.id, gpu,
+                     describe_outcome(outcome), took, shorten_command(job.command));
+    } else {
+        spdlog::warn("job {} failed on GPU {}: {}{} after {}: {}", job.id, gpu,
+                     describe_outcome(outcome), job.timed_out ? " (timed out)" : "", took,
+                     shorten_command(job.command));
+    }
+    if (!nothing_left_of(job)) {
+        m_jobs.linger(job, Clock::now());
+        const RunningJob lingering = job;
+        after_attempt(lingering, outcome, m_scheduler.on_job_exit(lingering.id, outcome, true));
+        return;
+    }
+    const RunningJob ended = m_jobs.take(job.token);
+    lease_holders_changed(ended.slots);
+    after_attempt(ended, outcome, m_scheduler.on_job_exit(ended.id, outcome));
+}
+
+void JobRunner::on_token_ready(int token)
+{
+    RunningJob* job = m_jobs.find_token(token);
+    if (job == nullptr || !m_processes.released(token)) {
+        return; // it wrote into it: drained
+    }
+    job->token_closed = true;
+    if (!job->shell_running() && nothing_left_of(*job)) {
+        on_leftovers_gone(token);
+    }
+}
+
+void JobRunner::on_leftovers_gone(int token)
+{
+    const RunningJob ended = m_jobs.take(token);
+    spdlog::info("GPU {} is free again: what job {} left behind has ended", ended.gpu, ended.id);
+    lease_holders_changed(ended.slots);
+    apply(m_scheduler.on_job_released(ended.id, ended.attempt));
+}
+
+// Leftovers still there a moment after their job's shell ended are named, once.
+void JobRunner::report_leftovers(int token)
+{
+    const RunningJob* job = m_jobs.find_token(token);
+    if (job == nullptr) {
+        return;
+    }
+    const auto left = m_jobs.leftovers(*job);
+    if (left.empty()) {
+        return;
+    }
+    spdlog::warn("job {} left {} running on GPU {}: the GPU takes no other job until {}", job->id,
+                 describe_processes(left), job->gpu,
+                 m_options.timeout ? "they end or --timeout stops them" : "they end");
+}
+
+// Once no job is left to start or running, the run waits for what ended jobs left behind;
+// they are named once, with the way to stop them.
+void JobRunner::report_lingering_jobs()
+{
+    if (m_lingering_reported || m_jobs.empty() || m_scheduler.running_count() > 0 ||
+        m_scheduler.wants_gpus() || m_scheduler.interrupting()) {
+        return;
+    }
+    m_lingering_reported = true;
+    for (auto& job : m_jobs.jobs()) {
+        spdlog::warn("waiting for what job {} left running on GPU {}: {} (Ctrl-C stops it)", job.id,
+                     job.gpu, describe_processes(m_jobs.leftovers(job)));
+        job.report_at.reset(); // named here
+    }
+}
+
+} // namespace gpusched::sys
