@@ -206,7 +206,7 @@ TEST(LeaseStress, RemovingTheLockDirectoryNeverLetsTwoJobsShareAGpu)
     constexpr auto k_cleaning = 10s;
     constexpr int k_clients = 10;
     constexpr int k_jobs = 15;
-    const std::string gpus = "fake0,fake1,fake2";
+    const std::string gpus = "GPU-fa4e5,GPU-fa4e6,GPU-fa4e7";
     adopt_orphans();
     TempDir dir;
     // The second user's jobs append to the same record of runs.
