@@ -51,7 +51,8 @@ TEST_F(Leases, WithoutLeasesTwoSchedulersDoShareAGpu)
 
 TEST_F(Leases, WaitingSchedulerTakesTheGpuWhenItsHolderEnds)
 {
-    Process holder(m_dir, {{"exec", "--gpus", "0", "--", "sh", "-c", marked_job(0.5, "held")}});
+    // Held long enough for the second run to start under sanitizers on a slow machine.
+    Process holder(m_dir, {{"exec", "--gpus", "0", "--", "sh", "-c", marked_job(3, "held")}});
     ASSERT_TRUE(eventually([&] { return started("held"); }));
     TempDir other;
     const auto waiting = run(other, sharing({"--gpus", "0"}, job(0.1, "waited") + "\n"));
@@ -169,7 +170,8 @@ TEST_F(Leases, ExecRunsTheCommandOnItsGpusWithTheirLeases)
 
 TEST_F(Leases, ExecWithoutWaitingExitsWithTempfail)
 {
-    Process holder(m_dir, {{"exec", "--gpus", "0", "--", "sh", "-c", marked_job(2, "held")}});
+    // Held for both refusals below, each a gpusched start (slow under sanitizers).
+    Process holder(m_dir, {{"exec", "--gpus", "0", "--", "sh", "-c", marked_job(8, "held")}});
     ASSERT_TRUE(eventually([&] { return started("held"); }));
     TempDir other;
     const auto refused = run(other, sharing({"exec", "--gpus", "0", "--no-wait", "--", "true"}));
