@@ -37,6 +37,37 @@ double wall_now()
         .count();
 }
 
+// Starts each client again (`launch`) as soon as it ends, until `duration` is over, calling
+// `each_turn` with the time elapsed every 10 ms; then waits for them all. Returns the stderr
+// of every client that failed.
+template <typename Launch, typename EachTurn>
+std::vector<std::string> keep_clients_busy(std::vector<std::unique_ptr<Process>>& clients,
+                                           const Launch& launch, Clock::duration duration,
+                                           const EachTurn& each_turn)
+{
+    std::vector<std::string> failures;
+    const auto start = Clock::now();
+    while (Clock::now() - start < duration) {
+        each_turn(Clock::now() - start);
+        for (std::size_t client = 0; client < clients.size(); ++client) {
+            if (const auto finished = clients[client]->try_wait()) {
+                if (finished->exit_status != 0) {
+                    failures.push_back(finished->err);
+                }
+                launch(static_cast<int>(client));
+            }
+        }
+        std::this_thread::sleep_for(10ms);
+    }
+    for (auto& client : clients) {
+        const auto finished = client->wait(120s);
+        if (finished.exit_status != 0) {
+            failures.push_back(finished.err);
+        }
+    }
+    return failures;
+}
+
 TEST(LeaseStress, SchedulersAndExecClientsNeverShareAGpu)
 {
     adopt_orphans();
@@ -91,29 +122,13 @@ TEST(LeaseStress, SchedulersAndExecClientsNeverShareAGpu)
         launch(client);
     }
 
-    const auto start = Clock::now();
     double killed_at = 0;
-    while (Clock::now() - start < k_contention) {
-        if (killed_at == 0 && Clock::now() - start > 1s) {
+    failures = keep_clients_busy(clients, launch, k_contention, [&](Clock::duration elapsed) {
+        if (killed_at == 0 && elapsed > 1s) {
             doomed.signal(SIGKILL);
             killed_at = wall_now();
         }
-        for (int client = 0; client < k_exec_clients; ++client) {
-            if (const auto finished = clients[client]->try_wait()) {
-                if (finished->exit_status != 0) {
-                    failures.push_back(finished->err);
-                }
-                launch(client);
-            }
-        }
-        std::this_thread::sleep_for(10ms);
-    }
-    for (auto& client : clients) {
-        const auto finished = client->wait(120s);
-        if (finished.exit_status != 0) {
-            failures.push_back(finished.err);
-        }
-    }
+    });
     for (auto& scheduler : schedulers) {
         const auto finished = scheduler->wait(120s);
         EXPECT_EQ(finished.exit_status, 0) << finished.err;
@@ -259,24 +274,7 @@ TEST(LeaseStress, RemovingTheLockDirectoryNeverLetsTwoJobsShareAGpu)
         client_dirs.push_back(std::make_unique<TempDir>());
         launch(client);
     }
-    const auto start = Clock::now();
-    while (Clock::now() - start < k_cleaning) {
-        for (int client = 0; client < k_clients; ++client) {
-            if (const auto finished = clients[client]->try_wait()) {
-                if (finished->exit_status != 0) {
-                    failures.push_back(finished->err);
-                }
-                launch(client);
-            }
-        }
-        std::this_thread::sleep_for(10ms);
-    }
-    for (auto& client : clients) {
-        const auto finished = client->wait(120s);
-        if (finished.exit_status != 0) {
-            failures.push_back(finished.err);
-        }
-    }
+    failures = keep_clients_busy(clients, launch, k_cleaning, [](Clock::duration) {});
     for (auto& scheduler : schedulers) {
         const auto finished = scheduler->wait(120s);
         EXPECT_EQ(finished.exit_status, 0) << finished.err;
