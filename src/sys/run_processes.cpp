@@ -7,11 +7,7 @@
 #include <unistd.h>
 
 #include <array>
-#include <cstdio>
-#include <cstdlib>
-#include <optional>
 #include <string_view>
-#include <utility>
 
 namespace gpusched::sys {
 namespace {

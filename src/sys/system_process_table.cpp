@@ -31,8 +31,6 @@ Spawned SystemProcessTable::spawn(const SpawnRequest& request)
     if (!write_end) {
         return {-1, -1, dup_error};
     }
-    struct stat pipe {};
-    fstat(read_end.get(), &pipe);
     const SpawnResult spawned =
         m_spawner.spawn(request.command, request.environment, {request.out, request.err},
                         request.inherited, write_end.get());
@@ -40,8 +38,7 @@ Spawned SystemProcessTable::spawn(const SpawnRequest& request)
         return {-1, -1, spawned.error};
     }
     const int token = read_end.get();
-    m_tokens.emplace(token,
-                     Token{std::move(read_end), "pipe:[" + std::to_string(pipe.st_ino) + "]"});
+    m_tokens.emplace(token, std::move(read_end));
     return {spawned.pid, token, 0};
 }
 
@@ -117,6 +114,15 @@ std::vector<std::vector<ProcessInfo>>
 SystemProcessTable::find_processes(std::span<const JobTrace> jobs)
 {
     std::vector<std::vector<ProcessInfo>> found(jobs.size());
+    // What each token's write end reads as in /proc/PID/fd; named only here, where it is
+    // looked for, not on every start.
+    std::vector<std::string> links(jobs.size());
+    for (std::size_t i = 0; i < jobs.size(); ++i) {
+        struct stat pipe {};
+        if (m_tokens.contains(jobs[i].token) && fstat(jobs[i].token, &pipe) == 0) {
+            links[i] = "pipe:[" + std::to_string(pipe.st_ino) + "]";
+        }
+    }
     for (const pid_t pid : every_process()) {
         const auto stat = read_process_stat(pid);
         if (!stat || stat->dead()) {
@@ -131,8 +137,7 @@ SystemProcessTable::find_processes(std::span<const JobTrace> jobs)
         if (job == jobs.size()) {
             has_descriptor(pid, [&](std::string_view target) {
                 for (std::size_t i = 0; i < jobs.size(); ++i) {
-                    const auto token = m_tokens.find(jobs[i].token);
-                    if (token != m_tokens.end() && target == token->second.link) {
+                    if (!links[i].empty() && target == links[i]) {
                         job = i;
                         return true;
                     }

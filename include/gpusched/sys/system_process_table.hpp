@@ -32,13 +32,8 @@ public:
 
 private:
     const JobSpawner& m_spawner;
-    // The read end of each job's token, by descriptor number, with the name its write end
-    // has in /proc/PID/fd ("pipe:[INODE]").
-    struct Token {
-        UniqueFd read_end;
-        std::string link;
-    };
-    std::unordered_map<int, Token> m_tokens;
+    // The read end of each job's token, by descriptor number.
+    std::unordered_map<int, UniqueFd> m_tokens;
 };
 
 } // namespace gpusched::sys
