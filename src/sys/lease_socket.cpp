@@ -8,6 +8,7 @@
 #include <sys/un.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cerrno>
 #include <climits>
 #include <cstddef>
@@ -16,6 +17,7 @@
 #include <map>
 #include <sstream>
 #include <stdexcept>
+#include <thread>
 
 namespace gpusched::sys {
 namespace {
@@ -152,8 +154,14 @@ std::optional<LeaseTaker> ask_lease_taker(const std::string& name)
     if (found == bound.end() || !found->second.held || found->second.queued >= queue_limit() / 2) {
         return std::nullopt;
     }
-    const auto connection = connect_to_lease(name);
-    return connection ? taker_of(connection->get()) : std::nullopt;
+    // A lease being taken is bound a moment before it listens, and refuses connections then.
+    for (int attempt = 0; attempt < 20; ++attempt) {
+        if (const auto connection = connect_to_lease(name)) {
+            return taker_of(connection->get());
+        }
+        std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
+    return std::nullopt;
 }
 
 bool holds_lease(int fd, const std::string& name)
