@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <random>
 
 namespace gpusched::queue {
 namespace {
@@ -150,6 +151,27 @@ std::optional<std::string> check_queue_name(const std::string& name)
 
 JobQueue::JobQueue(std::string name) : m_name(std::move(name)), m_prefix("gpusched:" + m_name + ":")
 {
+}
+
+std::optional<std::string> JobQueue::open(RedisClient& redis) const
+{
+    std::random_device random;
+    const auto made = fmt::format("{:08x}{:08x}", random(), random());
+    const auto replies =
+        redis.pipeline({{"SET", key("marker"), made, "NX"}, {"GET", key("marker")}});
+    if (!replies || (*replies)[1].type != RedisReply::Type::string) {
+        return std::nullopt;
+    }
+    return (*replies)[1].text;
+}
+
+std::optional<std::string> JobQueue::marker(RedisClient& redis) const
+{
+    const auto reply = redis.command({"GET", key("marker")});
+    if (!ok(reply)) {
+        return std::nullopt;
+    }
+    return reply->type == RedisReply::Type::string ? reply->text : std::string();
 }
 
 std::optional<long long> JobQueue::reserve_ids(RedisClient& redis, long long count) const

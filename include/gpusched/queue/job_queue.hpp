@@ -54,6 +54,13 @@ public:
 
     const std::string& name() const { return m_name; }
 
+    // The queue's marker: a random word set once, when the queue is first used (SET NX),
+    // and read back. A queue whose marker is gone or has changed was reset (FLUSHALL, a
+    // Redis restarted without its data): what it held is lost. open() makes it if need be
+    // and returns it; marker() reads it ("" when there is none).
+    std::optional<std::string> open(RedisClient& redis) const;
+    std::optional<std::string> marker(RedisClient& redis) const;
+
     // Submitting: ids for `count` jobs (the last of them), a batch number, then the jobs.
     std::optional<long long> reserve_ids(RedisClient& redis, long long count) const;
     std::optional<long long> new_batch(RedisClient& redis) const;
