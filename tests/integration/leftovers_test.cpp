@@ -151,7 +151,10 @@ TEST(Leftovers, TheEndOfARunWaitsForLeftoversAndNamesThem)
     TempDir dir;
     const auto pid_file = dir / "pid";
     const auto result = run(dir, {{"--gpus", "0", "--no-lock"},
-                                  fmt::format("sleep 1 & echo $! > {}\n", pid_file.string())});
+                                  // The shell outlives the fork a moment, so that the child
+                                  // has become sleep when it is named.
+                                  fmt::format("sleep 1 & echo $! > {}; sleep 0.2\n",
+                                              pid_file.string())});
     EXPECT_EQ(result.exit_status, 0) << result.err;
     EXPECT_FALSE(process_alive(noted_pid(pid_file))) << "gpusched ended before its job's sleep";
     EXPECT_TRUE(has(result.err, "waiting for what job 1 left running on GPU 0: pid "))
