@@ -51,7 +51,7 @@ for i in $(seq "$SAMPLES"); do
 done
 kill -USR1 "${workers[@]}"; wait "${workers[@]}"; workers=()
 for id in $(seq "$SAMPLES"); do
-  redis-cli -p "$port" HGET "gpusched:latency:job:$id" submitted
+  redis-cli -p "$port" HGET "gpusched:{latency}:job:$id" submitted
 done > "$work/submitted.txt"
 paste -d' ' "$work/submitted.txt" "$work/stamps.log" |
   awk '{ printf "%.0f\n", ($3 / 1e9 - $1) * 1e6 }' | sort -n |

@@ -124,7 +124,7 @@ int run_submit(const SubmitOptions& options)
         for (long long i = 0; i < count; ++i) {
             auto& job = chunk[static_cast<std::size_t>(i)];
             job.id = std::to_string(last - count + 1 + i);
-            job.signature = key ? sign_job(*key, job.id, job.command) : "";
+            job.signature = key ? sign_job(*key, options.queue.queue, job.id, job.command) : "";
         }
         with_retry(redis, [&] {
             return jobs.submit(redis, batch, chunk) ? std::optional(true) : std::nullopt;

@@ -2,6 +2,7 @@
 
 #include "option_values.hpp"
 
+#include <gpusched/queue/result_spool.hpp>
 #include <gpusched/queue/worker_input.hpp>
 
 #include <fmt/ranges.h>
@@ -34,6 +35,12 @@ CLI::App* add_worker_command(CLI::App& app, WorkerOptions& options)
         ->transform(seconds_check(false))
         ->capture_default_str()
         ->envname("GPUSCHED_LEASE_TIMEOUT");
+    worker
+        ->add_option("--spool", options.spool,
+                     "Directory for results not yet acknowledged by Redis, sent by the next "
+                     "worker on the queue if this one ends first (default: "
+                     "$XDG_STATE_HOME/gpusched/spool, else ~/.local/state/gpusched/spool)")
+        ->envname("GPUSCHED_SPOOL");
     add_run_options(*worker, options.run, true);
     return worker;
 }
@@ -46,6 +53,9 @@ int run_worker(WorkerOptions options)
     settings.key = read_key(options.queue);
     settings.lease_timeout = to_milliseconds(options.lease_timeout_seconds);
     settings.host = host_name();
+    settings.spool_directory =
+        options.spool.empty() ? queue::ResultSpool::default_directory()
+                              : std::filesystem::path(options.spool);
     options.run.only_when_free = true;
     queue::WorkerInput* input = nullptr;
     return run_jobs(

@@ -5,11 +5,14 @@
 
 #include <CLI/App.hpp>
 
+#include <string>
+
 namespace gpusched::cli {
 
 struct WorkerOptions {
     QueueOptions queue;
     double lease_timeout_seconds = 30;
+    std::string spool; // empty: the default directory
     RunOptions run;
 };
 

@@ -8,9 +8,19 @@
 namespace gpusched::queue {
 namespace {
 
-// Redis runs each script atomically. TIME is the server's clock, the one clock every worker
-// shares, so heartbeats compare across hosts whatever their own clocks say.
-constexpr const char* k_submit = R"lua(
+// The protocol's scripts; docs/queue-protocol.md says what each does and why it must be one
+// step. Redis runs each atomically. TIME is the server's clock, the one clock every worker
+// shares, so leases compare across hosts whatever their own clocks say.
+
+// KEYS: marker. ARGV: a new marker. Reply: the marker.
+const LuaScript k_open(R"lua(
+redis.call('SET', KEYS[1], ARGV[1], 'NX')
+return redis.call('GET', KEYS[1])
+)lua");
+
+// KEYS: job:ID, pending, stats. ARGV: id, command, batch, seq, signature.
+// Reply: 1 when queued, 0 when a job of that id was there already.
+const LuaScript k_submit(R"lua(
 if redis.call('HSETNX', KEYS[1], 'command', ARGV[2]) == 0 then return 0 end
 local t = redis.call('TIME')
 redis.call('HSET', KEYS[1], 'batch', ARGV[3], 'seq', ARGV[4], 'sig', ARGV[5],
@@ -18,9 +28,10 @@ redis.call('HSET', KEYS[1], 'batch', ARGV[3], 'seq', ARGV[4], 'sig', ARGV[5],
 redis.call('RPUSH', KEYS[2], ARGV[1])
 redis.call('HINCRBY', KEYS[3], 'submitted', 1)
 return 1
-)lua";
+)lua");
 
-constexpr const char* k_move_all = R"lua(
+// KEYS: batch:B:done, batch:B:seen. Reply: the ids moved.
+const LuaScript k_move_all(R"lua(
 local moved = {}
 while true do
   local id = redis.call('LMOVE', KEYS[1], KEYS[2], 'LEFT', 'RIGHT')
@@ -29,9 +40,22 @@ while true do
 end
 redis.call('EXPIRE', KEYS[2], 604800)
 return moved
-)lua";
+)lua");
 
-constexpr const char* k_finish = R"lua(
+// KEYS: job:ID, taken:WORKER. ARGV: id, worker, host, gpu, started.
+// Reply: 1 when the job is the worker's to run, 0 when not (given to another, or ended).
+const LuaScript k_start(R"lua(
+if not redis.call('LPOS', KEYS[2], ARGV[1]) then return 0 end
+if redis.call('HEXISTS', KEYS[1], 'outcome') == 1 then return 0 end
+redis.call('HSET', KEYS[1], 'worker', ARGV[2], 'host', ARGV[3], 'gpu', ARGV[4],
+           'started', ARGV[5])
+return 1
+)lua");
+
+// KEYS: job:ID, taken:WORKER, stats, failures, batch:B:done.
+// ARGV: id, outcome, exit, signal, host, gpu, started, runtime, note.
+// Reply: 1 when recorded, 0 when the job had its outcome already, -1 when there is no job.
+const LuaScript k_finish(R"lua(
 redis.call('LREM', KEYS[2], 0, ARGV[1])
 if redis.call('EXISTS', KEYS[1]) == 0 then return -1 end
 if redis.call('HEXISTS', KEYS[1], 'outcome') == 1 then return 0 end
@@ -44,56 +68,42 @@ if ARGV[2] ~= 'succeeded' then
   redis.call('RPUSH', KEYS[4], ARGV[1])
   redis.call('LTRIM', KEYS[4], -1000, -1)
 end
-local batch = redis.call('HGET', KEYS[1], 'batch')
-if batch then
-  local done = ARGV[10] .. 'batch:' .. batch .. ':done'
-  redis.call('RPUSH', done, ARGV[1])
-  redis.call('EXPIRE', done, 604800)
-end
+redis.call('RPUSH', KEYS[5], ARGV[1])
+redis.call('EXPIRE', KEYS[5], 604800)
 return 1
-)lua";
+)lua");
 
-constexpr const char* k_give_back = R"lua(
+// KEYS: taken:WORKER, pending, stats. ARGV: id. Reply: 1 when given back, 0 when not there.
+const LuaScript k_give_back(R"lua(
 if redis.call('LREM', KEYS[1], 0, ARGV[1]) == 0 then return 0 end
-if redis.call('HEXISTS', KEYS[3], 'outcome') == 1 then return 0 end
-redis.call('HDEL', KEYS[3], 'worker', 'host', 'gpu', 'started')
 redis.call('LPUSH', KEYS[2], ARGV[1])
+redis.call('HINCRBY', KEYS[3], 'returned', 1)
 return 1
-)lua";
+)lua");
 
-constexpr const char* k_heartbeat = R"lua(
+// KEYS: workers, worker:WORKER, marker. ARGV: worker, description, lease (ms).
+// Reply: {marker or '', {workers whose leases ran out}}.
+const LuaScript k_heartbeat(R"lua(
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-redis.call('ZADD', KEYS[1], now, ARGV[1])
-redis.call('HSET', ARGV[4] .. 'worker:' .. ARGV[1], 'about', ARGV[2])
-local returned = 0
-for _, worker in ipairs(redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', now - tonumber(ARGV[3]))) do
-  local taken = ARGV[4] .. 'taken:' .. worker
-  while true do
-    local id = redis.call('RPOP', taken)
-    if not id then break end
-    local job = ARGV[4] .. 'job:' .. id
-    if redis.call('HEXISTS', job, 'outcome') == 0 then
-      redis.call('HDEL', job, 'worker', 'host', 'gpu', 'started')
-      redis.call('HINCRBY', job, 'returned', 1)
-      redis.call('LPUSH', KEYS[2], id)
-      returned = returned + 1
-    end
-  end
-  redis.call('ZREM', KEYS[1], worker)
-  redis.call('DEL', ARGV[4] .. 'worker:' .. worker)
-end
-return returned
-)lua";
+redis.call('ZADD', KEYS[1], now + tonumber(ARGV[3]), ARGV[1])
+redis.call('HSET', KEYS[2], 'about', ARGV[2], 'lease_ms', ARGV[3], 'seen', now)
+local expired = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', '(' .. now)
+return {redis.call('GET', KEYS[3]) or '', expired}
+)lua");
 
-std::vector<std::string> eval(const char* script, std::vector<std::string> keys,
-                              std::vector<std::string> args)
-{
-    std::vector<std::string> command = {"EVAL", script, std::to_string(keys.size())};
-    command.insert(command.end(), keys.begin(), keys.end());
-    command.insert(command.end(), args.begin(), args.end());
-    return command;
-}
+// KEYS: workers, worker:WORKER, taken:WORKER, pending, stats. ARGV: worker.
+// Reply: how many jobs went back. Their order is kept, at the head of the queue.
+const LuaScript k_reclaim(R"lua(
+local returned = 0
+while redis.call('LMOVE', KEYS[3], KEYS[4], 'RIGHT', 'LEFT') do
+  returned = returned + 1
+end
+if returned > 0 then redis.call('HINCRBY', KEYS[5], 'returned', returned) end
+redis.call('ZREM', KEYS[1], ARGV[1])
+redis.call('DEL', KEYS[2])
+return returned
+)lua");
 
 bool ok(const std::optional<RedisReply>& reply)
 {
@@ -121,11 +131,13 @@ std::optional<std::vector<std::string>> whole_list(RedisClient& redis, const std
     if (!ok(reply)) {
         return std::nullopt;
     }
-    std::vector<std::string> items;
-    for (const auto& item : reply->elements) {
-        items.push_back(item.text);
-    }
-    return items;
+    return JobQueue::to_strings(*reply);
+}
+
+std::string new_marker()
+{
+    std::random_device random;
+    return fmt::format("{:08x}{:08x}", random(), random());
 }
 
 } // namespace
@@ -149,20 +161,110 @@ std::optional<std::string> check_queue_name(const std::string& name)
     return fmt::format("--queue '{}': a name of letters, digits, '-', '_' and '.'", name);
 }
 
-JobQueue::JobQueue(std::string name) : m_name(std::move(name)), m_prefix("gpusched:" + m_name + ":")
+// The braces make {NAME} the hash tag: Redis Cluster keeps all of a queue's keys on one node.
+JobQueue::JobQueue(std::string name)
+    : m_name(std::move(name)), m_prefix("gpusched:{" + m_name + "}:")
 {
+}
+
+std::vector<const LuaScript*> JobQueue::scripts()
+{
+    return {&k_open,  &k_submit,    &k_move_all,  &k_start,
+            &k_finish, &k_give_back, &k_heartbeat, &k_reclaim};
+}
+
+QueuedJob JobQueue::to_job(const std::string& id, const RedisReply& reply)
+{
+    return QueuedJob{id, to_map(reply)};
+}
+
+std::vector<std::string> JobQueue::to_strings(const RedisReply& reply)
+{
+    std::vector<std::string> items;
+    for (const auto& item : reply.elements) {
+        items.push_back(item.text);
+    }
+    return items;
+}
+
+RedisCommand JobQueue::open_marker(const std::string& made) const
+{
+    return RedisCommand::call(k_open, {key("marker")}, {made});
+}
+
+RedisCommand JobQueue::take(const std::string& worker) const
+{
+    return RedisCommand::plain(
+        {"BLMOVE", key("pending"), key("taken:" + worker), "LEFT", "RIGHT", "0"});
+}
+
+RedisCommand JobQueue::fetch(const std::string& id) const
+{
+    return RedisCommand::plain({"HGETALL", key("job:" + id)});
+}
+
+RedisCommand JobQueue::start(const std::string& worker, const std::string& id,
+                             const std::string& host, const std::string& gpu,
+                             double started) const
+{
+    return RedisCommand::call(k_start, {key("job:" + id), key("taken:" + worker)},
+                              {id, worker, host, gpu, fmt::format("{:.6f}", started)});
+}
+
+RedisCommand JobQueue::finish(const std::string& worker, const JobResult& result) const
+{
+    return RedisCommand::call(
+        k_finish,
+        {key("job:" + result.id), key("taken:" + worker), key("stats"), key("failures"),
+         key("batch:" + result.batch + ":done")},
+        {result.id, result.outcome, std::to_string(result.exit_code),
+         std::to_string(result.signal), result.host, result.gpu,
+         fmt::format("{:.6f}", result.started), fmt::format("{:.6f}", result.runtime),
+         result.note});
+}
+
+RedisCommand JobQueue::give_back(const std::string& worker, const std::string& id) const
+{
+    return RedisCommand::call(k_give_back, {key("taken:" + worker), key("pending"), key("stats")},
+                              {id});
+}
+
+RedisCommand JobQueue::heartbeat(const std::string& worker, const std::string& description,
+                                 long long lease_ms) const
+{
+    return RedisCommand::call(k_heartbeat,
+                              {key("workers"), key("worker:" + worker), key("marker")},
+                              {worker, description, std::to_string(lease_ms)});
+}
+
+std::optional<HeartbeatReply> JobQueue::read_heartbeat(const RedisReply& reply)
+{
+    if (reply.type != RedisReply::Type::array || reply.elements.size() != 2) {
+        return std::nullopt;
+    }
+    return HeartbeatReply{reply.elements[0].text, to_strings(reply.elements[1])};
+}
+
+RedisCommand JobQueue::reclaim(const std::string& worker) const
+{
+    return RedisCommand::call(k_reclaim,
+                              {key("workers"), key("worker:" + worker), key("taken:" + worker),
+                               key("pending"), key("stats")},
+                              {worker});
+}
+
+RedisCommand JobQueue::taken(const std::string& worker) const
+{
+    return RedisCommand::plain({"LRANGE", key("taken:" + worker), "0", "-1"});
 }
 
 std::optional<std::string> JobQueue::open(RedisClient& redis) const
 {
-    std::random_device random;
-    const auto made = fmt::format("{:08x}{:08x}", random(), random());
-    const auto replies =
-        redis.pipeline({{"SET", key("marker"), made, "NX"}, {"GET", key("marker")}});
-    if (!replies || (*replies)[1].type != RedisReply::Type::string) {
+    const auto reply = redis.run(open_marker(new_marker()));
+    if (!ok(reply) || reply->type != RedisReply::Type::string) {
         return std::nullopt;
     }
-    return (*replies)[1].text;
+    return reply->text;
 }
 
 std::optional<std::string> JobQueue::marker(RedisClient& redis) const
@@ -189,12 +291,13 @@ std::optional<long long> JobQueue::new_batch(RedisClient& redis) const
 bool JobQueue::submit(RedisClient& redis, const std::string& batch,
                       const std::vector<NewJob>& jobs) const
 {
-    std::vector<std::vector<std::string>> commands;
+    std::vector<RedisCommand> commands;
     for (const auto& job : jobs) {
-        commands.push_back(eval(k_submit, {key("job:" + job.id), key("pending"), key("stats")},
-                                {job.id, job.command, batch, job.seq, job.signature}));
+        commands.push_back(
+            RedisCommand::call(k_submit, {key("job:" + job.id), key("pending"), key("stats")},
+                               {job.id, job.command, batch, job.seq, job.signature}));
     }
-    const auto replies = redis.pipeline(commands);
+    const auto replies = redis.run_all(commands);
     return replies && std::none_of(replies->begin(), replies->end(),
                                    [](const RedisReply& reply) { return reply.is_error(); });
 }
@@ -216,7 +319,7 @@ JobQueue::wait_ended(RedisClient& redis, const std::string& batch, double timeou
         return ids; // timed out
     }
     ids.push_back(first->text);
-    const auto rest = redis.command(eval(k_move_all, {done, seen}, {}));
+    const auto rest = redis.run(RedisCommand::call(k_move_all, {done, seen}, {}));
     if (!ok(rest)) {
         return std::nullopt;
     }
@@ -232,62 +335,13 @@ std::optional<std::vector<std::string>> JobQueue::ended_ids(RedisClient& redis,
     return whole_list(redis, key("batch:" + batch + ":seen"));
 }
 
-bool JobQueue::send_take(RedisClient& take, const std::string& worker) const
-{
-    return take.send({"BLMOVE", key("pending"), key("taken:" + worker), "LEFT", "RIGHT", "0"});
-}
-
 std::optional<QueuedJob> JobQueue::fetch(RedisClient& redis, const std::string& id) const
 {
-    const auto reply = redis.command({"HGETALL", key("job:" + id)});
+    const auto reply = redis.run(fetch(id));
     if (!ok(reply)) {
         return std::nullopt;
     }
-    return QueuedJob{id, to_map(*reply)};
-}
-
-bool JobQueue::mark_started(RedisClient& redis, const std::string& id, const std::string& worker,
-                            const std::string& host, const std::string& gpu, double started) const
-{
-    return ok(redis.command({"HSET", key("job:" + id), "worker", worker, "host", host, "gpu", gpu,
-                             "started", fmt::format("{:.6f}", started)}));
-}
-
-bool JobQueue::finish(RedisClient& redis, const std::string& worker, const JobResult& result) const
-{
-    return ok(redis.command(eval(
-        k_finish, {key("job:" + result.id), key("taken:" + worker), key("stats"), key("failures")},
-        {result.id, result.outcome, std::to_string(result.exit_code), std::to_string(result.signal),
-         result.host, result.gpu, fmt::format("{:.6f}", result.started),
-         fmt::format("{:.6f}", result.runtime), result.note, m_prefix})));
-}
-
-bool JobQueue::give_back(RedisClient& redis, const std::string& worker, const std::string& id) const
-{
-    return ok(redis.command(
-        eval(k_give_back, {key("taken:" + worker), key("pending"), key("job:" + id)}, {id})));
-}
-
-std::optional<long long> JobQueue::heartbeat(RedisClient& redis, const std::string& worker,
-                                             const std::string& description,
-                                             long long lease_timeout_ms) const
-{
-    const auto reply =
-        redis.command(eval(k_heartbeat, {key("workers"), key("pending")},
-                           {worker, description, std::to_string(lease_timeout_ms), m_prefix}));
-    return ok(reply) ? std::optional<long long>(reply->integer) : std::nullopt;
-}
-
-std::optional<std::vector<std::string>> JobQueue::taken_by(RedisClient& redis,
-                                                           const std::string& worker) const
-{
-    return whole_list(redis, key("taken:" + worker));
-}
-
-bool JobQueue::forget_worker(RedisClient& redis, const std::string& worker) const
-{
-    return redis.pipeline({{"ZREM", key("workers"), worker}, {"DEL", key("worker:" + worker)}})
-        .has_value();
+    return to_job(id, *reply);
 }
 
 std::optional<QueueStatus> JobQueue::status(RedisClient& redis, std::size_t failures) const
@@ -307,8 +361,9 @@ std::optional<QueueStatus> JobQueue::status(RedisClient& redis, std::size_t fail
     status.succeeded = number_field(stats, "succeeded");
     status.failed = number_field(stats, "failed");
     status.refused = number_field(stats, "refused");
+    status.returned = number_field(stats, "returned");
     for (const auto& worker : (*overview)[1].elements) {
-        const auto ids = taken_by(redis, worker.text);
+        const auto ids = whole_list(redis, key("taken:" + worker.text));
         for (const auto& id : ids.value_or(std::vector<std::string>{})) {
             const auto job = fetch(redis, id);
             if (job) {

@@ -9,9 +9,10 @@
 
 namespace gpusched {
 
-std::string sign_job(std::string_view key, std::string_view id, std::string_view command)
+std::string sign_job(std::string_view key, std::string_view queue, std::string_view id,
+                     std::string_view command)
 {
-    const std::string message = fmt::format("{}\n{}", id, command);
+    const std::string message = fmt::format("{}\n{}\n{}", queue, id, command);
     unsigned char digest[EVP_MAX_MD_SIZE];
     unsigned int length = 0;
     if (HMAC(EVP_sha256(), key.data(), static_cast<int>(key.size()),
@@ -26,10 +27,10 @@ std::string sign_job(std::string_view key, std::string_view id, std::string_view
     return hex;
 }
 
-bool signature_matches(std::string_view key, std::string_view id, std::string_view command,
-                       std::string_view signature)
+bool signature_matches(std::string_view key, std::string_view queue, std::string_view id,
+                       std::string_view command, std::string_view signature)
 {
-    const auto expected = sign_job(key, id, command);
+    const auto expected = sign_job(key, queue, id, command);
     return signature.size() == expected.size() &&
            CRYPTO_memcmp(signature.data(), expected.data(), expected.size()) == 0;
 }

@@ -1,40 +1,16 @@
 #include <gpusched/queue/redis_client.hpp>
 
+#include "hiredis_reply.hpp"
+
 #include <fmt/format.h>
 #include <hiredis/hiredis.h>
 
 #include <sys/time.h>
 
+#include <cerrno>
+
 namespace gpusched::queue {
 namespace {
-
-RedisReply copy_reply(const redisReply& reply)
-{
-    RedisReply copy;
-    switch (reply.type) {
-    case REDIS_REPLY_INTEGER:
-        copy.type = RedisReply::Type::integer;
-        copy.integer = reply.integer;
-        break;
-    case REDIS_REPLY_STRING:
-    case REDIS_REPLY_STATUS:
-    case REDIS_REPLY_ERROR:
-        copy.type = reply.type == REDIS_REPLY_STRING   ? RedisReply::Type::string
-                    : reply.type == REDIS_REPLY_STATUS ? RedisReply::Type::status
-                                                       : RedisReply::Type::error;
-        copy.text.assign(reply.str, reply.len);
-        break;
-    case REDIS_REPLY_ARRAY:
-        copy.type = RedisReply::Type::array;
-        for (std::size_t i = 0; i < reply.elements; ++i) {
-            copy.elements.push_back(copy_reply(*reply.element[i]));
-        }
-        break;
-    default:
-        break;
-    }
-    return copy;
-}
 
 timeval to_timeval(std::chrono::milliseconds timeout)
 {
@@ -64,6 +40,10 @@ void RedisClient::close()
 
 void RedisClient::fail(const std::string& what)
 {
+    const bool io = m_context != nullptr && m_context->err == REDIS_ERR_IO;
+    // hiredis reports a read or write past its timeout as an I/O error with EAGAIN.
+    m_failure = io && (errno == EAGAIN || errno == EWOULDBLOCK) ? RedisFailure::timed_out
+                                                                 : RedisFailure::lost;
     m_error = m_context != nullptr && m_context->err != 0
                   ? fmt::format("{}: {}", what, m_context->errstr)
                   : what;
@@ -76,6 +56,7 @@ bool RedisClient::connect()
     m_context = redisConnectWithTimeout(m_url.host.c_str(), m_url.port, to_timeval(m_timeout));
     if (m_context == nullptr || m_context->err != 0) {
         fail(fmt::format("cannot connect to {}", describe_redis_url(m_url)));
+        m_failure = RedisFailure::cannot_connect;
         return false;
     }
     redisSetTimeout(m_context, to_timeval(m_timeout));
@@ -93,11 +74,13 @@ bool RedisClient::connect()
     login.push_back({"PING"});
     const auto replies = pipeline(login);
     if (!replies) {
+        m_failure = RedisFailure::cannot_connect;
         return false;
     }
     for (const auto& reply : *replies) {
         if (reply.is_error()) {
             m_error = fmt::format("{}: {}", describe_redis_url(m_url), reply.text);
+            m_failure = RedisFailure::cannot_connect;
             close();
             return false;
         }
@@ -121,18 +104,6 @@ bool RedisClient::append(const std::vector<std::string>& args)
     return true;
 }
 
-bool RedisClient::flush()
-{
-    int done = 0;
-    while (done == 0) {
-        if (redisBufferWrite(m_context, &done) != REDIS_OK) {
-            fail("lost the connection to Redis");
-            return false;
-        }
-    }
-    return true;
-}
-
 std::optional<RedisReply> RedisClient::wait_reply()
 {
     void* raw = nullptr;
@@ -145,6 +116,7 @@ std::optional<RedisReply> RedisClient::wait_reply()
     freeReplyObject(reply);
     if (copy.is_error()) {
         m_error = copy.text;
+        m_failure = RedisFailure::error_reply;
     }
     return copy;
 }
@@ -179,34 +151,36 @@ RedisClient::pipeline(const std::vector<std::vector<std::string>>& commands)
     return replies;
 }
 
-bool RedisClient::send(const std::vector<std::string>& args)
+std::optional<RedisReply> RedisClient::run(const RedisCommand& command)
 {
-    return connected() && append(args) && flush();
+    auto reply = this->command(command.to_words());
+    if (reply && reply->is_unknown_script()) {
+        reply = this->command(command.to_words(true));
+    }
+    return reply;
 }
 
-int RedisClient::fd() const
+std::optional<std::vector<RedisReply>>
+RedisClient::run_all(const std::vector<RedisCommand>& commands)
 {
-    return m_context != nullptr ? m_context->fd : -1;
-}
-
-std::optional<RedisReply> RedisClient::read_reply()
-{
-    if (!connected()) {
-        return std::nullopt;
+    std::vector<std::vector<std::string>> words;
+    for (const auto& command : commands) {
+        words.push_back(command.to_words());
     }
-    void* raw = nullptr;
-    if (redisBufferRead(m_context) != REDIS_OK ||
-        redisGetReplyFromReader(m_context, &raw) != REDIS_OK) {
-        fail("lost the connection to Redis");
-        return std::nullopt;
+    auto replies = pipeline(words);
+    if (!replies) {
+        return replies;
     }
-    if (raw == nullptr) {
-        return std::nullopt; // more is to come
+    for (std::size_t i = 0; i < replies->size(); ++i) {
+        if ((*replies)[i].is_unknown_script()) {
+            auto again = this->command(commands[i].to_words(true));
+            if (!again) {
+                return std::nullopt;
+            }
+            (*replies)[i] = std::move(*again);
+        }
     }
-    auto* reply = static_cast<redisReply*>(raw);
-    auto copy = copy_reply(*reply);
-    freeReplyObject(reply);
-    return copy;
+    return replies;
 }
 
 } // namespace gpusched::queue

@@ -18,196 +18,364 @@ namespace {
 constexpr std::chrono::milliseconds k_first_backoff{100};
 constexpr std::chrono::milliseconds k_longest_backoff{5'000};
 
-std::string new_worker_id(const std::string& host)
+std::string random_word()
 {
     std::random_device random;
-    return fmt::format("{}:{}:{:08x}", host, getpid(), random());
+    return fmt::format("{:08x}", random());
+}
+
+std::string new_worker_id(const std::string& host)
+{
+    return fmt::format("{}:{}:{}", host, getpid(), random_word());
+}
+
+// One queue's place in the spool directory: the Redis address and the queue, as a file name.
+std::string spool_key(const RedisUrl& url, const std::string& queue)
+{
+    auto host = url.host;
+    std::replace_if(
+        host.begin(), host.end(),
+        [](char c) { return !(std::isalnum(static_cast<unsigned char>(c)) || c == '.' || c == '-'); },
+        '_');
+    return fmt::format("{}_{}_{}_{}", host, url.port, url.db, queue);
 }
 
 } // namespace
 
 WorkerInput::WorkerInput(WorkerSettings settings)
     : m_settings(std::move(settings)), m_queue(m_settings.queue),
-      m_worker(new_worker_id(m_settings.host)), m_control(m_settings.url, m_settings.timeout),
-      m_take(m_settings.url, m_settings.timeout)
+      m_worker(new_worker_id(m_settings.host)),
+      m_spool(m_settings.spool_directory, spool_key(m_settings.url, m_settings.queue), m_worker),
+      m_control(m_settings.url, m_settings.timeout, JobQueue::scripts()),
+      m_take(m_settings.url, m_settings.timeout, {}), m_backoff(k_first_backoff)
 {
-    connect(Clock::now());
+    for (auto& owed : m_spool.adopt_orphans()) {
+        const auto number = owed.number;
+        m_owed.emplace(number, std::move(owed));
+    }
+    connect();
 }
 
 WorkerInput::~WorkerInput() = default;
 
-void WorkerInput::connect(Clock::time_point now)
+std::string WorkerInput::where() const
 {
-    if (!m_control.connect() || !m_take.connect()) {
-        const auto& why = m_control.connected() ? m_take.error() : m_control.error();
-        if (!std::exchange(m_outage_logged, true)) {
-            spdlog::warn("queue {}: {}; trying again, then every {} at most", m_settings.queue, why,
-                         format_duration(k_longest_backoff));
-        }
-        m_control.close();
-        m_take.close();
-        m_next_connect = now + m_backoff;
-        m_backoff = std::min(m_backoff * 2, k_longest_backoff);
-        return;
-    }
-    spdlog::info("worker {} on queue {} at {}", m_worker, m_settings.queue,
-                 describe_redis_url(m_settings.url));
-    m_outage_logged = false;
-    m_backoff = k_first_backoff;
+    return fmt::format("{} at {}", m_settings.queue, describe_redis_url(m_settings.url));
+}
+
+void WorkerInput::connect()
+{
+    m_synced = false;
     m_take_in_flight = false;
+    m_heartbeat_in_flight = false;
+    m_fetching.clear();
+    m_in_flight.clear();
+    const auto down = [this](RedisFailure why, const std::string& error) { trouble(why, error); };
+    m_control.connect([this] { on_up(); }, down);
+    m_take.connect([this] { on_up(); }, down);
+}
+
+void WorkerInput::on_up()
+{
+    if (connected()) {
+        resync();
+    }
+}
+
+// On a new connection, or after error replies: what is owed goes first (so a result a dead
+// worker owed lands before any reclaim), then the marker, then a heartbeat, whose success
+// makes the worker take jobs again.
+void WorkerInput::resync()
+{
+    pump(true);
+    m_control.send(m_queue.open_marker(random_word() + random_word()), [this](RedisResult result) {
+        if (result.ok() && result.reply->type == RedisReply::Type::string) {
+            check_marker(result.reply->text);
+        } else if (result.failure == RedisFailure::error_reply) {
+            trouble(result.failure, result.error);
+        }
+    });
     heartbeat();
-    // Results first: a job whose result is sent is out of our taken list, not adopted again.
-    while (up() && !m_unsent.empty() && try_send(m_unsent.front())) {
-        m_unsent.pop_front();
+}
+
+void WorkerInput::trouble(RedisFailure why, const std::string& error)
+{
+    const auto now = Clock::now();
+    if (!m_trouble) {
+        m_trouble_since = now;
+        spdlog::warn("queue {}: {}: {}; jobs running here go on, and their results wait in {} "
+                     "until sent; trying again, every {} at most",
+                     where(), describe_failure(why), error, m_spool.path().string(),
+                     format_duration(k_longest_backoff));
     }
-    if (up() && m_unsent.empty()) {
-        adopt_taken();
+    m_trouble = why;
+    m_synced = false;
+    if (why != RedisFailure::error_reply) {
+        // The other connection goes too: both are made again together.
+        m_control.close(why, error);
+        m_take.close(why, error);
+        m_take_in_flight = false;
+        m_heartbeat_in_flight = false;
+        m_fetching.clear();
+        m_in_flight.clear();
+    }
+    if (!m_retry_at) {
+        m_retry_at = now + m_backoff;
+        m_backoff = std::min(m_backoff * 2, k_longest_backoff);
     }
 }
 
-void WorkerInput::lost(const std::string& why)
+void WorkerInput::recovered()
 {
-    if (!std::exchange(m_outage_logged, true)) {
-        spdlog::warn("queue {}: {}; reconnecting", m_settings.queue, why);
+    m_synced = true;
+    m_backoff = k_first_backoff;
+    m_retry_at.reset();
+    if (m_trouble) {
+        spdlog::info("queue {}: Redis answers again, after {}", where(),
+                     format_duration(Clock::now() - m_trouble_since));
+        m_trouble.reset();
+    } else if (!std::exchange(m_connect_logged, true)) {
+        spdlog::info("worker {} on queue {}", m_worker, where());
     }
-    m_control.close();
-    m_take.close();
-    m_take_in_flight = false;
-    m_next_connect = Clock::now() + m_backoff;
-}
-
-// A BLMOVE whose reply was lost with the connection still moved its job into our list: what
-// is there and not known here is ours to run.
-void WorkerInput::adopt_taken()
-{
-    const auto taken = m_queue.taken_by(m_control, m_worker);
-    if (!taken) {
-        return lost(m_control.error());
-    }
-    // On a reconnection every job we ran or run is known here; only a take whose reply was
-    // lost is not.
-    for (const auto& id : *taken) {
-        if (!is_known(id)) {
-            take_arrived(id);
-        }
-    }
-}
-
-bool WorkerInput::is_known(const std::string& id) const
-{
-    return std::any_of(m_ready.begin(), m_ready.end(),
-                       [&](const auto& ready) { return ready.first == id; }) ||
-           std::any_of(m_queue_id_of.begin(), m_queue_id_of.end(),
-                       [&](const auto& entry) { return entry.second == id; });
 }
 
 void WorkerInput::heartbeat()
 {
+    if (m_heartbeat_in_flight || !m_control.ready()) {
+        return;
+    }
+    m_heartbeat_in_flight = true;
     m_next_heartbeat = Clock::now() + m_settings.lease_timeout / 3;
-    const auto returned = m_queue.heartbeat(
-        m_control, m_worker, fmt::format("{} GPUs {}", m_settings.host, m_settings.gpus),
-        m_settings.lease_timeout.count());
-    if (!returned) {
-        return lost(m_control.error());
+    m_control.send(
+        m_queue.heartbeat(m_worker, fmt::format("{} GPUs {}", m_settings.host, m_settings.gpus),
+                          m_settings.lease_timeout.count()),
+        [this](RedisResult result) {
+            m_heartbeat_in_flight = false;
+            if (!result.ok()) {
+                if (result.failure == RedisFailure::error_reply) {
+                    trouble(result.failure, result.error);
+                }
+                return;
+            }
+            const auto reply = JobQueue::read_heartbeat(*result.reply);
+            if (!reply) {
+                trouble(RedisFailure::error_reply, "a heartbeat got an unexpected reply");
+                return;
+            }
+            const bool was_synced = m_synced;
+            recovered();
+            on_heartbeat(*reply);
+            if (!was_synced) {
+                pump();
+                adopt_taken();
+            }
+        });
+}
+
+void WorkerInput::on_heartbeat(const HeartbeatReply& reply)
+{
+    check_marker(reply.marker);
+    for (const auto& worker : reply.expired) {
+        if (worker == m_worker) {
+            continue;
+        }
+        m_control.send(m_queue.reclaim(worker), [this, worker](RedisResult result) {
+            if (result.ok() && result.reply->integer > 0) {
+                spdlog::warn("queue {}: returned {} jobs of worker {} to the queue: its lease "
+                             "ran out",
+                             where(), result.reply->integer, worker);
+            } else if (result.failure == RedisFailure::error_reply && !result.ok()) {
+                trouble(result.failure, result.error);
+            }
+        });
     }
-    if (*returned > 0) {
-        spdlog::warn("queue {}: returned {} jobs of silent workers to the queue", m_settings.queue,
-                     *returned);
+}
+
+// A queue whose marker is gone or changed was emptied under us: said loudly, once each time.
+void WorkerInput::check_marker(const std::string& marker)
+{
+    if (!marker.empty() && (m_marker.empty() || marker == m_marker)) {
+        m_marker = marker;
+        return;
     }
+    if (!m_marker.empty()) {
+        spdlog::error("queue {} was reset (FLUSHALL, or Redis restarted without its data): the "
+                      "jobs it held and their records are lost; submitters waiting for them "
+                      "are told so",
+                      where());
+    }
+    m_marker = marker;
+    if (marker.empty()) {
+        m_control.send(m_queue.open_marker(random_word() + random_word()),
+                       [this](RedisResult result) {
+                           if (result.ok() && result.reply->type == RedisReply::Type::string) {
+                               m_marker = result.reply->text;
+                           }
+                       });
+    }
+}
+
+// A take whose reply was lost with the connection still moved its job into our list: what
+// is there and not known here is ours to run.
+void WorkerInput::adopt_taken()
+{
+    m_control.send(m_queue.taken(m_worker), [this](RedisResult result) {
+        if (!result.ok()) {
+            if (result.failure == RedisFailure::error_reply) {
+                trouble(result.failure, result.error);
+            }
+            return;
+        }
+        for (const auto& id : JobQueue::to_strings(*result.reply)) {
+            if (!is_known(id)) {
+                take_arrived(id);
+            }
+        }
+    });
+}
+
+bool WorkerInput::is_known(const std::string& id) const
+{
+    return m_fetching.contains(id) ||
+           std::any_of(m_ready.begin(), m_ready.end(),
+                       [&](const Ready& ready) { return ready.id == id; }) ||
+           std::any_of(m_handed.begin(), m_handed.end(),
+                       [&](const auto& entry) { return entry.second.id == id; }) ||
+           std::any_of(m_owed.begin(), m_owed.end(), [&](const auto& entry) {
+               const auto& what = entry.second.what;
+               const auto* result = std::get_if<JobResult>(&what);
+               return result != nullptr ? result->id == id : std::get<GiveBack>(what).id == id;
+           });
 }
 
 void WorkerInput::add_poll_fds(std::vector<pollfd>& fds, bool wants_commands)
 {
-    if (!up()) {
-        return;
-    }
-    if (wants_commands && !m_stopped && !m_take_in_flight && m_ready.empty()) {
-        if (!m_queue.send_take(m_take, m_worker)) {
-            return lost(m_take.error());
-        }
+    if (wants_commands && !m_stopped && m_synced && m_take.ready() && !m_take_in_flight &&
+        m_fetching.empty() && m_ready.empty()) {
         m_take_in_flight = true;
+        m_take.send(
+            m_queue.take(m_worker),
+            [this](RedisResult result) {
+                m_take_in_flight = false;
+                if (result.ok() && result.reply->type == RedisReply::Type::string) {
+                    take_arrived(result.reply->text);
+                } else if (result.failure == RedisFailure::error_reply && !result.ok()) {
+                    trouble(result.failure, result.error);
+                }
+            },
+            true);
     }
-    if (m_take_in_flight) {
-        fds.push_back({m_take.fd(), POLLIN, 0});
-    }
+    m_control.add_poll_fds(fds);
+    m_take.add_poll_fds(fds);
 }
 
 bool WorkerInput::on_ready(const pollfd& ready)
 {
-    if (!m_take_in_flight || ready.fd != m_take.fd()) {
-        return false;
-    }
-    const auto reply = m_take.read_reply();
-    if (!m_take.connected()) {
-        lost(m_take.error());
-        return true;
-    }
-    if (!reply) {
-        return true; // the rest of the reply is still to come
-    }
-    m_take_in_flight = false;
-    if (reply->type == RedisReply::Type::string) {
-        take_arrived(reply->text);
-    } else if (reply->is_error()) {
-        lost(fmt::format("BLMOVE: {}", reply->text));
-    }
-    return true;
+    return m_control.on_ready(ready) || m_take.on_ready(ready);
 }
 
 void WorkerInput::take_arrived(const std::string& id)
 {
-    const auto job = m_queue.fetch(m_control, id);
-    if (!job) {
-        return lost(m_control.error());
+    m_fetching.insert(id);
+    m_control.send(m_queue.fetch(id), [this, id](RedisResult result) {
+        m_fetching.erase(id);
+        if (!result.ok()) {
+            // The id stays in our taken list; the next resync adopts it.
+            if (result.failure == RedisFailure::error_reply) {
+                trouble(result.failure, result.error);
+            }
+            return;
+        }
+        fetched(id, JobQueue::to_job(id, *result.reply));
+    });
+}
+
+void WorkerInput::refuse(const std::string& id, const std::string& batch, const std::string& why)
+{
+    owe(m_worker, JobResult{id, "refused", 0, 0, m_settings.host, "", 0, 0, why, batch});
+}
+
+void WorkerInput::fetched(const std::string& id, const QueuedJob& job)
+{
+    const auto& command = job.field("command");
+    const auto& batch = job.field("batch");
+    if (command.empty()) {
+        spdlog::warn("queue job {} is not in the queue (was the queue reset?); nothing to run", id);
+        refuse(id, batch, "no such job");
+        return;
     }
-    const auto& command = job->field("command");
-    if (command.empty() || !job->field("outcome").empty()) {
-        // Unknown, or already ended (run by a worker taken for dead that finished after all).
-        send(JobResult{id, "failed", 0, 0, m_settings.host, "", 0, 0, "no such job"});
+    if (!job.field("outcome").empty()) {
+        // Run already, by a worker taken for dead that finished after all; or queued again.
+        spdlog::warn("queue job {} has ended already ({}); not running it again", id,
+                     job.field("outcome"));
+        refuse(id, batch, "ended already");
+        return;
+    }
+    if (m_ran.contains(id)) {
+        spdlog::error("queue job {} was queued again after this worker ran it (its outcome was "
+                      "removed from Redis?); refused, never run twice: {}",
+                      id, shorten_command(command));
+        refuse(id, batch, "ran already on " + m_settings.host);
         return;
     }
     if (command.find('\0') != std::string::npos) {
         spdlog::error("queue job {} refused, never run: the command contains a NUL byte", id);
-        send(JobResult{id, "refused", 0, 0, m_settings.host, "", 0, 0, "NUL byte"});
+        refuse(id, batch, "NUL byte");
         return;
     }
     if (m_settings.key) {
-        const auto& signature = job->field("sig");
-        if (signature.empty() || !signature_matches(*m_settings.key, id, command, signature)) {
+        const auto& signature = job.field("sig");
+        if (signature.empty() ||
+            !signature_matches(*m_settings.key, m_settings.queue, id, command, signature)) {
             const auto why = signature.empty() ? "unsigned" : "wrong signature";
             spdlog::error("queue job {} refused, never run: {}: {}", id, why,
                           shorten_command(command));
-            send(JobResult{id, "refused", 0, 0, m_settings.host, "", 0, 0, why});
+            refuse(id, batch, why);
             return;
         }
     }
-    // A worker taken for dead may be given back a job it still runs: one copy is enough.
-    if (is_known(id)) {
-        spdlog::warn("queue job {} is running here already; not starting it twice", id);
-        return;
-    }
-    const auto seq = std::strtoull(job->field("seq").c_str(), nullptr, 10);
+    const auto seq = std::strtoull(job.field("seq").c_str(), nullptr, 10);
     // The queue's id is the job's number here too, in the log and the job log.
     // Replayable: a job not started here goes back to the queue, for another worker.
-    m_ready.emplace_back(id, sys::InputLine{LogicalLine{command, seq, LineFault::none},
-                                            fmt::format("queue job {}", id),
-                                            std::strtoull(id.c_str(), nullptr, 10), true});
+    m_ready.push_back({id, batch,
+                       sys::InputLine{LogicalLine{command, seq, LineFault::none},
+                                      fmt::format("queue job {}", id),
+                                      std::strtoull(id.c_str(), nullptr, 10), true}});
 }
 
 std::optional<WorkerInput::Clock::time_point> WorkerInput::next_deadline() const
 {
-    return up() ? m_next_heartbeat : m_next_connect;
+    std::optional<Clock::time_point> next;
+    const auto earlier = [&next](std::optional<Clock::time_point> candidate) {
+        if (candidate && (!next || *candidate < *next)) {
+            next = candidate;
+        }
+    };
+    earlier(m_control.next_deadline());
+    earlier(m_take.next_deadline());
+    earlier(m_retry_at);
+    if (m_synced) {
+        earlier(m_next_heartbeat);
+    }
+    if (m_leaving) {
+        earlier(m_give_up_at);
+    }
+    return next;
 }
 
 void WorkerInput::on_time(Clock::time_point now)
 {
-    if (!up()) {
-        if (now >= m_next_connect) {
-            connect(now);
+    m_control.on_time(now);
+    m_take.on_time(now);
+    if (m_retry_at && now >= *m_retry_at) {
+        m_retry_at.reset();
+        if (connected()) {
+            resync();
+        } else {
+            connect();
         }
-        return;
     }
-    if (now >= m_next_heartbeat) {
+    if (m_synced && m_next_heartbeat && now >= *m_next_heartbeat) {
         heartbeat();
     }
 }
@@ -217,10 +385,10 @@ std::optional<sys::InputLine> WorkerInput::next_line()
     if (m_stopped || m_ready.empty()) {
         return std::nullopt;
     }
-    auto [id, line] = std::move(m_ready.front());
+    auto ready = std::move(m_ready.front());
     m_ready.pop_front();
-    m_last_handed = std::move(id);
-    return std::move(line);
+    m_last_handed = Handed{std::move(ready.id), std::move(ready.batch)};
+    return std::move(ready.line);
 }
 
 void WorkerInput::stop_reading()
@@ -231,8 +399,8 @@ void WorkerInput::stop_reading()
 std::vector<sys::InputLine> WorkerInput::take_buffered()
 {
     m_stopped = true;
-    for (auto& [id, line] : m_ready) {
-        send(GiveBack{id});
+    for (auto& ready : m_ready) {
+        owe(m_worker, GiveBack{ready.id});
     }
     m_ready.clear();
     return {};
@@ -240,86 +408,156 @@ std::vector<sys::InputLine> WorkerInput::take_buffered()
 
 void WorkerInput::on_accepted(JobId id)
 {
-    m_queue_id_of[id] = m_last_handed;
+    if (m_last_handed) {
+        m_handed[id] = std::move(*m_last_handed);
+        m_last_handed.reset();
+    }
 }
 
 void WorkerInput::on_started(JobId id, const std::string& gpu)
 {
-    const auto found = m_queue_id_of.find(id);
-    if (up() && found != m_queue_id_of.end() &&
-        !m_queue.mark_started(m_control, found->second, m_worker, m_settings.host, gpu,
-                              seconds_since_epoch())) {
-        lost(m_control.error());
+    const auto found = m_handed.find(id);
+    if (found == m_handed.end()) {
+        return;
     }
+    const auto queue_id = found->second.id;
+    m_ran.insert(queue_id);
+    if (!m_synced) {
+        return; // only `gpusched queue` shows where a job started
+    }
+    m_control.send(m_queue.start(m_worker, queue_id, m_settings.host, gpu, seconds_since_epoch()),
+                   [this, queue_id](RedisResult result) {
+                       if (result.ok() && result.reply->integer == 0) {
+                           spdlog::warn("queue job {} is no longer this worker's: it went back "
+                                        "to the queue while this worker could not reach Redis, "
+                                        "and may run elsewhere too",
+                                        queue_id);
+                       }
+                   });
 }
 
 void WorkerInput::on_ended(const sys::JobEnd& end)
 {
-    const auto found = m_queue_id_of.find(end.id);
-    if (found == m_queue_id_of.end()) {
+    const auto found = m_handed.find(end.id);
+    if (found == m_handed.end()) {
         return;
     }
-    const auto id = found->second;
-    m_queue_id_of.erase(found);
+    const auto handed = std::move(found->second);
+    m_handed.erase(found);
     if (end.stopped && !end.outcome.succeeded()) {
-        spdlog::info("queue job {} returned to the queue: the worker is stopping", id);
-        send(GiveBack{id});
+        spdlog::info("queue job {} returned to the queue: the worker is stopping", handed.id);
+        owe(m_worker, GiveBack{handed.id});
         return;
     }
-    send(JobResult{id, end.outcome.succeeded() ? "succeeded" : "failed", end.outcome.exit_code,
-                   end.outcome.signal, m_settings.host, end.gpu, end.started, end.runtime, ""});
+    owe(m_worker, JobResult{handed.id, end.outcome.succeeded() ? "succeeded" : "failed",
+                            end.outcome.exit_code, end.outcome.signal, m_settings.host, end.gpu,
+                            end.started, end.runtime, "", handed.batch});
 }
 
 void WorkerInput::on_unstarted(const std::vector<Command>& commands)
 {
     for (const auto& command : commands) {
-        if (const auto found = m_queue_id_of.find(command.id); found != m_queue_id_of.end()) {
-            send(GiveBack{found->second});
-            m_queue_id_of.erase(found);
+        if (const auto found = m_handed.find(command.id); found != m_handed.end()) {
+            owe(m_worker, GiveBack{found->second.id});
+            m_handed.erase(found);
         }
     }
     take_buffered();
-    // A take still blocked in Redis may have moved a job just now: stop it, then give back
-    // whatever our list still holds, and leave the set of workers.
+    // A take still blocked in Redis may move a job into our list up to its end: closing it
+    // ends it, and leaving returns whatever our list still holds.
     m_take.close();
     m_take_in_flight = false;
-    if (!m_control.connected()) {
+    m_leaving = true;
+    m_give_up_at = Clock::now() + m_settings.timeout;
+    leave();
+}
+
+// The last step of a worker: once everything owed is sent, whatever its taken list still
+// holds goes back to the queue, and the worker leaves the set of workers.
+void WorkerInput::leave()
+{
+    if (m_left || !m_owed.empty() || !m_synced || !m_control.ready()) {
         return;
     }
-    if (const auto taken = m_queue.taken_by(m_control, m_worker)) {
-        for (const auto& id : *taken) {
-            send(GiveBack{id});
+    m_left = true;
+    m_control.send(m_queue.reclaim(m_worker), [this](RedisResult result) {
+        m_leave_done = true;
+        if (result.ok() && result.reply->integer > 0) {
+            spdlog::info("queue {}: gave back {} jobs taken but not started", where(),
+                         result.reply->integer);
+        }
+    });
+}
+
+bool WorkerInput::settled() const
+{
+    if (m_leave_done || (!m_leaving && m_owed.empty())) {
+        return true;
+    }
+    if (!m_leaving) {
+        return false;
+    }
+    // Redis is away, or slow past the timeout: what is owed is in the spool.
+    const bool settle = (m_trouble && !connected()) || Clock::now() >= *m_give_up_at;
+    if (settle && !m_owed.empty() && !std::exchange(m_said_spooled, true)) {
+        spdlog::warn("queue {}: {} results and returns not sent; they are kept in {} and sent "
+                     "by the next worker started on this queue here",
+                     where(), m_owed.size(), m_spool.path().string());
+    }
+    return settle;
+}
+
+void WorkerInput::owe(std::string worker, std::variant<JobResult, GiveBack> what)
+{
+    Owed owed{0, std::move(worker), std::move(what)};
+    m_spool.add(owed);
+    const auto number = owed.number;
+    m_owed.emplace(number, std::move(owed));
+    if (m_synced && m_control.ready()) {
+        send_owed(number);
+    }
+}
+
+void WorkerInput::pump(bool resyncing)
+{
+    if (!m_control.ready() || !(m_synced || resyncing)) {
+        return;
+    }
+    for (const auto& [number, owed] : m_owed) {
+        if (!m_in_flight.contains(number)) {
+            send_owed(number);
         }
     }
-    if (m_unsent.empty()) {
-        m_queue.forget_worker(m_control, m_worker);
-    }
 }
 
-void WorkerInput::send(Report report)
+void WorkerInput::send_owed(std::uint64_t number)
 {
-    if (m_unsent.empty() && m_control.connected() && try_send(report)) {
-        return;
-    }
-    m_unsent.push_back(std::move(report));
-}
-
-bool WorkerInput::try_send(const Report& report)
-{
-    const bool sent = std::visit(
+    const auto& owed = m_owed.at(number);
+    const auto command = std::visit(
         [&](const auto& what) {
             using What = std::decay_t<decltype(what)>;
             if constexpr (std::is_same_v<What, JobResult>) {
-                return m_queue.finish(m_control, m_worker, what);
+                return m_queue.finish(owed.worker, what);
             } else {
-                return m_queue.give_back(m_control, m_worker, what.id);
+                return m_queue.give_back(owed.worker, what.id);
             }
         },
-        report);
-    if (!sent) {
-        lost(m_control.error());
-    }
-    return sent;
+        owed.what);
+    m_in_flight.insert(number);
+    m_control.send(command, [this, number](RedisResult result) {
+        m_in_flight.erase(number);
+        if (!result.ok()) {
+            if (result.failure == RedisFailure::error_reply) {
+                trouble(result.failure, result.error);
+            }
+            return;
+        }
+        m_owed.erase(number);
+        m_spool.mark_sent(number);
+        if (m_leaving) {
+            leave();
+        }
+    });
 }
 
 } // namespace gpusched::queue

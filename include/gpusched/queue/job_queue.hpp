@@ -1,6 +1,7 @@
 #pragma once
 
 #include <gpusched/queue/redis_client.hpp>
+#include <gpusched/queue/redis_command.hpp>
 
 #include <map>
 #include <optional>
@@ -9,7 +10,7 @@
 
 namespace gpusched::queue {
 
-// A job as the queue keeps it (the hash gpusched:QUEUE:job:ID).
+// A job as the queue keeps it (the hash job:ID).
 struct QueuedJob {
     std::string id;
     std::map<std::string, std::string> fields; // command, batch, seq, sig, outcome, ...
@@ -25,7 +26,8 @@ struct JobResult {
     std::string gpu;
     double started = 0;
     double runtime = 0;
-    std::string note; // why a job was refused
+    std::string note;  // why a job was refused
+    std::string batch; // the job's batch, whose list of ended jobs it joins
 };
 
 struct QueueStatus {
@@ -34,33 +36,62 @@ struct QueueStatus {
         std::string id, worker, host, gpu, started, command;
     };
     std::vector<Running> running;
-    long long submitted = 0, succeeded = 0, failed = 0, refused = 0;
+    long long submitted = 0, succeeded = 0, failed = 0, refused = 0, returned = 0;
     std::vector<QueuedJob> failures; // the latest ones
 };
 
-// The Redis side of the queue NAME. Keys start with gpusched:NAME:
-//   next_id, next_batch      counters
-//   pending                  list of job ids waiting for a worker (taken from the left)
-//   job:ID                   hash: command, batch, seq, sig, submitted; then worker, host, gpu,
-//                            started; then outcome, exit, signal, runtime, ended
-//   taken:WORKER             list of the ids a worker has taken (moved there atomically)
-//   workers                  sorted set: worker -> its last heartbeat (server time, ms)
-//   stats, failures          counts by outcome; the ids of the latest failures
-//   batch:B:done             list of the ids of batch B that have ended, for `submit --wait`
-// Every step that must not half-happen is one Lua script, run atomically by Redis.
+// What a heartbeat learns: the queue's marker (to tell a reset), and the workers whose
+// leases have run out, whose jobs go back to the queue.
+struct HeartbeatReply {
+    std::string marker;
+    std::vector<std::string> expired;
+};
+
+// The Redis side of the queue NAME: its keys, its scripts, and the commands that read and
+// change it. The protocol (every key, every job state, every script) is described in
+// docs/queue-protocol.md; keep the two in step. Every key shares the hash tag {NAME}, and
+// every key a script touches is passed in KEYS, so Redis Cluster can serve a queue.
+//
+// The worker's operations are commands to send (the worker sends them without waiting, from
+// its event loop) and readers of their replies; the command-line tools use the synchronous
+// forms at the end.
 class JobQueue {
 public:
     explicit JobQueue(std::string name);
 
     const std::string& name() const { return m_name; }
+    // Every script of the protocol, for connections to load once.
+    static std::vector<const LuaScript*> scripts();
 
+    // The worker's commands.
+    RedisCommand open_marker(const std::string& made) const; // reply: the marker
+    RedisCommand take(const std::string& worker) const; // BLMOVE pending -> taken:WORKER
+    RedisCommand fetch(const std::string& id) const;    // reply: the job's fields
+    // Notes the job started (reply 1), or 0 when it is no longer this worker's to run.
+    RedisCommand start(const std::string& worker, const std::string& id, const std::string& host,
+                       const std::string& gpu, double started) const;
+    // Records a job's result once (a late duplicate changes nothing) and drops it from the
+    // taken list of `worker`.
+    RedisCommand finish(const std::string& worker, const JobResult& result) const;
+    // Puts a job `worker` took back at the head of the queue.
+    RedisCommand give_back(const std::string& worker, const std::string& id) const;
+    // Notes the worker alive until `lease_ms` from now (its own lease, which governs its
+    // jobs); replies with the marker and the workers whose leases ran out.
+    RedisCommand heartbeat(const std::string& worker, const std::string& description,
+                           long long lease_ms) const;
+    static std::optional<HeartbeatReply> read_heartbeat(const RedisReply& reply);
+    // Returns every job of `worker` to the head of the queue and forgets the worker; the
+    // reply is how many went back. For a worker whose lease ran out, and for one leaving.
+    RedisCommand reclaim(const std::string& worker) const;
+    RedisCommand taken(const std::string& worker) const; // reply: the ids
+
+    // Synchronous forms for the command-line tools.
     // The queue's marker: a random word set once, when the queue is first used (SET NX),
     // and read back. A queue whose marker is gone or has changed was reset (FLUSHALL, a
     // Redis restarted without its data): what it held is lost. open() makes it if need be
     // and returns it; marker() reads it ("" when there is none).
     std::optional<std::string> open(RedisClient& redis) const;
     std::optional<std::string> marker(RedisClient& redis) const;
-
     // Submitting: ids for `count` jobs (the last of them), a batch number, then the jobs.
     std::optional<long long> reserve_ids(RedisClient& redis, long long count) const;
     std::optional<long long> new_batch(RedisClient& redis) const;
@@ -76,27 +107,11 @@ public:
     // Every id of batch `batch` wait_ended has returned so far (or lost with a connection).
     std::optional<std::vector<std::string>> ended_ids(RedisClient& redis,
                                                       const std::string& batch) const;
-
-    // Working: the blocking take is sent on its own connection, its reply (the id) read later.
-    bool send_take(RedisClient& take, const std::string& worker) const;
     std::optional<QueuedJob> fetch(RedisClient& redis, const std::string& id) const;
-    bool mark_started(RedisClient& redis, const std::string& id, const std::string& worker,
-                      const std::string& host, const std::string& gpu, double started) const;
-    // Records a job's result once (a late duplicate changes nothing) and drops it from the
-    // worker's taken list.
-    bool finish(RedisClient& redis, const std::string& worker, const JobResult& result) const;
-    // Puts a job the worker will not run back at the head of the queue.
-    bool give_back(RedisClient& redis, const std::string& worker, const std::string& id) const;
-    // Notes the worker alive, and returns to the queue the jobs of workers silent for longer
-    // than `lease_timeout_ms`; the number of jobs returned.
-    std::optional<long long> heartbeat(RedisClient& redis, const std::string& worker,
-                                       const std::string& description,
-                                       long long lease_timeout_ms) const;
-    std::optional<std::vector<std::string>> taken_by(RedisClient& redis,
-                                                     const std::string& worker) const;
-    bool forget_worker(RedisClient& redis, const std::string& worker) const;
-
     std::optional<QueueStatus> status(RedisClient& redis, std::size_t failures) const;
+
+    static QueuedJob to_job(const std::string& id, const RedisReply& reply);
+    static std::vector<std::string> to_strings(const RedisReply& reply);
 
 private:
     std::string key(const std::string& suffix) const { return m_prefix + suffix; }

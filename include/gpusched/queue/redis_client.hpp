@@ -1,5 +1,6 @@
 #pragma once
 
+#include <gpusched/queue/redis_command.hpp>
 #include <gpusched/redis_url.hpp>
 
 #include <chrono>
@@ -11,21 +12,10 @@ struct redisContext;
 
 namespace gpusched::queue {
 
-// A reply from Redis, copied out of hiredis's structures.
-struct RedisReply {
-    enum class Type { nil, integer, string, status, error, array };
-    Type type = Type::nil;
-    long long integer = 0;
-    std::string text; // of a string, status or error
-    std::vector<RedisReply> elements;
-
-    bool is_error() const { return type == Type::error; }
-};
-
-// One connection to Redis with hiredis. Commands are synchronous and bounded by the timeout;
-// a command whose reply is long in coming (a blocking BLMOVE) is sent with send() and its
-// reply read with read_reply() once poll says fd() is readable, so the event loop never
-// blocks on it. A broken connection is closed and reported; reconnecting is the caller's.
+// One synchronous connection to Redis with hiredis, for the command-line tools (submit,
+// queue): every command is bounded by the timeout. A broken connection is closed and
+// reported, with the kind of failure; reconnecting is the caller's. (The worker, which must
+// never block, uses AsyncRedis.)
 class RedisClient {
 public:
     RedisClient(RedisUrl url, std::chrono::milliseconds timeout);
@@ -38,6 +28,8 @@ public:
     bool connected() const { return m_context != nullptr; }
     void close();
     const std::string& error() const { return m_error; }
+    // What went wrong last: an error reply leaves the connection open, the rest close it.
+    RedisFailure failure() const { return m_failure; }
     const RedisUrl& url() const { return m_url; }
 
     // A command and its reply; nothing when the connection broke (it is then closed).
@@ -46,16 +38,13 @@ public:
     std::optional<std::vector<RedisReply>>
     pipeline(const std::vector<std::vector<std::string>>& commands);
 
-    // Sends a command without waiting for its reply.
-    bool send(const std::vector<std::string>& args);
-    int fd() const;
-    // What has arrived: the reply once it is whole, else nothing; on an error the connection
-    // is closed (connected() turns false).
-    std::optional<RedisReply> read_reply();
+    // A command of the protocol: a script goes by its SHA-1, and by its text when Redis
+    // does not know it yet (which loads it for every later call).
+    std::optional<RedisReply> run(const RedisCommand& command);
+    std::optional<std::vector<RedisReply>> run_all(const std::vector<RedisCommand>& commands);
 
 private:
     bool append(const std::vector<std::string>& args);
-    bool flush();
     std::optional<RedisReply> wait_reply();
     void fail(const std::string& what);
 
@@ -63,6 +52,7 @@ private:
     std::chrono::milliseconds m_timeout;
     redisContext* m_context = nullptr;
     std::string m_error;
+    RedisFailure m_failure = RedisFailure::cannot_connect;
 };
 
 } // namespace gpusched::queue

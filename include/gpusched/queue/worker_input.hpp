@@ -1,15 +1,18 @@
 #pragma once
 
+#include <gpusched/queue/async_redis.hpp>
 #include <gpusched/queue/job_queue.hpp>
-#include <gpusched/queue/redis_client.hpp>
+#include <gpusched/queue/result_spool.hpp>
 #include <gpusched/sys/command_input.hpp>
 
 #include <chrono>
 #include <deque>
+#include <filesystem>
+#include <map>
 #include <optional>
+#include <set>
 #include <string>
 #include <unordered_map>
-#include <variant>
 
 namespace gpusched::queue {
 
@@ -21,13 +24,19 @@ struct WorkerSettings {
     std::chrono::milliseconds timeout{2'000}; // of one Redis command or connection attempt
     std::string host;
     std::string gpus; // shown by `gpusched queue`
+    std::filesystem::path spool_directory;
 };
 
 // A worker's input: jobs taken from the Redis queue, one at a time and only when a GPU is
 // free to run it (BLMOVE into this worker's taken list, so a job is never in two places), and
-// their results sent back. Heartbeats keep its jobs its own; a worker that goes silent has its
-// jobs returned to the queue by the others. When Redis is unreachable it keeps running what it
-// has and reconnects with backoff, keeping the results to send; it exits only once they are.
+// their results sent back. All its Redis traffic is asynchronous, driven by the runner's one
+// poll, so nothing Redis does (dying, pausing, answering errors) delays a signal, a timeout
+// or a job. Each result is written to the spool before it is sent; what could not be sent
+// when the worker ends stays there for the next worker on the queue. Heartbeats keep its
+// lease (its own --lease-timeout); the jobs of workers whose leases ran out go back to the
+// queue. Failures are told apart (no connection, no answer in time, an error reply): each is
+// logged once when it begins and once when it ends, and retried with a back-off that only a
+// success resets.
 class WorkerInput final : public sys::CommandInput {
 public:
     explicit WorkerInput(WorkerSettings settings);
@@ -53,41 +62,72 @@ public:
     void on_started(JobId id, const std::string& gpu) override;
     void on_ended(const sys::JobEnd& end) override;
     void on_unstarted(const std::vector<Command>& commands) override;
-    bool settled() const override { return m_unsent.empty(); }
+    bool settled() const override;
 
 private:
-    struct GiveBack {
+    struct Ready {
         std::string id;
+        std::string batch;
+        sys::InputLine line;
     };
-    using Report = std::variant<JobResult, GiveBack>;
+    struct Handed {
+        std::string id;
+        std::string batch;
+    };
 
-    bool up() const { return m_control.connected() && m_take.connected(); }
-    void connect(Clock::time_point now);
-    void lost(const std::string& why);
+    bool connected() const { return m_control.ready() && m_take.ready(); }
+    void connect();
+    void on_up();
+    void resync();
+    void trouble(RedisFailure why, const std::string& error);
+    void recovered();
+    void on_heartbeat(const HeartbeatReply& reply);
+    void check_marker(const std::string& marker);
     void adopt_taken();
-    // True when job `id` is ready or running here.
-    bool is_known(const std::string& id) const;
     void take_arrived(const std::string& id);
-    void send(Report report);
-    bool try_send(const Report& report);
+    void fetched(const std::string& id, const QueuedJob& job);
+    void refuse(const std::string& id, const std::string& batch, const std::string& why);
+    void owe(std::string worker, std::variant<JobResult, GiveBack> what);
+    void pump(bool resyncing = false);
+    void send_owed(std::uint64_t number);
     void heartbeat();
+    void leave();
+    bool is_known(const std::string& id) const;
+    std::string where() const;
 
     WorkerSettings m_settings;
     JobQueue m_queue;
     std::string m_worker;
-    RedisClient m_control;
-    RedisClient m_take;
-    bool m_take_in_flight = false;
-    bool m_stopped = false;
-    std::chrono::milliseconds m_backoff{100};
-    Clock::time_point m_next_connect{};
-    Clock::time_point m_next_heartbeat{};
-    bool m_outage_logged = false;
+    ResultSpool m_spool;
+    AsyncRedis m_control;
+    AsyncRedis m_take;
 
-    std::deque<std::pair<std::string, sys::InputLine>> m_ready; // queue id, command
-    std::string m_last_handed;
-    std::unordered_map<JobId, std::string> m_queue_id_of;
-    std::deque<Report> m_unsent;
+    // Health: synced once a heartbeat got through on the current connections.
+    bool m_synced = false;
+    std::optional<RedisFailure> m_trouble;
+    Clock::time_point m_trouble_since{};
+    std::optional<Clock::time_point> m_retry_at;
+    std::chrono::milliseconds m_backoff;
+    std::optional<Clock::time_point> m_next_heartbeat;
+    bool m_heartbeat_in_flight = false;
+    std::string m_marker; // the queue's, as first seen
+    bool m_connect_logged = false;
+
+    bool m_stopped = false;
+    bool m_take_in_flight = false;
+    std::set<std::string> m_fetching; // ids taken, their jobs being read
+    std::deque<Ready> m_ready;
+    std::optional<Handed> m_last_handed;
+    std::unordered_map<JobId, Handed> m_handed;
+    std::set<std::string> m_ran; // ids run here: never run twice, whatever Redis says
+
+    std::map<std::uint64_t, Owed> m_owed; // by spool number, in order
+    std::set<std::uint64_t> m_in_flight;
+    bool m_leaving = false; // the run ended: what is owed is sent, then the worker leaves
+    bool m_left = false;
+    bool m_leave_done = false;
+    mutable bool m_said_spooled = false;
+    std::optional<Clock::time_point> m_give_up_at;
 };
 
 } // namespace gpusched::queue

@@ -1,0 +1,67 @@
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace gpusched::queue {
+
+// A reply from Redis, copied out of hiredis's structures.
+struct RedisReply {
+    enum class Type { nil, integer, string, status, error, array };
+    Type type = Type::nil;
+    long long integer = 0;
+    std::string text; // of a string, status or error
+    std::vector<RedisReply> elements;
+
+    bool is_error() const { return type == Type::error; }
+    // Redis did not know the script an EVALSHA named (it restarted, or SCRIPT FLUSH).
+    bool is_unknown_script() const { return is_error() && text.starts_with("NOSCRIPT"); }
+};
+
+// Why a command got no answer, or not the one hoped for. Each kind is its own state in the
+// log and its own retry: an error reply keeps the connection, the others end it.
+enum class RedisFailure {
+    cannot_connect, // no connection could be made, or logging in was refused
+    timed_out,      // Redis took longer than the timeout to answer (paused, overloaded)
+    lost,           // the connection broke
+    error_reply,    // Redis answered with an error (out of memory, read-only replica ...)
+};
+
+const char* describe_failure(RedisFailure failure);
+
+// A Lua script of the queue's protocol. Connections load it once (SCRIPT LOAD) and call it
+// by its SHA-1 (EVALSHA); its text goes over the wire again only when Redis forgot it.
+class LuaScript {
+public:
+    explicit LuaScript(std::string source);
+    const std::string& source() const { return m_source; }
+    const std::string& sha1() const { return m_sha1; }
+
+private:
+    std::string m_source;
+    std::string m_sha1;
+};
+
+// What is sent to Redis: plain words, or a script with every key it touches (so that Redis
+// Cluster can route it) and its arguments.
+struct RedisCommand {
+    std::vector<std::string> words; // a plain command
+    const LuaScript* script = nullptr;
+    std::vector<std::string> keys;
+    std::vector<std::string> args;
+
+    static RedisCommand plain(std::vector<std::string> words)
+    {
+        return {std::move(words), nullptr, {}, {}};
+    }
+    static RedisCommand call(const LuaScript& script, std::vector<std::string> keys,
+                             std::vector<std::string> args)
+    {
+        return {{}, &script, std::move(keys), std::move(args)};
+    }
+
+    // The words sent: EVALSHA (or EVAL with `by_source`) for a script.
+    std::vector<std::string> to_words(bool by_source = false) const;
+};
+
+} // namespace gpusched::queue

@@ -1,0 +1,50 @@
+#include <gpusched/queue/redis_command.hpp>
+
+#include <fmt/format.h>
+#include <openssl/evp.h>
+
+#include <stdexcept>
+
+namespace gpusched::queue {
+
+const char* describe_failure(RedisFailure failure)
+{
+    switch (failure) {
+    case RedisFailure::cannot_connect:
+        return "cannot connect";
+    case RedisFailure::timed_out:
+        return "no answer in time";
+    case RedisFailure::lost:
+        return "connection lost";
+    case RedisFailure::error_reply:
+        return "error reply";
+    }
+    return "?";
+}
+
+LuaScript::LuaScript(std::string source) : m_source(std::move(source))
+{
+    unsigned char digest[EVP_MAX_MD_SIZE];
+    unsigned int length = 0;
+    if (EVP_Digest(m_source.data(), m_source.size(), digest, &length, EVP_sha1(), nullptr) != 1) {
+        throw std::runtime_error("SHA-1 failed");
+    }
+    for (unsigned int i = 0; i < length; ++i) {
+        m_sha1 += fmt::format("{:02x}", digest[i]);
+    }
+}
+
+std::vector<std::string> RedisCommand::to_words(bool by_source) const
+{
+    if (script == nullptr) {
+        return words;
+    }
+    std::vector<std::string> sent = {by_source ? "EVAL" : "EVALSHA",
+                                     by_source ? script->source() : script->sha1(),
+                                     std::to_string(keys.size())};
+    sent.insert(sent.end(), keys.begin(), keys.end());
+    sent.insert(sent.end(), args.begin(), args.end());
+    return sent;
+}
+
+} // namespace gpusched::queue

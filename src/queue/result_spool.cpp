@@ -1,0 +1,194 @@
+#include <gpusched/queue/result_spool.hpp>
+
+#include <gpusched/sys/system_error.hpp>
+#include <gpusched/sys/write_all.hpp>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+#include <spdlog/spdlog.h>
+
+#include <fcntl.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <set>
+#include <system_error>
+
+namespace gpusched::queue {
+namespace {
+
+namespace fs = std::filesystem;
+using Json = nlohmann::json;
+
+const char* absolute_from_environment(const char* name)
+{
+    const char* value = std::getenv(name);
+    return value != nullptr && value[0] == '/' ? value : nullptr;
+}
+
+Json to_json(const Owed& owed)
+{
+    Json line = {{"n", owed.number}, {"worker", owed.worker}};
+    if (const auto* result = std::get_if<JobResult>(&owed.what)) {
+        line["result"] = {{"id", result->id},         {"batch", result->batch},
+                          {"outcome", result->outcome}, {"exit", result->exit_code},
+                          {"signal", result->signal}, {"host", result->host},
+                          {"gpu", result->gpu},         {"started", result->started},
+                          {"runtime", result->runtime}, {"note", result->note}};
+    } else {
+        line["give_back"] = std::get<GiveBack>(owed.what).id;
+    }
+    return line;
+}
+
+std::optional<Owed> from_json(const Json& line)
+{
+    Owed owed;
+    owed.worker = line.at("worker").get<std::string>();
+    if (line.contains("give_back")) {
+        owed.what = GiveBack{line.at("give_back").get<std::string>()};
+        return owed;
+    }
+    const auto& result = line.at("result");
+    owed.what = JobResult{result.at("id").get<std::string>(),
+                          result.at("outcome").get<std::string>(),
+                          result.at("exit").get<int>(),
+                          result.at("signal").get<int>(),
+                          result.at("host").get<std::string>(),
+                          result.at("gpu").get<std::string>(),
+                          result.at("started").get<double>(),
+                          result.at("runtime").get<double>(),
+                          result.at("note").get<std::string>(),
+                          result.at("batch").get<std::string>()};
+    return owed;
+}
+
+// The entries of a spool file not marked sent. A line cut short by a crash is skipped.
+std::vector<Owed> unsent_in(const fs::path& path)
+{
+    std::ifstream file(path);
+    std::vector<std::pair<std::uint64_t, Owed>> entries;
+    std::set<std::uint64_t> sent;
+    std::string text;
+    while (std::getline(file, text)) {
+        try {
+            const auto line = Json::parse(text);
+            if (line.contains("sent")) {
+                sent.insert(line.at("sent").get<std::uint64_t>());
+            } else if (auto owed = from_json(line)) {
+                entries.emplace_back(line.at("n").get<std::uint64_t>(), std::move(*owed));
+            }
+        } catch (const Json::exception&) {
+            spdlog::warn("{}: skipping a damaged line", path.string());
+        }
+    }
+    std::vector<Owed> unsent;
+    for (auto& [number, owed] : entries) {
+        if (!sent.contains(number)) {
+            unsent.push_back(std::move(owed));
+        }
+    }
+    return unsent;
+}
+
+} // namespace
+
+fs::path ResultSpool::default_directory()
+{
+    if (const char* state = absolute_from_environment("XDG_STATE_HOME")) {
+        return fs::path(state) / "gpusched" / "spool";
+    }
+    if (const char* home = absolute_from_environment("HOME")) {
+        return fs::path(home) / ".local" / "state" / "gpusched" / "spool";
+    }
+    return fs::path("/tmp") / fmt::format("gpusched-spool-{}", getuid());
+}
+
+ResultSpool::ResultSpool(const fs::path& directory, const std::string& queue_key,
+                         const std::string& worker)
+    : m_directory(directory / queue_key), m_path(m_directory / (worker + ".spool"))
+{
+    std::error_code error;
+    fs::create_directories(m_directory, error);
+    if (error) {
+        throw std::runtime_error(
+            fmt::format("spool directory {}: {}", m_directory.string(), error.message()));
+    }
+    ::chmod(m_directory.c_str(), 0700);
+    m_file.reset(::open(m_path.c_str(),
+                        O_RDWR | O_CREAT | O_APPEND | O_NOFOLLOW | O_CLOEXEC, 0600));
+    if (!m_file) {
+        sys::throw_errno("open " + m_path.string());
+    }
+    if (::flock(m_file.get(), LOCK_EX | LOCK_NB) != 0) {
+        sys::throw_errno("flock " + m_path.string());
+    }
+}
+
+bool ResultSpool::append(const std::string& line)
+{
+    if (sys::write_all(m_file.get(), line)) {
+        return true;
+    }
+    if (!std::exchange(m_failed, true)) {
+        spdlog::error("cannot write the spool file {}: {}; results are sent, but one the queue "
+                      "has not acknowledged is lost if this worker dies",
+                      m_path.string(), std::strerror(errno));
+    }
+    return false;
+}
+
+bool ResultSpool::add(Owed& owed)
+{
+    owed.number = m_next++;
+    ++m_owed;
+    return append(to_json(owed).dump(-1, ' ', false, Json::error_handler_t::replace) + "\n");
+}
+
+void ResultSpool::mark_sent(std::uint64_t number)
+{
+    if (m_owed > 0) {
+        --m_owed;
+    }
+    if (m_owed == 0) {
+        // Nothing is owed: the file starts again empty (appends go to the new end).
+        if (::ftruncate(m_file.get(), 0) == 0) {
+            return;
+        }
+    }
+    append(fmt::format("{{\"sent\":{}}}\n", number));
+}
+
+std::vector<Owed> ResultSpool::adopt_orphans()
+{
+    std::vector<Owed> adopted;
+    std::error_code error;
+    for (const auto& entry : fs::directory_iterator(m_directory, error)) {
+        const auto& path = entry.path();
+        if (path == m_path || path.extension() != ".spool") {
+            continue;
+        }
+        const sys::UniqueFd other(::open(path.c_str(), O_RDWR | O_NOFOLLOW | O_CLOEXEC));
+        // A file its worker still holds is that worker's to send.
+        if (!other || ::flock(other.get(), LOCK_EX | LOCK_NB) != 0) {
+            continue;
+        }
+        for (auto& owed : unsent_in(path)) {
+            add(owed);
+            adopted.push_back(std::move(owed));
+        }
+        ::unlink(path.c_str());
+    }
+    if (!adopted.empty()) {
+        spdlog::info("sending {} results and returns that stopped workers could not send",
+                     adopted.size());
+    }
+    return adopted;
+}
+
+} // namespace gpusched::queue
