@@ -164,6 +164,14 @@ void ResultSpool::mark_sent(std::uint64_t number)
     append(fmt::format("{{\"sent\":{}}}\n", number));
 }
 
+void ResultSpool::close_if_settled()
+{
+    if (m_owed == 0 && m_file) {
+        ::unlink(m_path.c_str());
+        m_file.reset();
+    }
+}
+
 std::vector<Owed> ResultSpool::adopt_orphans()
 {
     std::vector<Owed> adopted;

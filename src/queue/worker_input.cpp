@@ -56,7 +56,10 @@ WorkerInput::WorkerInput(WorkerSettings settings)
     connect();
 }
 
-WorkerInput::~WorkerInput() = default;
+WorkerInput::~WorkerInput()
+{
+    m_spool.close_if_settled();
+}
 
 std::string WorkerInput::where() const
 {
@@ -357,9 +360,7 @@ std::optional<WorkerInput::Clock::time_point> WorkerInput::next_deadline() const
     if (m_synced) {
         earlier(m_next_heartbeat);
     }
-    if (m_leaving) {
-        earlier(m_give_up_at);
-    }
+    earlier(m_give_up_at);
     return next;
 }
 
@@ -454,22 +455,19 @@ void WorkerInput::on_ended(const sys::JobEnd& end)
                             end.started, end.runtime, "", handed.batch});
 }
 
+// After the run's loop: a job accepted but never started went back to the queue with the
+// worker's leaving, or, where that could not be sent, is owed (in the spool).
 void WorkerInput::on_unstarted(const std::vector<Command>& commands)
 {
     for (const auto& command : commands) {
         if (const auto found = m_handed.find(command.id); found != m_handed.end()) {
-            owe(m_worker, GiveBack{found->second.id});
+            if (!m_leave_done) {
+                owe(m_worker, GiveBack{found->second.id});
+            }
             m_handed.erase(found);
         }
     }
     take_buffered();
-    // A take still blocked in Redis may move a job into our list up to its end: closing it
-    // ends it, and leaving returns whatever our list still holds.
-    m_take.close();
-    m_take_in_flight = false;
-    m_leaving = true;
-    m_give_up_at = Clock::now() + m_settings.timeout;
-    leave();
 }
 
 // The last step of a worker: once everything owed is sent, whatever its taken list still
@@ -489,15 +487,30 @@ void WorkerInput::leave()
     });
 }
 
+// The run takes no more jobs and none runs: the worker leaves. A take still blocked in Redis
+// may move a job into our list up to its end: closing it ends it, and leaving returns
+// whatever our list holds. What is owed gets the timeout to reach Redis; when Redis is away
+// it stays in the spool, for the next worker on the queue.
+void WorkerInput::on_jobs_over()
+{
+    if (m_leaving) {
+        return;
+    }
+    m_leaving = true;
+    m_give_up_at = Clock::now() + m_settings.timeout;
+    m_take.close();
+    m_take_in_flight = false;
+    leave();
+}
+
 bool WorkerInput::settled() const
 {
     if (m_leave_done || (!m_leaving && m_owed.empty())) {
         return true;
     }
-    if (!m_leaving) {
+    if (!m_give_up_at) {
         return false;
     }
-    // Redis is away, or slow past the timeout: what is owed is in the spool.
     const bool settle = (m_trouble && !connected()) || Clock::now() >= *m_give_up_at;
     if (settle && !m_owed.empty() && !std::exchange(m_said_spooled, true)) {
         spdlog::warn("queue {}: {} results and returns not sent; they are kept in {} and sent "

@@ -101,6 +101,9 @@ void JobRunner::run_once()
         tend_leases();
         wait_for_events();
         take_input();
+        if (m_scheduler.done() && m_jobs.empty()) {
+            m_input.on_jobs_over();
+        }
         report_lingering_jobs();
         redraw_progress();
     } catch (const std::exception& error) {

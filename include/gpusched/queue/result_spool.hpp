@@ -50,6 +50,8 @@ public:
     bool add(Owed& owed);
     void mark_sent(std::uint64_t number);
     std::size_t owed() const { return m_owed; }
+    // Removes the file when nothing in it is owed: a worker that owes nothing leaves nothing.
+    void close_if_settled();
 
     // The entries other workers left unsent, moved into this spool (numbered anew, their
     // worker kept), their files removed.

@@ -71,6 +71,9 @@ public:
     virtual void on_ended(const JobEnd& /*end*/) {}
     // Jobs accepted but never started, at the end of a run.
     virtual void on_unstarted(const std::vector<Command>& /*commands*/) {}
+    // No job is left to run or running: the run ends once settled(). Called on every turn
+    // of the loop from then on.
+    virtual void on_jobs_over() {}
     // True once everything it still had to send (results) is sent; the runner waits for it.
     virtual bool settled() const { return true; }
 };
