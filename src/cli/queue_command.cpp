@@ -66,6 +66,7 @@ int run_queue(const QueueCommandOptions& options)
                                        {"succeeded", status->succeeded},
                                        {"failed", status->failed},
                                        {"refused", status->refused},
+                                       {"returned", status->returned},
                                        {"failures", nlohmann::ordered_json::array()}};
         for (const auto& job : status->running) {
             json["running"].push_back({{"id", job.id},
@@ -84,9 +85,9 @@ int run_queue(const QueueCommandOptions& options)
     }
     fmt::print("queue {} at {}\n", options.queue.queue, describe_redis_url(url));
     fmt::print("queued    {}\nrunning   {}\nfinished  {} succeeded, {} failed, {} refused (of {} "
-               "submitted)\n",
+               "submitted)\nreturned  {} times a job went back to the queue unfinished\n",
                status->pending, status->running.size(), status->succeeded, status->failed,
-               status->refused, status->submitted);
+               status->refused, status->submitted, status->returned);
     for (const auto& job : status->running) {
         fmt::print("  job {} on {} GPU {} {}: {}\n", job.id, job.host,
                    job.gpu.empty() ? "-" : job.gpu, since(job.started),

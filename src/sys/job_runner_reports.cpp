@@ -147,8 +147,11 @@ void JobRunner::report_summary()
         extra += fmt::format(", {} retries", counts.retries);
     }
     if (counts.interrupted > 0) {
+        const auto fate = m_input.interrupted_fate();
         extra += fmt::format(", {} interrupted{}", counts.interrupted,
-                             m_options.joblog ? " (--resume runs them again)" : "");
+                             !fate.empty()         ? " (" + fate + ")"
+                             : m_options.joblog ? " (--resume runs them again)"
+                                                : "");
     }
     if (counts.unrecorded > 0) {
         extra += fmt::format(", {} not recorded", counts.unrecorded);

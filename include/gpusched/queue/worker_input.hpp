@@ -62,6 +62,7 @@ public:
     void on_started(JobId id, const std::string& gpu) override;
     void on_ended(const sys::JobEnd& end) override;
     void on_unstarted(const std::vector<Command>& commands) override;
+    std::string interrupted_fate() const override { return "returned to the queue"; }
     void on_jobs_over() override;
     bool settled() const override;
 

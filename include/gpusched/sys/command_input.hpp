@@ -71,6 +71,8 @@ public:
     virtual void on_ended(const JobEnd& /*end*/) {}
     // Jobs accepted but never started, at the end of a run.
     virtual void on_unstarted(const std::vector<Command>& /*commands*/) {}
+    // What becomes of jobs a stop interrupted, for the run's summary ("" when nothing does).
+    virtual std::string interrupted_fate() const { return {}; }
     // No job is left to run or running: the run ends once settled(). Called on every turn
     // of the loop from then on.
     virtual void on_jobs_over() {}
