@@ -9,46 +9,150 @@
 #include <chrono>
 #include <optional>
 #include <stdexcept>
+#include <string>
 #include <thread>
+#include <utility>
 
 namespace gpusched::cli {
 
-// Connects, trying again with a growing pause (0.1 s doubling to 5 s) until it works: a
-// command-line client started before Redis, or cut off by its restart, simply waits for it.
-inline void reconnect(queue::RedisClient& redis)
+// How a command-line client (`submit`) reaches Redis, at the start and again after a lost
+// connection: a try at once, then tries after pauses of 0.1 s doubling to 2 s, until
+// `give_up_after` (--connect-timeout) has passed since the first. Each try is cut short by the
+// time left (though given at least 0.2 s), so a host that drops packets costs no more than one
+// that refuses. Then it gives up: a client that waited forever on a mistyped address or a
+// server that is gone would never tell its user.
+struct RetryPolicy {
+    std::chrono::milliseconds give_up_after{10'000};
+    std::chrono::milliseconds first_pause{100};
+    std::chrono::milliseconds longest_pause{2'000};
+    std::chrono::milliseconds shortest_try{200};
+};
+
+// The policy gave up: Redis could not be reached in time. Nothing is known to be wrong with
+// the queue itself; trying again later may work (exit status 75).
+class RedisUnreachable : public std::runtime_error {
+public:
+    using std::runtime_error::runtime_error;
+};
+
+// "10 s", "0.5 s".
+inline std::string describe_seconds(std::chrono::milliseconds duration)
 {
-    auto pause = std::chrono::milliseconds(100);
-    bool logged = false;
-    while (!redis.connect()) {
-        if (!std::exchange(logged, true)) {
-            spdlog::warn("{}; trying again until it answers", redis.error());
-        }
-        std::this_thread::sleep_for(pause);
-        pause = std::min<std::chrono::milliseconds>(pause * 2, std::chrono::seconds(5));
-    }
-    if (logged) {
-        spdlog::info("connected to {}", describe_redis_url(redis.url()));
-    }
+    return fmt::format("{} s", static_cast<double>(duration.count()) / 1000.0);
 }
 
-// Runs `operation` (which returns an optional) until it gives a value, reconnecting between
-// tries; operations given here must be safe to repeat.
-template <class Operation>
-auto with_retry(queue::RedisClient& redis, Operation operation)
-{
-    while (true) {
-        if (!redis.connected()) {
-            reconnect(redis);
+// A connection to Redis, made and made again under a RetryPolicy. `timeout` bounds each
+// command (and each step of connecting while time is left).
+class RedisConnection {
+public:
+    RedisConnection(RedisUrl url, std::chrono::milliseconds timeout, RetryPolicy policy)
+        : m_redis(std::move(url), timeout), m_timeout(timeout), m_policy(policy)
+    {
+    }
+
+    queue::RedisClient& client() { return m_redis; }
+    const RetryPolicy& policy() const { return m_policy; }
+    std::string address() const { return describe_redis_url(m_redis.url()); }
+
+    // Connects under the policy; when it gives up, why, naming the address.
+    std::optional<std::string> connect()
+    {
+        const auto reason = connect_within_policy();
+        if (!reason) {
+            return std::nullopt;
         }
-        if (auto result = operation()) {
-            return *result;
-        }
-        if (redis.connected()) {
-            // Redis answered with an error: trying again would get the same answer.
-            throw std::runtime_error(
-                fmt::format("{}: {}", describe_redis_url(redis.url()), redis.error()));
+        return fmt::format("cannot reach Redis at {} within {} (--connect-timeout): {}", address(),
+                           describe_seconds(m_policy.give_up_after), *reason);
+    }
+
+    // Runs `operation` (which returns an optional) until it gives a value. A lost connection
+    // is made again under the policy (RedisUnreachable when it gives up), and then
+    // `reconnected()` is called, which may find that the queue is not what it was, before
+    // `operation` is tried again: operations given here must be safe to repeat. Redis
+    // answering with an error is thrown, as trying again would get the same answer.
+    template <class Operation, class Reconnected>
+    auto with_retry(Operation operation, Reconnected reconnected)
+    {
+        while (true) {
+            if (!m_redis.connected()) {
+                const auto lost = without_prefix(m_redis.error(), "lost the connection to Redis: ");
+                if (const auto reason = connect_within_policy()) {
+                    throw RedisUnreachable(fmt::format(
+                        "lost the connection to Redis at {}{} and could not connect again "
+                        "within {} (--connect-timeout): {}",
+                        address(), lost.empty() ? "" : fmt::format(" ({})", lost),
+                        describe_seconds(m_policy.give_up_after), *reason));
+                }
+                reconnected();
+            }
+            if (auto result = operation()) {
+                return *result;
+            }
+            if (m_redis.connected()) {
+                throw std::runtime_error(fmt::format("{}: {}", address(), m_redis.error()));
+            }
         }
     }
-}
+
+private:
+    // Tries until the policy gives up; the last try's error then.
+    std::optional<std::string> connect_within_policy()
+    {
+        using Clock = std::chrono::steady_clock;
+        const auto deadline = Clock::now() + m_policy.give_up_after;
+        auto pause = m_policy.first_pause;
+        bool warned = false;
+        while (true) {
+            const auto left =
+                std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
+            const auto error = try_once(std::max(left, m_policy.shortest_try));
+            if (!error) {
+                if (warned) {
+                    spdlog::info("connected to {}", address());
+                }
+                return std::nullopt;
+            }
+            const auto now = Clock::now();
+            if (now >= deadline) {
+                return error;
+            }
+            if (!std::exchange(warned, true)) {
+                spdlog::warn("cannot reach Redis at {}: {}; trying again for up to {}", address(),
+                             *error, describe_seconds(m_policy.give_up_after));
+            }
+            std::this_thread::sleep_for(std::min<Clock::duration>(pause, deadline - now));
+            pause = std::min(pause * 2, m_policy.longest_pause);
+        }
+    }
+
+    // One try within `limit`; why it failed, without the address the messages repeat.
+    std::optional<std::string> try_once(std::chrono::milliseconds limit)
+    {
+        // A client waits up to its timeout for each of its two steps: the TCP connection, then
+        // the answer to its login. With less time left than m_redis could take, a client
+        // bounded by the time left asks first, and m_redis connects once that one was answered.
+        if (limit < 2 * m_timeout) {
+            queue::RedisClient quick(m_redis.url(), limit / 2);
+            if (!quick.connect()) {
+                return without_prefix(quick.error(), connect_prefix());
+            }
+        }
+        if (m_redis.connect()) {
+            return std::nullopt;
+        }
+        return without_prefix(m_redis.error(), connect_prefix());
+    }
+
+    std::string connect_prefix() const { return fmt::format("cannot connect to {}: ", address()); }
+
+    static std::string without_prefix(const std::string& error, const std::string& prefix)
+    {
+        return error.rfind(prefix, 0) == 0 ? error.substr(prefix.size()) : error;
+    }
+
+    queue::RedisClient m_redis;
+    std::chrono::milliseconds m_timeout;
+    RetryPolicy m_policy;
+};
 
 } // namespace gpusched::cli

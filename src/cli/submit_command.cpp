@@ -1,6 +1,8 @@
 #include "submit_command.hpp"
 
+#include "option_values.hpp"
 #include "redis_retry.hpp"
+#include "submit_wait.hpp"
 
 #include <gpusched/exit_status.hpp>
 #include <gpusched/job_messages.hpp>
@@ -9,18 +11,23 @@
 #include <gpusched/sys/input_reader.hpp>
 #include <gpusched/sys/system_error.hpp>
 
+#include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
 #include <poll.h>
 
 #include <cerrno>
-#include <set>
+#include <cstdio>
 
 namespace gpusched::cli {
 namespace {
 
 // Commands sent in one round trip.
 constexpr std::size_t k_chunk = 500;
+
+// How long one command may take before the connection counts as lost: longer than the
+// wait's blocking read (2 s), short enough that a server gone silent is noticed.
+constexpr std::chrono::seconds k_command_timeout{5};
 
 // The next commands of the input, up to `count`, waiting for the input when it has none yet.
 std::vector<sys::InputLine> read_chunk(sys::InputReader& input, std::size_t count)
@@ -43,63 +50,27 @@ std::vector<sys::InputLine> read_chunk(sys::InputReader& input, std::size_t coun
     return lines;
 }
 
-// Logs the end of job `id`; true when it succeeded.
-bool report_end(const queue::QueuedJob& job)
-{
-    const auto& outcome = job.field("outcome");
-    const auto runtime = std::chrono::duration_cast<std::chrono::steady_clock::duration>(
-        std::chrono::duration<double>(std::atof(job.field("runtime").c_str())));
-    const JobOutcome result{std::atoi(job.field("exit").c_str()),
-                            std::atoi(job.field("signal").c_str())};
-    const auto where = fmt::format("{} GPU {}", job.field("host"), job.field("gpu"));
-    const auto command = shorten_command(job.field("command"));
-    // The job's place in this submission, and its id in the queue (and in workers' logs).
-    const auto name = fmt::format("{} (queue job {})", job.field("seq"), job.id);
-    if (outcome == "succeeded") {
-        spdlog::info("job {} finished on {}: {} after {}: {}", name, where,
-                     describe_outcome(result), format_duration(runtime), command);
-        return true;
-    }
-    if (outcome == "refused") {
-        spdlog::error("job {} refused by worker on {}: {}: {}", name, job.field("host"),
-                      job.field("note"), command);
-        return false;
-    }
-    spdlog::warn("job {} failed on {}: {} after {}: {}", name, where, describe_outcome(result),
-                 format_duration(runtime), command);
-    return false;
-}
+struct Submitted {
+    std::string batch;
+    std::size_t rejected = 0; // commands that cannot run (a NUL byte, over 16 MiB)
+};
 
-} // namespace
-
-CLI::App* add_submit_command(CLI::App& app, SubmitOptions& options)
+// Queues the commands of the input as one batch. Throws RedisUnreachable saying what was
+// submitted when Redis stays out of reach.
+Submitted submit_input(const SubmitOptions& options, RedisConnection& redis,
+                       const queue::JobQueue& jobs, Submission& submission)
 {
-    auto* submit =
-        app.add_subcommand("submit", "Queue commands in Redis for `gpusched worker`s to run");
-    add_queue_options(*submit, options.queue, true);
-    submit->add_option("FILE", options.inputs,
-                       "Command files read in order ('-' is stdin; default: stdin)");
-    submit->add_flag("--wait", options.wait,
-                     "Follow the jobs to their end, logging each; exit as a run would");
-    submit->add_flag("-q,--quiet", options.quiet, "Log only errors");
-    return submit;
-}
-
-int run_submit(const SubmitOptions& options)
-{
-    if (options.quiet) {
-        spdlog::set_level(spdlog::level::err);
-    }
-    const auto url = redis_url_of(options.queue);
     const auto key = read_key(options.queue);
     sys::InputReader input(options.inputs, std::nullopt);
-    queue::RedisClient redis(url, std::chrono::seconds(5));
-    const queue::JobQueue jobs(options.queue.queue);
-
-    const auto batch = std::to_string(with_retry(redis, [&] { return jobs.new_batch(redis); }));
-    std::size_t submitted = 0;
-    std::size_t rejected = 0;
+    if (const auto gave_up = redis.connect()) {
+        throw RedisUnreachable(*gave_up);
+    }
+    submission.open();
+    auto& client = redis.client();
+    Submitted submitted;
+    submitted.batch = std::to_string(submission.call([&] { return jobs.new_batch(client); }));
     std::size_t seq = 0;
+    std::size_t count = 0;
     while (true) {
         const auto lines = read_chunk(input, k_chunk);
         if (lines.empty()) {
@@ -111,7 +82,7 @@ int run_submit(const SubmitOptions& options)
             if (line.line.fault != LineFault::none) {
                 spdlog::error("{}:{}: command {} not submitted: {}", line.source,
                               line.line.first_line, seq, describe_fault(line.line.fault));
-                ++rejected;
+                ++submitted.rejected;
                 continue;
             }
             chunk.push_back({"", line.line.text, std::to_string(seq), ""});
@@ -119,47 +90,90 @@ int run_submit(const SubmitOptions& options)
         if (chunk.empty()) {
             continue;
         }
-        const auto count = static_cast<long long>(chunk.size());
-        const auto last = with_retry(redis, [&] { return jobs.reserve_ids(redis, count); });
-        for (long long i = 0; i < count; ++i) {
+        const auto size = static_cast<long long>(chunk.size());
+        const auto last = submission.call([&] { return jobs.reserve_ids(client, size); });
+        std::vector<std::string> ids;
+        for (long long i = 0; i < size; ++i) {
             auto& job = chunk[static_cast<std::size_t>(i)];
-            job.id = std::to_string(last - count + 1 + i);
+            job.id = std::to_string(last - size + 1 + i);
             job.signature = key ? sign_job(*key, options.queue.queue, job.id, job.command) : "";
+            ids.push_back(job.id);
         }
-        with_retry(redis, [&] {
-            return jobs.submit(redis, batch, chunk) ? std::optional(true) : std::nullopt;
+        submission.add(ids);
+        submission.call([&] {
+            return jobs.submit(client, submitted.batch, chunk) ? std::optional(true) : std::nullopt;
         });
-        submitted += chunk.size();
+        // A reset between two chunks would leave this one in a queue without the others.
+        submission.check_marker();
+        submission.confirm();
+        count += chunk.size();
     }
-    spdlog::info("{} jobs submitted to queue {} at {} (batch {})", submitted, options.queue.queue,
-                 describe_redis_url(url), batch);
-    if (!options.wait) {
-        return exit_status_for_failures(rejected);
-    }
+    spdlog::info("{} jobs submitted to queue {} at {} (batch {})", count, options.queue.queue,
+                 redis.address(), submitted.batch);
+    return submitted;
+}
 
-    std::set<std::string> reported;
-    std::size_t failed = rejected;
-    bool resync = false;
-    while (reported.size() < submitted) {
-        auto ended = resync ? jobs.ended_ids(redis, batch) : jobs.wait_ended(redis, batch, 5);
-        if (!ended) {
-            reconnect(redis);
-            resync = true;
-            continue;
-        }
-        resync = false;
-        for (const auto& id : *ended) {
-            if (reported.count(id) != 0) {
-                continue;
-            }
-            const auto job = with_retry(redis, [&] { return jobs.fetch(redis, id); });
-            reported.insert(id);
-            failed += report_end(job) ? 0 : 1;
-        }
+int submit(const SubmitOptions& options)
+{
+    RedisConnection redis(redis_url_of(options.queue), k_command_timeout,
+                          RetryPolicy{to_milliseconds(options.connect_timeout_seconds)});
+    const queue::JobQueue jobs(options.queue.queue);
+    Submission submission(redis, jobs);
+    Submitted submitted;
+    try {
+        submitted = submit_input(options, redis, jobs, submission);
+    } catch (const RedisUnreachable& error) {
+        throw RedisUnreachable(
+            fmt::format("{}; {}", error.what(), submission.describe_submitted()));
     }
-    spdlog::info("{} jobs: {} succeeded, {} failed", submitted + rejected,
-                 submitted + rejected - failed, failed);
+    if (!options.wait) {
+        return exit_status_for_failures(submitted.rejected);
+    }
+    const auto failed = submitted.rejected + submission.wait(submitted.batch);
+    const auto total = submission.size() + submitted.rejected;
+    spdlog::info("{} jobs: {} succeeded, {} failed", total, total - failed, failed);
     return exit_status_for_failures(failed);
+}
+
+} // namespace
+
+CLI::App* add_submit_command(CLI::App& app, SubmitOptions& options)
+{
+    auto* submit =
+        app.add_subcommand("submit", "Queue commands in Redis for `gpusched worker`s to run");
+    add_queue_options(*submit, options.queue, true);
+    submit->add_option("FILE", options.inputs,
+                       "Command files read in order ('-' is stdin; default: stdin)");
+    submit->add_flag(
+        "--wait", options.wait,
+        "Follow the jobs to their end, logging each; exit as a run would. It waits as long as "
+        "Redis answers; when Redis stays out of reach past --connect-timeout it exits with 75, "
+        "naming the jobs whose outcome is unknown, and when the queue was reset (FLUSHALL, "
+        "Redis restarted without its data) with 255, naming the jobs lost");
+    submit
+        ->add_option("--connect-timeout", options.connect_timeout_seconds,
+                     "Seconds to keep trying to reach Redis, at the start and after a lost "
+                     "connection (pauses of 0.1 s doubling to 2 s), before giving up with exit "
+                     "status 75")
+        ->transform(seconds_check(false))
+        ->capture_default_str()
+        ->envname("GPUSCHED_CONNECT_TIMEOUT");
+    submit->add_flag("-q,--quiet", options.quiet, "Log only errors");
+    return submit;
+}
+
+int run_submit(const SubmitOptions& options)
+{
+    if (options.quiet) {
+        spdlog::set_level(spdlog::level::err);
+    }
+    try {
+        return submit(options);
+    } catch (const RedisUnreachable& error) {
+        // Not a fault of the queue: the same submit may work later (sysexits' EX_TEMPFAIL).
+        fmt::print(stderr, "gpusched: error: {}\n", error.what());
+        return k_exit_temporary_failure;
+    }
 }
 
 } // namespace gpusched::cli

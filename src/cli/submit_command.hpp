@@ -13,6 +13,7 @@ struct SubmitOptions {
     QueueOptions queue;
     std::vector<std::string> inputs;
     bool wait = false;
+    double connect_timeout_seconds = 10;
     bool quiet = false;
 };
 
