@@ -248,7 +248,7 @@ bool AsyncRedis::on_ready(const pollfd& ready)
 std::optional<AsyncRedis::Clock::time_point> AsyncRedis::next_deadline() const
 {
     if (!m_arrived.empty() || m_down) {
-        return Clock::time_point::min(); // due whenever the caller looks
+        return Clock::time_point{}; // long past: due whenever the caller looks
     }
     std::optional<Clock::time_point> next;
     if (m_state == State::connecting) {

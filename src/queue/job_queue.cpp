@@ -82,14 +82,23 @@ return 1
 )lua");
 
 // KEYS: workers, worker:WORKER, marker. ARGV: worker, description, lease (ms).
-// Reply: {marker or '', {workers whose leases ran out}}.
+// Reply: {marker or '', {workers whose leases ran out}, ms until the next lease of another
+// worker runs out or -1}.
 const LuaScript k_heartbeat(R"lua(
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 redis.call('ZADD', KEYS[1], now + tonumber(ARGV[3]), ARGV[1])
 redis.call('HSET', KEYS[2], 'about', ARGV[2], 'lease_ms', ARGV[3], 'seen', now)
 local expired = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', '(' .. now)
-return {redis.call('GET', KEYS[3]) or '', expired}
+local next = -1
+local soonest = redis.call('ZRANGEBYSCORE', KEYS[1], now, '+inf', 'WITHSCORES', 'LIMIT', 0, 2)
+for i = 1, #soonest, 2 do
+  if soonest[i] ~= ARGV[1] then
+    next = tonumber(soonest[i + 1]) - now
+    break
+  end
+end
+return {redis.call('GET', KEYS[3]) or '', expired, next}
 )lua");
 
 // KEYS: workers, worker:WORKER, taken:WORKER, pending, stats. ARGV: worker.
@@ -239,10 +248,14 @@ RedisCommand JobQueue::heartbeat(const std::string& worker, const std::string& d
 
 std::optional<HeartbeatReply> JobQueue::read_heartbeat(const RedisReply& reply)
 {
-    if (reply.type != RedisReply::Type::array || reply.elements.size() != 2) {
+    if (reply.type != RedisReply::Type::array || reply.elements.size() != 3) {
         return std::nullopt;
     }
-    return HeartbeatReply{reply.elements[0].text, to_strings(reply.elements[1])};
+    std::optional<std::chrono::milliseconds> next;
+    if (reply.elements[2].integer >= 0) {
+        next = std::chrono::milliseconds(reply.elements[2].integer);
+    }
+    return HeartbeatReply{reply.elements[0].text, to_strings(reply.elements[1]), next};
 }
 
 RedisCommand JobQueue::reclaim(const std::string& worker) const

@@ -178,6 +178,11 @@ void WorkerInput::heartbeat()
 void WorkerInput::on_heartbeat(const HeartbeatReply& reply)
 {
     check_marker(reply.marker);
+    if (reply.next_expiry) {
+        // Just after it: a lease that ran out is taken back as soon as it may be.
+        const auto at = Clock::now() + *reply.next_expiry + std::chrono::milliseconds(50);
+        m_next_heartbeat = std::min(*m_next_heartbeat, at);
+    }
     for (const auto& worker : reply.expired) {
         if (worker == m_worker) {
             continue;

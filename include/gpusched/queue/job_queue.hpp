@@ -3,6 +3,7 @@
 #include <gpusched/queue/redis_client.hpp>
 #include <gpusched/queue/redis_command.hpp>
 
+#include <chrono>
 #include <map>
 #include <optional>
 #include <string>
@@ -40,11 +41,13 @@ struct QueueStatus {
     std::vector<QueuedJob> failures; // the latest ones
 };
 
-// What a heartbeat learns: the queue's marker (to tell a reset), and the workers whose
-// leases have run out, whose jobs go back to the queue.
+// What a heartbeat learns: the queue's marker (to tell a reset), the workers whose leases
+// have run out, whose jobs go back to the queue, and when the next lease of another worker
+// runs out (each worker's own lease governs its jobs: the next heartbeat comes then).
 struct HeartbeatReply {
     std::string marker;
     std::vector<std::string> expired;
+    std::optional<std::chrono::milliseconds> next_expiry;
 };
 
 // The Redis side of the queue NAME: its keys, its scripts, and the commands that read and
