@@ -6,6 +6,7 @@
 #include <gpusched/queue/worker_input.hpp>
 
 #include <fmt/ranges.h>
+#include <spdlog/spdlog.h>
 
 #include <unistd.h>
 
@@ -57,6 +58,14 @@ int run_worker(WorkerOptions options)
         options.spool.empty() ? queue::ResultSpool::default_directory()
                               : std::filesystem::path(options.spool);
     options.run.only_when_free = true;
+    if (options.run.kill_after_seconds >= options.lease_timeout_seconds) {
+        // A killed worker's jobs get SIGKILL only --kill-after after their SIGTERM: by then
+        // another worker may have started them again.
+        spdlog::warn("--kill-after ({} s) is not below --lease-timeout ({} s): a job of this "
+                     "worker that ignores SIGTERM may still run when its lease runs out and "
+                     "another worker starts it",
+                     options.run.kill_after_seconds, options.lease_timeout_seconds);
+    }
     queue::WorkerInput* input = nullptr;
     return run_jobs(
         options.run,
