@@ -1,0 +1,117 @@
+// The worker's spool with real files: what is owed survives the worker, what was sent does
+// not come back, and a live worker's file is never taken from it.
+#include <gpusched/queue/result_spool.hpp>
+
+#include <gtest/gtest.h>
+
+#include <fcntl.h>
+#include <sys/file.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+
+namespace gpusched::queue {
+namespace {
+
+namespace fs = std::filesystem;
+
+class SpoolDirectory : public ::testing::Test {
+protected:
+    void SetUp() override
+    {
+        std::string pattern = (fs::temp_directory_path() / "gpusched-spool-XXXXXX").string();
+        ASSERT_NE(mkdtemp(pattern.data()), nullptr);
+        m_dir = pattern;
+    }
+    void TearDown() override { fs::remove_all(m_dir); }
+
+    static JobResult result(const std::string& id)
+    {
+        return JobResult{id, "succeeded", 0, 0, "host", "GPU-a0", 1.5, 2.5, "", "7"};
+    }
+
+    fs::path m_dir;
+};
+
+TEST_F(SpoolDirectory, WhatADeadWorkerOwedIsAdoptedOnceAndWhatItSentIsNot)
+{
+    {
+        ResultSpool dead(m_dir, "queue", "dead");
+        Owed sent{0, "dead", result("1")};
+        Owed owed{0, "dead", result("2")};
+        Owed returned{0, "dead", GiveBack{"3"}};
+        ASSERT_TRUE(dead.add(sent));
+        ASSERT_TRUE(dead.add(owed));
+        ASSERT_TRUE(dead.add(returned));
+        dead.mark_sent(sent.number);
+        EXPECT_EQ(dead.owed(), 2u);
+    } // dies owing two: its lock goes with it, its file stays
+
+    ResultSpool next(m_dir, "queue", "next");
+    const auto adopted = next.adopt_orphans();
+    ASSERT_EQ(adopted.size(), 2u);
+    const auto& first = std::get<JobResult>(adopted[0].what);
+    EXPECT_EQ(first.id, "2");
+    EXPECT_EQ(first.batch, "7");
+    EXPECT_EQ(first.runtime, 2.5);
+    EXPECT_EQ(adopted[0].worker, "dead") << "sent for the worker whose list holds the job";
+    EXPECT_EQ(std::get<GiveBack>(adopted[1].what).id, "3");
+    EXPECT_FALSE(fs::exists(m_dir / "queue" / "dead.spool"));
+    EXPECT_EQ(next.owed(), 2u) << "adopted entries are owed by the adopter, in its own file";
+    EXPECT_TRUE(next.adopt_orphans().empty());
+}
+
+TEST_F(SpoolDirectory, ALiveWorkersFileIsLeftToIt)
+{
+    ResultSpool alive(m_dir, "queue", "alive");
+    Owed owed{0, "alive", result("1")};
+    ASSERT_TRUE(alive.add(owed));
+    ResultSpool other(m_dir, "queue", "other");
+    EXPECT_TRUE(other.adopt_orphans().empty());
+    EXPECT_TRUE(fs::exists(alive.path()));
+}
+
+TEST_F(SpoolDirectory, AFileWithNothingOwedIsCutAndRemovedAtTheEnd)
+{
+    auto spool = std::make_unique<ResultSpool>(m_dir, "queue", "worker");
+    Owed owed{0, "worker", result("1")};
+    ASSERT_TRUE(spool->add(owed));
+    EXPECT_GT(fs::file_size(spool->path()), 0u);
+    spool->mark_sent(owed.number);
+    EXPECT_EQ(fs::file_size(spool->path()), 0u);
+    const auto path = spool->path();
+    spool->close_if_settled();
+    EXPECT_FALSE(fs::exists(path));
+}
+
+TEST_F(SpoolDirectory, DamagedLinesAreSkippedAndTheRestIsSent)
+{
+    fs::create_directories(m_dir / "queue");
+    std::ofstream(m_dir / "queue" / "crashed.spool")
+        << "{\"n\":1,\"worker\":\"crashed\",\"give_back\":\"4\"}\n"
+        << "garbage\n"
+        << "{\"n\":2,\"worker\":\"crashed\",\"result\":{\"id\":\"5\"";
+    ResultSpool next(m_dir, "queue", "next");
+    const auto adopted = next.adopt_orphans();
+    ASSERT_EQ(adopted.size(), 1u);
+    EXPECT_EQ(std::get<GiveBack>(adopted[0].what).id, "4");
+}
+
+TEST_F(SpoolDirectory, APlantedSymlinkIsNotFollowed)
+{
+    fs::create_directories(m_dir / "queue");
+    std::ofstream(m_dir / "victim") << "precious\n";
+    fs::create_symlink(m_dir / "victim", m_dir / "queue" / "worker.spool");
+    EXPECT_THROW(ResultSpool(m_dir, "queue", "worker"), std::exception);
+    ResultSpool next(m_dir, "queue", "next");
+    EXPECT_TRUE(next.adopt_orphans().empty());
+    std::ifstream victim(m_dir / "victim");
+    std::string text;
+    std::getline(victim, text);
+    EXPECT_EQ(text, "precious");
+}
+
+} // namespace
+} // namespace gpusched::queue
