@@ -42,9 +42,22 @@ redis.call('EXPIRE', KEYS[2], 604800)
 return moved
 )lua");
 
-// KEYS: job:ID, taken:WORKER. ARGV: id, worker, host, gpu, started.
+// The scripts that act on one job a worker took also get the queue's marker as the worker
+// saw it with the job: a queue reset since (ids start again at 1) makes them change nothing
+// and reply -2, so a job of the old queue never touches one of the new.
+
+// KEYS: job:ID, taken:WORKER, marker. ARGV: id.
+// Reply: {marker or '', 1 and the job's fields when the job is in the worker's list, else 0}.
+const LuaScript k_fetch(R"lua(
+local marker = redis.call('GET', KEYS[3]) or ''
+if not redis.call('LPOS', KEYS[2], ARGV[1]) then return {marker, 0} end
+return {marker, 1, redis.call('HGETALL', KEYS[1])}
+)lua");
+
+// KEYS: job:ID, taken:WORKER, marker. ARGV: id, worker, host, gpu, started, marker.
 // Reply: 1 when the job is the worker's to run, 0 when not (given to another, or ended).
 const LuaScript k_start(R"lua(
+if (redis.call('GET', KEYS[3]) or '') ~= ARGV[6] then return -2 end
 if not redis.call('LPOS', KEYS[2], ARGV[1]) then return 0 end
 if redis.call('HEXISTS', KEYS[1], 'outcome') == 1 then return 0 end
 redis.call('HSET', KEYS[1], 'worker', ARGV[2], 'host', ARGV[3], 'gpu', ARGV[4],
@@ -52,10 +65,13 @@ redis.call('HSET', KEYS[1], 'worker', ARGV[2], 'host', ARGV[3], 'gpu', ARGV[4],
 return 1
 )lua");
 
-// KEYS: job:ID, taken:WORKER, stats, failures, batch:B:done.
-// ARGV: id, outcome, exit, signal, host, gpu, started, runtime, note.
+// KEYS: job:ID, taken:WORKER, stats, failures, batch:B:done, marker.
+// ARGV: id, outcome, exit, signal, host, gpu, started, runtime, note, marker.
 // Reply: 1 when recorded, 0 when the job had its outcome already, -1 when there is no job.
+// What a waiting submitter needs (the outcome, the done list) is written first: a write that
+// fails halfway leaves no job unended.
 const LuaScript k_finish(R"lua(
+if (redis.call('GET', KEYS[6]) or '') ~= ARGV[10] then return -2 end
 redis.call('LREM', KEYS[2], 0, ARGV[1])
 if redis.call('EXISTS', KEYS[1]) == 0 then return -1 end
 if redis.call('HEXISTS', KEYS[1], 'outcome') == 1 then return 0 end
@@ -63,18 +79,20 @@ local t = redis.call('TIME')
 redis.call('HSET', KEYS[1], 'outcome', ARGV[2], 'exit', ARGV[3], 'signal', ARGV[4],
            'host', ARGV[5], 'gpu', ARGV[6], 'started', ARGV[7], 'runtime', ARGV[8],
            'note', ARGV[9], 'ended', t[1] .. '.' .. string.format('%06d', t[2]))
+redis.call('RPUSH', KEYS[5], ARGV[1])
+redis.call('EXPIRE', KEYS[5], 604800)
 redis.call('HINCRBY', KEYS[3], ARGV[2], 1)
 if ARGV[2] ~= 'succeeded' then
   redis.call('RPUSH', KEYS[4], ARGV[1])
   redis.call('LTRIM', KEYS[4], -1000, -1)
 end
-redis.call('RPUSH', KEYS[5], ARGV[1])
-redis.call('EXPIRE', KEYS[5], 604800)
 return 1
 )lua");
 
-// KEYS: taken:WORKER, pending, stats. ARGV: id. Reply: 1 when given back, 0 when not there.
+// KEYS: taken:WORKER, pending, stats, marker. ARGV: id, marker.
+// Reply: 1 when given back, 0 when not in the worker's list.
 const LuaScript k_give_back(R"lua(
+if (redis.call('GET', KEYS[4]) or '') ~= ARGV[2] then return -2 end
 if redis.call('LREM', KEYS[1], 0, ARGV[1]) == 0 then return 0 end
 redis.call('LPUSH', KEYS[2], ARGV[1])
 redis.call('HINCRBY', KEYS[3], 'returned', 1)
@@ -178,8 +196,8 @@ JobQueue::JobQueue(std::string name)
 
 std::vector<const LuaScript*> JobQueue::scripts()
 {
-    return {&k_open,  &k_submit,    &k_move_all,  &k_start,
-            &k_finish, &k_give_back, &k_heartbeat, &k_reclaim};
+    return {&k_open,     &k_submit,     &k_move_all,  &k_fetch, &k_start,
+            &k_finish,   &k_give_back,  &k_heartbeat, &k_reclaim};
 }
 
 QueuedJob JobQueue::to_job(const std::string& id, const RedisReply& reply)
@@ -212,12 +230,31 @@ RedisCommand JobQueue::fetch(const std::string& id) const
     return RedisCommand::plain({"HGETALL", key("job:" + id)});
 }
 
-RedisCommand JobQueue::start(const std::string& worker, const std::string& id,
-                             const std::string& host, const std::string& gpu,
-                             double started) const
+RedisCommand JobQueue::fetch_taken(const std::string& worker, const std::string& id) const
 {
-    return RedisCommand::call(k_start, {key("job:" + id), key("taken:" + worker)},
-                              {id, worker, host, gpu, fmt::format("{:.6f}", started)});
+    return RedisCommand::call(k_fetch, {key("job:" + id), key("taken:" + worker), key("marker")},
+                              {id});
+}
+
+std::optional<TakenJob> JobQueue::read_taken(const std::string& id, const RedisReply& reply)
+{
+    if (reply.type != RedisReply::Type::array || reply.elements.size() < 2) {
+        return std::nullopt;
+    }
+    TakenJob taken{reply.elements[0].text, reply.elements[1].integer == 1, {id, {}}};
+    if (taken.ours && reply.elements.size() == 3) {
+        taken.job = to_job(id, reply.elements[2]);
+    }
+    return taken;
+}
+
+RedisCommand JobQueue::start(const std::string& worker, const std::string& id,
+                             const std::string& host, const std::string& gpu, double started,
+                             const std::string& marker) const
+{
+    return RedisCommand::call(k_start,
+                              {key("job:" + id), key("taken:" + worker), key("marker")},
+                              {id, worker, host, gpu, fmt::format("{:.6f}", started), marker});
 }
 
 RedisCommand JobQueue::finish(const std::string& worker, const JobResult& result) const
@@ -225,17 +262,19 @@ RedisCommand JobQueue::finish(const std::string& worker, const JobResult& result
     return RedisCommand::call(
         k_finish,
         {key("job:" + result.id), key("taken:" + worker), key("stats"), key("failures"),
-         key("batch:" + result.batch + ":done")},
+         key("batch:" + result.batch + ":done"), key("marker")},
         {result.id, result.outcome, std::to_string(result.exit_code),
          std::to_string(result.signal), result.host, result.gpu,
          fmt::format("{:.6f}", result.started), fmt::format("{:.6f}", result.runtime),
-         result.note});
+         result.note, result.marker});
 }
 
-RedisCommand JobQueue::give_back(const std::string& worker, const std::string& id) const
+RedisCommand JobQueue::give_back(const std::string& worker, const std::string& id,
+                                 const std::string& marker) const
 {
-    return RedisCommand::call(k_give_back, {key("taken:" + worker), key("pending"), key("stats")},
-                              {id});
+    return RedisCommand::call(k_give_back,
+                              {key("taken:" + worker), key("pending"), key("stats"), key("marker")},
+                              {id, marker});
 }
 
 RedisCommand JobQueue::heartbeat(const std::string& worker, const std::string& description,

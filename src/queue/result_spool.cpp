@@ -15,7 +15,8 @@
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
-#include <fstream>
+#include <algorithm>
+#include <sstream>
 #include <set>
 #include <system_error>
 
@@ -39,9 +40,12 @@ Json to_json(const Owed& owed)
                           {"outcome", result->outcome}, {"exit", result->exit_code},
                           {"signal", result->signal}, {"host", result->host},
                           {"gpu", result->gpu},         {"started", result->started},
-                          {"runtime", result->runtime}, {"note", result->note}};
+                          {"runtime", result->runtime}, {"note", result->note},
+                          {"marker", result->marker}};
     } else {
-        line["give_back"] = std::get<GiveBack>(owed.what).id;
+        const auto& give_back = std::get<GiveBack>(owed.what);
+        line["give_back"] = give_back.id;
+        line["marker"] = give_back.marker;
     }
     return line;
 }
@@ -51,7 +55,8 @@ std::optional<Owed> from_json(const Json& line)
     Owed owed;
     owed.worker = line.at("worker").get<std::string>();
     if (line.contains("give_back")) {
-        owed.what = GiveBack{line.at("give_back").get<std::string>()};
+        owed.what = GiveBack{line.at("give_back").get<std::string>(),
+                             line.at("marker").get<std::string>()};
         return owed;
     }
     const auto& result = line.at("result");
@@ -64,14 +69,26 @@ std::optional<Owed> from_json(const Json& line)
                           result.at("started").get<double>(),
                           result.at("runtime").get<double>(),
                           result.at("note").get<std::string>(),
-                          result.at("batch").get<std::string>()};
+                          result.at("batch").get<std::string>(),
+                          result.at("marker").get<std::string>()};
     return owed;
 }
 
-// The entries of a spool file not marked sent. A line cut short by a crash is skipped.
-std::vector<Owed> unsent_in(const fs::path& path)
+std::string read_whole(int fd)
 {
-    std::ifstream file(path);
+    std::string text;
+    char buffer[65536];
+    ssize_t got = 0;
+    while ((got = ::read(fd, buffer, sizeof buffer)) > 0 || (got < 0 && errno == EINTR)) {
+        text.append(buffer, static_cast<std::size_t>(std::max<ssize_t>(got, 0)));
+    }
+    return text;
+}
+
+// The entries of a spool file not marked sent. A line cut short by a crash is skipped.
+std::vector<Owed> unsent_in(int fd, const fs::path& path)
+{
+    std::istringstream file(read_whole(fd));
     std::vector<std::pair<std::uint64_t, Owed>> entries;
     std::set<std::uint64_t> sent;
     std::string text;
@@ -119,26 +136,40 @@ ResultSpool::ResultSpool(const fs::path& directory, const std::string& queue_key
         throw std::runtime_error(
             fmt::format("spool directory {}: {}", m_directory.string(), error.message()));
     }
-    ::chmod(m_directory.c_str(), 0700);
-    m_file.reset(::open(m_path.c_str(),
-                        O_RDWR | O_CREAT | O_APPEND | O_NOFOLLOW | O_CLOEXEC, 0600));
-    if (!m_file) {
-        sys::throw_errno("open " + m_path.string());
+    // Through a descriptor of the directory itself: a symbolic link is not followed.
+    const sys::UniqueFd folder(
+        ::open(m_directory.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+    if (!folder || ::fchmod(folder.get(), 0700) != 0) {
+        sys::throw_errno("spool directory " + m_directory.string());
     }
-    if (::flock(m_file.get(), LOCK_EX | LOCK_NB) != 0) {
-        sys::throw_errno("flock " + m_path.string());
+    const auto making = m_path.string() + ".new";
+    m_file.reset(::open(making.c_str(),
+                        O_RDWR | O_CREAT | O_EXCL | O_APPEND | O_NOFOLLOW | O_CLOEXEC, 0600));
+    if (!m_file) {
+        sys::throw_errno("open " + making);
+    }
+    if (::flock(m_file.get(), LOCK_EX | LOCK_NB) != 0 || ::rename(making.c_str(), m_path.c_str()) != 0) {
+        const auto why = std::string(std::strerror(errno));
+        ::unlink(making.c_str());
+        throw std::runtime_error(fmt::format("spool file {}: {}", m_path.string(), why));
     }
 }
 
 bool ResultSpool::append(const std::string& line)
 {
+    struct stat before {};
+    const bool sized = ::fstat(m_file.get(), &before) == 0;
     if (sys::write_all(m_file.get(), line)) {
         return true;
     }
+    const int error = errno;
+    if (sized) {
+        (void)::ftruncate(m_file.get(), before.st_size); // no half line before the next
+    }
     if (!std::exchange(m_failed, true)) {
         spdlog::error("cannot write the spool file {}: {}; results are sent, but one the queue "
-                      "has not acknowledged is lost if this worker dies",
-                      m_path.string(), std::strerror(errno));
+                      "has not acknowledged is lost if this worker ends first",
+                      m_path.string(), std::strerror(error));
     }
     return false;
 }
@@ -147,7 +178,12 @@ bool ResultSpool::add(Owed& owed)
 {
     owed.number = m_next++;
     ++m_owed;
-    return append(to_json(owed).dump(-1, ' ', false, Json::error_handler_t::replace) + "\n");
+    owed.spooled =
+        append(to_json(owed).dump(-1, ' ', false, Json::error_handler_t::replace) + "\n");
+    if (owed.spooled && std::exchange(m_failed, false)) {
+        spdlog::info("the spool file {} takes results again", m_path.string());
+    }
+    return owed.spooled;
 }
 
 void ResultSpool::mark_sent(std::uint64_t number)
@@ -181,12 +217,16 @@ std::vector<Owed> ResultSpool::adopt_orphans()
         if (path == m_path || path.extension() != ".spool") {
             continue;
         }
-        const sys::UniqueFd other(::open(path.c_str(), O_RDWR | O_NOFOLLOW | O_CLOEXEC));
+        // Not blocking: a FIFO planted here must not hang the worker (it is skipped below).
+        const sys::UniqueFd other(
+            ::open(path.c_str(), O_RDWR | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC));
+        struct stat info {};
         // A file its worker still holds is that worker's to send.
-        if (!other || ::flock(other.get(), LOCK_EX | LOCK_NB) != 0) {
+        if (!other || ::fstat(other.get(), &info) != 0 || !S_ISREG(info.st_mode) ||
+            ::flock(other.get(), LOCK_EX | LOCK_NB) != 0) {
             continue;
         }
-        for (auto& owed : unsent_in(path)) {
+        for (auto& owed : unsent_in(other.get(), path)) {
             add(owed);
             adopted.push_back(std::move(owed));
         }

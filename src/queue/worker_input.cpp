@@ -5,6 +5,7 @@
 #include <gpusched/wall_clock.hpp>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <spdlog/spdlog.h>
 
 #include <unistd.h>
@@ -17,6 +18,16 @@ namespace {
 
 constexpr std::chrono::milliseconds k_first_backoff{100};
 constexpr std::chrono::milliseconds k_longest_backoff{5'000};
+// How long a worker whose jobs are over waits for Redis to take what it owes, when all of it
+// is in the spool anyway.
+constexpr std::chrono::milliseconds k_spooled_grace{500};
+
+// The job an entry of the spool is about.
+std::string owed_id(const Owed& owed)
+{
+    const auto* result = std::get_if<JobResult>(&owed.what);
+    return result != nullptr ? result->id : std::get<GiveBack>(owed.what).id;
+}
 
 std::string random_word()
 {
@@ -73,7 +84,9 @@ void WorkerInput::connect()
     m_heartbeat_in_flight = false;
     m_fetching.clear();
     m_in_flight.clear();
-    const auto down = [this](RedisFailure why, const std::string& error) { trouble(why, error); };
+    const auto down = [this](RedisFailure why, const std::string& error) {
+        trouble(why, error, "connection");
+    };
     m_control.connect([this] { on_up(); }, down);
     m_take.connect([this] { on_up(); }, down);
 }
@@ -94,14 +107,18 @@ void WorkerInput::resync()
     m_control.send(m_queue.open_marker(random_word() + random_word()), [this](RedisResult result) {
         if (result.ok() && result.reply->type == RedisReply::Type::string) {
             check_marker(result.reply->text);
+            recovered("open");
         } else if (result.failure == RedisFailure::error_reply) {
-            trouble(result.failure, result.error);
+            trouble(result.failure, result.error, "open");
         }
     });
     heartbeat();
 }
 
-void WorkerInput::trouble(RedisFailure why, const std::string& error)
+// Redis fails the worker as a whole: a connection that broke or timed out, or an error reply
+// to one of the worker's own commands (`operation`: a heartbeat, a take ...). Said once; tried
+// again with a growing back-off until that operation succeeds.
+void WorkerInput::trouble(RedisFailure why, const std::string& error, const char* operation)
 {
     const auto now = Clock::now();
     if (!m_trouble) {
@@ -112,6 +129,7 @@ void WorkerInput::trouble(RedisFailure why, const std::string& error)
                      format_duration(k_longest_backoff));
     }
     m_trouble = why;
+    m_trouble_operation = operation;
     m_synced = false;
     if (why != RedisFailure::error_reply) {
         // The other connection goes too: both are made again together.
@@ -128,16 +146,21 @@ void WorkerInput::trouble(RedisFailure why, const std::string& error)
     }
 }
 
-void WorkerInput::recovered()
+// `operation` succeeded: the trouble it had is over (a heartbeat ends a connection's).
+void WorkerInput::recovered(const char* operation)
 {
-    m_synced = true;
-    m_backoff = k_first_backoff;
-    m_retry_at.reset();
-    if (m_trouble) {
+    const bool ends = m_trouble && (m_trouble_operation == operation ||
+                                    (*m_trouble != RedisFailure::error_reply &&
+                                     std::string_view(operation) == "heartbeat"));
+    if (!m_trouble || ends) {
+        m_backoff = k_first_backoff;
+        m_retry_at.reset();
+    }
+    if (ends) {
         spdlog::info("queue {}: Redis answers again, after {}", where(),
                      format_duration(Clock::now() - m_trouble_since));
         m_trouble.reset();
-    } else if (!std::exchange(m_connect_logged, true)) {
+    } else if (!m_trouble && !std::exchange(m_connect_logged, true)) {
         spdlog::info("worker {} on queue {}", m_worker, where());
     }
 }
@@ -156,17 +179,19 @@ void WorkerInput::heartbeat()
             m_heartbeat_in_flight = false;
             if (!result.ok()) {
                 if (result.failure == RedisFailure::error_reply) {
-                    trouble(result.failure, result.error);
+                    trouble(result.failure, result.error, "heartbeat");
                 }
                 return;
             }
             const auto reply = JobQueue::read_heartbeat(*result.reply);
             if (!reply) {
-                trouble(RedisFailure::error_reply, "a heartbeat got an unexpected reply");
+                trouble(RedisFailure::error_reply, "a heartbeat got an unexpected reply",
+                        "heartbeat");
                 return;
             }
             const bool was_synced = m_synced;
-            recovered();
+            m_synced = true;
+            recovered("heartbeat");
             on_heartbeat(*reply);
             if (!was_synced) {
                 pump();
@@ -188,12 +213,17 @@ void WorkerInput::on_heartbeat(const HeartbeatReply& reply)
             continue;
         }
         m_control.send(m_queue.reclaim(worker), [this, worker](RedisResult result) {
-            if (result.ok() && result.reply->integer > 0) {
+            if (!result.ok()) {
+                if (result.failure == RedisFailure::error_reply) {
+                    trouble(result.failure, result.error, "reclaim");
+                }
+                return;
+            }
+            recovered("reclaim");
+            if (result.reply->integer > 0) {
                 spdlog::warn("queue {}: returned {} jobs of worker {} to the queue: its lease "
                              "ran out",
                              where(), result.reply->integer, worker);
-            } else if (result.failure == RedisFailure::error_reply && !result.ok()) {
-                trouble(result.failure, result.error);
             }
         });
     }
@@ -207,6 +237,8 @@ void WorkerInput::check_marker(const std::string& marker)
         return;
     }
     if (!m_marker.empty()) {
+        // Ids start again at 1 in the new queue: the old ones say nothing of the new jobs.
+        m_ran.clear();
         spdlog::error("queue {} was reset (FLUSHALL, or Redis restarted without its data): the "
                       "jobs it held and their records are lost; submitters waiting for them "
                       "are told so",
@@ -230,10 +262,11 @@ void WorkerInput::adopt_taken()
     m_control.send(m_queue.taken(m_worker), [this](RedisResult result) {
         if (!result.ok()) {
             if (result.failure == RedisFailure::error_reply) {
-                trouble(result.failure, result.error);
+                trouble(result.failure, result.error, "taken");
             }
             return;
         }
+        recovered("taken");
         for (const auto& id : JobQueue::to_strings(*result.reply)) {
             if (!is_known(id)) {
                 take_arrived(id);
@@ -244,7 +277,7 @@ void WorkerInput::adopt_taken()
 
 bool WorkerInput::is_known(const std::string& id) const
 {
-    return m_fetching.contains(id) ||
+    return m_fetching.contains(id) || m_refetch_at.contains(id) ||
            std::any_of(m_ready.begin(), m_ready.end(),
                        [&](const Ready& ready) { return ready.id == id; }) ||
            std::any_of(m_handed.begin(), m_handed.end(),
@@ -265,10 +298,15 @@ void WorkerInput::add_poll_fds(std::vector<pollfd>& fds, bool wants_commands)
             m_queue.take(m_worker),
             [this](RedisResult result) {
                 m_take_in_flight = false;
-                if (result.ok() && result.reply->type == RedisReply::Type::string) {
+                if (!result.ok()) {
+                    if (result.failure == RedisFailure::error_reply) {
+                        trouble(result.failure, result.error, "take");
+                    }
+                    return;
+                }
+                recovered("take");
+                if (result.reply->type == RedisReply::Type::string) {
                     take_arrived(result.reply->text);
-                } else if (result.failure == RedisFailure::error_reply && !result.ok()) {
-                    trouble(result.failure, result.error);
                 }
             },
             true);
@@ -284,51 +322,65 @@ bool WorkerInput::on_ready(const pollfd& ready)
 
 void WorkerInput::take_arrived(const std::string& id)
 {
+    m_refetch_at.erase(id);
     m_fetching.insert(id);
-    m_control.send(m_queue.fetch(id), [this, id](RedisResult result) {
+    m_control.send(m_queue.fetch_taken(m_worker, id), [this, id](RedisResult result) {
         m_fetching.erase(id);
-        if (!result.ok()) {
-            // The id stays in our taken list; the next resync adopts it.
-            if (result.failure == RedisFailure::error_reply) {
-                trouble(result.failure, result.error);
+        const auto taken = result.ok() ? JobQueue::read_taken(id, *result.reply) : std::nullopt;
+        if (!taken) {
+            // The id stays in our taken list: a connection's loss is retried by the next
+            // resync, an error reply (this job's record may be damaged) on its own, once.
+            if (result.failure == RedisFailure::error_reply || result.ok()) {
+                if (!m_refused_reads.contains(id)) {
+                    spdlog::error("queue job {} cannot be read: {}; trying again every {}", id,
+                                  result.ok() ? "an unexpected reply" : result.error,
+                                  format_duration(k_longest_backoff));
+                    m_refused_reads.insert(id);
+                }
+                m_refetch_at[id] = Clock::now() + k_longest_backoff;
             }
             return;
         }
-        fetched(id, JobQueue::to_job(id, *result.reply));
+        m_refused_reads.erase(id);
+        check_marker(taken->marker);
+        if (taken->ours) {
+            fetched(id, taken->marker, taken->job);
+        }
     });
 }
 
-void WorkerInput::refuse(const std::string& id, const std::string& batch, const std::string& why)
+void WorkerInput::refuse(const std::string& id, const std::string& batch,
+                         const std::string& marker, const std::string& why)
 {
-    owe(m_worker, JobResult{id, "refused", 0, 0, m_settings.host, "", 0, 0, why, batch});
+    owe(m_worker, JobResult{id, "refused", 0, 0, m_settings.host, "", 0, 0, why, batch, marker});
 }
 
-void WorkerInput::fetched(const std::string& id, const QueuedJob& job)
+void WorkerInput::fetched(const std::string& id, const std::string& marker, const QueuedJob& job)
 {
     const auto& command = job.field("command");
     const auto& batch = job.field("batch");
     if (command.empty()) {
         spdlog::warn("queue job {} is not in the queue (was the queue reset?); nothing to run", id);
-        refuse(id, batch, "no such job");
+        refuse(id, batch, marker, "no such job");
         return;
     }
     if (!job.field("outcome").empty()) {
         // Run already, by a worker taken for dead that finished after all; or queued again.
         spdlog::warn("queue job {} has ended already ({}); not running it again", id,
                      job.field("outcome"));
-        refuse(id, batch, "ended already");
+        refuse(id, batch, marker, "ended already");
         return;
     }
-    if (m_ran.contains(id)) {
+    if (m_ran.contains(marker + "/" + id)) {
         spdlog::error("queue job {} was queued again after this worker ran it (its outcome was "
                       "removed from Redis?); refused, never run twice: {}",
                       id, shorten_command(command));
-        refuse(id, batch, "ran already on " + m_settings.host);
+        refuse(id, batch, marker, "ran already on " + m_settings.host);
         return;
     }
     if (command.find('\0') != std::string::npos) {
         spdlog::error("queue job {} refused, never run: the command contains a NUL byte", id);
-        refuse(id, batch, "NUL byte");
+        refuse(id, batch, marker, "NUL byte");
         return;
     }
     if (m_settings.key) {
@@ -338,14 +390,14 @@ void WorkerInput::fetched(const std::string& id, const QueuedJob& job)
             const auto why = signature.empty() ? "unsigned" : "wrong signature";
             spdlog::error("queue job {} refused, never run: {}: {}", id, why,
                           shorten_command(command));
-            refuse(id, batch, why);
+            refuse(id, batch, marker, why);
             return;
         }
     }
     const auto seq = std::strtoull(job.field("seq").c_str(), nullptr, 10);
     // The queue's id is the job's number here too, in the log and the job log.
     // Replayable: a job not started here goes back to the queue, for another worker.
-    m_ready.push_back({id, batch,
+    m_ready.push_back({id, batch, marker,
                        sys::InputLine{LogicalLine{command, seq, LineFault::none},
                                       fmt::format("queue job {}", id),
                                       std::strtoull(id.c_str(), nullptr, 10), true}});
@@ -364,6 +416,12 @@ std::optional<WorkerInput::Clock::time_point> WorkerInput::next_deadline() const
     earlier(m_retry_at);
     if (m_synced) {
         earlier(m_next_heartbeat);
+        for (const auto& [number, at] : m_owed_retry_at) {
+            earlier(at);
+        }
+        for (const auto& [id, at] : m_refetch_at) {
+            earlier(at);
+        }
     }
     earlier(m_give_up_at);
     return next;
@@ -384,6 +442,18 @@ void WorkerInput::on_time(Clock::time_point now)
     if (m_synced && m_next_heartbeat && now >= *m_next_heartbeat) {
         heartbeat();
     }
+    if (m_synced) {
+        pump();
+        std::vector<std::string> due;
+        for (const auto& [id, at] : m_refetch_at) {
+            if (now >= at) {
+                due.push_back(id);
+            }
+        }
+        for (const auto& id : due) {
+            take_arrived(id);
+        }
+    }
 }
 
 std::optional<sys::InputLine> WorkerInput::next_line()
@@ -393,7 +463,7 @@ std::optional<sys::InputLine> WorkerInput::next_line()
     }
     auto ready = std::move(m_ready.front());
     m_ready.pop_front();
-    m_last_handed = Handed{std::move(ready.id), std::move(ready.batch)};
+    m_last_handed = Handed{std::move(ready.id), std::move(ready.batch), std::move(ready.marker)};
     return std::move(ready.line);
 }
 
@@ -406,7 +476,7 @@ std::vector<sys::InputLine> WorkerInput::take_buffered()
 {
     m_stopped = true;
     for (auto& ready : m_ready) {
-        owe(m_worker, GiveBack{ready.id});
+        owe(m_worker, GiveBack{ready.id, ready.marker});
     }
     m_ready.clear();
     return {};
@@ -427,11 +497,13 @@ void WorkerInput::on_started(JobId id, const std::string& gpu)
         return;
     }
     const auto queue_id = found->second.id;
-    m_ran.insert(queue_id);
+    const auto marker = found->second.marker;
+    m_ran.insert(marker + "/" + queue_id);
     if (!m_synced) {
         return; // only `gpusched queue` shows where a job started
     }
-    m_control.send(m_queue.start(m_worker, queue_id, m_settings.host, gpu, seconds_since_epoch()),
+    m_control.send(m_queue.start(m_worker, queue_id, m_settings.host, gpu, seconds_since_epoch(),
+                                 marker),
                    [this, queue_id](RedisResult result) {
                        if (result.ok() && result.reply->integer == 0) {
                            spdlog::warn("queue job {} is no longer this worker's: it went back "
@@ -452,12 +524,12 @@ void WorkerInput::on_ended(const sys::JobEnd& end)
     m_handed.erase(found);
     if (end.stopped && !end.outcome.succeeded()) {
         spdlog::info("queue job {} returned to the queue: the worker is stopping", handed.id);
-        owe(m_worker, GiveBack{handed.id});
+        owe(m_worker, GiveBack{handed.id, handed.marker});
         return;
     }
     owe(m_worker, JobResult{handed.id, end.outcome.succeeded() ? "succeeded" : "failed",
                             end.outcome.exit_code, end.outcome.signal, m_settings.host, end.gpu,
-                            end.started, end.runtime, "", handed.batch});
+                            end.started, end.runtime, "", handed.batch, handed.marker});
 }
 
 // After the run's loop: a job accepted but never started went back to the queue with the
@@ -467,7 +539,7 @@ void WorkerInput::on_unstarted(const std::vector<Command>& commands)
     for (const auto& command : commands) {
         if (const auto found = m_handed.find(command.id); found != m_handed.end()) {
             if (!m_leave_done) {
-                owe(m_worker, GiveBack{found->second.id});
+                owe(m_worker, GiveBack{found->second.id, found->second.marker});
             }
             m_handed.erase(found);
         }
@@ -502,7 +574,11 @@ void WorkerInput::on_jobs_over()
         return;
     }
     m_leaving = true;
-    m_give_up_at = Clock::now() + m_settings.timeout;
+    // A Redis that answers takes a moment; a slow one is not waited for long when what is
+    // owed is safe in the spool.
+    const bool all_spooled = std::all_of(m_owed.begin(), m_owed.end(),
+                                         [](const auto& entry) { return entry.second.spooled; });
+    m_give_up_at = Clock::now() + (all_spooled ? k_spooled_grace : m_settings.timeout);
     m_take.close();
     m_take_in_flight = false;
     leave();
@@ -518,9 +594,22 @@ bool WorkerInput::settled() const
     }
     const bool settle = (m_trouble && !connected()) || Clock::now() >= *m_give_up_at;
     if (settle && !m_owed.empty() && !std::exchange(m_said_spooled, true)) {
-        spdlog::warn("queue {}: {} results and returns not sent; they are kept in {} and sent "
-                     "by the next worker started on this queue here",
-                     where(), m_owed.size(), m_spool.path().string());
+        std::vector<std::string> lost;
+        for (const auto& [number, owed] : m_owed) {
+            if (!owed.spooled) {
+                lost.push_back(owed_id(owed));
+            }
+        }
+        if (lost.size() < m_owed.size()) {
+            spdlog::warn("queue {}: {} results and returns not sent; they are kept in {} and "
+                         "sent by the next worker started on this queue here",
+                         where(), m_owed.size() - lost.size(), m_spool.path().string());
+        }
+        if (!lost.empty()) {
+            spdlog::error("queue {}: what jobs {} owe the queue could be neither sent nor "
+                          "spooled: they run again once their lease runs out",
+                          where(), fmt::join(lost, ", "));
+        }
     }
     return settle;
 }
@@ -541,8 +630,11 @@ void WorkerInput::pump(bool resyncing)
     if (!m_control.ready() || !(m_synced || resyncing)) {
         return;
     }
+    const auto now = Clock::now();
     for (const auto& [number, owed] : m_owed) {
-        if (!m_in_flight.contains(number)) {
+        const auto retry = m_owed_retry_at.find(number);
+        if (!m_in_flight.contains(number) &&
+            (retry == m_owed_retry_at.end() || now >= retry->second)) {
             send_owed(number);
         }
     }
@@ -557,20 +649,44 @@ void WorkerInput::send_owed(std::uint64_t number)
             if constexpr (std::is_same_v<What, JobResult>) {
                 return m_queue.finish(owed.worker, what);
             } else {
-                return m_queue.give_back(owed.worker, what.id);
+                return m_queue.give_back(owed.worker, what.id, what.marker);
             }
         },
         owed.what);
     m_in_flight.insert(number);
+    m_owed_retry_at.erase(number);
     m_control.send(command, [this, number](RedisResult result) {
         m_in_flight.erase(number);
+        const auto found = m_owed.find(number);
+        if (found == m_owed.end()) {
+            return;
+        }
         if (!result.ok()) {
+            // An error reply to one job's result (its record damaged, say) is that job's: it
+            // is said once and tried again on its own, and the rest goes on.
             if (result.failure == RedisFailure::error_reply) {
-                trouble(result.failure, result.error);
+                if (m_failing_owed.insert(number).second) {
+                    spdlog::error("queue job {}: its {} cannot be recorded: {}; trying again "
+                                  "every {}",
+                                  owed_id(found->second),
+                                  std::holds_alternative<JobResult>(found->second.what)
+                                      ? "result"
+                                      : "return to the queue",
+                                  result.error, format_duration(k_longest_backoff));
+                }
+                m_owed_retry_at[number] = Clock::now() + k_longest_backoff;
             }
             return;
         }
-        m_owed.erase(number);
+        if (result.reply->integer == -2) {
+            spdlog::warn("queue job {} belonged to the queue before it was reset; its {} is "
+                         "dropped",
+                         owed_id(found->second),
+                         std::holds_alternative<JobResult>(found->second.what) ? "result"
+                                                                               : "return");
+        }
+        m_failing_owed.erase(number);
+        m_owed.erase(found);
         m_spool.mark_sent(number);
         if (m_leaving) {
             leave();

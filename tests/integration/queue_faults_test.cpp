@@ -445,6 +445,55 @@ TEST_F(QueueFaults, AWorkerAndAWaitingSubmitterSayTheQueueWasResetWhenRedisIsFlu
     expect_reset_reported([&] { EXPECT_EQ(m_redis.cli({"FLUSHALL"}), "OK\n"); });
 }
 
+// Ids start again at 1 in a reset queue: what a worker still owes the old queue never lands
+// on a new job, and a new job is never taken for one the worker ran.
+TEST_F(QueueFaults, NothingOfTheQueueBeforeAResetLandsOnTheNewQueue)
+{
+    auto& worker = start_worker("GPU-a0");
+    submit_now(fmt::format("echo old-1 >> {0}; sleep 2; echo old-end >> {0}\n", log()));
+    ASSERT_TRUE(eventually([&] { return logged().contains("old-1"); })) << worker.err_so_far();
+    EXPECT_EQ(m_redis.cli({"FLUSHALL"}), "OK\n");
+    // Job 1 of the new queue, while the old job 1 still runs; then job 2, after the old one.
+    TempDir dir;
+    const auto result = run(dir,
+                            submit(fmt::format("echo new-1 >> {0}\necho new-2 >> {0}\n", log()),
+                                   {"--wait"}),
+                            30s);
+    EXPECT_EQ(result.exit_status, 0) << result.err << worker.err_so_far();
+    auto counts = logged();
+    EXPECT_EQ(counts["new-1"], 1) << read_file(m_dir / "log") << worker.err_so_far();
+    EXPECT_EQ(counts["new-2"], 1) << read_file(m_dir / "log") << worker.err_so_far();
+    const auto job = m_redis.cli({"HGET", "gpusched:{default}:job:1", "command"});
+    EXPECT_NE(job.find("new-1"), std::string::npos) << job;
+}
+
+// A job whose record someone damaged: its result cannot be recorded; that is said once, and
+// neither the worker nor Redis is flooded while the other jobs run.
+TEST_F(QueueFaults, ADamagedJobRecordIsSaidOnceAndTheOtherJobsRun)
+{
+    auto& worker = start_worker("GPU-a0", {"--lease-timeout", "3"});
+    submit_now(fmt::format("echo damaged >> {0}; sleep 1\n", log()));
+    ASSERT_TRUE(eventually([&] { return logged().contains("damaged"); })) << worker.err_so_far();
+    m_redis.cli({"DEL", "gpusched:{default}:job:1"});
+    m_redis.cli({"SET", "gpusched:{default}:job:1", "not a hash"});
+    const auto commands_before = m_redis.info("total_commands_processed");
+    TempDir dir;
+    const auto result = run(
+        dir, submit(fmt::format("echo fine-1 >> {0}\necho fine-2 >> {0}\n", log()), {"--wait"}),
+        30s);
+    EXPECT_EQ(result.exit_status, 0) << result.err << worker.err_so_far();
+    std::this_thread::sleep_for(4s);
+    const auto commands = m_redis.info("total_commands_processed") - commands_before;
+    const auto err = worker.err_so_far();
+    std::size_t said = 0;
+    for (const auto& line : split_lines(err)) {
+        said += line.find("queue job 1") != std::string::npos ? 1 : 0;
+    }
+    EXPECT_LE(said, 2u) << err;
+    EXPECT_EQ(err.find("answers again"), std::string::npos) << "no trouble came and went:\n" << err;
+    EXPECT_LT(commands, 300) << "Redis was flooded:\n" << err;
+}
+
 // 5. A SIGKILLed worker's job does not run on.
 
 TEST_F(QueueFaults, AKilledWorkersJobIsStoppedAndRunsToItsEndOnceElsewhere)

@@ -6,11 +6,14 @@
 
 #include <fcntl.h>
 #include <sys/file.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <string>
+#include <vector>
 
 namespace gpusched::queue {
 namespace {
@@ -29,7 +32,7 @@ protected:
 
     static JobResult result(const std::string& id)
     {
-        return JobResult{id, "succeeded", 0, 0, "host", "GPU-a0", 1.5, 2.5, "", "7"};
+        return JobResult{id, "succeeded", 0, 0, "host", "GPU-a0", 1.5, 2.5, "", "7", "m1"};
     }
 
     fs::path m_dir;
@@ -41,7 +44,7 @@ TEST_F(SpoolDirectory, WhatADeadWorkerOwedIsAdoptedOnceAndWhatItSentIsNot)
         ResultSpool dead(m_dir, "queue", "dead");
         Owed sent{0, "dead", result("1")};
         Owed owed{0, "dead", result("2")};
-        Owed returned{0, "dead", GiveBack{"3"}};
+        Owed returned{0, "dead", GiveBack{"3", "m1"}};
         ASSERT_TRUE(dead.add(sent));
         ASSERT_TRUE(dead.add(owed));
         ASSERT_TRUE(dead.add(returned));
@@ -90,7 +93,7 @@ TEST_F(SpoolDirectory, DamagedLinesAreSkippedAndTheRestIsSent)
 {
     fs::create_directories(m_dir / "queue");
     std::ofstream(m_dir / "queue" / "crashed.spool")
-        << "{\"n\":1,\"worker\":\"crashed\",\"give_back\":\"4\"}\n"
+        << "{\"n\":1,\"worker\":\"crashed\",\"give_back\":\"4\",\"marker\":\"m\"}\n"
         << "garbage\n"
         << "{\"n\":2,\"worker\":\"crashed\",\"result\":{\"id\":\"5\"";
     ResultSpool next(m_dir, "queue", "next");
@@ -104,13 +107,76 @@ TEST_F(SpoolDirectory, APlantedSymlinkIsNotFollowed)
     fs::create_directories(m_dir / "queue");
     std::ofstream(m_dir / "victim") << "precious\n";
     fs::create_symlink(m_dir / "victim", m_dir / "queue" / "worker.spool");
-    EXPECT_THROW(ResultSpool(m_dir, "queue", "worker"), std::exception);
+    {
+        // The worker's own file replaces the link; nothing is written through it.
+        ResultSpool worker(m_dir, "queue", "worker");
+        Owed owed{0, "worker", result("1")};
+        ASSERT_TRUE(worker.add(owed));
+        EXPECT_FALSE(fs::is_symlink(worker.path()));
+    }
+    fs::remove(m_dir / "queue" / "worker.spool");
+    fs::create_symlink(m_dir / "victim", m_dir / "queue" / "planted.spool");
     ResultSpool next(m_dir, "queue", "next");
     EXPECT_TRUE(next.adopt_orphans().empty());
+    EXPECT_TRUE(fs::is_symlink(m_dir / "queue" / "planted.spool"));
     std::ifstream victim(m_dir / "victim");
     std::string text;
     std::getline(victim, text);
     EXPECT_EQ(text, "precious");
+}
+
+TEST_F(SpoolDirectory, APlantedFifoIsSkippedWithoutWaiting)
+{
+    fs::create_directories(m_dir / "queue");
+    ASSERT_EQ(mkfifo((m_dir / "queue" / "evil.spool").c_str(), 0600), 0);
+    ResultSpool next(m_dir, "queue", "next");
+    EXPECT_TRUE(next.adopt_orphans().empty());
+}
+
+// A full disk (a 64 KiB tmpfs) refuses some entries; those written before and after stay
+// whole, and the next worker reads every one of them.
+TEST_F(SpoolDirectory, AFullDiskLosesOnlyWhatCouldNotBeWritten)
+{
+    if (geteuid() != 0) {
+        GTEST_SKIP() << "mounting a tmpfs needs root";
+    }
+    const auto disk = m_dir / "disk";
+    fs::create_directories(disk);
+    ASSERT_EQ(std::system(("mount -t tmpfs -o size=64k tmpfs " + disk.string()).c_str()), 0);
+    std::vector<std::string> written;
+    {
+        ResultSpool spool(disk, "queue", "full");
+        auto result_of = [](int id) {
+            return JobResult{std::to_string(id), "succeeded", 0, 0, "host", "GPU-a0", 1.5,
+                             2.5, std::string(900, 'x'), "7", "m1"};
+        };
+        // Fill the disk but for a few KiB, then write until entries are refused.
+        std::ofstream(disk / "filler") << std::string(60 * 1024 - 4096, 'f');
+        int id = 1;
+        int refused = 0;
+        for (; refused < 3 && id < 200; ++id) {
+            Owed owed{0, "full", result_of(id)};
+            if (spool.add(owed)) {
+                written.push_back(std::to_string(id));
+            } else {
+                ++refused;
+            }
+        }
+        fs::remove(disk / "filler");
+        Owed after{0, "full", result_of(id)};
+        ASSERT_TRUE(spool.add(after));
+        written.push_back(std::to_string(id));
+        EXPECT_EQ(refused, 3);
+    }
+    std::vector<std::string> adopted;
+    {
+        ResultSpool next(disk, "queue", "next");
+        for (const auto& owed : next.adopt_orphans()) {
+            adopted.push_back(std::get<JobResult>(owed.what).id);
+        }
+    }
+    EXPECT_EQ(std::system(("umount " + disk.string()).c_str()), 0);
+    EXPECT_EQ(adopted, written) << "a line cut short by the full disk spoiled the next one";
 }
 
 } // namespace

@@ -27,8 +27,17 @@ struct JobResult {
     std::string gpu;
     double started = 0;
     double runtime = 0;
-    std::string note;  // why a job was refused
-    std::string batch; // the job's batch, whose list of ended jobs it joins
+    std::string note;   // why a job was refused
+    std::string batch;  // the job's batch, whose list of ended jobs it joins
+    std::string marker; // the queue's marker when the job was taken: it was this queue's job
+};
+
+// A job a worker took, read with the queue's marker: `ours` is false when the job is no
+// longer in the worker's list (returned to the queue, or the queue was reset meanwhile).
+struct TakenJob {
+    std::string marker;
+    bool ours = false;
+    QueuedJob job;
 };
 
 struct QueueStatus {
@@ -70,14 +79,20 @@ public:
     RedisCommand open_marker(const std::string& made) const; // reply: the marker
     RedisCommand take(const std::string& worker) const; // BLMOVE pending -> taken:WORKER
     RedisCommand fetch(const std::string& id) const;    // reply: the job's fields
+    // A job of the worker's list and the queue's marker, read together.
+    RedisCommand fetch_taken(const std::string& worker, const std::string& id) const;
+    static std::optional<TakenJob> read_taken(const std::string& id, const RedisReply& reply);
+    // The commands on one taken job name the queue's marker the job was taken under: after a
+    // reset they change nothing and reply -2.
     // Notes the job started (reply 1), or 0 when it is no longer this worker's to run.
     RedisCommand start(const std::string& worker, const std::string& id, const std::string& host,
-                       const std::string& gpu, double started) const;
+                       const std::string& gpu, double started, const std::string& marker) const;
     // Records a job's result once (a late duplicate changes nothing) and drops it from the
     // taken list of `worker`.
     RedisCommand finish(const std::string& worker, const JobResult& result) const;
     // Puts a job `worker` took back at the head of the queue.
-    RedisCommand give_back(const std::string& worker, const std::string& id) const;
+    RedisCommand give_back(const std::string& worker, const std::string& id,
+                           const std::string& marker) const;
     // Notes the worker alive until `lease_ms` from now (its own lease, which governs its
     // jobs); replies with the marker and the workers whose leases ran out.
     RedisCommand heartbeat(const std::string& worker, const std::string& description,

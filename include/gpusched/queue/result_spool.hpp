@@ -16,11 +16,13 @@ namespace gpusched::queue {
 // the worker that took the job (its taken list), which need not be the one that sends it.
 struct GiveBack {
     std::string id;
+    std::string marker; // the queue's marker when the job was taken
 };
 struct Owed {
     std::uint64_t number = 0;
     std::string worker;
     std::variant<JobResult, GiveBack> what;
+    bool spooled = false; // written whole to the spool file
 };
 
 // What a worker owes the queue, on disk: each result is written to the worker's spool file
@@ -39,14 +41,17 @@ public:
     // The default directory: $XDG_STATE_HOME/gpusched/spool, else ~/.local/state/gpusched/spool.
     static std::filesystem::path default_directory();
 
-    // Opens (makes) this worker's file; an error names the path and the call.
+    // Makes this worker's file (made under a name no other worker adopts, locked, then
+    // renamed, so it is never taken for a dead worker's); an error names the path and the
+    // call.
     ResultSpool(const std::filesystem::path& directory, const std::string& queue_key,
                 const std::string& worker);
 
     const std::filesystem::path& path() const { return m_path; }
 
     // Writes an entry, numbering it; false when it could not be written (the error is
-    // logged once, and the entry is still sent, only not safe from a crash).
+    // logged once, and the entry is still sent, only not safe from a crash). A write cut
+    // short (a full disk) is cut off the file, so the lines after it stay whole.
     bool add(Owed& owed);
     void mark_sent(std::uint64_t number);
     std::size_t owed() const { return m_owed; }

@@ -70,25 +70,28 @@ private:
     struct Ready {
         std::string id;
         std::string batch;
+        std::string marker;
         sys::InputLine line;
     };
     struct Handed {
         std::string id;
         std::string batch;
+        std::string marker;
     };
 
     bool connected() const { return m_control.ready() && m_take.ready(); }
     void connect();
     void on_up();
     void resync();
-    void trouble(RedisFailure why, const std::string& error);
-    void recovered();
+    void trouble(RedisFailure why, const std::string& error, const char* operation);
+    void recovered(const char* operation);
     void on_heartbeat(const HeartbeatReply& reply);
     void check_marker(const std::string& marker);
     void adopt_taken();
     void take_arrived(const std::string& id);
-    void fetched(const std::string& id, const QueuedJob& job);
-    void refuse(const std::string& id, const std::string& batch, const std::string& why);
+    void fetched(const std::string& id, const std::string& marker, const QueuedJob& job);
+    void refuse(const std::string& id, const std::string& batch, const std::string& marker,
+                const std::string& why);
     void owe(std::string worker, std::variant<JobResult, GiveBack> what);
     void pump(bool resyncing = false);
     void send_owed(std::uint64_t number);
@@ -107,6 +110,7 @@ private:
     // Health: synced once a heartbeat got through on the current connections.
     bool m_synced = false;
     std::optional<RedisFailure> m_trouble;
+    std::string m_trouble_operation; // what failed: it must succeed to end the trouble
     Clock::time_point m_trouble_since{};
     std::optional<Clock::time_point> m_retry_at;
     std::chrono::milliseconds m_backoff;
@@ -121,10 +125,14 @@ private:
     std::deque<Ready> m_ready;
     std::optional<Handed> m_last_handed;
     std::unordered_map<JobId, Handed> m_handed;
-    std::set<std::string> m_ran; // ids run here: never run twice, whatever Redis says
+    std::set<std::string> m_ran; // MARKER/ID of jobs run here: never run twice
+    std::map<std::string, Clock::time_point> m_refetch_at; // jobs whose reads failed
+    std::set<std::string> m_refused_reads;                 // ... said once each
 
     std::map<std::uint64_t, Owed> m_owed; // by spool number, in order
     std::set<std::uint64_t> m_in_flight;
+    std::map<std::uint64_t, Clock::time_point> m_owed_retry_at; // after an error reply
+    std::set<std::uint64_t> m_failing_owed;                     // ... said once each
     bool m_leaving = false; // the run ended: what is owed is sent, then the worker leaves
     bool m_left = false;
     bool m_leave_done = false;
