@@ -7,6 +7,8 @@
 #include <algorithm>
 #include <array>
 #include <cstddef>
+#include <cstdlib>
+#include <string_view>
 #include <memory>
 
 namespace gpusched::gpu {
@@ -122,6 +124,12 @@ std::string read_device(const Driver& driver, int ordinal, Found& found)
     return {};
 }
 
+bool pci_order_asked()
+{
+    const char* order = std::getenv("CUDA_DEVICE_ORDER");
+    return order == nullptr || std::string_view(order) == "PCI_BUS_ID";
+}
+
 } // namespace
 
 GpuInventory driver_api_inventory()
@@ -141,11 +149,15 @@ GpuInventory driver_api_inventory()
             return {{}, std::move(problem)};
         }
     }
-    // The driver numbers GPUs in PCI order only when CUDA_DEVICE_ORDER=PCI_BUS_ID reaches it;
-    // sorting here keeps GPU N nvidia-smi's GPU N whatever the environment.
-    std::stable_sort(devices.begin(), devices.end(), [](const Found& a, const Found& b) {
-        return a.pci_bus_id < b.pci_bus_id;
-    });
+    // The driver orders its devices as CUDA_DEVICE_ORDER says, as it does for the runtime and
+    // for the jobs; sorting by PCI bus id when that is the order asked for (gpusched asks for
+    // it unless the user chose another) keeps GPU N nvidia-smi's GPU N even with a driver that
+    // would not.
+    if (pci_order_asked()) {
+        std::stable_sort(devices.begin(), devices.end(), [](const Found& a, const Found& b) {
+            return a.pci_bus_id < b.pci_bus_id;
+        });
+    }
     GpuInventory inventory;
     inventory.source = k_source_driver_api;
     for (std::size_t index = 0; index < devices.size(); ++index) {

@@ -112,6 +112,18 @@ TEST_F(FakeOldDriver, GpusListsThemThroughTheDriverApiInPciOrder)
         << table.err;
 }
 
+TEST_F(FakeOldDriver, AnotherDeviceOrderTheUserChoseIsKeptAsTheRuntimeWouldKeepIt)
+{
+    auto options = on_fake({"gpus", "--json"});
+    options.env["CUDA_DEVICE_ORDER"] = "FASTEST_FIRST";
+    const auto result = run(m_dir, options);
+    ASSERT_EQ(result.exit_status, 0) << result.err;
+    const auto gpus = nlohmann::json::parse(result.out, nullptr, false);
+    ASSERT_TRUE(gpus.is_array() && gpus.size() == 2) << result.out;
+    EXPECT_EQ(gpus[0]["uuid"], k_second_uuid) << "the driver's own first GPU";
+    EXPECT_EQ(gpus[1]["uuid"], k_first_uuid);
+}
+
 TEST_F(FakeOldDriver, WhereTheDriverApiFailsTooNvmlListsTheSameGpus)
 {
     machine(k_old_driver + "fail cuInit\n");
