@@ -18,10 +18,17 @@ struct GpuInfo {
     std::uint64_t total_memory = 0; // bytes
 };
 
+// The ways the probe lists GPUs, tried in this order: the CUDA runtime; where the driver is
+// older than that runtime, the driver's own API; where that fails too, NVML.
+inline constexpr std::string_view k_source_cuda_runtime = "CUDA runtime";
+inline constexpr std::string_view k_source_driver_api = "CUDA driver API";
+inline constexpr std::string_view k_source_nvml = "NVML";
+
 // What the CUDA probe found: the GPUs, or why there are none.
 struct GpuInventory {
     std::vector<GpuInfo> gpus;
     std::string problem; // empty when the probe ran; else why no GPU could be listed
+    std::string source{}; // which way answered, a k_source_ name; {} lets {gpus, problem} omit it
 };
 
 // Lists the GPUs of this machine. The real one runs the CUDA runtime in a short-lived child
@@ -48,7 +55,8 @@ Parsed<std::vector<std::string>> resolve_gpu_ids(const std::vector<std::string>&
                                                  const std::optional<std::string>& visible_devices,
                                                  GpuProbe& probe, bool use_uuids = false);
 
-// The probe's report, one GPU per line ("INDEX\tUUID\tTOTAL_BYTES\tNAME"), or "error: WHY";
+// The probe's report, "via\tSOURCE" then one GPU per line ("INDEX\tUUID\tTOTAL_BYTES\tNAME"), or
+// "error: WHY";
 // and its reading back, which turns anything else into a problem.
 std::string format_inventory(const GpuInventory& inventory);
 GpuInventory parse_inventory(std::string_view text);

@@ -74,8 +74,10 @@ int run_gpus(const GpusOptions& options)
                                         {"name", nullptr},
                                         {"memory_total_mib", nullptr},
                                         {"memory_used_mib", nullptr},
-                                        {"processes", nullptr}};
+                                        {"processes", nullptr},
+                                        {"found_by", nullptr}};
         if (const auto* gpu = find_gpu(inventory, id)) {
+            entry["found_by"] = inventory.source;
             entry["index"] = gpu->index;
             entry["uuid"] = gpu->uuid;
             entry["name"] = gpu->name;
@@ -93,6 +95,11 @@ int run_gpus(const GpusOptions& options)
     }
     if (!usage.problem.empty()) {
         fmt::print(stderr, "gpusched: memory use and processes unknown: {}\n", usage.problem);
+    }
+    if (!inventory.source.empty()) {
+        fmt::print(stderr, "gpusched: GPUs listed through the {}\n", inventory.source);
+    } else if (!inventory.problem.empty()) {
+        fmt::print(stderr, "gpusched: GPUs not listed: {}\n", inventory.problem);
     }
     if (options.json) {
         fmt::print("{}\n", listed.dump(2));

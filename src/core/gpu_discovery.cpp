@@ -10,6 +10,8 @@
 namespace gpusched {
 namespace {
 
+constexpr std::string_view k_source_prefix = "via\t";
+
 ParseError no_gpu(const std::string& why)
 {
     return ParseError{fmt::format(
@@ -87,7 +89,9 @@ std::string format_inventory(const GpuInventory& inventory)
     if (!inventory.problem.empty()) {
         return probe_error_line(inventory.problem);
     }
-    std::string text;
+    std::string text = inventory.source.empty()
+                           ? std::string()
+                           : fmt::format("{}{}\n", k_source_prefix, inventory.source);
     for (const auto& gpu : inventory.gpus) {
         text += fmt::format("{}\t{}\t{}\t{}\n", gpu.index, gpu.uuid, gpu.total_memory, gpu.name);
     }
@@ -103,6 +107,10 @@ GpuInventory parse_inventory(std::string_view text)
     }
     for (const auto line : split(text, '\n')) {
         if (line.empty()) {
+            continue;
+        }
+        if (line.substr(0, k_source_prefix.size()) == k_source_prefix) {
+            inventory.source = std::string(line.substr(k_source_prefix.size()));
             continue;
         }
         const auto fields = split(line, '\t');

@@ -1,6 +1,8 @@
 // The only file that includes the CUDA runtime's header.
 #include <gpusched/gpu/cuda_probe.hpp>
 
+#include <gpusched/gpu/fallback_inventory.hpp>
+
 #include <cuda_runtime.h>
 
 #include <fmt/format.h>
@@ -8,14 +10,35 @@
 #include <cstring>
 
 namespace gpusched::gpu {
+namespace {
 
-GpuInventory inventory_in_this_process()
+// The runtime's ways of saying that the driver is older than itself (CUDA 13 needs R580):
+// the driver still answers through its own API and NVML.
+bool refused_for_driver_version(cudaError_t error)
 {
-    int count = 0;
-    if (const cudaError_t error = cudaGetDeviceCount(&count); error != cudaSuccess) {
-        return {{}, fmt::format("cudaGetDeviceCount: {}", cudaGetErrorString(error))};
+    return error == cudaErrorInsufficientDriver || error == cudaErrorCallRequiresNewerDriver ||
+           error == cudaErrorSystemDriverMismatch || error == cudaErrorCompatNotSupportedOnDevice;
+}
+
+// Tries the driver API, then NVML; the problem names every way that failed.
+GpuInventory inventory_without_runtime(const std::string& runtime_problem)
+{
+    auto inventory = driver_api_inventory();
+    if (!inventory.problem.empty()) {
+        auto through_nvml = nvml_inventory();
+        if (through_nvml.problem.empty()) {
+            return through_nvml;
+        }
+        inventory.problem = fmt::format("{}; {}; {}", runtime_problem, inventory.problem,
+                                        through_nvml.problem);
     }
+    return inventory;
+}
+
+GpuInventory runtime_inventory(int count)
+{
     GpuInventory inventory;
+    inventory.source = k_source_cuda_runtime;
     for (int index = 0; index < count; ++index) {
         cudaDeviceProp properties{};
         if (const cudaError_t error = cudaGetDeviceProperties(&properties, index);
@@ -30,6 +53,19 @@ GpuInventory inventory_in_this_process()
             GpuInfo{index, format_gpu_uuid(uuid), properties.name, properties.totalGlobalMem});
     }
     return inventory;
+}
+
+} // namespace
+
+GpuInventory inventory_in_this_process()
+{
+    int count = 0;
+    if (const cudaError_t error = cudaGetDeviceCount(&count); error != cudaSuccess) {
+        auto problem = fmt::format("cudaGetDeviceCount: {}", cudaGetErrorString(error));
+        return refused_for_driver_version(error) ? inventory_without_runtime(problem)
+                                                 : GpuInventory{{}, std::move(problem)};
+    }
+    return runtime_inventory(count);
 }
 
 } // namespace gpusched::gpu

@@ -5,6 +5,7 @@
 #include <gpusched/sys/signal_channel.hpp>
 
 #include <fmt/format.h>
+#include <spdlog/spdlog.h>
 
 #include <cstdio>
 #include <system_error>
@@ -44,6 +45,10 @@ GpuInventory CudaProbeChild::inventory()
         const auto answer = run_probe_child(m_command, {}, m_signals);
         m_answer = answer.problem.empty() ? parse_inventory(answer.output)
                                           : GpuInventory{{}, answer.problem};
+        if (m_answer->problem.empty()) {
+            spdlog::debug("{} GPU{} listed through the {}", m_answer->gpus.size(),
+                          m_answer->gpus.size() == 1 ? "" : "s", m_answer->source);
+        }
     }
     return *m_answer;
 }

@@ -125,6 +125,16 @@ TEST(GpuInventoryText, RoundTrips)
     EXPECT_TRUE(parse_inventory("").gpus.empty());
 }
 
+TEST(GpuInventoryText, SaysWhichWayFoundTheGpus)
+{
+    auto inventory = gpus(1);
+    inventory.source = std::string(k_source_driver_api);
+    const auto back = parse_inventory(format_inventory(inventory));
+    EXPECT_EQ(back.source, "CUDA driver API");
+    ASSERT_EQ(back.gpus.size(), 1u);
+    EXPECT_EQ(back.gpus[0].uuid, "GPU-00000000");
+}
+
 TEST(GpuUuid, FormatsLikeNvidiaSmi)
 {
     const unsigned char bytes[16] = {0x8e, 0x6b, 0x0c, 0x3a, 0x2f, 0x1d, 0x4c, 0x55,

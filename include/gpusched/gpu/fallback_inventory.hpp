@@ -1,0 +1,17 @@
+#pragma once
+
+#include <gpusched/gpu_discovery.hpp>
+
+namespace gpusched::gpu {
+
+// The GPUs through the driver's own API (libcuda.so.1: cuInit, cuDeviceGetCount, ...),
+// loaded at run time, for drivers older than the CUDA runtime gpusched links: such a runtime
+// refuses to start, but the driver still answers. Numbered as the runtime numbers them: in PCI
+// bus order with CUDA_DEVICE_ORDER=PCI_BUS_ID, which gpusched's probes and jobs get by default.
+GpuInventory driver_api_inventory();
+
+// The GPUs through NVML (libnvidia-ml.so.1), which numbers them in PCI bus order whatever
+// CUDA_DEVICE_ORDER says: the last way, where libcuda.so.1 cannot be used.
+GpuInventory nvml_inventory();
+
+} // namespace gpusched::gpu

@@ -1,0 +1,54 @@
+#pragma once
+
+// The few parts of NVML's stable C ABI that gpusched uses (NVML API version 12, as nvml.h of
+// the R535 and later drivers declares it), declared here so that no NVML header or library is
+// needed to build; libnvidia-ml.so.1 is found at run time. Only probe children load it.
+#include <string>
+
+namespace gpusched::gpu::nvml {
+
+using Return = int;
+constexpr Return k_success = 0;
+constexpr Return k_insufficient_size = 7;
+constexpr unsigned int k_uuid_length = 96;  // NVML_DEVICE_UUID_V2_BUFFER_SIZE
+constexpr unsigned int k_name_length = 96;  // NVML_DEVICE_NAME_V2_BUFFER_SIZE
+struct DeviceOpaque;
+using Device = DeviceOpaque*;
+struct Memory {
+    unsigned long long total;
+    unsigned long long free;
+    unsigned long long used;
+};
+// nvmlProcessInfo_t as the _v2 and _v3 calls fill it.
+struct ProcessInfo {
+    unsigned int pid;
+    unsigned long long used_gpu_memory;
+    unsigned int gpu_instance_id;
+    unsigned int compute_instance_id;
+};
+
+// libnvidia-ml.so.1, loaded and initialised; shut down and unloaded with the object.
+struct Library {
+    void* handle = nullptr;
+    Return (*init)() = nullptr;
+    Return (*shutdown)() = nullptr;
+    const char* (*error_string)(Return) = nullptr;
+    Return (*count)(unsigned int*) = nullptr;
+    Return (*by_index)(unsigned int, Device*) = nullptr;
+    Return (*by_uuid)(const char*, Device*) = nullptr;
+    Return (*uuid)(Device, char*, unsigned int) = nullptr;
+    Return (*name)(Device, char*, unsigned int) = nullptr;
+    Return (*memory)(Device, Memory*) = nullptr;
+    Return (*processes)(Device, unsigned int*, ProcessInfo*) = nullptr;
+    Library() = default;
+    Library(const Library&) = delete;
+    Library& operator=(const Library&) = delete;
+    ~Library();
+
+    std::string error(Return code) const;
+};
+
+// Loads and initialises NVML into `nvml`; empty, or why NVML is unavailable.
+std::string load(Library& nvml);
+
+} // namespace gpusched::gpu::nvml

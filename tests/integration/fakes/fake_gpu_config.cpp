@@ -1,0 +1,82 @@
+#include "fake_gpu_config.hpp"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+
+namespace fake_gpu {
+
+Config read_config()
+{
+    Config config;
+    const char* path = std::getenv("GPUSCHED_FAKE_GPUS");
+    std::ifstream file(path != nullptr ? path : "");
+    std::string line;
+    while (std::getline(file, line)) {
+        std::istringstream words(line.substr(0, line.find('#')));
+        std::string kind;
+        words >> kind;
+        if (kind == "driver_version") {
+            words >> config.driver_version;
+        } else if (kind == "gpu") {
+            Gpu gpu;
+            words >> gpu.uuid >> gpu.pci_bus_id >> gpu.total_mib >> gpu.used_mib >> std::ws;
+            std::getline(words, gpu.name);
+            config.gpus.push_back(std::move(gpu));
+        } else if (kind == "process") {
+            std::size_t position = 0;
+            unsigned int pid = 0;
+            words >> position >> pid;
+            if (position < config.gpus.size()) { // else a test's mistake, which it then shows
+                config.gpus[position].pids.push_back(pid);
+            }
+        } else if (kind == "hang" || kind == "fail") {
+            std::string function;
+            words >> function;
+            (kind == "hang" ? config.hung : config.failing).push_back(function);
+        }
+    }
+    return config;
+}
+
+std::vector<Gpu> in_pci_order(const Config& config)
+{
+    auto gpus = config.gpus;
+    std::stable_sort(gpus.begin(), gpus.end(),
+                     [](const Gpu& a, const Gpu& b) { return a.pci_bus_id < b.pci_bus_id; });
+    return gpus;
+}
+
+bool fails(const Config& config, const std::string& function)
+{
+    if (std::find(config.hung.begin(), config.hung.end(), function) != config.hung.end()) {
+        // Noted first, so that a test can find the hanging process and watch it.
+        if (const char* path = std::getenv("GPUSCHED_FAKE_HUNG_PIDS")) {
+            std::ofstream(path, std::ios::app) << getpid() << std::endl;
+        }
+        while (true) {
+            pause();
+        }
+    }
+    return std::find(config.failing.begin(), config.failing.end(), function) !=
+           config.failing.end();
+}
+
+void uuid_bytes(const std::string& uuid, char (&bytes)[16])
+{
+    std::string hex;
+    for (const char c : uuid.substr(uuid.find('-') + 1)) {
+        if (c != '-') {
+            hex += c;
+        }
+    }
+    hex.resize(32, '0');
+    for (std::size_t i = 0; i < 16; ++i) {
+        bytes[i] = static_cast<char>(std::stoi(hex.substr(2 * i, 2), nullptr, 16));
+    }
+}
+
+} // namespace fake_gpu
