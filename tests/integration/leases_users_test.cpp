@@ -54,9 +54,10 @@ TEST_F(LeasesOfTwoUsers, PlantedRecordsNeitherBlockNorHijack)
                                "ln -s {2} {1}/1.record && mkfifo {1}/2.record",
                                (m_dir / "planted").string(), leases(),
                                (m_dir / "victim").string()));
+    // Long enough for a sanitized `status` to find all three held at once.
     Process first(m_dir, {{"--gpus", "0,1,2"},
-                          join_lines({marked_job(1, "first"), marked_job(1, "first"),
-                                      marked_job(1, "first")})});
+                          join_lines({marked_job(4, "first"), marked_job(4, "first"),
+                                      marked_job(4, "first")})});
     ASSERT_TRUE(eventually([&] { return started("first"); }));
     ASSERT_TRUE(eventually([&] {
         const auto all = status({"0", "1", "2"});
