@@ -357,6 +357,10 @@ void WorkerInput::refuse(const std::string& id, const std::string& batch,
 
 void WorkerInput::fetched(const std::string& id, const std::string& marker, const QueuedJob& job)
 {
+    // Read twice (a read lost with a connection, then the list adopted): one copy is enough.
+    if (is_known(id)) {
+        return;
+    }
     const auto& command = job.field("command");
     const auto& batch = job.field("batch");
     if (command.empty()) {
