@@ -75,15 +75,7 @@ void AsyncRedis::connect(std::function<void()> on_up,
 // AUTH and SELECT, the scripts loaded, then a PING: the connection is ready when it answers.
 void AsyncRedis::log_in()
 {
-    std::vector<std::vector<std::string>> steps;
-    if (m_url.password) {
-        steps.push_back(m_url.user.empty()
-                            ? std::vector<std::string>{"AUTH", *m_url.password}
-                            : std::vector<std::string>{"AUTH", m_url.user, *m_url.password});
-    }
-    if (m_url.db != 0) {
-        steps.push_back({"SELECT", std::to_string(m_url.db)});
-    }
+    auto steps = login_commands(m_url);
     for (const auto* script : m_scripts) {
         steps.push_back({"SCRIPT", "LOAD", script->source()});
     }

@@ -62,15 +62,7 @@ bool RedisClient::connect()
     redisSetTimeout(m_context, to_timeval(m_timeout));
     // A blocked BLMOVE on a connection whose peer vanished would otherwise wait forever.
     redisEnableKeepAlive(m_context);
-    std::vector<std::vector<std::string>> login;
-    if (m_url.password) {
-        login.push_back(m_url.user.empty()
-                            ? std::vector<std::string>{"AUTH", *m_url.password}
-                            : std::vector<std::string>{"AUTH", m_url.user, *m_url.password});
-    }
-    if (m_url.db != 0) {
-        login.push_back({"SELECT", std::to_string(m_url.db)});
-    }
+    auto login = login_commands(m_url);
     login.push_back({"PING"});
     const auto replies = pipeline(login);
     if (!replies) {

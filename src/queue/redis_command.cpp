@@ -22,6 +22,20 @@ const char* describe_failure(RedisFailure failure)
     return "?";
 }
 
+std::vector<std::vector<std::string>> login_commands(const RedisUrl& url)
+{
+    std::vector<std::vector<std::string>> login;
+    if (url.password) {
+        login.push_back(url.user.empty()
+                            ? std::vector<std::string>{"AUTH", *url.password}
+                            : std::vector<std::string>{"AUTH", url.user, *url.password});
+    }
+    if (url.db != 0) {
+        login.push_back({"SELECT", std::to_string(url.db)});
+    }
+    return login;
+}
+
 LuaScript::LuaScript(std::string source) : m_source(std::move(source))
 {
     unsigned char digest[EVP_MAX_MD_SIZE];

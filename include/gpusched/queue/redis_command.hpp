@@ -1,5 +1,7 @@
 #pragma once
 
+#include <gpusched/redis_url.hpp>
+
 #include <string>
 #include <vector>
 
@@ -28,6 +30,10 @@ enum class RedisFailure {
 };
 
 const char* describe_failure(RedisFailure failure);
+
+// The commands that log a new connection in: AUTH (when the URL has a password), SELECT
+// (when it names a database other than 0).
+std::vector<std::vector<std::string>> login_commands(const RedisUrl& url);
 
 // A Lua script of the queue's protocol. Connections load it once (SCRIPT LOAD) and call it
 // by its SHA-1 (EVALSHA); its text goes over the wire again only when Redis forgot it.
