@@ -34,8 +34,8 @@ std::string draw_on_bottom_row(unsigned rows, unsigned columns, std::string_view
 
 std::string release_bottom_row(unsigned rows)
 {
-    return fmt::format("{}{}\033[{};1H{}{}{}", k_save_cursor, k_whole_screen, rows,
-                       k_erase_to_end, k_restore_cursor, k_show_cursor);
+    return fmt::format("{}{}\033[{};1H{}{}{}", k_save_cursor, k_whole_screen, rows, k_erase_to_end,
+                       k_restore_cursor, k_show_cursor);
 }
 
 } // namespace gpusched

@@ -1,5 +1,6 @@
 // The runner's side of the stop rules (RunningJobs holds them): signals to gpusched (Ctrl-Z
-// apart: job_runner_suspend.cpp), the kill deadline, --timeout, leftovers due to be named, the end of a fork limit's back-off.
+// apart: job_runner_suspend.cpp), the kill deadline, --timeout, leftovers due to be named,
+// the end of a fork limit's back-off.
 #include <gpusched/sys/job_runner.hpp>
 
 #include <gpusched/job_messages.hpp>

@@ -119,8 +119,7 @@ void TerminalScreen::control_sequence(std::string_view parameters, char final_by
         m_row = std::min(nth(values, 0, 1), m_rows) - 1;
         m_column = std::min(nth(values, 1, 1), m_columns) - 1;
         break;
-    case 'A':
-    {
+    case 'A': {
         // Up to the region's top from within it, else up to the screen's.
         const unsigned count = nth(values, 0, 1);
         const unsigned highest = m_row >= m_top - 1 ? m_top - 1 : 0;

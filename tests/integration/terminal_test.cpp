@@ -68,7 +68,8 @@ TEST_F(Terminal, TheStatusLineKeepsTheBottomRowWhileTheJobsOutputScrollsAbove)
 {
     // Three jobs print numbered lines straight to the terminal, a few at a time, while the
     // status line is redrawn: far more lines than the terminal has rows.
-    write_file(m_dir / "print.sh", "for i in $(seq 1 25); do echo \"out-$1-$i\"; sleep 0.02; done\n");
+    write_file(m_dir / "print.sh",
+               "for i in $(seq 1 25); do echo \"out-$1-$i\"; sleep 0.02; done\n");
     const auto print = fmt::format("sh {}", (m_dir / "print.sh").string());
     auto args = command_file(fmt::format("{0} 1\n{0} 2\n{0} 3\n", print));
     args.insert(args.begin(), {"--gpus", "0,1"});
@@ -85,8 +86,7 @@ TEST_F(Terminal, TheStatusLineKeepsTheBottomRowWhileTheJobsOutputScrollsAbove)
     const auto finished = terminal.wait();
     ASSERT_FALSE(finished.timed_out);
     EXPECT_EQ(finished.exit_status, 0) << finished.err;
-    EXPECT_TRUE(status_seen) << "the status line was never on the bottom row:\n"
-                             << finished.err;
+    EXPECT_TRUE(status_seen) << "the status line was never on the bottom row:\n" << finished.err;
     EXPECT_TRUE(wrong.empty()) << "on the reserved bottom row: " << wrong.front();
 
     // In the scrollback and on the screen, each line of the jobs is whole, on a line of its
@@ -120,8 +120,8 @@ TEST_F(Terminal, AResizedTerminalHasTheStatusLineOnItsNewBottomRow)
     terminal.resize(16, 90);
     ASSERT_TRUE(terminal.read_until([&] {
         return shows_status(terminal.screen()) && terminal.screen().region_bottom() == 15;
-    })) << "scroll region " << terminal.screen().region_top() << "-"
-        << terminal.screen().region_bottom() << "\n"
+    })) << "scroll region "
+        << terminal.screen().region_top() << "-" << terminal.screen().region_bottom() << "\n"
         << terminal.written();
     EXPECT_LT(terminal.screen().cursor_row(), 16u);
     release_job(1);
@@ -161,9 +161,9 @@ TEST_F(Terminal, ARunReadingTheTerminalSaysHowToEndIt)
 {
     PseudoTerminal terminal(m_dir, {{"--gpus", "0"}});
     const std::string hint = "reading commands from the terminal; end with Ctrl-D";
-    ASSERT_TRUE(terminal.read_until(
-        [&] { return terminal.written().find(hint) != std::string::npos; }))
-        << terminal.written();
+    ASSERT_TRUE(terminal.read_until([&] {
+        return terminal.written().find(hint) != std::string::npos;
+    })) << terminal.written();
     terminal.type(fmt::format("touch {}\n", (m_dir / "typed").string()));
     terminal.type("\x04"); // Ctrl-D at the start of a line: the end of the input
     const auto finished = terminal.wait();
@@ -198,8 +198,9 @@ TEST_F(Terminal, CtrlZStopsTheJobsWithGpuschedAndSigcontResumesThem)
     ASSERT_TRUE(terminal.read_until([&] {
         return process_state(terminal.pid()) == 'T' && process_state(first) == 'T' &&
                process_state(second) == 'T';
-    })) << "gpusched " << process_state(terminal.pid()) << ", jobs " << process_state(first)
-        << " " << process_state(second) << "\n"
+    })) << "gpusched "
+        << process_state(terminal.pid()) << ", jobs " << process_state(first) << " "
+        << process_state(second) << "\n"
         << terminal.written();
     expect_terminal_given_back(terminal); // the shell's, while gpusched is stopped
 
@@ -207,8 +208,9 @@ TEST_F(Terminal, CtrlZStopsTheJobsWithGpuschedAndSigcontResumesThem)
     ASSERT_TRUE(terminal.read_until([&] {
         return process_state(terminal.pid()) != 'T' && process_state(first) != 'T' &&
                process_state(second) != 'T';
-    })) << "gpusched " << process_state(terminal.pid()) << ", jobs " << process_state(first)
-        << " " << process_state(second);
+    })) << "gpusched "
+        << process_state(terminal.pid()) << ", jobs " << process_state(first) << " "
+        << process_state(second);
     EXPECT_TRUE(terminal.read_until([&] { return shows_status(terminal.screen()); }))
         << "the status line is drawn again";
 
