@@ -170,6 +170,12 @@ bool PseudoTerminal::read_until(const std::function<bool()>& condition,
     return true;
 }
 
+void PseudoTerminal::drain(std::chrono::milliseconds quiet)
+{
+    while (read_some(static_cast<int>(quiet.count()))) {
+    }
+}
+
 Finished PseudoTerminal::wait(std::chrono::milliseconds timeout)
 {
     const auto deadline = std::chrono::steady_clock::now() + timeout;

@@ -38,9 +38,12 @@ public:
     void resize(unsigned rows, unsigned columns);
 
     // Reads what gpusched wrote, feeding the screen, until `condition` holds; false after
-    // `timeout`. `on_output` sees the screen after each read.
+    // `timeout`.
     bool read_until(const std::function<bool()>& condition,
                     std::chrono::milliseconds timeout = std::chrono::seconds(20));
+    // Reads until nothing more comes for `quiet`: what a process wrote just before it
+    // stopped may still be on its way through the terminal.
+    void drain(std::chrono::milliseconds quiet = std::chrono::milliseconds(200));
     // Reads until gpusched has exited; its status as the shell saw it.
     Finished wait(std::chrono::milliseconds timeout = std::chrono::seconds(60));
 

@@ -202,6 +202,7 @@ TEST_F(Terminal, CtrlZStopsTheJobsWithGpuschedAndSigcontResumesThem)
         << process_state(terminal.pid()) << ", jobs " << process_state(first) << " "
         << process_state(second) << "\n"
         << terminal.written();
+    terminal.drain();
     expect_terminal_given_back(terminal); // the shell's, while gpusched is stopped
 
     kill(-terminal.pid(), SIGCONT); // as `fg` does, once it has given the terminal back
