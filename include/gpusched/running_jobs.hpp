@@ -88,6 +88,11 @@ public:
     // came back to us (orphans of the dead) is killed as it appears.
     void after_reap(Clock::time_point now);
 
+    // gpusched and its jobs were stopped (Ctrl-Z) for `stopped`: that time is not the jobs'.
+    // Their start moves on by it, so their run time leaves it out, and so does every
+    // deadline: --timeout, the kill deadline, leftovers to name.
+    void postpone(Clock::duration stopped);
+
     std::optional<Clock::time_point> next_deadline() const;
     // By token: jobs that passed --timeout at this call (their SIGTERM just went out), ended
     // jobs whose leftovers are due to be named.

@@ -267,9 +267,11 @@ int run_jobs(RunOptions& options, const InputFactory& make_input,
     check_gpu_ids(options.gpus, gpus_source(options));
 
     // Children must be reapable even if our parent set SIGCHLD to SIG_IGN; then block the
-    // signals we handle, before anything else can start a thread.
+    // signals we handle, before anything else can start a thread: stops, Ctrl-Z and `fg`
+    // (SIGTSTP, SIGCONT), and a resized terminal (SIGWINCH) for the status line.
     std::signal(SIGCHLD, SIG_DFL);
-    sys::SignalChannel signals{SIGCHLD, SIGINT, SIGTERM, SIGHUP, SIGUSR1};
+    sys::SignalChannel signals{SIGCHLD, SIGINT,  SIGTERM, SIGHUP,
+                               SIGUSR1, SIGTSTP, SIGCONT, SIGWINCH};
 
     sys::CudaProbeChild probe(to_milliseconds(options.probe_timeout_seconds), signals);
     auto gpu_ids = value_or_usage_error(resolve_gpu_ids(

@@ -169,6 +169,23 @@ void RunningJobs::after_reap(Clock::time_point now)
     }
 }
 
+void RunningJobs::postpone(Clock::duration stopped)
+{
+    const auto later = [stopped](std::optional<Clock::time_point>& deadline) {
+        if (deadline) {
+            *deadline += stopped;
+        }
+    };
+    for (auto& job : m_jobs) {
+        job.started += stopped;
+        later(job.terminate_at);
+        later(job.kill_at);
+        later(job.report_at);
+    }
+    later(m_kill_deadline);
+    later(m_next_sweep);
+}
+
 std::optional<RunningJobs::Clock::time_point> RunningJobs::next_deadline() const
 {
     std::optional<Clock::time_point> next = m_kill_deadline;

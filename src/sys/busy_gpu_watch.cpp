@@ -54,6 +54,13 @@ void BusyGpuWatch::on_time(Clock::time_point now)
     }
 }
 
+void BusyGpuWatch::postpone(Clock::duration stopped)
+{
+    if (m_look) {
+        m_look->postpone(stopped);
+    }
+}
+
 void BusyGpuWatch::start_look()
 {
     try {

@@ -88,6 +88,13 @@ void InputReader::add_stdin()
         throw UsageError(fmt::format("cannot read stdin: {}", std::strerror(EISDIR)));
     }
     source.seekable = S_ISREG(info.st_mode);
+    // A run that seems to hang is waiting for its commands to be typed: it says so, once,
+    // as GNU parallel does.
+    const bool said = std::any_of(m_sources.begin(), m_sources.end(),
+                                  [](const Source& earlier) { return earlier.is_stdin; });
+    if (!said && isatty(source.fd.get()) != 0) {
+        spdlog::info("reading commands from the terminal; end with Ctrl-D");
+    }
     m_sources.push_back(std::move(source));
 }
 

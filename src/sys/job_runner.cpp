@@ -53,6 +53,13 @@ JobRunner::JobRunner(Scheduler& scheduler, CommandInput& input, SignalChannel& s
     }
 }
 
+JobRunner::~JobRunner()
+{
+    if (m_options.progress) {
+        m_options.progress->finish();
+    }
+}
+
 int JobRunner::run()
 {
     m_started = Clock::now();

@@ -1,5 +1,6 @@
-// The runner's side of the stop rules (RunningJobs holds them): signals to gpusched, the kill
-// deadline, --timeout, leftovers due to be named, the end of a fork limit's back-off.
+// The runner's side of the stop rules (RunningJobs holds them): signals to gpusched (Ctrl-Z
+// apart: job_runner_suspend.cpp), the kill deadline, --timeout, leftovers due to be named,
+// the end of a fork limit's back-off.
 #include <gpusched/sys/job_runner.hpp>
 
 #include <gpusched/job_messages.hpp>
@@ -25,6 +26,20 @@ void JobRunner::handle_signals()
         // SIGCHLD is reaped below, once for any number of coalesced ones. (SIGPIPE is
         // ignored from the start: a closed stderr must not kill gpusched and orphan its jobs.)
         if (signal == SIGCHLD) {
+            continue;
+        }
+        if (signal == SIGTSTP) {
+            suspend();
+            continue;
+        }
+        if (signal == SIGCONT) {
+            on_continued();
+            continue;
+        }
+        if (signal == SIGWINCH) {
+            if (m_options.progress) {
+                m_options.progress->redraw(); // on the new bottom row
+            }
             continue;
         }
         if (signal == SIGUSR1) {

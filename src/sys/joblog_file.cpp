@@ -85,6 +85,9 @@ std::optional<int> JoblogFile::lock(SignalChannel& signals)
                 waitpid(waiter, nullptr, 0);
                 return signal;
             }
+            if (signal == SIGTSTP) {
+                SignalChannel::stop_as_sigtstp(); // no job runs yet to stop with it
+            }
         }
         int status = 0;
         if (waitpid(waiter, &status, WNOHANG) == waiter) {

@@ -2,6 +2,7 @@
 
 #include <gpusched/sys/system_error.hpp>
 
+#include <pthread.h>
 #include <sys/signalfd.h>
 
 #include <cerrno>
@@ -47,6 +48,25 @@ std::vector<int> SignalChannel::take_pending()
         }
         return signals;
     }
+}
+
+void SignalChannel::stop_as_sigtstp()
+{
+    // SIGTSTP is blocked, and was read from the signalfd: one is raised again with its default
+    // action and let through alone. Raised while blocked, it is pending once however many more
+    // come, and it stops the process as the mask lets it through.
+    struct sigaction default_action {};
+    default_action.sa_handler = SIG_DFL;
+    sigemptyset(&default_action.sa_mask);
+    struct sigaction previous {};
+    sigaction(SIGTSTP, &default_action, &previous);
+    sigset_t stop;
+    sigemptyset(&stop);
+    sigaddset(&stop, SIGTSTP);
+    raise(SIGTSTP);
+    pthread_sigmask(SIG_UNBLOCK, &stop, nullptr); // stopped here until SIGCONT
+    pthread_sigmask(SIG_BLOCK, &stop, nullptr);
+    sigaction(SIGTSTP, &previous, nullptr);
 }
 
 } // namespace gpusched::sys

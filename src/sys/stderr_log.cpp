@@ -100,6 +100,29 @@ StderrWriter::Written StderrWriter::write(std::string_view bytes)
     return Written::whole;
 }
 
+bool StderrWriter::write_within(std::string_view bytes, std::chrono::milliseconds within)
+{
+    const auto deadline = std::chrono::steady_clock::now() + within;
+    bool taken = false; // then only its rest, kept in m_unfinished, is left to write
+    while (true) {
+        const auto written = write(taken ? std::string_view{} : bytes);
+        if (written == Written::gone) {
+            return false;
+        }
+        taken = taken || written == Written::whole;
+        if (taken && m_unfinished.empty()) {
+            return true;
+        }
+        const auto left = std::chrono::ceil<std::chrono::milliseconds>(
+            deadline - std::chrono::steady_clock::now());
+        pollfd writable{m_fd, POLLOUT, 0};
+        if (left.count() <= 0 ||
+            (poll(&writable, 1, static_cast<int>(left.count())) < 0 && errno != EINTR)) {
+            return false;
+        }
+    }
+}
+
 StderrWriter& stderr_writer()
 {
     static StderrWriter writer;

@@ -261,6 +261,47 @@ TEST(RunningJobs, OtherJobsAreLeftAloneByOnesTimeout)
     EXPECT_TRUE(table.sent_to(-spawned.pid).empty());
 }
 
+// Ctrl-Z stopped gpusched and its jobs for 30 s, 40 s into a 60 s --timeout: the job still
+// has 20 s to run, its run time leaves the stop out, and the grace period after SIGTERM is
+// moved the same way.
+TEST(RunningJobs, TimeStoppedIsNotCountedAgainstTheTimeout)
+{
+    FakeProcessTable table;
+    RunningJobs jobs(table, k_kill_after, 60s);
+    auto& job = start(jobs, table, 1);
+    const ProcessId leader = job.leader;
+    const int token = job.token;
+    table.ignore_term(leader);
+    jobs.postpone(30s);
+    EXPECT_EQ(job.started, k_start + 30s) << "the run time is counted from here";
+    EXPECT_EQ(jobs.next_deadline(), k_start + 90s);
+    EXPECT_TRUE(jobs.fire(k_start + 89s).timed_out.empty());
+    EXPECT_TRUE(table.sent_to(-leader).empty());
+    EXPECT_EQ(jobs.fire(k_start + 90s).timed_out, std::vector<int>{token});
+
+    jobs.postpone(5s); // stopped again during the grace period
+    EXPECT_EQ(jobs.next_deadline(), k_start + 95s + k_kill_after);
+    jobs.fire(k_start + 94s + k_kill_after);
+    EXPECT_TRUE(table.alive(leader));
+    jobs.fire(k_start + 95s + k_kill_after);
+    EXPECT_FALSE(table.alive(leader));
+}
+
+TEST(RunningJobs, TimeStoppedMovesTheKillDeadlineOfAStop)
+{
+    FakeProcessTable table;
+    RunningJobs jobs(table, k_kill_after, std::nullopt);
+    const ProcessId leader = start(jobs, table, 1).leader;
+    table.ignore_term(leader);
+    jobs.signal_all(SIGTERM, k_start);
+    jobs.arm_kill_deadline(k_start);
+    jobs.postpone(7s);
+    EXPECT_EQ(jobs.next_deadline(), k_start + 7s + k_kill_after);
+    EXPECT_FALSE(jobs.fire(k_start + k_kill_after).kill_deadline_passed);
+    EXPECT_TRUE(jobs.fire(k_start + 7s + k_kill_after).kill_deadline_passed);
+    EXPECT_FALSE(table.alive(leader));
+}
+
 TEST(RunningJobs, LeftoversAreNamedAndTheTokenIsGivenBack)
 {
     FakeProcessTable table;

@@ -34,6 +34,9 @@ public:
     std::optional<Clock::time_point> next_deadline(bool jobs_wait) const;
     // Starts the look that is due, or gives up the one past its deadline.
     void on_time(Clock::time_point now);
+    // gpusched was stopped (Ctrl-Z) for `stopped`, a look under way with it: its
+    // --probe-timeout leaves that time out.
+    void postpone(Clock::duration stopped);
     void add_poll_fds(std::vector<pollfd>& fds) const;
     // Reads a look's answer; false when `ready` is not its pipe.
     bool on_ready(const pollfd& ready);

@@ -59,6 +59,11 @@ public:
     JobRunner(Scheduler& scheduler, CommandInput& input, SignalChannel& signals,
               ProcessTable& processes, const JobEnvironment& environment, RunnerOptions options);
 
+    // Gives the terminal back however the run ends, an exception included.
+    ~JobRunner();
+    JobRunner(const JobRunner&) = delete;
+    JobRunner& operator=(const JobRunner&) = delete;
+
     // Runs until the scheduler is done; returns gpusched's exit status.
     int run();
 
@@ -90,6 +95,9 @@ private:
     void report_leftovers(int token);
     void report_lingering_jobs();
     void handle_signals();
+    // Ctrl-Z (job_runner_suspend.cpp).
+    void suspend();
+    void on_continued();
     void fire_due_timers();
     std::optional<Clock::time_point> next_progress_draw() const;
     void redraw_progress();

@@ -48,6 +48,8 @@ public:
     // The answer's pipe while it is open; -1 once read to its end.
     int fd() const { return m_pipe.get(); }
     Clock::time_point deadline() const { return m_deadline; }
+    // gpusched was stopped (Ctrl-Z) for `stopped`, and the probe with it.
+    void postpone(Clock::duration stopped) { m_deadline += stopped; }
     // Reads what the pipe holds.
     void on_readable();
     // Takes the exit of `pid`, reaped by the owner's waitpid(-1); false when it is not ours.

@@ -21,6 +21,11 @@ public:
     int fd() const { return m_fd.get(); }
     // Every signal delivered since the last call, in arrival order; never blocks.
     std::vector<int> take_pending();
+    // Stops the process as SIGTSTP's default action does, and returns once it is continued
+    // (SIGCONT: `fg` or `bg`). The shell sees it stopped by SIGTSTP, as after any Ctrl-Z. Where
+    // the kernel will not stop it (a process group with no parent in the session, as under
+    // nohup or setsid), it returns at once.
+    static void stop_as_sigtstp();
     // The mask in force before construction: children start with it.
     const sigset_t& original_mask() const { return m_original_mask; }
 

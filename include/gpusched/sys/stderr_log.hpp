@@ -5,6 +5,7 @@
 #include <spdlog/details/null_mutex.h>
 #include <spdlog/sinks/base_sink.h>
 
+#include <chrono>
 #include <cstddef>
 #include <memory>
 #include <string>
@@ -29,6 +30,10 @@ public:
         gone,    // nobody will ever read it (a closed pipe)
     };
     Written write(std::string_view bytes);
+    // The same, waiting up to `within` for a reader that does not take it now: for what must
+    // not be dropped, and is written where waiting a little stalls nothing (the terminal given
+    // back at the end). True once all of it is written.
+    bool write_within(std::string_view bytes, std::chrono::milliseconds within);
 
 private:
     // Bytes written, or -1 with errno.
