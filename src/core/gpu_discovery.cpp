@@ -60,8 +60,14 @@ bool parse_mig(std::string_view line, MigInfo& mig)
     if (!parent || !device || !gpu_instance || !compute_instance || !memory) {
         return false;
     }
-    mig = MigInfo{std::string(fields[5]), *parent, std::string(fields[1]), *device,
-                  *gpu_instance, *compute_instance, std::string(fields[7]), *memory};
+    mig.uuid = fields[5];
+    mig.parent_index = *parent;
+    mig.parent_uuid = fields[1];
+    mig.device = *device;
+    mig.gpu_instance = *gpu_instance;
+    mig.compute_instance = *compute_instance;
+    mig.name = fields[7];
+    mig.total_memory = *memory;
     return true;
 }
 

@@ -12,7 +12,7 @@ constexpr Return k_success = 0;
 constexpr Return k_not_supported = 3;
 constexpr Return k_not_found = 6;
 constexpr Return k_insufficient_size = 7;
-constexpr unsigned int k_mig_enabled = 1; // NVML_DEVICE_MIG_ENABLE
+constexpr unsigned int k_mig_enabled = 1;   // NVML_DEVICE_MIG_ENABLE
 constexpr unsigned int k_uuid_length = 96;  // NVML_DEVICE_UUID_V2_BUFFER_SIZE
 constexpr unsigned int k_name_length = 96;  // NVML_DEVICE_NAME_V2_BUFFER_SIZE
 struct DeviceOpaque;

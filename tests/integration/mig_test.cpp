@@ -20,10 +20,9 @@ const std::string k_first_mig = "MIG-11111111-aaaa-bbbb-cccc-dddddddddddd";
 const std::string k_second_mig = "MIG-22222222-aaaa-bbbb-cccc-dddddddddddd";
 // The instances lie on the gpu line of nvidia-smi's GPU 0 (k_line_of_gpu_0).
 const std::string k_mig_machine =
-    k_old_driver +
-    fmt::format("mig {0} {1} 1 0 40192 0 Fake H100 MIG 3g.40gb\n"
-                "mig {0} {2} 2 0 40192 512 Fake H100 MIG 3g.40gb\n",
-                k_line_of_gpu_0, k_first_mig, k_second_mig);
+    k_old_driver + fmt::format("mig {0} {1} 1 0 40192 0 Fake H100 MIG 3g.40gb\n"
+                               "mig {0} {2} 2 0 40192 512 Fake H100 MIG 3g.40gb\n",
+                               k_line_of_gpu_0, k_first_mig, k_second_mig);
 
 class FakeMig : public FakeOldDriver {
 protected:
@@ -40,11 +39,10 @@ protected:
     {
         std::vector<std::string> args{"exec"};
         args.insert(args.end(), gpus.begin(), gpus.end());
-        args.insert(args.end(),
-                    {"--", "sh", "-c",
-                     fmt::format("echo $CUDA_VISIBLE_DEVICES > {0}.started; "
-                                 "while [ ! -e {0}.go ]; do sleep 0.05; done",
-                                 (m_dir / tag).string())});
+        args.insert(args.end(), {"--", "sh", "-c",
+                                 fmt::format("echo $CUDA_VISIBLE_DEVICES > {0}.started; "
+                                             "while [ ! -e {0}.go ]; do sleep 0.05; done",
+                                             (m_dir / tag).string())});
         auto holder = std::make_unique<Process>(m_dir, on_fake(args));
         EXPECT_TRUE(eventually([&] { return fs::exists(m_dir / (tag + ".started")); }))
             << holder->err_so_far();

@@ -86,8 +86,8 @@ TEST(LeaseKeys, AMigInstanceTheProbeFoundIsLeasedByItsWholeUuidWithItsGpu)
     inventory.gpus[0].mig_enabled = true;
     const std::string mig = "MIG-bbbb0000-0000-0000-0000-000000000000";
     inventory.migs = {MigInfo{mig, 0, inventory.gpus[0].uuid, 0, 3, 0, "1g", 1}};
-    const std::vector<std::string> ids{"MIG-bbbb", "MIG-GPU-aaaa0000-0000-0000-0000-000000000000/3/0",
-                                       mig, "MIG-cccc", "0"};
+    const std::vector<std::string> ids{
+        "MIG-bbbb", "MIG-GPU-aaaa0000-0000-0000-0000-000000000000/3/0", mig, "MIG-cccc", "0"};
     const auto keys = lease_keys(ids, inventory);
     EXPECT_EQ(keys, (std::vector<std::string>{mig, mig, mig, "MIG-cccc", inventory.gpus[0].uuid}));
     EXPECT_EQ(lease_parents(keys, inventory),

@@ -88,7 +88,7 @@ private:
         std::string shares_prefix; // a whole GPU's: where the shares of its MIG instances start
         UniqueFd share;            // the share, while held
         int share_inherited = -1;
-        std::string blocker;       // the name a wait connects to
+        std::string blocker; // the name a wait connects to
         Blocker blocked = Blocker::own_name;
         UniqueFd socket;     // the lease, while held
         int inherited = -1;  // a descriptor of this lease we were started with, if any

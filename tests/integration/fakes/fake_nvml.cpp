@@ -51,8 +51,8 @@ constexpr unsigned k_mig_shift = 16;
 
 nvmlDevice_t handle_of(std::size_t index, std::size_t mig = 0)
 {
-    return reinterpret_cast<nvmlDevice_t>(
-        static_cast<std::uintptr_t>(index + 1) | (static_cast<std::uintptr_t>(mig) << k_mig_shift));
+    return reinterpret_cast<nvmlDevice_t>(static_cast<std::uintptr_t>(index + 1) |
+                                          (static_cast<std::uintptr_t>(mig) << k_mig_shift));
 }
 
 // What a handle names: a GPU, or one of its MIG instances.
