@@ -34,13 +34,41 @@ std::string lease_record_file_name(std::string_view key);
 // The key of a record file's name, or nothing for a name lease_record_file_name cannot produce.
 std::optional<std::string> lease_key_of_record_file(std::string_view file_name);
 
+// A MIG instance's lease excludes a lease on its whole GPU, but not on the GPU's other
+// instances. Besides its own lease, the holder of a MIG instance binds a "share" of its GPU: a
+// name under the GPU's key, made of the GPU's key, a '/' (which encoding never writes, so it
+// never reads back as a key) and a hash of the instance's key. A whole GPU's lease, once bound,
+// looks for shares under its key (lease_shares_prefix) and is let go again while any is bound;
+// a MIG instance's, once bound with its share, is let go again while its GPU's lease is bound.
+// Each side looks only after it has bound its own names, so of two that race at least one
+// sees the other.
+std::string lease_share_name(std::string_view space, std::string_view parent_key,
+                             std::string_view key);
+// The start of the names of the shares of the GPU `key`: bound names that start so and are
+// shares (is_lease_share) are its MIG instances' leases. Where the key is the start of the
+// GPU's UUID (CUDA takes GPU-8e6b), it is the start of its shares' names all the same.
+std::string lease_shares_prefix(std::string_view space, std::string_view key);
+bool is_lease_share(std::string_view space, std::string_view name);
+// True for a key that can have MIG instances: a GPU's UUID, or the start of one.
+bool may_have_mig_instances(std::string_view key);
+
 // What each GPU is leased under: its UUID when the id is an index the probe found, so that
-// `--gpus 0` and a discovered GPU 0 take the same lease; else the id as given (UUIDs,
-// MIG ids, and indices on a machine where CUDA lists nothing).
+// `--gpus 0` and a discovered GPU 0 take the same lease; for a MIG instance the probe found,
+// its whole UUID, so that its abbreviations and its MIG-GPU-<uuid>/<gi>/<ci> form take the
+// same lease too; else the id as given (UUIDs, and indices on a machine where CUDA lists
+// nothing).
 std::vector<std::string> lease_keys(const std::vector<std::string>& ids,
                                     const GpuInventory& inventory);
 
+// The key of the GPU each MIG instance among `keys` is a part of ("" for whole GPUs, and
+// for a MIG instance whose GPU is unknown): from the probe, or from a MIG-GPU-<uuid>/<gi>/<ci>
+// id itself.
+std::vector<std::string> lease_parents(const std::vector<std::string>& keys,
+                                       const GpuInventory& inventory);
+
 // True when some id is a plain index, which only the probe can turn into a UUID.
 bool has_gpu_indices(const std::vector<std::string>& ids);
+// True when some id is a MIG instance, whose GPU only the probe can tell.
+bool has_mig_ids(const std::vector<std::string>& ids);
 
 } // namespace gpusched

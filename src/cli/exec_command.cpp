@@ -37,18 +37,25 @@ std::string holders(const sys::HostLeases& leases, const std::vector<std::string
 {
     std::vector<std::string> described;
     for (const auto slot : slots) {
-        described.push_back(
-            fmt::format("GPU {} by {}", ids[slot], describe_lease_holder(leases.holder(slot))));
+        const auto blocker = leases.blocked_by(slot);
+        described.push_back(fmt::format("GPU {}{} by {}", ids[slot],
+                                        blocker.empty() ? "" : " (" + blocker + ")",
+                                        describe_lease_holder(leases.holder(slot))));
     }
     return fmt::format("{}", fmt::join(described, ", "));
 }
 
-// The leases go to fds 3, 4, ... without close-on-exec, so CMD and its children hold them.
+// The leases go to fds 3, 4, ... (a MIG instance's share right after its lease) without
+// close-on-exec, so CMD and its children hold them. Their sources lie above all of these.
 void hand_over(sys::HostLeases& leases, const GpuSlots& slots)
 {
-    for (std::size_t i = 0; i < slots.size(); ++i) {
+    std::vector<int> fds;
+    for (const auto slot : slots) {
+        leases.append_fds(slot, fds);
+    }
+    for (std::size_t i = 0; i < fds.size(); ++i) {
         const int target = 3 + static_cast<int>(i);
-        if (dup2(leases.fd(slots[i]), target) != target) {
+        if (dup2(fds[i], target) != target) {
             throw std::system_error(errno, std::generic_category(), "dup2");
         }
     }

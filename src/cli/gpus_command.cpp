@@ -11,6 +11,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <csignal>
 #include <cstdlib>
 #include <fstream>
@@ -43,7 +44,8 @@ const GpuInfo* find_gpu(const GpuInventory& inventory, const std::string& id)
 CLI::App* add_gpus_command(CLI::App& app, GpusOptions& options)
 {
     auto* gpus = app.add_subcommand(
-        "gpus", "List the GPUs a run would use: id, UUID, name, memory, processes (NVML)");
+        "gpus", "List the GPUs a run would use (MIG instances where MIG is enabled): id, UUID, "
+                "name, memory, MIG, processes (NVML)");
     gpus->add_option("-g,--gpus", options.gpus, "The GPU ids to list, as for a run")
         ->expected(1, -1);
     gpus->add_flag("--json", options.json, "Print JSON instead of a table");
@@ -75,13 +77,25 @@ int run_gpus(const GpusOptions& options)
                                         {"memory_total_mib", nullptr},
                                         {"memory_used_mib", nullptr},
                                         {"processes", nullptr},
-                                        {"found_by", nullptr}};
+                                        {"found_by", nullptr},
+                                        {"mig", nullptr}};
         if (const auto* gpu = find_gpu(inventory, id)) {
             entry["found_by"] = inventory.source;
             entry["index"] = gpu->index;
             entry["uuid"] = gpu->uuid;
             entry["name"] = gpu->name;
             entry["memory_total_mib"] = gpu->total_memory / k_mib;
+            entry["mig"] = {{"mode", gpu->mig_enabled ? "enabled" : "disabled"}};
+        } else if (const auto* mig = id.starts_with("MIG-") ? find_mig(inventory, id) : nullptr) {
+            entry["found_by"] = inventory.source;
+            entry["uuid"] = mig->uuid;
+            entry["name"] = mig->name;
+            entry["memory_total_mib"] = mig->total_memory / k_mib;
+            entry["mig"] = {{"parent_index", mig->parent_index},
+                            {"parent_uuid", mig->parent_uuid},
+                            {"device", mig->device},
+                            {"gpu_instance", mig->gpu_instance},
+                            {"compute_instance", mig->compute_instance}};
         }
         if (const auto found = usage.gpus.find(id); found != usage.gpus.end()) {
             entry["memory_used_mib"] = found->second.used_memory / k_mib;
@@ -110,8 +124,24 @@ int run_gpus(const GpusOptions& options)
                : value.is_string() ? value.get<std::string>()
                                    : value.dump();
     };
-    fmt::print("{:<8} {:<40} {:<24} {:>17}  {}\n", "ID", "UUID", "NAME", "MEMORY USED/TOTAL",
-               "PROCESSES");
+    // A MIG instance's id is its UUID: the ID column is as wide as the longest id.
+    std::size_t id_width = 8;
+    for (const auto& entry : listed) {
+        id_width = std::max(id_width, text(entry["id"]).size());
+    }
+    const auto mig_text = [](const nlohmann::ordered_json& mig) -> std::string {
+        if (mig.is_null()) {
+            return "?";
+        }
+        if (mig.contains("mode")) {
+            return mig["mode"] == "enabled" ? "enabled" : "-";
+        }
+        return fmt::format("GPU {} device {} (GI {}, CI {})", mig["parent_index"].get<int>(),
+                           mig["device"].get<int>(), mig["gpu_instance"].get<unsigned>(),
+                           mig["compute_instance"].get<unsigned>());
+    };
+    fmt::print("{:<{}} {:<40} {:<24} {:>17}  {:<32}  {}\n", "ID", id_width, "UUID", "NAME",
+               "MEMORY USED/TOTAL", "MIG", "PROCESSES");
     for (const auto& entry : listed) {
         std::string processes = "?";
         if (entry["processes"].is_array()) {
@@ -123,11 +153,11 @@ int run_gpus(const GpusOptions& options)
             }
             processes = processes.empty() ? "none" : processes;
         }
-        fmt::print("{:<8} {:<40} {:<24} {:>17}  {}\n", text(entry["id"]), text(entry["uuid"]),
-                   text(entry["name"]),
+        fmt::print("{:<{}} {:<40} {:<24} {:>17}  {:<32}  {}\n", text(entry["id"]), id_width,
+                   text(entry["uuid"]), text(entry["name"]),
                    fmt::format("{}/{} MiB", text(entry["memory_used_mib"]),
                                text(entry["memory_total_mib"])),
-                   processes);
+                   mig_text(entry["mig"]), processes);
     }
     return k_exit_success;
 }

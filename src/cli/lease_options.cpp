@@ -18,24 +18,45 @@ void add_lock_dir_option(CLI::App& app, std::string& lock_dir)
         ->capture_default_str();
 }
 
-std::vector<std::string> lease_keys_for(const std::vector<std::string>& ids, GpuProbe& probe)
+namespace {
+
+// The probe is asked only where the ids alone cannot tell: for indices, and for the GPU of a
+// MIG instance. (A whole GPU's lease needs no list of its MIG instances: it finds their shares
+// by its own name.)
+GpuInventory inventory_for_leases(const std::vector<std::string>& ids, GpuProbe& probe)
 {
-    if (!has_gpu_indices(ids)) {
-        return ids;
+    if (!has_gpu_indices(ids) && !has_mig_ids(ids)) {
+        return {};
     }
-    const auto inventory = probe.inventory();
+    auto inventory = probe.inventory();
     if (!inventory.problem.empty()) {
         spdlog::debug("GPUs are leased by the ids given: cannot list them ({})", inventory.problem);
     }
-    return lease_keys(ids, inventory);
+    return inventory;
+}
+
+} // namespace
+
+std::vector<std::string> lease_keys_for(const std::vector<std::string>& ids, GpuProbe& probe)
+{
+    return lease_keys(ids, inventory_for_leases(ids, probe));
 }
 
 std::unique_ptr<sys::HostLeases>
 open_host_leases(const std::string& lock_dir, const std::vector<std::string>& ids, GpuProbe& probe)
 {
-    auto keys = lease_keys_for(ids, probe);
+    const auto inventory = inventory_for_leases(ids, probe);
+    auto keys = lease_keys(ids, inventory);
+    auto parents = lease_parents(keys, inventory);
+    for (std::size_t slot = 0; slot < keys.size(); ++slot) {
+        if (keys[slot].starts_with("MIG-") && parents[slot].empty()) {
+            spdlog::warn("GPU {}: NVML does not list this MIG instance, so its GPU is unknown: its "
+                         "lease does not exclude a lease on the whole GPU",
+                         ids[slot]);
+        }
+    }
     spdlog::debug("leases in {}: {}", lock_dir, fmt::join(keys, ", "));
-    return std::make_unique<sys::HostLeases>(lock_dir, std::move(keys));
+    return std::make_unique<sys::HostLeases>(lock_dir, std::move(keys), std::move(parents));
 }
 
 } // namespace gpusched::cli

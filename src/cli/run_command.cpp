@@ -320,9 +320,9 @@ int run_jobs(RunOptions& options, const InputFactory& make_input,
     if (runner_settings.joblog) {
         guard_keeps.push_back(runner_settings.joblog->fd());
     }
-    // Fds 0-2, then what a job gets: a lease per GPU, the marker (from here), its presence
-    // token and a long command's script.
-    const int lowest_marker_fd = static_cast<int>(3 + scheduler.pool().size() + 2);
+    // Fds 0-2, then what a job gets: a lease per GPU (two for a MIG instance: its own and its
+    // share of its GPU), the marker (from here), its presence token and a long command's script.
+    const int lowest_marker_fd = static_cast<int>(3 + 2 * scheduler.pool().size() + 2);
     const sys::RunGuard guard(runner_settings.kill_after, guard_keeps, lowest_marker_fd, run_token);
     const sys::JobSpawner spawner(options.shell, signals.original_mask(), guard.marker_fd());
     sys::SystemProcessTable processes(spawner);

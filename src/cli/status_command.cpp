@@ -34,7 +34,20 @@ struct ShownGpu {
 struct ShownLease {
     bool leased = false;
     LeaseOwner owner;
+    std::size_t mig_shares = 0; // MIG instances of the GPU leased (each holds a share of it)
 };
+
+std::size_t count_shares(const std::string& space, const std::string& key,
+                         const std::set<std::string>& held)
+{
+    if (!may_have_mig_instances(key)) {
+        return 0;
+    }
+    const auto prefix = lease_shares_prefix(space, key);
+    return static_cast<std::size_t>(std::count_if(held.begin(), held.end(), [&](const auto& name) {
+        return name.starts_with(prefix) && is_lease_share(space, name);
+    }));
+}
 
 void add_unlisted(std::vector<ShownGpu>& shown, const std::string& key)
 {
@@ -104,6 +117,9 @@ nlohmann::ordered_json to_json(const ShownGpu& gpu, const ShownLease& lease)
 {
     nlohmann::ordered_json entry = {
         {"gpu", gpu.id}, {"key", gpu.key}, {"state", lease.leased ? "leased" : "free"}};
+    if (lease.mig_shares > 0) {
+        entry["mig_instances_leased"] = lease.mig_shares;
+    }
     if (!lease.leased) {
         return entry;
     }
@@ -129,6 +145,11 @@ nlohmann::ordered_json to_json(const ShownGpu& gpu, const ShownLease& lease)
 void print_row(const ShownGpu& gpu, const ShownLease& lease)
 {
     constexpr auto k_row = "{:<6} {:<7} {:<10} {:>8}  {:<19}  {}\n";
+    if (!lease.leased && lease.mig_shares > 0) {
+        fmt::print("{:<6} free    ({} MIG instance{} of it leased: not free as a whole)\n", gpu.id,
+                   lease.mig_shares, lease.mig_shares == 1 ? "" : "s");
+        return;
+    }
     if (!lease.leased) {
         fmt::print("{:<6} free\n", gpu.id);
         return;
@@ -196,6 +217,7 @@ int run_status(const StatusOptions& options)
         ShownLease lease;
         const auto name = lease_socket_name(space, gpu.key);
         lease.leased = held.contains(name);
+        lease.mig_shares = count_shares(space, gpu.key, held);
         if (lease.leased) {
             lease.owner =
                 sys::read_lease_owner(name, -1, directory ? &*directory : nullptr, gpu.key);

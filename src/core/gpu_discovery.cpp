@@ -7,10 +7,14 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
 namespace gpusched {
 namespace {
 
 constexpr std::string_view k_source_prefix = "via\t";
+constexpr std::string_view k_mig_mode_prefix = "mig-mode\t";
+constexpr std::string_view k_mig_prefix = "mig\t";
 
 ParseError no_gpu(const std::string& why)
 {
@@ -41,7 +45,62 @@ Parsed<std::vector<std::string>> to_uuids(std::vector<std::string> ids, GpuProbe
     return ids;
 }
 
+// Reads a "mig\t..." line (without its prefix) into `mig`.
+bool parse_mig(std::string_view line, MigInfo& mig)
+{
+    const auto fields = split(line, '\t');
+    if (fields.size() != 8) {
+        return false;
+    }
+    const auto parent = parse_number<int>(fields[0]);
+    const auto device = parse_number<int>(fields[2]);
+    const auto gpu_instance = parse_number<unsigned>(fields[3]);
+    const auto compute_instance = parse_number<unsigned>(fields[4]);
+    const auto memory = parse_number<std::uint64_t>(fields[6]);
+    if (!parent || !device || !gpu_instance || !compute_instance || !memory) {
+        return false;
+    }
+    mig.uuid = fields[5];
+    mig.parent_index = *parent;
+    mig.parent_uuid = fields[1];
+    mig.device = *device;
+    mig.gpu_instance = *gpu_instance;
+    mig.compute_instance = *compute_instance;
+    mig.name = fields[7];
+    mig.total_memory = *memory;
+    return true;
+}
+
+bool is_mig_of(const MigInfo& mig, std::string_view id)
+{
+    if (id.starts_with("MIG-GPU-")) {
+        // MIG-GPU-<uuid>/<gi>/<ci>, or the start of the GPU's UUID alone
+        return id == fmt::format("MIG-{}/{}/{}", mig.parent_uuid, mig.gpu_instance,
+                                 mig.compute_instance) ||
+               (id.find('/') == std::string_view::npos &&
+                std::string_view(mig.parent_uuid).starts_with(id.substr(4)));
+    }
+    return id.starts_with("MIG-") && std::string_view(mig.uuid).starts_with(id);
+}
+
 } // namespace
+
+const MigInfo* find_mig(const GpuInventory& inventory, std::string_view id)
+{
+    const MigInfo* found = nullptr;
+    for (const auto& mig : inventory.migs) {
+        if (mig.uuid == id) {
+            return &mig;
+        }
+        if (is_mig_of(mig, id)) {
+            if (found != nullptr) {
+                return nullptr; // CUDA would not know which either
+            }
+            found = &mig;
+        }
+    }
+    return found;
+}
 
 Parsed<std::optional<std::vector<std::string>>>
 given_gpu_ids(const std::vector<std::string>& gpus_option,
@@ -79,7 +138,18 @@ Parsed<std::vector<std::string>> resolve_gpu_ids(const std::vector<std::string>&
     }
     std::vector<std::string> ids;
     for (const auto& gpu : found.gpus) {
-        ids.push_back(use_uuids ? gpu.uuid : std::to_string(gpu.index));
+        if (!gpu.mig_enabled) {
+            ids.push_back(use_uuids ? gpu.uuid : std::to_string(gpu.index));
+            continue;
+        }
+        for (const auto& mig : found.migs) {
+            if (mig.parent_uuid == gpu.uuid) {
+                ids.push_back(mig.uuid);
+            }
+        }
+    }
+    if (ids.empty()) {
+        return no_gpu("MIG is enabled on every GPU, and none has a MIG instance");
     }
     return ids;
 }
@@ -94,6 +164,16 @@ std::string format_inventory(const GpuInventory& inventory)
                            : fmt::format("{}{}\n", k_source_prefix, inventory.source);
     for (const auto& gpu : inventory.gpus) {
         text += fmt::format("{}\t{}\t{}\t{}\n", gpu.index, gpu.uuid, gpu.total_memory, gpu.name);
+    }
+    for (const auto& gpu : inventory.gpus) {
+        if (gpu.mig_enabled) {
+            text += fmt::format("{}{}\n", k_mig_mode_prefix, gpu.index);
+        }
+    }
+    for (const auto& mig : inventory.migs) {
+        text += fmt::format("{}{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}\n", k_mig_prefix, mig.parent_index,
+                            mig.parent_uuid, mig.device, mig.gpu_instance, mig.compute_instance,
+                            mig.uuid, mig.total_memory, mig.name);
     }
     return text;
 }
@@ -111,6 +191,24 @@ GpuInventory parse_inventory(std::string_view text)
         }
         if (line.substr(0, k_source_prefix.size()) == k_source_prefix) {
             inventory.source = std::string(line.substr(k_source_prefix.size()));
+            continue;
+        }
+        if (line.starts_with(k_mig_mode_prefix)) {
+            const auto index = parse_number<int>(line.substr(k_mig_mode_prefix.size()));
+            auto gpu = std::find_if(inventory.gpus.begin(), inventory.gpus.end(),
+                                    [&](const GpuInfo& listed) { return index == listed.index; });
+            if (gpu == inventory.gpus.end()) {
+                return GpuInventory{{}, fmt::format("the GPU probe answered '{}'", line)};
+            }
+            gpu->mig_enabled = true;
+            continue;
+        }
+        if (line.starts_with(k_mig_prefix)) {
+            MigInfo mig;
+            if (!parse_mig(line.substr(k_mig_prefix.size()), mig)) {
+                return GpuInventory{{}, fmt::format("the GPU probe answered '{}'", line)};
+            }
+            inventory.migs.push_back(std::move(mig));
             continue;
         }
         const auto fields = split(line, '\t');

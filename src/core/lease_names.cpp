@@ -120,6 +120,27 @@ std::string lease_record_file_name(std::string_view key)
     return encode(key) + std::string(k_record_suffix);
 }
 
+std::string lease_share_name(std::string_view space, std::string_view parent_key,
+                             std::string_view key)
+{
+    return fmt::format("{}{}/{:016x}", space, encode(parent_key), stable_hash(key));
+}
+
+std::string lease_shares_prefix(std::string_view space, std::string_view key)
+{
+    return std::string(space) + encode(key);
+}
+
+bool is_lease_share(std::string_view space, std::string_view name)
+{
+    return name.starts_with(space) && name.find('/', space.size()) != std::string_view::npos;
+}
+
+bool may_have_mig_instances(std::string_view key)
+{
+    return key.starts_with("GPU-");
+}
+
 std::optional<std::string> lease_key_of_record_file(std::string_view file_name)
 {
     if (!file_name.ends_with(k_record_suffix)) {
@@ -134,6 +155,11 @@ std::vector<std::string> lease_keys(const std::vector<std::string>& ids,
     std::vector<std::string> keys;
     keys.reserve(ids.size());
     for (const auto& id : ids) {
+        if (id.starts_with("MIG-")) {
+            const auto* mig = find_mig(inventory, id);
+            keys.push_back(mig != nullptr ? mig->uuid : id);
+            continue;
+        }
         const auto index = as_index(id);
         const auto found =
             std::find_if(inventory.gpus.begin(), inventory.gpus.end(),
@@ -141,6 +167,31 @@ std::vector<std::string> lease_keys(const std::vector<std::string>& ids,
         keys.push_back(found != inventory.gpus.end() ? found->uuid : id);
     }
     return keys;
+}
+
+std::vector<std::string> lease_parents(const std::vector<std::string>& keys,
+                                       const GpuInventory& inventory)
+{
+    std::vector<std::string> parents;
+    parents.reserve(keys.size());
+    for (const auto& key : keys) {
+        const auto mig = std::find_if(inventory.migs.begin(), inventory.migs.end(),
+                                      [&](const MigInfo& listed) { return listed.uuid == key; });
+        if (mig != inventory.migs.end()) {
+            parents.push_back(mig->parent_uuid);
+        } else if (key.starts_with("MIG-GPU-") && key.find('/') != std::string::npos) {
+            parents.push_back(key.substr(4, key.find('/') - 4)); // MIG-GPU-<uuid>/<gi>/<ci>
+        } else {
+            parents.emplace_back();
+        }
+    }
+    return parents;
+}
+
+bool has_mig_ids(const std::vector<std::string>& ids)
+{
+    return std::any_of(ids.begin(), ids.end(),
+                       [](const std::string& id) { return id.starts_with("MIG-"); });
 }
 
 bool has_gpu_indices(const std::vector<std::string>& ids)

@@ -60,12 +60,22 @@ GpuInventory runtime_inventory(int count)
 GpuInventory inventory_in_this_process()
 {
     int count = 0;
+    GpuInventory inventory;
     if (const cudaError_t error = cudaGetDeviceCount(&count); error != cudaSuccess) {
         auto problem = fmt::format("cudaGetDeviceCount: {}", cudaGetErrorString(error));
-        return refused_for_driver_version(error) ? inventory_without_runtime(problem)
-                                                 : GpuInventory{{}, std::move(problem)};
+        if (!refused_for_driver_version(error)) {
+            return {{}, std::move(problem)};
+        }
+        inventory = inventory_without_runtime(problem);
+    } else {
+        inventory = runtime_inventory(count);
     }
-    return runtime_inventory(count);
+    if (inventory.problem.empty() && !inventory.gpus.empty()) {
+        // Without NVML, or with a driver that lists no MIG, the GPUs are still listed: a MIG
+        // instance can always be named by its UUID.
+        add_mig_instances(inventory);
+    }
+    return inventory;
 }
 
 } // namespace gpusched::gpu

@@ -65,6 +65,12 @@ std::string load(Library& nvml)
         return fmt::format("NVML is unavailable: nvmlInit: {}", nvml.error(code));
     }
     bind(handle, nvml.shutdown, {"nvmlShutdown"});
+    bind(handle, nvml.mig_mode, {"nvmlDeviceGetMigMode"});
+    bind(handle, nvml.max_mig_devices, {"nvmlDeviceGetMaxMigDeviceCount"});
+    bind(handle, nvml.mig_by_index, {"nvmlDeviceGetMigDeviceHandleByIndex"});
+    bind(handle, nvml.parent_of_mig, {"nvmlDeviceGetDeviceHandleFromMigDeviceHandle"});
+    bind(handle, nvml.gpu_instance_id, {"nvmlDeviceGetGpuInstanceId"});
+    bind(handle, nvml.compute_instance_id, {"nvmlDeviceGetComputeInstanceId"});
     return {};
 }
 

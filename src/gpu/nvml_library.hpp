@@ -9,7 +9,10 @@ namespace gpusched::gpu::nvml {
 
 using Return = int;
 constexpr Return k_success = 0;
+constexpr Return k_not_supported = 3;
+constexpr Return k_not_found = 6;
 constexpr Return k_insufficient_size = 7;
+constexpr unsigned int k_mig_enabled = 1;   // NVML_DEVICE_MIG_ENABLE
 constexpr unsigned int k_uuid_length = 96;  // NVML_DEVICE_UUID_V2_BUFFER_SIZE
 constexpr unsigned int k_name_length = 96;  // NVML_DEVICE_NAME_V2_BUFFER_SIZE
 struct DeviceOpaque;
@@ -40,6 +43,19 @@ struct Library {
     Return (*name)(Device, char*, unsigned int) = nullptr;
     Return (*memory)(Device, Memory*) = nullptr;
     Return (*processes)(Device, unsigned int*, ProcessInfo*) = nullptr;
+    // MIG (R450 and later); null where the library lacks them, which then lists no instance.
+    Return (*mig_mode)(Device, unsigned int* current, unsigned int* pending) = nullptr;
+    Return (*max_mig_devices)(Device, unsigned int*) = nullptr;
+    Return (*mig_by_index)(Device, unsigned int, Device*) = nullptr;
+    Return (*parent_of_mig)(Device, Device*) = nullptr;
+    Return (*gpu_instance_id)(Device, unsigned int*) = nullptr;
+    Return (*compute_instance_id)(Device, unsigned int*) = nullptr;
+    bool has_mig() const
+    {
+        return mig_mode != nullptr && max_mig_devices != nullptr && mig_by_index != nullptr &&
+               parent_of_mig != nullptr && gpu_instance_id != nullptr &&
+               compute_instance_id != nullptr;
+    }
     Library() = default;
     Library(const Library&) = delete;
     Library& operator=(const Library&) = delete;

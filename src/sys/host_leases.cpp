@@ -11,6 +11,7 @@
 #include <pwd.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdlib>
 
 namespace gpusched::sys {
@@ -31,18 +32,36 @@ UniqueFd duplicate_above(int fd, int lowest)
     return copy;
 }
 
+// fds 0-2, one per GPU a job may get and one more per MIG instance's share, the run guard's
+// marker, a long command's script
+int lowest_private_fd(const std::vector<std::string>& keys, const std::vector<std::string>& parents)
+{
+    const auto shares = std::count_if(parents.begin(), parents.end(),
+                                      [](const std::string& parent) { return !parent.empty(); });
+    return static_cast<int>(3 + keys.size() + static_cast<std::size_t>(shares) + 2);
+}
+
 } // namespace
 
-HostLeases::HostLeases(std::filesystem::path lock_directory, std::vector<std::string> keys)
-    : m_lock_directory(std::move(lock_directory)), m_user(user_name(getuid())), m_uid(getuid()),
-      m_leases(keys.size()),
-      // fds 0-2, one per GPU a job may get, the run guard's marker, a long command's script
-      m_first_private_fd(static_cast<int>(3 + keys.size() + 2))
+HostLeases::HostLeases(std::filesystem::path lock_directory, std::vector<std::string> keys,
+                       std::vector<std::string> parents)
+    : m_lock_directory(std::move(lock_directory)), m_space(lease_space_of(m_lock_directory)),
+      m_user(user_name(getuid())), m_uid(getuid()), m_leases(keys.size())
 {
-    const auto space = lease_space_of(m_lock_directory);
+    parents.resize(keys.size());
+    m_first_private_fd = lowest_private_fd(keys, parents);
     for (std::size_t slot = 0; slot < keys.size(); ++slot) {
-        m_leases[slot].name = lease_socket_name(space, keys[slot]);
-        m_leases[slot].key = std::move(keys[slot]);
+        auto& lease = m_leases[slot];
+        lease.name = lease_socket_name(m_space, keys[slot]);
+        lease.blocker = lease.name;
+        if (!parents[slot].empty()) {
+            lease.parent_key = parents[slot];
+            lease.parent_name = lease_socket_name(m_space, parents[slot]);
+            lease.share_name = lease_share_name(m_space, parents[slot], keys[slot]);
+        } else if (may_have_mig_instances(keys[slot])) {
+            lease.shares_prefix = lease_shares_prefix(m_space, keys[slot]);
+        }
+        lease.key = std::move(keys[slot]);
     }
     records(); // a directory that cannot hold records is reported before any job starts
     find_inherited();
@@ -64,6 +83,8 @@ void HostLeases::find_inherited()
         for (auto& lease : m_leases) {
             if (holds_lease(fd, lease.name)) {
                 lease.inherited = fd;
+            } else if (!lease.share_name.empty() && holds_lease(fd, lease.share_name)) {
+                lease.share_inherited = fd;
             }
         }
     }
@@ -90,13 +111,53 @@ const LockDirectory* HostLeases::records()
     }
 }
 
+// Binds the lease's names: its own, and a MIG instance's share of its GPU. Each side of a
+// GPU and its MIG instances looks for the other only once its own names are bound, so that
+// of two that race, at least one finds the other and lets go (lease_share_name).
+bool HostLeases::bind_names(Lease& lease)
+{
+    lease.blocker = lease.name;
+    lease.blocked = Blocker::own_name;
+    auto bound = bind_lease(lease.name);
+    if (!bound) {
+        return false;
+    }
+    if (!lease.share_name.empty()) {
+        auto share = bind_lease(lease.share_name);
+        if (!share) {
+            lease.blocker = lease.share_name; // another holder of this instance, lingering
+            return false;
+        }
+        if (lease_is_bound(lease.parent_name)) {
+            lease.blocker = lease.parent_name;
+            lease.blocked = Blocker::whole_parent;
+            return false;
+        }
+        lease.share = duplicate_above(share->get(), m_first_private_fd);
+    } else if (!lease.shares_prefix.empty()) {
+        for (const auto& name : bound_lease_names(lease.shares_prefix)) {
+            if (is_lease_share(m_space, name)) {
+                lease.blocker = name;
+                lease.blocked = Blocker::mig_instance;
+                return false;
+            }
+        }
+    }
+    lease.socket = duplicate_above(bound->get(), m_first_private_fd);
+    return true;
+}
+
 bool HostLeases::take(Lease& lease)
 {
     if (lease.inherited >= 0) {
+        // Whoever started us took these leases, and looked at the GPU and its instances then.
+        lease.blocker = lease.name;
+        lease.blocked = Blocker::own_name;
         lease.socket = duplicate_above(lease.inherited, m_first_private_fd);
-    } else if (auto bound = bind_lease(lease.name)) {
-        lease.socket = duplicate_above(bound->get(), m_first_private_fd);
-    } else {
+        if (lease.share_inherited >= 0) {
+            lease.share = duplicate_above(lease.share_inherited, m_first_private_fd);
+        }
+    } else if (!bind_names(lease)) {
         return false;
     }
     lease.connection.reset();
@@ -117,10 +178,36 @@ int HostLeases::fd(GpuSlot slot) const
     return lease.socket ? lease.socket.get() : -1;
 }
 
+void HostLeases::append_fds(GpuSlot slot, std::vector<int>& fds) const
+{
+    const auto& lease = m_leases.at(slot);
+    if (lease.socket) {
+        fds.push_back(lease.socket.get());
+        if (lease.share) {
+            fds.push_back(lease.share.get());
+        }
+    }
+}
+
+std::string HostLeases::blocked_by(GpuSlot slot) const
+{
+    const auto& lease = m_leases.at(slot);
+    switch (lease.blocked) {
+    case Blocker::whole_parent:
+        return "its GPU " + lease.parent_key;
+    case Blocker::mig_instance:
+        return "a MIG instance of it";
+    case Blocker::own_name:
+        break;
+    }
+    return {};
+}
+
 void HostLeases::release(GpuSlot slot)
 {
     auto& lease = m_leases.at(slot);
     lease.socket.reset();
+    lease.share.reset();
     lease.record.reset();
 }
 
@@ -167,8 +254,10 @@ LeaseOwner HostLeases::holder(GpuSlot slot) const
 {
     const auto& lease = m_leases.at(slot);
     const auto* directory = m_records && !m_records->removed() ? &*m_records : nullptr;
-    return read_lease_owner(lease.name, lease.connection ? lease.connection.get() : -1, directory,
-                            lease.key);
+    // A share has no record: the MIG instance it stands for is not known from its name.
+    const auto& key = lease.blocked == Blocker::whole_parent ? lease.parent_key : lease.key;
+    return read_lease_owner(lease.blocker, lease.connection ? lease.connection.get() : -1,
+                            lease.blocked == Blocker::mig_instance ? nullptr : directory, key);
 }
 
 } // namespace gpusched::sys

@@ -46,7 +46,7 @@ void HostLeases::wait_for(GpuSlot slot)
 
 void HostLeases::start_wait(Lease& lease)
 {
-    if (auto connection = connect_to_lease(lease.name)) {
+    if (auto connection = connect_to_lease(lease.blocker)) {
         lease.connection = std::move(*connection);
         return;
     }

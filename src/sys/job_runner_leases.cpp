@@ -21,7 +21,7 @@ bool JobRunner::take_leases(const StartJob& job, std::vector<int>& fds)
     GpuSlots refused;
     for (const auto slot : job.gpus) {
         if (leases.try_take(slot)) {
-            fds.push_back(leases.fd(slot));
+            leases.append_fds(slot, fds);
         } else {
             refused.push_back(slot);
         }
@@ -33,7 +33,9 @@ bool JobRunner::take_leases(const StartJob& job, std::vector<int>& fds)
     for (const auto slot : refused) {
         if (!leases.waiting(slot)) {
             leases.wait_for(slot); // first: its connection tells who the holder is
-            spdlog::info("GPU {} is leased by {}; waiting for it", m_scheduler.pool().id(slot),
+            const auto blocker = leases.blocked_by(slot);
+            spdlog::info("GPU {}{} is leased by {}; waiting for it", m_scheduler.pool().id(slot),
+                         blocker.empty() ? "" : ": " + blocker,
                          describe_lease_holder(leases.holder(slot)));
         }
     }

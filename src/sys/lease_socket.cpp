@@ -137,6 +137,23 @@ std::optional<UniqueFd> connect_to_lease(const std::string& name)
     throw_errno("connect @" + name);
 }
 
+bool lease_is_bound(const std::string& name)
+{
+    auto fd = stream_socket();
+    const auto address = abstract_address(name);
+    if (connect(fd.get(), reinterpret_cast<const sockaddr*>(&address.address), address.length) ==
+        0) {
+        return true;
+    }
+    if (errno == ECONNREFUSED) {
+        return false;
+    }
+    if (errno == EAGAIN) {
+        return true;
+    }
+    throw_errno("connect @" + name);
+}
+
 std::optional<LeaseTaker> taker_of(int connection)
 {
     ucred credentials{};

@@ -135,6 +135,75 @@ TEST(GpuInventoryText, SaysWhichWayFoundTheGpus)
     EXPECT_EQ(back.gpus[0].uuid, "GPU-00000000");
 }
 
+// GPU 0 has MIG enabled and two instances; GPU 1 is whole.
+GpuInventory with_mig()
+{
+    auto inventory = gpus(2);
+    inventory.gpus[0].mig_enabled = true;
+    inventory.migs = {
+        MigInfo{"MIG-1f2e3d4c-0000-0000-0000-000000000000", 0, "GPU-00000000", 0, 1, 0, "3g", 40},
+        MigInfo{"MIG-5a6b7c8d-0000-0000-0000-000000000000", 0, "GPU-00000000", 1, 2, 0, "3g", 40}};
+    return inventory;
+}
+
+TEST(GpuDiscovery, AGpuWithMigEnabledGivesItsInstancesInItsPlace)
+{
+    FakeProbe probe(with_mig());
+    const Ids expected{"MIG-1f2e3d4c-0000-0000-0000-000000000000",
+                       "MIG-5a6b7c8d-0000-0000-0000-000000000000"};
+    EXPECT_EQ(std::get<Ids>(resolve_gpu_ids({}, std::nullopt, probe)),
+              (Ids{expected[0], expected[1], "1"}));
+    EXPECT_EQ(std::get<Ids>(resolve_gpu_ids({}, std::nullopt, probe, true)),
+              (Ids{expected[0], expected[1], "GPU-00000001"}));
+
+    auto only_mig = with_mig();
+    only_mig.gpus.pop_back();
+    only_mig.migs.clear();
+    FakeProbe empty(only_mig);
+    const auto none = resolve_gpu_ids({}, std::nullopt, empty);
+    ASSERT_TRUE(std::holds_alternative<ParseError>(none));
+    EXPECT_NE(std::get<ParseError>(none).message.find("none has a MIG instance"),
+              std::string::npos);
+}
+
+TEST(GpuDiscovery, AMigInstanceIsFoundByEveryNameCudaTakes)
+{
+    const auto inventory = with_mig();
+    const auto uuid = [&](std::string_view id) {
+        const auto* mig = find_mig(inventory, id);
+        return mig != nullptr ? mig->uuid : std::string("none");
+    };
+    EXPECT_EQ(uuid("MIG-5a6b7c8d-0000-0000-0000-000000000000"), inventory.migs[1].uuid);
+    EXPECT_EQ(uuid("MIG-5a6b"), inventory.migs[1].uuid);
+    EXPECT_EQ(uuid("MIG-GPU-00000000/2/0"), inventory.migs[1].uuid);
+    EXPECT_EQ(uuid("MIG-"), "none") << "names both";
+    EXPECT_EQ(uuid("MIG-GPU-00000000/3/0"), "none");
+    EXPECT_EQ(uuid("MIG-9999"), "none");
+}
+
+TEST(GpuInventoryText, CarriesMigModesAndInstances)
+{
+    const auto inventory = with_mig();
+    const auto back = parse_inventory(format_inventory(inventory));
+    ASSERT_TRUE(back.problem.empty()) << back.problem;
+    ASSERT_EQ(back.gpus.size(), 2u);
+    EXPECT_TRUE(back.gpus[0].mig_enabled);
+    EXPECT_FALSE(back.gpus[1].mig_enabled);
+    ASSERT_EQ(back.migs.size(), 2u);
+    const auto& mig = back.migs[1];
+    EXPECT_EQ(mig.uuid, inventory.migs[1].uuid);
+    EXPECT_EQ(mig.parent_index, 0);
+    EXPECT_EQ(mig.parent_uuid, "GPU-00000000");
+    EXPECT_EQ(mig.device, 1);
+    EXPECT_EQ(mig.gpu_instance, 2u);
+    EXPECT_EQ(mig.compute_instance, 0u);
+    EXPECT_EQ(mig.name, "3g");
+    EXPECT_EQ(mig.total_memory, 40u);
+    EXPECT_FALSE(parse_inventory("0\tGPU-0\t1\tH100\nmig-mode\t3\n").problem.empty())
+        << "a MIG mode for a GPU not listed";
+    EXPECT_FALSE(parse_inventory("mig\t0\tGPU-0\tx\t1\t0\tMIG-1\t1\tn\n").problem.empty());
+}
+
 TEST(GpuUuid, FormatsLikeNvidiaSmi)
 {
     const unsigned char bytes[16] = {0x8e, 0x6b, 0x0c, 0x3a, 0x2f, 0x1d, 0x4c, 0x55,

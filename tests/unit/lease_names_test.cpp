@@ -79,6 +79,44 @@ TEST(LeaseKeys, IndicesTheProbeFoundBecomeUuids)
               (std::vector<std::string>{"GPU-bbbb", "GPU-aaaa", "7", "GPU-cccc", "MIG-dddd"}));
 }
 
+TEST(LeaseKeys, AMigInstanceTheProbeFoundIsLeasedByItsWholeUuidWithItsGpu)
+{
+    GpuInventory inventory;
+    inventory.gpus = {GpuInfo{0, "GPU-aaaa0000-0000-0000-0000-000000000000", "H100", 1}};
+    inventory.gpus[0].mig_enabled = true;
+    const std::string mig = "MIG-bbbb0000-0000-0000-0000-000000000000";
+    inventory.migs = {MigInfo{mig, 0, inventory.gpus[0].uuid, 0, 3, 0, "1g", 1}};
+    const std::vector<std::string> ids{
+        "MIG-bbbb", "MIG-GPU-aaaa0000-0000-0000-0000-000000000000/3/0", mig, "MIG-cccc", "0"};
+    const auto keys = lease_keys(ids, inventory);
+    EXPECT_EQ(keys, (std::vector<std::string>{mig, mig, mig, "MIG-cccc", inventory.gpus[0].uuid}));
+    EXPECT_EQ(lease_parents(keys, inventory),
+              (std::vector<std::string>{inventory.gpus[0].uuid, inventory.gpus[0].uuid,
+                                        inventory.gpus[0].uuid, "", ""}));
+    // The old form names its GPU itself.
+    EXPECT_EQ(lease_parents({"MIG-GPU-dddd0000-0000-0000-0000-000000000000/1/0"}, GpuInventory{}),
+              std::vector<std::string>{"GPU-dddd0000-0000-0000-0000-000000000000"});
+}
+
+TEST(LeaseSockets, AMigInstancesShareIsNamedUnderItsGpuAndNeverReadsBackAsAKey)
+{
+    const auto space = lease_space("/run/lock/gpusched");
+    const std::string gpu = "GPU-8e6b0c3a-2f1d-4b5c-9d7e-0123456789ab";
+    const std::string mig = "MIG-1f2e3d4c-5b6a-7980-1a2b-3c4d5e6f7a8b";
+    const auto share = lease_share_name(space, gpu, mig);
+    EXPECT_LE(share.size(), k_longest_socket_name);
+    EXPECT_TRUE(share.starts_with(lease_shares_prefix(space, gpu)));
+    EXPECT_TRUE(share.starts_with(lease_shares_prefix(space, "GPU-8e6b"))) << "an abbreviation";
+    EXPECT_TRUE(is_lease_share(space, share));
+    EXPECT_FALSE(is_lease_share(space, lease_socket_name(space, gpu)));
+    EXPECT_FALSE(is_lease_share(space, lease_socket_name(space, "MIG-GPU-8e6b/1/0")));
+    EXPECT_FALSE(lease_key_of_socket_name(space, share).has_value());
+    EXPECT_NE(share, lease_share_name(space, gpu, "MIG-9"));
+    EXPECT_TRUE(may_have_mig_instances(gpu));
+    EXPECT_FALSE(may_have_mig_instances(mig));
+    EXPECT_FALSE(may_have_mig_instances("0"));
+}
+
 TEST(LeaseKeys, WithoutAProbeIdsAreTheirOwnKeys)
 {
     GpuInventory none;
@@ -90,6 +128,8 @@ TEST(LeaseKeys, OnlyPlainIndicesNeedTheProbe)
 {
     EXPECT_TRUE(has_gpu_indices({"GPU-aaaa", "3"}));
     EXPECT_FALSE(has_gpu_indices({"GPU-aaaa", "MIG-bbbb", "-1"}));
+    EXPECT_TRUE(has_mig_ids({"GPU-aaaa", "MIG-bbbb"}));
+    EXPECT_FALSE(has_mig_ids({"GPU-aaaa", "3"}));
 }
 
 } // namespace

@@ -14,4 +14,10 @@ GpuInventory driver_api_inventory();
 // CUDA_DEVICE_ORDER says: the last way, where libcuda.so.1 cannot be used.
 GpuInventory nvml_inventory();
 
+// Marks the GPUs of `inventory` whose MIG mode is enabled and lists their MIG instances,
+// through NVML whichever way listed the GPUs (CUDA lists a MIG instance only where
+// CUDA_VISIBLE_DEVICES names it). GPUs are matched by UUID. Empty, or why MIG instances could
+// not be listed; the GPUs stay listed either way.
+std::string add_mig_instances(GpuInventory& inventory);
+
 } // namespace gpusched::gpu

@@ -20,12 +20,18 @@ namespace gpusched::sys {
 // while this process or any of those jobs (or anything they started) still holds one. So two
 // gpusched processes never share a GPU, one that is killed keeps its GPUs leased exactly as
 // long as its jobs run, and nothing in the file system can end or fake a lease.
+//
+// A MIG instance and its GPU exclude each other (see lease_share_name): the lease of a MIG
+// instance whose GPU is known is two sockets, its own name and a share of its GPU, and a job
+// on it inherits both; the lease of a whole GPU is not taken while a share of it is bound.
 class HostLeases {
 public:
     // The lock directory's path names the lease space, and the directory keeps the records
     // of who holds what; it need not exist, and what happens to it never changes who holds a
-    // GPU.
-    HostLeases(std::filesystem::path lock_directory, std::vector<std::string> keys);
+    // GPU. `parents` has, for each key that is a MIG instance, the key of its GPU ("" for a
+    // whole GPU, or where the GPU is unknown; missing entries are "").
+    HostLeases(std::filesystem::path lock_directory, std::vector<std::string> keys,
+               std::vector<std::string> parents = {});
     ~HostLeases();
     HostLeases(const HostLeases&) = delete;
     HostLeases& operator=(const HostLeases&) = delete;
@@ -39,6 +45,12 @@ public:
     bool held(GpuSlot slot) const { return static_cast<bool>(m_leases.at(slot).socket); }
     // The descriptor of a held lease, for a job to inherit.
     int fd(GpuSlot slot) const;
+    // Every descriptor of a held lease (a MIG instance's: its own, then its share of its GPU),
+    // appended to `fds`: a job inherits them all.
+    void append_fds(GpuSlot slot, std::vector<int>& fds) const;
+    // What a refused lease waits for, when it is not the GPU's own lease: "its GPU GPU-..."
+    // (held whole) or "a MIG instance of it"; else "".
+    std::string blocked_by(GpuSlot slot) const;
     // Lets go of our descriptor; jobs that inherited one keep the lease until they end.
     void release(GpuSlot slot);
 
@@ -64,9 +76,20 @@ public:
     int first_private_fd() const { return m_first_private_fd; }
 
 private:
+    // What a lease that could not be taken is waiting for.
+    enum class Blocker { own_name, whole_parent, mig_instance };
+
     struct Lease {
         std::string key;
         std::string name;    // its abstract socket name
+        std::string parent_key;    // a MIG instance's GPU, where known
+        std::string parent_name;   // that GPU's lease name
+        std::string share_name;    // a MIG instance's share of its GPU
+        std::string shares_prefix; // a whole GPU's: where the shares of its MIG instances start
+        UniqueFd share;            // the share, while held
+        int share_inherited = -1;
+        std::string blocker; // the name a wait connects to
+        Blocker blocked = Blocker::own_name;
         UniqueFd socket;     // the lease, while held
         int inherited = -1;  // a descriptor of this lease we were started with, if any
         UniqueFd connection; // to the holder, while waiting
@@ -77,6 +100,7 @@ private:
     };
 
     bool take(Lease& lease);
+    bool bind_names(Lease& lease);
     void start_wait(Lease& lease);
     void take_or_wait(GpuSlot slot, GpuSlots& granted);
     void arm_retry();
@@ -84,6 +108,7 @@ private:
     const LockDirectory* records();
 
     std::filesystem::path m_lock_directory;
+    std::string m_space;
     std::optional<LockDirectory> m_records;
     bool m_records_warned = false;
     std::string m_user;

@@ -26,6 +26,11 @@ std::optional<UniqueFd> bind_lease(const std::string& name);
 // or when the holder's queue is full (net.core.somaxconn connections).
 std::optional<UniqueFd> connect_to_lease(const std::string& name);
 
+// True when a socket holds `name` and listens: a connection to it is made (and dropped at
+// once) or its queue is full. A socket bound a moment ago that does not listen yet counts as
+// free: its holder has yet to look for what excludes it, and finds our names then.
+bool lease_is_bound(const std::string& name);
+
 // Who called listen() on the socket at the other end of `connection` (SO_PEERCRED).
 std::optional<LeaseTaker> taker_of(int connection);
 

@@ -33,6 +33,20 @@ Config read_config()
             if (position < config.gpus.size()) { // else a test's mistake, which it then shows
                 config.gpus[position].pids.push_back(pid);
             }
+        } else if (kind == "mig_enabled" || kind == "mig") {
+            std::size_t position = 0;
+            words >> position;
+            if (position >= config.gpus.size()) {
+                continue; // a test's mistake, which it then shows
+            }
+            config.gpus[position].mig_enabled = true;
+            if (kind == "mig") {
+                Mig mig;
+                words >> mig.uuid >> mig.gpu_instance >> mig.compute_instance >> mig.total_mib >>
+                    mig.used_mib >> std::ws;
+                std::getline(words, mig.name);
+                config.gpus[position].migs.push_back(std::move(mig));
+            }
         } else if (kind == "hang" || kind == "fail") {
             std::string function;
             words >> function;

@@ -8,6 +8,10 @@
 //                                        one GPU; the lines' order is the driver's own
 //                                        enumeration order, the PCI bus ids give nvidia-smi's
 //   process GPU PID                      a compute process on the GPU'th gpu line (from 0)
+//   mig_enabled GPU                      the GPU'th gpu line's MIG mode is enabled
+//   mig GPU UUID GI CI TOTAL_MIB USED_MIB NAME...
+//                                        a MIG instance (MIG-<uuid>, GPU and compute instance
+//                                        ids) of the GPU'th gpu line, whose MIG mode it enables
 //   hang FUNCTION                        FUNCTION (e.g. cuInit, nvmlInit_v2) never returns; the
 //                                        pid that hangs is appended to $GPUSCHED_FAKE_HUNG_PIDS
 //   fail FUNCTION                        FUNCTION returns an error
@@ -18,6 +22,15 @@
 
 namespace fake_gpu {
 
+struct Mig {
+    std::string uuid;
+    unsigned int gpu_instance = 0;
+    unsigned int compute_instance = 0;
+    unsigned long long total_mib = 0;
+    unsigned long long used_mib = 0;
+    std::string name;
+};
+
 struct Gpu {
     std::string uuid;
     std::string pci_bus_id;
@@ -25,6 +38,8 @@ struct Gpu {
     unsigned long long used_mib = 0;
     std::string name;
     std::vector<unsigned int> pids;
+    bool mig_enabled = false;
+    std::vector<Mig> migs;
 };
 
 struct Config {
