@@ -9,21 +9,34 @@ foreach(name simple_gpu_scheduler simple_hypersearch)
     \"\$ENV{DESTDIR}\${CMAKE_INSTALL_PREFIX}/${CMAKE_INSTALL_BINDIR}/${name}\" SYMBOLIC)")
 endforeach()
 
-# The manual page, compressed as Debian keeps them.
-set(GPUSCHED_MANUAL_GZ ${PROJECT_BINARY_DIR}/man/gpusched.1.gz)
-add_custom_command(OUTPUT ${GPUSCHED_MANUAL_GZ}
-  COMMAND gzip -9nfk ${GPUSCHED_MANUAL}
-  DEPENDS ${GPUSCHED_MANUAL}
-  VERBATIM)
-add_custom_target(gpusched_manual_gz ALL DEPENDS ${GPUSCHED_MANUAL_GZ})
-install(FILES ${GPUSCHED_MANUAL_GZ} DESTINATION ${CMAKE_INSTALL_MANDIR}/man1)
+# The manual pages, compressed as Debian keeps them.
+set(GPUSCHED_MANUALS_GZ)
+foreach(page ${GPUSCHED_MANUAL_PAGES})
+  set(manual ${PROJECT_BINARY_DIR}/man/${page}.1)
+  add_custom_command(OUTPUT ${manual}.gz
+    COMMAND gzip -9nfk ${manual}
+    DEPENDS ${manual}
+    VERBATIM)
+  list(APPEND GPUSCHED_MANUALS_GZ ${manual}.gz)
+endforeach()
+add_custom_target(gpusched_manual_gz ALL DEPENDS ${GPUSCHED_MANUALS_GZ})
+install(FILES ${GPUSCHED_MANUALS_GZ} DESTINATION ${CMAKE_INSTALL_MANDIR}/man1)
 
-# Completions where each shell looks for those of installed packages.
+# Completions where each shell looks for those of installed packages, under each name:
+# bash-completion loads the file named as the command (one script serves all three names),
+# zsh reads the names from the script's #compdef line, fish has a script per name.
+set(bash_completions ${CMAKE_INSTALL_DATADIR}/bash-completion/completions)
 install(FILES ${PROJECT_BINARY_DIR}/completions/gpusched.bash
-        DESTINATION ${CMAKE_INSTALL_DATADIR}/bash-completion/completions RENAME gpusched)
+        DESTINATION ${bash_completions} RENAME gpusched)
+foreach(name simple_gpu_scheduler simple_hypersearch)
+  install(CODE "file(CREATE_LINK gpusched
+    \"\$ENV{DESTDIR}\${CMAKE_INSTALL_PREFIX}/${bash_completions}/${name}\" SYMBOLIC)")
+endforeach()
 install(FILES ${PROJECT_BINARY_DIR}/completions/_gpusched
         DESTINATION ${CMAKE_INSTALL_DATADIR}/zsh/vendor-completions)
 install(FILES ${PROJECT_BINARY_DIR}/completions/gpusched.fish
+              ${PROJECT_BINARY_DIR}/completions/simple_gpu_scheduler.fish
+              ${PROJECT_BINARY_DIR}/completions/simple_hypersearch.fish
         DESTINATION ${CMAKE_INSTALL_DATADIR}/fish/vendor_completions.d)
 
 install(FILES ${PROJECT_SOURCE_DIR}/README.md ${PROJECT_SOURCE_DIR}/LICENSE

@@ -18,11 +18,20 @@ out=$(echo 'echo drop-in' | /usr/bin/simple_gpu_scheduler --gpus 0 --no-lock 2>/
 [ "$(/usr/bin/simple_hypersearch 'x {a}' -p a 1 2 --sampling-mode grid | wc -l)" = 2 ]
 
 zcat /usr/share/man/man1/gpusched.1.gz | grep -q '^\.SH EXIT STATUS'
+zcat /usr/share/man/man1/simple_hypersearch.1.gz | grep -q '^simple_hypersearch \\- '
+zcat /usr/share/man/man1/simple_gpu_scheduler.1.gz | grep -q '^simple_gpu_scheduler \\- '
 bash -c 'source /usr/share/bash-completion/completions/gpusched
          COMP_WORDS=(gpusched exec --no-w); COMP_CWORD=2; _gpusched
          [ "${COMPREPLY[*]}" = --no-wait ]'
+# bash-completion loads a command's completion from the file of its name.
+bash -c 'source /usr/share/bash-completion/completions/simple_hypersearch
+         COMP_WORDS=(simple_hypersearch x --sampling-mode ra); COMP_CWORD=3; _simple_hypersearch
+         [ "${COMPREPLY[*]}" = random ]'
+test -s /usr/share/bash-completion/completions/simple_gpu_scheduler
 test -s /usr/share/zsh/vendor-completions/_gpusched
-test -s /usr/share/fish/vendor_completions.d/gpusched.fish
+for name in gpusched simple_gpu_scheduler simple_hypersearch; do
+  test -s /usr/share/fish/vendor_completions.d/$name.fish
+done
 test -s /usr/share/doc/gpusched/examples/commands.txt
 grep -q '/run/lock/gpusched 1777 root root' /usr/lib/tmpfiles.d/gpusched.conf
 echo "check_deb: $deb installs and runs"

@@ -19,22 +19,54 @@ struct JoblogSummary {
         double idle_from = 0;    // epoch seconds where that gap starts
     };
 
+    // A job whose last attempt failed (or was interrupted).
+    struct FailedJob {
+        JobId job = 0;
+        std::size_t attempts = 0;
+        bool every_attempt_failed = false; // else an earlier attempt succeeded
+        double gpu_seconds = 0;            // of all its attempts
+        JoblogRecord last;                 // its last attempt
+    };
+
     std::size_t jobs = 0;
     std::size_t succeeded = 0; // jobs whose last attempt succeeded
     std::size_t failed = 0;
     std::size_t attempts = 0;
+    std::size_t failed_attempts = 0; // attempts that failed or were interrupted
     std::map<std::string, std::size_t> failed_attempts_by_outcome; // "exit 1", "SIGTERM"
     double total_runtime = 0;
     double first_start = 0;
     double last_end = 0;
-    std::vector<GpuUse> gpus; // indices in numeric order, then other ids by name
+    // GPU time: an attempt's runtime times the GPUs it held (a job on `0,1` holds two).
+    double gpu_seconds = 0;
+    double failed_gpu_seconds = 0; // on failed attempts, retried or not
+    // On the jobs that failed every attempt, and on those jobs' retries (their attempts
+    // after the first): the time a retry policy spent for nothing.
+    std::size_t jobs_failed_every_attempt = 0;
+    double never_succeeded_gpu_seconds = 0;
+    double never_succeeded_retry_gpu_seconds = 0;
+    std::vector<GpuUse> gpus;           // indices in numeric order, then other ids by name
+    std::vector<FailedJob> failed_jobs; // by job number
 };
 
 JoblogSummary summarize_joblog(const std::vector<JoblogRecord>& records);
-std::string format_summary(const JoblogSummary& summary);
+// The text `gpusched report` prints; it names at most `failed_jobs_named` failed jobs.
+std::string format_summary(const JoblogSummary& summary, std::size_t failed_jobs_named = 10);
+// The same as JSON (schema in docs/report-json.md), naming every failed job.
+std::string format_summary_json(const JoblogSummary& summary, const std::string& joblog);
 
 // An SVG timeline: one row per GPU, one bar per attempt from its start to its end, coloured
-// by outcome, with the job, outcome and command in the bar's tooltip.
+// by outcome, with the job, outcome and command in the bar's tooltip. The attempts of a job
+// are grouped, and joined by a line from each to its retry; the heading names the GPU time
+// lost to failed attempts. It takes the width of its container.
 std::string render_timeline_svg(const std::vector<JoblogRecord>& records);
+
+// Shared by the text, the JSON and the timeline.
+// "exit 3", "killed by SIGTERM", "interrupted (killed by SIGINT)".
+std::string attempt_outcome(const JoblogRecord& record);
+// Seconds as a duration ("1.520 s", "2 min 03 s"); any double prints.
+std::string report_seconds(double seconds);
+// The number of GPUs an attempt held: its GPU ids are comma-separated.
+std::size_t gpus_held(const JoblogRecord& record);
 
 } // namespace gpusched

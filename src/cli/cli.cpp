@@ -158,6 +158,8 @@ int run(int argc, char** argv)
     auto* completion = app.add_subcommand("__completion", "")->group("");
     completion->add_option("SHELL", completion_shell)->required();
     completion->add_option("OUTPUT", completion_output)->required();
+    std::string completion_program = "gpusched";
+    completion->add_option("PROGRAM", completion_program);
 
     // Removing the subcommands destroys them: only the main command is looked at after that.
     const bool run_only = only_files_named_like_subcommands(app, argc, argv);
@@ -192,7 +194,8 @@ int run(int argc, char** argv)
         return write_manual(app, manual_template, manual_output);
     }
     if (*completion) {
-        return write_file(completion_output, render_completion(app, completion_shell));
+        return write_file(completion_output,
+                          render_completion(app, completion_shell, completion_program));
     }
     if (*report) {
         return run_report(report_options);

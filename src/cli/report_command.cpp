@@ -17,10 +17,15 @@ CLI::App* add_report_command(CLI::App& app, ReportOptions& options)
 {
     auto* report = app.add_subcommand(
         "report",
-        "Summarise a --joblog: jobs, failures, runtimes, GPU use; --svg draws a timeline");
+        "Summarise a --joblog: jobs, failures, GPU time lost to them, runtimes, GPU use; --svg "
+        "draws a timeline");
     report->add_option("JOBLOG", options.joblog, "The job log to read")->required();
+    report->add_flag("--json", options.json,
+                     "Print JSON instead of text, naming every failed job (its fields: "
+                     "docs/report-json.md)");
     report->add_option("--svg", options.svg,
-                       "Also write a timeline to FILE: a row per GPU, a bar per attempt");
+                       "Also write a timeline to FILE: a row per GPU, a bar per attempt, each "
+                       "job's retries joined to it, the GPU time lost to failures");
     return report;
 }
 
@@ -36,7 +41,9 @@ int run_report(const ReportOptions& options)
     if (records.empty()) {
         throw UsageError(fmt::format("'{}' records no job", options.joblog));
     }
-    fmt::print("{}", format_summary(summarize_joblog(records)));
+    const auto summary = summarize_joblog(records);
+    fmt::print("{}", options.json ? format_summary_json(summary, options.joblog)
+                                  : format_summary(summary));
     if (options.svg) {
         std::ofstream svg(*options.svg, std::ios::trunc);
         svg << render_timeline_svg(records);

@@ -2,6 +2,7 @@
 
 #include <gpusched/exit_status.hpp>
 #include <gpusched/job_messages.hpp>
+#include <gpusched/line_assembler.hpp>
 #include <gpusched/wall_clock.hpp>
 #include <gpusched/sys/process_tree.hpp>
 #include <gpusched/sys/system_error.hpp>
@@ -233,6 +234,11 @@ void JobRunner::take_input()
             spdlog::error("{}:{}: job {} not run: {}", input->source, input->line.first_line, id,
                           describe_fault(input->line.fault));
             m_scheduler.on_rejected_command();
+            note_failed_job(
+                FailedJob{id,
+                          fmt::format("not run ({}:{}: {})", input->source, input->line.first_line,
+                                      describe_fault(input->line.fault)),
+                          0, input->line.text, ""});
             continue;
         }
         if (m_options.resume && m_options.resume->should_skip(input->line.text)) {
@@ -372,10 +378,16 @@ void JobRunner::after_attempt(const RunningJob& job, JobOutcome outcome,
     if (!retried) {
         if (m_interrupted.contains(job.id)) {
             // counted apart: neither failed nor succeeded
-        } else if (!outcome.succeeded() &&
-                   (m_unrecorded_jobs.contains(job.id) || !m_unwritten_records.empty())) {
-            // Its record is lost or may be: it already counts among the failures.
-            m_failed_jobs.insert(job.id);
+        } else if (!outcome.succeeded()) {
+            note_failed_job(FailedJob{
+                job.id, describe_outcome(outcome) + (job.timed_out ? " (timed out)" : ""),
+                job.attempt, job.command,
+                m_options.output_files ? m_options.output_files->describe(job.id, job.attempt)
+                                       : ""});
+            if (m_unrecorded_jobs.contains(job.id) || !m_unwritten_records.empty()) {
+                // Its record is lost or may be: it already counts among the failures.
+                m_failed_jobs.insert(job.id);
+            }
         }
         m_input.on_ended(JobEnd{job.id, outcome, job.gpu, seconds_since_epoch(job.started_wall),
                                 std::chrono::duration<double>(Clock::now() - job.started).count(),

@@ -1,7 +1,8 @@
 // What the runner tells the user about the run as a whole: the progress line, the commands
-// a stop left unstarted, and the closing summary.
+// a stop left unstarted, and the closing summary with the failed jobs to look at.
 #include <gpusched/sys/job_runner.hpp>
 
+#include <gpusched/failed_jobs.hpp>
 #include <gpusched/job_messages.hpp>
 #include <gpusched/sys/process_tree.hpp>
 #include <gpusched/sys/unstarted_file.hpp>
@@ -20,6 +21,8 @@ namespace {
 // its elapsed time keeps counting while jobs run.
 constexpr auto k_progress_after_change = std::chrono::milliseconds(100);
 constexpr auto k_progress_refresh = std::chrono::seconds(1);
+// The failed jobs named after the summary; the job log has the rest.
+constexpr std::size_t k_failed_jobs_named = 10;
 
 // `command` as a line of a command file that reads back as the same command: reading drops
 // one carriage return at the end of a line, so a command that ends with one gets another.
@@ -166,6 +169,35 @@ void JobRunner::report_summary()
                  counts.succeeded + counts.failed + counts.interrupted, counts.succeeded,
                  counts.failed, extra, format_duration(Clock::now() - m_started),
                  format_duration(m_busy));
+    report_failed_jobs();
+}
+
+// A job that ended failed for good (no retry follows), kept for the end of the run while
+// fewer than are named there; only counted after that, so a run of a million failures keeps
+// ten commands, each on one short line.
+void JobRunner::note_failed_job(FailedJob job)
+{
+    if (++m_failed_in_all <= k_failed_jobs_named) {
+        job.command = one_line_command(job.command);
+        m_failed_named.push_back(std::move(job));
+    }
+}
+
+// After the summary, what to look at: the failed jobs, the first few of them named, and
+// where the others are recorded.
+void JobRunner::report_failed_jobs()
+{
+    std::string rest_hint;
+    if (m_options.joblog) {
+        rest_hint = "see " + m_options.joblog->path();
+    } else if (m_options.output_files) {
+        rest_hint = "see the .info files in " + m_options.output_files->directory().string();
+    } else {
+        rest_hint = "--joblog FILE records every one";
+    }
+    for (const auto& line : describe_failed_jobs(m_failed_named, m_failed_in_all, rest_hint)) {
+        spdlog::warn("{}", line);
+    }
 }
 
 } // namespace gpusched::sys

@@ -31,6 +31,12 @@ std::filesystem::path OutputFiles::base(JobId job, unsigned attempt) const
            (attempt == 1 ? fmt::format("{}", job) : fmt::format("{}.{}", job, attempt));
 }
 
+std::string OutputFiles::describe(JobId job, unsigned attempt) const
+{
+    const auto path = base(job, attempt).string();
+    return fmt::format("{}.out, {}.err", path, path);
+}
+
 OutputFiles::Opened OutputFiles::open(JobId job, unsigned attempt) const
 {
     const auto path = base(job, attempt);

@@ -4,13 +4,18 @@
 
 #include <gtest/gtest.h>
 
+#include <sstream>
+
 namespace gpusched::testing {
 namespace {
 
 const fs::path k_completions = GPUSCHED_COMPLETIONS_DIR;
 
-// What bash offers for the words of `line` (the last one being completed).
-std::string bash_completes(const std::vector<std::string>& words)
+// What bash offers for the words of `line` (the last one being completed), through the
+// completion function `function` (gpusched's, or simple_hypersearch's).
+std::string bash_completes(const std::vector<std::string>& words,
+                           std::map<std::string, std::optional<std::string>> env = {},
+                           const std::string& function = "_gpusched")
 {
     TempDir dir;
     std::string array;
@@ -18,9 +23,9 @@ std::string bash_completes(const std::vector<std::string>& words)
         array += " '" + word + "'";
     }
     const auto script = "source " + (k_completions / "gpusched.bash").string() + "; COMP_WORDS=(" +
-                        array + "); COMP_CWORD=" + std::to_string(words.size() - 1) +
-                        "; _gpusched; echo \"${COMPREPLY[*]}\"";
-    const auto result = run(dir, {{"-c", script}, {}, {}, {}, "/bin/bash", {}});
+                        array + "); COMP_CWORD=" + std::to_string(words.size() - 1) + "; " +
+                        function + "; echo \"${COMPREPLY[*]}\"";
+    const auto result = run(dir, {{"-c", script}, {}, {}, std::move(env), "/bin/bash", {}});
     EXPECT_EQ(result.exit_status, 0) << result.err;
     return result.out;
 }
@@ -31,6 +36,108 @@ TEST(Completion, BashCompletesCommandsAndTheirOptions)
     EXPECT_EQ(bash_completes({"gpusched", "exec", "--no"}), "--no-wait\n");
     EXPECT_EQ(bash_completes({"gpusched", "--gpus", "0", "--dry"}), "--dry-run\n");
     EXPECT_EQ(bash_completes({"gpusched", "submit", "--wa"}), "--wait\n");
+}
+
+TEST(Completion, BashCompletesTheValuesOfHaltAndSamplingMode)
+{
+    EXPECT_EQ(bash_completes({"gpusched", "--halt", "now,f"}), "now,fail=1 now,fail=10%\n");
+    // bash splits `--halt=so` at the `=`.
+    EXPECT_EQ(bash_completes({"gpusched", "--halt", "=", "so"}),
+              "soon,fail=1 soon,fail=10% soon,success=1 soon,done=1\n");
+    EXPECT_EQ(bash_completes({"gpusched", "hypersearch", "x {a}", "--sampling-mode", "sh"}),
+              "shuffled_grid\n");
+    EXPECT_EQ(bash_completes({"gpusched", "--timeout", "--dr"}), "--dry-run\n")
+        << "an option after an option that takes no listed values";
+}
+
+// Every value offered is one the option takes: the lists cannot drift from the parser.
+TEST(Completion, EveryValueOfferedIsAccepted)
+{
+    TempDir dir;
+    std::istringstream halts(bash_completes({"gpusched", "--halt", ""}));
+    std::size_t offered = 0;
+    for (std::string halt; halts >> halt; ++offered) {
+        const auto result = run(dir, {{"--halt", halt, "--gpus", "0", "--dry-run"}, "true\n"});
+        EXPECT_EQ(result.exit_status, 0) << halt << ": " << result.err;
+    }
+    EXPECT_GE(offered, 7u);
+    std::istringstream modes(bash_completes({"gpusched", "hypersearch", "--sampling-mode", ""}));
+    offered = 0;
+    for (std::string mode; modes >> mode; ++offered) {
+        const auto result = run(
+            dir, {{"hypersearch", "x {a}", "-p", "a", "1", "--sampling-mode", mode, "-n", "1"}});
+        EXPECT_EQ(result.exit_status, 0) << mode << ": " << result.err;
+    }
+    EXPECT_EQ(offered, 3u);
+}
+
+// GPU ids come from `gpusched gpus`, here from CUDA_VISIBLE_DEVICES, for every --gpus, and
+// the id after the last comma of a list is the one completed.
+TEST(Completion, BashCompletesGpuIdsFromGpusched)
+{
+    const std::map<std::string, std::optional<std::string>> env = {{"CUDA_VISIBLE_DEVICES", "3,5"},
+                                                                   {"GPUSCHED_GPUS", std::nullopt}};
+    const auto gpusched = binary().string();
+    EXPECT_EQ(bash_completes({gpusched, "--gpus", ""}, env), "3 5\n");
+    EXPECT_EQ(bash_completes({gpusched, "-g", "3,"}, env), "3,3 3,5\n");
+    EXPECT_EQ(bash_completes({gpusched, "exec", "--gpus", "5"}, env), "5\n");
+    EXPECT_EQ(bash_completes({gpusched, "status", "--gpus", ""}, env), "3 5\n");
+    EXPECT_EQ(bash_completes(
+                  {(binary().parent_path() / "simple_gpu_scheduler").string(), "--gpus", ""}, env),
+              "3 5\n");
+}
+
+TEST(Completion, BashCompletesTheOtherNames)
+{
+    TempDir dir;
+    const auto script = "source " + (k_completions / "gpusched.bash").string() +
+                        "; complete -p simple_gpu_scheduler simple_hypersearch";
+    const auto bound = run(dir, {{"-c", script}, {}, {}, {}, "/bin/bash", {}});
+    EXPECT_NE(bound.out.find("-F _gpusched simple_gpu_scheduler"), std::string::npos)
+        << bound.out << bound.err;
+    EXPECT_NE(bound.out.find("-F _simple_hypersearch simple_hypersearch"), std::string::npos)
+        << bound.out << bound.err;
+    // simple_hypersearch is the hypersearch command: its options, and no subcommand.
+    EXPECT_EQ(bash_completes({"simple_hypersearch", "x {a}", "--s"}, {}, "_simple_hypersearch"),
+              "--sampling-mode --seed\n");
+    EXPECT_EQ(bash_completes({"simple_hypersearch", "x {a}", "--sampling-mode", "r"}, {},
+                             "_simple_hypersearch"),
+              "random\n");
+    EXPECT_EQ(bash_completes({"simple_hypersearch", "wo"}, {}, "_simple_hypersearch"), "\n");
+    EXPECT_EQ(bash_completes({"simple_gpu_scheduler", "--dry"}), "--dry-run\n");
+}
+
+TEST(Completion, ZshAndFishCompleteTheSameValuesUnderEveryName)
+{
+    const auto zsh = read_file(k_completions / "_gpusched");
+    EXPECT_EQ(zsh.rfind("#compdef gpusched simple_gpu_scheduler simple_hypersearch\n", 0), 0u);
+    EXPECT_NE(zsh.find(":value:(never now,fail=1 "), std::string::npos);
+    EXPECT_NE(zsh.find(":value:(grid shuffled_grid random)'"), std::string::npos);
+    EXPECT_NE(zsh.find(":GPU ids:_gpusched_gpu_ids'"), std::string::npos);
+    EXPECT_NE(zsh.find("[[ $service == simple_hypersearch ]]"), std::string::npos);
+    const auto fish = read_file(k_completions / "gpusched.fish");
+    EXPECT_NE(fish.find("-l halt -x -a 'never now,fail=1 "), std::string::npos);
+    EXPECT_NE(fish.find("-s g -l gpus -x -a '(__fish_complete_list , __gpusched_gpu_ids)'"),
+              std::string::npos);
+    const auto scheduler = read_file(k_completions / "simple_gpu_scheduler.fish");
+    EXPECT_NE(scheduler.find("complete -c simple_gpu_scheduler "), std::string::npos);
+    EXPECT_EQ(scheduler.find("complete -c gpusched "), std::string::npos);
+    const auto hypersearch = read_file(k_completions / "simple_hypersearch.fish");
+    EXPECT_NE(hypersearch.find("complete -c simple_hypersearch -l sampling-mode -x -a 'grid "
+                               "shuffled_grid random'"),
+              std::string::npos)
+        << hypersearch;
+    EXPECT_EQ(hypersearch.find("-l halt"), std::string::npos) << "the run's options are not its";
+    // Where the shells are installed, they must read the scripts.
+    TempDir dir;
+    for (const auto& [shell, file] : std::vector<std::pair<std::string, std::string>>{
+             {"/usr/bin/zsh", "_gpusched"}, {"/usr/bin/fish", "gpusched.fish"}}) {
+        if (fs::exists(shell)) {
+            const auto checked =
+                run(dir, {{"-n", (k_completions / file).string()}, {}, {}, {}, shell, {}});
+            EXPECT_EQ(checked.exit_status, 0) << shell << ": " << checked.err;
+        }
+    }
 }
 
 TEST(Completion, EveryScriptOffersEveryOption)

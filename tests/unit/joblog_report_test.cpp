@@ -1,6 +1,7 @@
 #include <gpusched/joblog_report.hpp>
 
 #include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
 
 #include <limits>
 
@@ -91,8 +92,92 @@ TEST(JoblogReport, SvgHasOneBarPerAttemptColouredByOutcome)
     EXPECT_EQ(count(svg, "class=\"attempt ok\""), 2u);
     EXPECT_EQ(count(svg, "class=\"attempt failed\""), 2u);
     EXPECT_EQ(count(svg, "class=\"attempt killed\""), 1u);
-    EXPECT_EQ(count(svg, "<title>"), 5u);
+    EXPECT_EQ(count(svg, "</title></rect>"), 5u) << "every bar has its tooltip";
     EXPECT_EQ(svg.rfind("</svg>\n"), svg.size() - 7);
+}
+
+TEST(JoblogReport, GpuTimeLostToFailedAttemptsAndToJobsThatNeverSucceeded)
+{
+    const auto summary = summarize_joblog(k_log);
+    EXPECT_DOUBLE_EQ(summary.gpu_seconds, 25);
+    EXPECT_EQ(summary.failed_attempts, 3u);
+    EXPECT_DOUBLE_EQ(summary.failed_gpu_seconds, 11); // jobs 2 (first), 3 and 4
+    EXPECT_EQ(summary.jobs_failed_every_attempt, 2u); // 3 and 4; job 2 succeeded at last
+    EXPECT_DOUBLE_EQ(summary.never_succeeded_gpu_seconds, 7);
+    EXPECT_DOUBLE_EQ(summary.never_succeeded_retry_gpu_seconds, 0);
+    const auto text = format_summary(summary);
+    EXPECT_NE(text.find("GPU time  25.000 s, 11.000 s (44.0%) lost to 3 failed attempts\n"
+                        "          7.000 s on 2 jobs that failed every attempt, 0.000 s of it on "
+                        "their retries\n"),
+              std::string::npos)
+        << text;
+}
+
+TEST(JoblogReport, GpuTimeCountsEveryGpuOfAnAttemptAndTheRetriesOfAHopelessJob)
+{
+    const std::vector<JoblogRecord> log = {attempt(1, "0,1", 0, 10, 1), attempt(2, "1", 10, 3),
+                                           attempt(1, "0", 10, 5, 1),   attempt(3, "0", 15, 1, 1),
+                                           attempt(3, "0", 16, 1),      attempt(3, "0", 17, 1, 2)};
+    const auto summary = summarize_joblog(log);
+    EXPECT_DOUBLE_EQ(summary.gpu_seconds, 31);
+    EXPECT_DOUBLE_EQ(summary.failed_gpu_seconds, 27);
+    EXPECT_EQ(summary.jobs_failed_every_attempt, 1u);
+    EXPECT_DOUBLE_EQ(summary.never_succeeded_gpu_seconds, 25);
+    EXPECT_DOUBLE_EQ(summary.never_succeeded_retry_gpu_seconds, 5);
+    ASSERT_EQ(summary.failed_jobs.size(), 2u);
+    EXPECT_EQ(summary.failed_jobs[0].job, 1u);
+    EXPECT_EQ(summary.failed_jobs[0].attempts, 2u);
+    EXPECT_TRUE(summary.failed_jobs[0].every_attempt_failed);
+    EXPECT_DOUBLE_EQ(summary.failed_jobs[0].gpu_seconds, 25);
+    EXPECT_EQ(summary.failed_jobs[0].last.gpu, "0");
+    // Job 3 succeeded once (a --resume-failed run later failed it again): it failed, but not
+    // every time.
+    EXPECT_EQ(summary.failed_jobs[1].job, 3u);
+    EXPECT_FALSE(summary.failed_jobs[1].every_attempt_failed);
+    EXPECT_EQ(summary.failed_jobs[1].last.exit_code, 2);
+    const auto text = format_summary(summary, 1);
+    EXPECT_NE(text.find("failed    job 1: exit 1 after 2 attempts on GPU 0: train\n"
+                        "          and 1 more failed job (--json lists every one)\n"),
+              std::string::npos)
+        << text;
+}
+
+TEST(JoblogReport, JsonHasTheDocumentedFields)
+{
+    const auto json = nlohmann::json::parse(
+        format_summary_json(summarize_joblog(k_log), "runs/jobs.log"), nullptr, false);
+    ASSERT_TRUE(json.is_object());
+    EXPECT_EQ(json["schema_version"], 1);
+    EXPECT_EQ(json["joblog"], "runs/jobs.log");
+    EXPECT_EQ(json["jobs"], nlohmann::json::parse(R"({"total": 4, "succeeded": 2, "failed": 2,
+                                                     "failed_every_attempt": 2})"));
+    EXPECT_EQ(json["attempts"]["failed_by_outcome"]["killed by SIGTERM"], 1);
+    EXPECT_EQ(json["time"]["wall_seconds"], 15.0);
+    EXPECT_EQ(json["gpu_time"]["failed_attempts_seconds"], 11.0);
+    EXPECT_EQ(json["gpus"][0]["id"], "0");
+    EXPECT_EQ(json["gpus"][0]["busy_seconds"], 13.0);
+    ASSERT_EQ(json["failed_jobs"].size(), 2u);
+    EXPECT_EQ(json["failed_jobs"][0]["job"], 3);
+    EXPECT_EQ(json["failed_jobs"][0]["last_attempt"]["signal"], 15);
+    EXPECT_EQ(json["failed_jobs"][0]["last_attempt"]["signal_name"], "SIGTERM");
+    EXPECT_EQ(json["failed_jobs"][0]["last_attempt"]["stopped"], "no");
+    // A command that is not UTF-8 still makes a document.
+    const auto bytes = format_summary_json(
+        summarize_joblog({attempt(1, "0", 0, 1, 1, 0, "echo \xff")}), "jobs.log");
+    EXPECT_FALSE(nlohmann::json::parse(bytes, nullptr, false).is_discarded()) << bytes;
+}
+
+TEST(JoblogReport, SvgGroupsEachJobsAttemptsAndJoinsEachRetry)
+{
+    const auto svg = render_timeline_svg(k_log);
+    EXPECT_EQ(count(svg, "<g class=\"job\""), 4u);
+    EXPECT_NE(svg.find("<g class=\"job\" id=\"job-2\">"), std::string::npos);
+    EXPECT_EQ(count(svg, "</path>"), 1u) << "job 2's one retry";
+    EXPECT_NE(svg.find("<title>job 2, attempt 2 of 2: exit 0 after 4.000 s on GPU 0"),
+              std::string::npos)
+        << svg;
+    EXPECT_NE(svg.find("width=\"100%\" viewBox=\"0 0 "), std::string::npos);
+    EXPECT_NE(svg.find("11.000 s (44.0%) lost to 3 failed attempts"), std::string::npos);
 }
 
 TEST(JoblogReport, CommandsAreEscapedIntoWellFormedText)

@@ -1,5 +1,6 @@
 #pragma once
 
+#include <gpusched/failed_jobs.hpp>
 #include <gpusched/gpu_usage.hpp>
 #include <gpusched/job_environment.hpp>
 #include <gpusched/process_table.hpp>
@@ -106,6 +107,8 @@ private:
     void tend_busy_gpus();
     void report_unstarted();
     void report_summary();
+    void note_failed_job(FailedJob job);
+    void report_failed_jobs();
     // Host-wide leases (job_runner_leases.cpp).
     bool take_leases(const StartJob& job, std::vector<int>& fds);
     void lease_holders_changed(const GpuSlots& slots);
@@ -145,6 +148,10 @@ private:
     std::map<JobId, Interrupted> m_interrupted; // attempts a stop of the run cut short
     std::set<JobId> m_unrecorded_jobs;          // a record of theirs could not be written
     std::set<JobId> m_failed_jobs;              // of those, the ones that ended failed
+    // The first failed jobs, in the order they ended, named after the summary; and how many
+    // failed in all.
+    std::vector<FailedJob> m_failed_named;
+    std::size_t m_failed_in_all = 0;
     bool m_unmatched_reported = false;
     bool m_run_error = false;               // an error stopped the run
     std::vector<bool> m_lease_record_stale; // per GPU

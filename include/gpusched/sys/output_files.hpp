@@ -25,6 +25,9 @@ public:
     // Writes the attempt's .info file; on failure (a full disk) removes what was written and
     // returns the error, naming the call and the file.
     std::optional<std::string> write_info(const JoblogRecord& record, unsigned attempt) const;
+    // Where an attempt's output is, for a person to look: "out/7.2.out, out/7.2.err".
+    std::string describe(JobId job, unsigned attempt) const;
+    const std::filesystem::path& directory() const { return m_directory; }
 
 private:
     std::filesystem::path base(JobId job, unsigned attempt) const;
