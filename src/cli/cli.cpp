@@ -103,11 +103,11 @@ std::string main_footer(const std::string& program)
 {
     return fmt::format(
         R"(Examples:
-  {0} --gpus 0,1 commands.txt           each line of commands.txt on GPU 0 or 1
-  {0} --gpus 0-3 --timeout 2h --joblog runs.log --retries 1 commands.txt
-  {0} hypersearch 'python train.py --lr {{lr}}' -p lr 0.1 0.01 | {0} --gpus 0,1
-  {0} exec -n 2 -- python train.py      wait for 2 free GPUs, run one command on them
-  {0} report runs.log                   what a --joblog says: failures, GPU use
+  {0} --gpus 0,1 commands.txt      # each line on GPU 0 or 1, as one frees up
+  {0} --gpus 0-3 --timeout 2h --retries 1 --joblog runs.log commands.txt
+  {0} hypersearch 'python train.py --lr {{lr}}' -p lr 0.1 0.01 | {0} -g 0,1
+  {0} exec -n 2 -- python train.py # wait for 2 free GPUs, then run it on them
+  {0} report runs.log              # failures and GPU use, from a --joblog
 
 Exit status: 0 every job succeeded; 1-100 that many jobs failed; 101 more than 100
 failed; 128+N stopped by signal N; 255 a usage or system error (never a count).
@@ -136,7 +136,6 @@ int run(int argc, char** argv)
     app.set_version_flag("-V,--version", version_text());
     app.get_help_ptr()->group(k_other_group);
     app.get_version_ptr()->group(k_other_group);
-    app.footer(main_footer(program));
 
     RunOptions run_options;
     add_run_options(app, run_options);
@@ -158,6 +157,9 @@ int run(int argc, char** argv)
     auto* worker = add_worker_command(app, worker_options);
     QueueCommandOptions queue_options;
     auto* queue = add_queue_command(app, queue_options);
+
+    // After the subcommands, which would inherit it.
+    app.footer(main_footer(program));
 
     // Internal: the short-lived children that load CUDA and NVML so the scheduler never does.
     auto* probe = app.add_subcommand("__probe-cuda", "")->group("");

@@ -117,10 +117,10 @@ std::string WrappingFormatter::make_option_groups(const CLI::App* app) const
             return option->get_group() == group && option->nonpositional();
         });
         if (!group.empty() && !options.empty()) {
-            text += make_group(group, false, options) + "\n";
+            text += make_group(group, false, options); // each starts with a blank line
         }
     }
-    return text.empty() ? text : text.substr(0, text.size() - 1);
+    return text;
 }
 
 } // namespace

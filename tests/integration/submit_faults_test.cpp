@@ -93,7 +93,7 @@ protected:
         extra.push_back("--wait");
         auto process = std::make_unique<Process>(m_dir, submit(m_redis.url(), input, extra));
         const bool submitted =
-            eventually([&] { return contains(process->err_so_far(), "jobs submitted to queue"); });
+            eventually([&] { return contains(process->err_so_far(), "submitted to queue"); });
         EXPECT_TRUE(submitted) << process->err_so_far();
         return process;
     }
