@@ -105,8 +105,8 @@ std::string main_footer(const std::string& program)
         R"(Examples:
   {0} --gpus 0,1 commands.txt      # each line on GPU 0 or 1, as one frees up
   {0} --gpus 0-3 --timeout 2h --retries 1 --joblog runs.log commands.txt
-  {0} hypersearch 'python train.py --lr {{lr}}' -p lr 0.1 0.01 | {0} -g 0,1
-  {0} exec -n 2 -- python train.py # wait for 2 free GPUs, then run it on them
+  {0} hypersearch './train.py --lr {{lr}}' -p lr 0.1 0.01 | {0} -g 0,1
+  {0} exec -n 2 -- python train.py # wait for 2 free GPUs, then run it there
   {0} report runs.log              # failures and GPU use, from a --joblog
 
 Exit status: 0 every job succeeded; 1-100 that many jobs failed; 101 more than 100

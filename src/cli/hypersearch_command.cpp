@@ -226,13 +226,12 @@ int run_hypersearch(const std::string& program, std::vector<std::string> args)
     CLI::App app{k_hypersearch_description, program};
     app.formatter(wrapping_formatter());
     app.failure_message(failure_message(given));
-    app.footer(fmt::format(
-        "Examples:\n"
-        "  {0} 'python train.py --lr {{lr}} --bs {{bs}}' -p lr 0.1 0.01 -p bs 32 64\n"
-        "  {0} 'python train.py --lr {{lr}}' -p lr logspace:0.0001:0.1:4 --sampling-mode grid\n"
-        "  {0} 'train --lr {{lr}}' -p lr loguniform:1e-5:1e-1 --sampling-mode random -n 20 "
-        "--seed 7\n",
-        program));
+    app.footer(fmt::format("Examples:\n"
+                           "  {0} 'train.py --lr {{lr}} --bs {{bs}}' -p lr 0.1 0.01 -p bs 32 64\n"
+                           "  {0} 'train.py --lr {{lr}}' -p lr logspace:0.0001:0.1:4\n"
+                           "  {0} 'train.py --lr {{lr}}' -p lr loguniform:1e-5:1e-1 \\\n"
+                           "      --sampling-mode random -n 20 --seed 7\n",
+                           program));
     add_hypersearch_options(app, parsed);
     auto& request = parsed.request;
     const auto& mode = parsed.mode;
