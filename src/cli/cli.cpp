@@ -129,8 +129,7 @@ int run(int argc, char** argv)
         return run_hypersearch(program + " hypersearch", {argv + 2, argv + argc});
     }
 
-    CLI::App app{"gpusched: run each line of the input as a shell command on a free GPU",
-                 program};
+    CLI::App app{"gpusched: run each line of the input as a shell command on a free GPU", program};
     app.formatter(wrapping_formatter());
     app.failure_message(failure_message({argv + std::min(argc, 1), argv + argc}));
     app.set_version_flag("-V,--version", version_text());

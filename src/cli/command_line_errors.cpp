@@ -31,9 +31,10 @@ const CLI::App& command_of(const CLI::App& app)
     return *command;
 }
 
+// "gpusched exec", "simple_hypersearch", "gpusched hypersearch": the app is named as called.
 std::string command_name(const CLI::App& app, const CLI::App& command)
 {
-    return &command == &app ? program_name() : program_name() + " " + command.get_name();
+    return &command == &app ? app.get_name() : app.get_name() + " " + command.get_name();
 }
 
 std::vector<std::string> option_names(const CLI::App& command)
@@ -133,8 +134,8 @@ std::string about_extras(const CLI::App& app, const CLI::App& command,
 // CLI11's "--timeout: must be more than 0 s" reads better without the colon.
 std::string without_colon_before_must(std::string message)
 {
-    if (const auto at = message.find(": must "); at != std::string::npos &&
-                                                  message.find(' ') > at) {
+    if (const auto at = message.find(": must ");
+        at != std::string::npos && message.find(' ') > at) {
         message.erase(at, 1);
     }
     return message;
@@ -171,8 +172,8 @@ failure_message(std::vector<std::string> args)
         } else if (dynamic_cast<const CLI::ValidationError*>(&error) != nullptr) {
             message = without_colon_before_must(std::move(message));
         }
-        return fmt::format("{}: error: {}\nRun '{} --help' for more information.\n",
-                           program_name(), message, command_name(*app, command));
+        return fmt::format("{}: error: {}\nRun '{} --help' for more information.\n", program_name(),
+                           message, command_name(*app, command));
     };
 }
 

@@ -171,9 +171,8 @@ int run_exec(const ExecOptions& options)
     const auto ids = value_or_usage_error(resolve_gpu_ids(
         options.gpus, environment_variable("CUDA_VISIBLE_DEVICES"), probe, options.uuid));
     if (options.count > ids.size()) {
-        throw UsageError(fmt::format("-n {} is more than the {} to choose from ({})",
-                                     options.count, counted(ids.size(), "GPU"),
-                                     fmt::join(ids, ",")));
+        throw UsageError(fmt::format("-n {} is more than the {} to choose from ({})", options.count,
+                                     counted(ids.size(), "GPU"), fmt::join(ids, ",")));
     }
     auto leases = open_host_leases(options.lock_dir, ids, probe);
 
@@ -191,8 +190,8 @@ int run_exec(const ExecOptions& options)
     const auto acquired = sys::acquire_leases(*leases, signals, acquire);
     switch (acquired.result) {
     case sys::LeaseAcquisition::Result::none_free:
-        spdlog::error("{} among {} (leased: {})", none_free(options.count),
-                      fmt::join(ids, ","), holders(*leases, ids, acquired.refused));
+        spdlog::error("{} among {} (leased: {})", none_free(options.count), fmt::join(ids, ","),
+                      holders(*leases, ids, acquired.refused));
         return k_exit_temporary_failure;
     case sys::LeaseAcquisition::Result::timed_out:
         spdlog::error("{} within {} s", none_free(options.count), *options.timeout_seconds);

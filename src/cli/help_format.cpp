@@ -51,9 +51,8 @@ public:
             return make_expanded(app);
         }
         std::ostringstream out;
-        out << make_description(app) << make_usage(app, std::move(name))
-            << make_positionals(app) << make_option_groups(app) << make_subcommands(app, mode)
-            << '\n'
+        out << make_description(app) << make_usage(app, std::move(name)) << make_positionals(app)
+            << make_option_groups(app) << make_subcommands(app, mode) << '\n'
             << make_footer(app);
         return out.str();
     }
@@ -62,8 +61,8 @@ public:
     // subcommand with its own options.
     std::string make_usage(const CLI::App* app, std::string name) const override
     {
-        const auto subcommands = app->get_subcommands(
-            [](const CLI::App* sub) { return !sub->get_group().empty(); });
+        const auto subcommands =
+            app->get_subcommands([](const CLI::App* sub) { return !sub->get_group().empty(); });
         if (app->get_parent() != nullptr || subcommands.empty()) {
             return CLI::Formatter::make_usage(app, std::move(name));
         }
@@ -97,8 +96,8 @@ std::string WrappingFormatter::make_option_groups(const CLI::App* app) const
 {
     // The groups in the order a run's options are read in; others (a subcommand's) where
     // they first appear, and the group of --help last.
-    constexpr std::array k_order = {k_input_group,   k_gpus_group, k_jobs_group, k_records_group,
-                                    k_leases_group,  k_queue_group, k_log_group};
+    constexpr std::array k_order = {k_input_group,  k_gpus_group,  k_jobs_group, k_records_group,
+                                    k_leases_group, k_queue_group, k_log_group};
     const auto* help = app->get_help_ptr();
     const auto rank = [&](const std::string& group) {
         if (help != nullptr && group == help->get_group()) {

@@ -11,9 +11,10 @@ namespace gpusched::cli {
 CLI::Option* add_lock_dir_option(CLI::App& app, std::string& lock_dir)
 {
     lock_dir = sys::default_lock_directory().string();
-    return app.add_option("--lock-dir", lock_dir,
-                   "Names the host-wide GPU leases (shared by every user's gpusched) and keeps "
-                   "their records")
+    return app
+        .add_option("--lock-dir", lock_dir,
+                    "Names the host-wide GPU leases (shared by every user's gpusched) and keeps "
+                    "their records")
         ->type_name("DIR")
         ->envname("GPUSCHED_LOCK_DIR")
         ->capture_default_str();

@@ -171,8 +171,8 @@ void add_run_options(CLI::App& app, RunOptions& options, bool for_worker)
     auto* joblog = app.add_option("--joblog", options.joblog,
                                   "Append one tab-separated line per finished attempt to FILE "
                                   "(GNU parallel's columns, plus GPU)")
-                      ->type_name("FILE")
-                      ->group(k_records_group);
+                       ->type_name("FILE")
+                       ->group(k_records_group);
     if (!for_worker) {
         auto* resume =
             app.add_flag("--resume", options.resume,
@@ -205,11 +205,11 @@ void add_run_options(CLI::App& app, RunOptions& options, bool for_worker)
         ->type_name("DURATION")
         ->group(k_jobs_group)
         ->envname("GPUSCHED_TIMEOUT");
-    auto* output_dir = app.add_option(
-        "--output-dir", options.output_dir,
-        "Write each job's stdout and stderr to DIR/SEQ.out and DIR/SEQ.err, with DIR/SEQ.info")
-                            ->type_name("DIR")
-                            ->group(k_jobs_group);
+    auto* output_dir = app.add_option("--output-dir", options.output_dir,
+                                      "Write each job's stdout and stderr to DIR/SEQ.out and "
+                                      "DIR/SEQ.err, with DIR/SEQ.info")
+                           ->type_name("DIR")
+                           ->group(k_jobs_group);
     app.add_flag("--tag", options.tag, "Prefix each output line with the job id and GPU")
         ->excludes(output_dir)
         ->group(k_jobs_group);

@@ -144,8 +144,9 @@ CLI::App* add_submit_command(CLI::App& app, SubmitOptions& options)
     auto* submit =
         app.add_subcommand("submit", "Queue commands in Redis for `gpusched worker`s to run");
     add_queue_options(*submit, options.queue, true);
-    submit->add_option("FILE", options.inputs,
-                       "Command files read in order ('-' is stdin; default: stdin)")
+    submit
+        ->add_option("FILE", options.inputs,
+                     "Command files read in order ('-' is stdin; default: stdin)")
         ->type_name("");
     submit->add_flag(
         "--wait", options.wait,

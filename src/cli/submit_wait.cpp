@@ -122,9 +122,9 @@ std::string Submission::describe_submitted() const
     if (m_confirmed > 0) {
         const std::vector<std::string> in(m_ids.begin(),
                                           m_ids.begin() + static_cast<long>(m_confirmed));
-        text = fmt::format("{} {} submitted to queue {} (queue ids {}), ",
-                           counted(in.size(), "job"), in.size() == 1 ? "was" : "were",
-                           m_jobs.name(), list_ids(in));
+        text =
+            fmt::format("{} {} submitted to queue {} (queue ids {}), ", counted(in.size(), "job"),
+                        in.size() == 1 ? "was" : "were", m_jobs.name(), list_ids(in));
     }
     if (m_confirmed < m_ids.size()) {
         const std::vector<std::string> maybe(m_ids.begin() + static_cast<long>(m_confirmed),
@@ -189,10 +189,10 @@ std::size_t Submission::wait(const std::string& batch)
         }
     } catch (const RedisUnreachable& error) {
         const auto unknown = unreported();
-        throw RedisUnreachable(fmt::format(
-            "{}; the outcome of {} is unknown: {} (they stay queued and may still run; "
-            "`gpusched queue` shows them once Redis is back)",
-            error.what(), counted(unknown.size(), "job"), list_ids(unknown)));
+        throw RedisUnreachable(
+            fmt::format("{}; the outcome of {} is unknown: {} (they stay queued and may still run; "
+                        "`gpusched queue` shows them once Redis is back)",
+                        error.what(), counted(unknown.size(), "job"), list_ids(unknown)));
     }
     if (!m_lost.empty()) {
         throw std::runtime_error(fmt::format("{} lost: their records are gone from queue {} "

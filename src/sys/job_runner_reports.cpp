@@ -170,8 +170,7 @@ void JobRunner::report_summary()
     }
     spdlog::info("{}: {} succeeded, {} failed{}, in {}; GPU busy time {}",
                  counted(counts.succeeded + counts.failed + counts.interrupted, "job"),
-                 counts.succeeded,
-                 counts.failed, extra, format_duration(Clock::now() - m_started),
+                 counts.succeeded, counts.failed, extra, format_duration(Clock::now() - m_started),
                  format_duration(m_busy));
     report_failed_jobs();
 }

@@ -59,8 +59,8 @@ TEST(Help, GroupsTheOptionsOfARun)
 {
     const auto help = help_of({});
     std::vector<std::size_t> at;
-    for (const auto* group : {"\nGPUs:\n", "\nJobs:\n", "\nRecords:\n", "\nLeases:\n",
-                              "\nLog:\n", "\nOther:\n"}) {
+    for (const auto* group :
+         {"\nGPUs:\n", "\nJobs:\n", "\nRecords:\n", "\nLeases:\n", "\nLog:\n", "\nOther:\n"}) {
         at.push_back(help.find(group));
         EXPECT_NE(at.back(), std::string::npos) << group << " in\n" << help;
     }
@@ -107,9 +107,12 @@ TEST(Help, TheExamplesRun)
     const auto help = help_of({});
     const auto example = help.substr(help.find("\nExamples:\n") + 11);
     ASSERT_EQ(example.rfind("  gpusched --gpus 0,1 commands.txt", 0), 0u) << example;
-    const auto result =
-        run(dir, {{"--gpus", "0,1", "commands.txt"}, std::nullopt, std::nullopt, {},
-                  std::nullopt, dir.path()});
+    const auto result = run(dir, {{"--gpus", "0,1", "commands.txt"},
+                                  std::nullopt,
+                                  std::nullopt,
+                                  {},
+                                  std::nullopt,
+                                  dir.path()});
     EXPECT_EQ(result.exit_status, 0) << result.err;
     EXPECT_EQ(split_lines(result.out).size(), 2u) << result.out;
 }

@@ -70,9 +70,10 @@ TEST(Numbers, DurationsFromTheEnvironmentAreCheckedToo)
 TEST(Numbers, DurationsTakeUnits)
 {
     TempDir dir;
-    const auto result = run(dir, {{"--gpus", "0", "--timeout", "365d", "--kill-after", "0s",
-                                   "--probe-timeout", "1m30s"},
-                                  "echo ran\n"});
+    const auto result =
+        run(dir,
+            {{"--gpus", "0", "--timeout", "365d", "--kill-after", "0s", "--probe-timeout", "1m30s"},
+             "echo ran\n"});
     EXPECT_EQ(result.exit_status, 0) << result.err;
     EXPECT_EQ(result.out, "ran\n");
     // 0.005m is 0.3 s: the job is stopped then, as --timeout 0.3 would stop it.

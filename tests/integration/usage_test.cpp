@@ -65,7 +65,8 @@ TEST(Usage, NoGpuSaysHowToPassGpus)
 
 TEST(Usage, UnknownOption)
 {
-    expect_usage_error({"--gpus", "0", "--frobnicate"}, "gpusched: error: unknown option --frobnicate");
+    expect_usage_error({"--gpus", "0", "--frobnicate"},
+                       "gpusched: error: unknown option --frobnicate");
 }
 
 TEST(Usage, AUsageErrorIsNeverACountOfFailedJobs)
@@ -111,6 +112,11 @@ TEST(Usage, ErrorsStartWithTheNameGpuschedWasCalledBy)
                                      linked_as(dir, "simple_hypersearch")});
     EXPECT_EQ(generator.exit_status, 255);
     EXPECT_EQ(generator.err.rfind("simple_hypersearch: error: --seed", 0), 0u) << generator.err;
+    EXPECT_TRUE(has(generator.err, "Run 'simple_hypersearch --help'")) << generator.err;
+    const auto subcommand = run(dir, {{"hypersearch", "echo {x}", "--sed", "1", "-p", "x", "1"}});
+    EXPECT_TRUE(has(subcommand.err, "gpusched: error: unknown option --sed (did you mean "
+                                    "--seed?)\nRun 'gpusched hypersearch --help'"))
+        << subcommand.err;
     const auto late = run(dir, {{"--gpus", "0", (dir / "missing.txt").string()},
                                 std::nullopt,
                                 std::nullopt,
@@ -122,7 +128,8 @@ TEST(Usage, ErrorsStartWithTheNameGpuschedWasCalledBy)
 
 TEST(Usage, AnUnknownOptionOrSubcommandSuggestsTheNearest)
 {
-    expect_usage_error({"--gpu", "0"}, "gpusched: error: unknown option --gpu (did you mean --gpus?)");
+    expect_usage_error({"--gpu", "0"},
+                       "gpusched: error: unknown option --gpu (did you mean --gpus?)");
     expect_usage_error({"--gpus", "0", "--job-log", "x"},
                        "unknown option --job-log (did you mean --joblog?)");
     expect_usage_error({"--gpus", "0", "--timeuot=5"},
@@ -136,8 +143,8 @@ TEST(Usage, AnUnknownOptionOrSubcommandSuggestsTheNearest)
     // A file of that name is a file: only a name that is nothing else is taken for a slip.
     TempDir dir;
     write_file(dir / "staus", "echo from the file\n");
-    const auto file = run(dir, {{"staus", "--gpus", "0"}, std::nullopt, std::nullopt, {},
-                                std::nullopt, dir.path()});
+    const auto file = run(
+        dir, {{"staus", "--gpus", "0"}, std::nullopt, std::nullopt, {}, std::nullopt, dir.path()});
     EXPECT_EQ(file.exit_status, 0) << file.err;
     EXPECT_EQ(file.out, "from the file\n");
 }
@@ -166,8 +173,8 @@ TEST(Usage, TheHypersearchTemplateMayComeAfterTheParameters)
                                   "--sampling-mode", "grid"}});
     EXPECT_EQ(after.exit_status, 0) << after.err;
     EXPECT_EQ(after.out, "echo --lr 0.1\necho --lr 0.01\n");
-    const auto between = run(dir, {{"hypersearch", "-p", "a", "1", "2", "echo {a} {b}", "-p",
-                                    "b", "x", "--sampling-mode", "grid"}});
+    const auto between = run(dir, {{"hypersearch", "-p", "a", "1", "2", "echo {a} {b}", "-p", "b",
+                                    "x", "--sampling-mode", "grid"}});
     EXPECT_EQ(between.exit_status, 0) << between.err;
     EXPECT_EQ(between.out, "echo 1 x\necho 2 x\n");
     const auto missing = run(dir, {{"hypersearch", "-p", "lr", "0.1", "0.01"}});

@@ -6,10 +6,10 @@
 namespace gpusched {
 namespace {
 
-const std::vector<std::string> k_options = {"--gpus",   "--joblog", "--jobs-per-gpu",
-                                            "--gpus-per-job", "--timeout", "--tag", "-g", "-q"};
-const std::vector<std::string> k_commands = {"exec", "status", "submit", "worker",
-                                             "queue", "report", "gpus", "hypersearch"};
+const std::vector<std::string> k_options = {
+    "--gpus", "--joblog", "--jobs-per-gpu", "--gpus-per-job", "--timeout", "--tag", "-g", "-q"};
+const std::vector<std::string> k_commands = {"exec",  "status", "submit", "worker",
+                                             "queue", "report", "gpus",   "hypersearch"};
 
 TEST(NearestName, ASlipFindsTheName)
 {
