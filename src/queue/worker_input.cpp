@@ -1,6 +1,6 @@
-#include <gpusched/counted.hpp>
 #include <gpusched/queue/worker_input.hpp>
 
+#include <gpusched/counted.hpp>
 #include <gpusched/job_messages.hpp>
 #include <gpusched/queue/job_signature.hpp>
 #include <gpusched/wall_clock.hpp>

@@ -1,6 +1,6 @@
-#include <gpusched/counted.hpp>
 #include <gpusched/sys/run_guard.hpp>
 
+#include <gpusched/counted.hpp>
 #include <gpusched/sys/run_processes.hpp>
 #include <gpusched/sys/system_error.hpp>
 #include <gpusched/sys/write_all.hpp>
