@@ -7,7 +7,7 @@
 namespace gpusched {
 
 // Bad input from the user that stops the run before it starts: printed once at the top as
-// "gpusched: error: ..." with exit status 2.
+// "gpusched: error: ..." (the name gpusched was called by) with exit status 255.
 class UsageError : public std::runtime_error {
 public:
     using std::runtime_error::runtime_error;

@@ -1,5 +1,6 @@
 #include "cli.hpp"
 
+#include "command_line_errors.hpp"
 #include "exec_command.hpp"
 #include "gpus_command.hpp"
 #include "completion.hpp"
@@ -96,30 +97,44 @@ bool only_files_named_like_subcommands(const CLI::App& app, int argc, char** arg
     return argc > 1 && !is_subcommand(argv[1]) && std::any_of(argv + 2, argv + argc, is_subcommand);
 }
 
-std::string_view base_name(std::string_view path)
+// Examples, the exit statuses (the same table as README's and the manual's) and where the
+// manual is: what a new user looks for at the end of --help.
+std::string main_footer(const std::string& program)
 {
-    const auto slash = path.rfind('/');
-    return slash == std::string_view::npos ? path : path.substr(slash + 1);
+    return fmt::format(
+        R"(Examples:
+  {0} --gpus 0,1 commands.txt      # each line on GPU 0 or 1, as one frees up
+  {0} --gpus 0-3 --timeout 2h --retries 1 --joblog runs.log commands.txt
+  {0} hypersearch './train.py --lr {{lr}}' -p lr 0.1 0.01 | {0} -g 0,1
+  {0} exec -n 2 -- python train.py # wait for 2 free GPUs, then run it there
+  {0} report runs.log              # failures and GPU use, from a --joblog
+
+Exit status: 0 every job succeeded; 1-100 that many jobs failed; 101 more than 100
+failed; 128+N stopped by signal N; 255 a usage or system error (never a count).
+exec: its command's status; 75 no GPU free in time; 126, 127 the command cannot be run.
+
+The manual: man gpusched (in the source tree: man build/man/gpusched.1).)",
+        program);
 }
 
 int run(int argc, char** argv)
 {
     // Invoked as simple_hypersearch, or as `gpusched hypersearch`: the generator, whose -p
     // values CLI11 must not see as options, so it is routed before the main parser runs.
-    const std::string_view program = argc > 0 ? base_name(argv[0]) : "gpusched";
+    const std::string& program = program_name();
     if (program == "simple_hypersearch") {
-        return run_hypersearch(std::string(program), {argv + 1, argv + argc});
+        return run_hypersearch(program, {argv + 1, argv + argc});
     }
     if (argc > 1 && std::string_view(argv[1]) == "hypersearch") {
-        return run_hypersearch("gpusched hypersearch", {argv + 2, argv + argc});
+        return run_hypersearch(program + " hypersearch", {argv + 2, argv + argc});
     }
 
-    CLI::App app{"gpusched: run each line of the input as a shell command on a free GPU",
-                 "gpusched"};
+    CLI::App app{"gpusched: run each line of the input as a shell command on a free GPU", program};
     app.formatter(wrapping_formatter());
-    app.failure_message(failure_message);
+    app.failure_message(failure_message({argv + std::min(argc, 1), argv + argc}));
     app.set_version_flag("-V,--version", version_text());
-    app.footer("The manual: man gpusched (in the source tree: man build/man/gpusched.1).");
+    app.get_help_ptr()->group(k_other_group);
+    app.get_version_ptr()->group(k_other_group);
 
     RunOptions run_options;
     add_run_options(app, run_options);
@@ -141,6 +156,9 @@ int run(int argc, char** argv)
     auto* worker = add_worker_command(app, worker_options);
     QueueCommandOptions queue_options;
     auto* queue = add_queue_command(app, queue_options);
+
+    // After the subcommands, which would inherit it.
+    app.footer(main_footer(program));
 
     // Internal: the short-lived children that load CUDA and NVML so the scheduler never does.
     auto* probe = app.add_subcommand("__probe-cuda", "")->group("");
@@ -169,6 +187,9 @@ int run(int argc, char** argv)
         }
     }
     std::vector<std::string> args(argv + std::min(argc, 1), argv + argc);
+    if (!run_only) {
+        check_subcommand_name(app, args);
+    }
     if (!run_only && !args.empty() && args.front() == exec->get_name()) {
         auto exec_args = end_gpu_ids(*exec, {args.begin() + 1, args.end()});
         exec_args.insert(exec_args.begin(), args.front());
@@ -226,16 +247,17 @@ int run(int argc, char** argv)
 int main(int argc, char** argv)
 {
     sys::prepare_standard_streams();
+    set_program_name(argc > 0 ? argv[0] : "gpusched");
     try {
         set_up_log();
         return run(argc, argv);
     } catch (const Interrupted& stop) {
         return exit_status_for_signal(stop.signal());
     } catch (const UsageError& error) {
-        fmt::print(stderr, "gpusched: error: {}\n", error.what());
+        fmt::print(stderr, "{}: error: {}\n", program_name(), error.what());
         return k_exit_usage;
     } catch (const std::exception& error) {
-        fmt::print(stderr, "gpusched: error: {}\n", error.what());
+        fmt::print(stderr, "{}: error: {}\n", program_name(), error.what());
         return k_exit_fatal;
     }
 }

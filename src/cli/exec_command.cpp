@@ -3,6 +3,7 @@
 #include "lease_options.hpp"
 #include "option_values.hpp"
 
+#include <gpusched/counted.hpp>
 #include <gpusched/errors.hpp>
 #include <gpusched/exit_status.hpp>
 #include <gpusched/gpu_discovery.hpp>
@@ -27,9 +28,10 @@
 namespace gpusched::cli {
 namespace {
 
-std::string plural_gpus(std::size_t count)
+// "no GPU free", "not 2 GPUs free": what a refused or timed-out wait did not find.
+std::string none_free(std::size_t count)
 {
-    return fmt::format("{} GPU{}", count, count == 1 ? "" : "s");
+    return count == 1 ? "no GPU free" : fmt::format("not {} free", counted(count, "GPU"));
 }
 
 std::string holders(const sys::HostLeases& leases, const std::vector<std::string>& ids,
@@ -119,28 +121,40 @@ CLI::App* add_exec_command(CLI::App& app, ExecOptions& options)
         "exec", "Wait for free GPUs under the host-wide leases, then run a command on them: "
                 "gpusched exec [-n N] [--gpus ID...] [--] CMD ARGS...");
     exec->add_option("-n,--count", options.count, "How many GPUs the command gets")
-        ->transform(whole_number_check(1, 1024, "POSITIVE"))
+        ->transform(whole_number_check(1, 1024))
+        ->type_name("N")
         ->capture_default_str();
     exec->add_option("-g,--gpus", options.gpus,
                      "The GPUs to choose from, as for a run; the ids end at -- or at the first "
                      "word that is not one, which starts CMD (default: $CUDA_VISIBLE_DEVICES, "
                      "else every GPU)")
+        ->type_name("ID")
         ->expected(1, -1);
     exec->add_flag("--no-wait", options.no_wait,
                    "Exit with status 75 at once when not enough GPUs are free");
     exec->add_option("--timeout", options.timeout_seconds,
-                     "Seconds to wait for free GPUs before exiting with status 75")
-        ->transform(seconds_check(true));
+                     "How long to wait for free GPUs (30s, 10m, 2h, or seconds; 0: not at all) "
+                     "before exiting with status 75")
+        ->transform(duration_check(true))
+        ->type_name("DURATION");
     exec->add_flag("--uuid", options.uuid, "Give the command GPU UUIDs instead of indices");
     exec->add_option("--probe-timeout", options.probe_timeout_seconds,
-                     "Seconds to wait for the CUDA probe that lists the GPUs")
-        ->transform(seconds_check(false))
+                     "How long to wait for the CUDA probe that lists the GPUs")
+        ->transform(duration_check(false))
+        ->type_name("DURATION")
         ->capture_default_str();
     add_lock_dir_option(*exec, options.lock_dir);
     exec->add_flag("-q,--quiet", options.quiet, "Say nothing while waiting");
-    exec->add_option("COMMAND", options.command, "The command and its arguments")->required();
+    exec->add_option("COMMAND", options.command, "The command and its arguments")
+        ->type_name("")
+        ->required();
     // Everything from the command on is the command's, `--lr 0.1` included.
     exec->positionals_at_end();
+    exec->footer("Examples:\n"
+                 "  gpusched exec -- python train.py --lr 0.1\n"
+                 "  gpusched exec -n 2 --gpus 0-3 --timeout 1h -- python train.py --ddp\n\n"
+                 "Exit status: the command's; 75 not enough GPUs free (--no-wait, --timeout); "
+                 "126, 127\nthe command cannot be run or found; 255 a usage error.\n");
     return exec;
 }
 
@@ -157,8 +171,8 @@ int run_exec(const ExecOptions& options)
     const auto ids = value_or_usage_error(resolve_gpu_ids(
         options.gpus, environment_variable("CUDA_VISIBLE_DEVICES"), probe, options.uuid));
     if (options.count > ids.size()) {
-        throw UsageError(fmt::format("-n {} is more than the {} GPUs to choose from ({})",
-                                     options.count, ids.size(), fmt::join(ids, ",")));
+        throw UsageError(fmt::format("-n {} is more than the {} to choose from ({})", options.count,
+                                     counted(ids.size(), "GPU"), fmt::join(ids, ",")));
     }
     auto leases = open_host_leases(options.lock_dir, ids, probe);
 
@@ -170,18 +184,17 @@ int run_exec(const ExecOptions& options)
             std::chrono::steady_clock::now() + to_milliseconds(*options.timeout_seconds);
     }
     acquire.on_wait = [&](const GpuSlots& refused) {
-        spdlog::info("waiting for {} (leased: {})", plural_gpus(options.count),
+        spdlog::info("waiting for {} (leased: {})", counted(options.count, "GPU"),
                      holders(*leases, ids, refused));
     };
     const auto acquired = sys::acquire_leases(*leases, signals, acquire);
     switch (acquired.result) {
     case sys::LeaseAcquisition::Result::none_free:
-        spdlog::error("no {} free among {} (leased: {})", plural_gpus(options.count),
-                      fmt::join(ids, ","), holders(*leases, ids, acquired.refused));
+        spdlog::error("{} among {} (leased: {})", none_free(options.count), fmt::join(ids, ","),
+                      holders(*leases, ids, acquired.refused));
         return k_exit_temporary_failure;
     case sys::LeaseAcquisition::Result::timed_out:
-        spdlog::error("no {} free within {} s", plural_gpus(options.count),
-                      *options.timeout_seconds);
+        spdlog::error("{} within {} s", none_free(options.count), *options.timeout_seconds);
         return k_exit_temporary_failure;
     case sys::LeaseAcquisition::Result::signalled:
         return exit_status_for_signal(acquired.signal);

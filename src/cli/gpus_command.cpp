@@ -47,11 +47,13 @@ CLI::App* add_gpus_command(CLI::App& app, GpusOptions& options)
         "gpus", "List the GPUs a run would use (MIG instances where MIG is enabled): id, UUID, "
                 "name, memory, MIG, processes (NVML)");
     gpus->add_option("-g,--gpus", options.gpus, "The GPU ids to list, as for a run")
+        ->type_name("ID")
         ->expected(1, -1);
     gpus->add_flag("--json", options.json, "Print JSON instead of a table");
     gpus->add_option("--probe-timeout", options.probe_timeout_seconds,
-                     "Seconds to wait for the CUDA and NVML probes")
-        ->transform(seconds_check(false))
+                     "How long to wait for the CUDA and NVML probes")
+        ->transform(duration_check(false))
+        ->type_name("DURATION")
         ->capture_default_str();
     return gpus;
 }

@@ -1,5 +1,9 @@
 #include "help_format.hpp"
 
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <array>
 #include <sstream>
 
 namespace gpusched::cli {
@@ -38,6 +42,43 @@ public:
     {
         return wrap(CLI::Formatter::make_description(app), k_terminal_width) + "\n";
     }
+    // CLI11's order, but with the group of --help and --version last, after the groups that
+    // say what gpusched does.
+    std::string make_help(const CLI::App* app, std::string name,
+                          CLI::AppFormatMode mode) const override
+    {
+        if (mode == CLI::AppFormatMode::Sub) {
+            return make_expanded(app);
+        }
+        std::ostringstream out;
+        out << make_description(app) << make_usage(app, std::move(name)) << make_positionals(app)
+            << make_option_groups(app) << make_subcommands(app, mode) << '\n'
+            << make_footer(app);
+        return out.str();
+    }
+
+    // A subcommand comes first, so the main command's usage is two lines: a run, and a
+    // subcommand with its own options.
+    std::string make_usage(const CLI::App* app, std::string name) const override
+    {
+        const auto subcommands =
+            app->get_subcommands([](const CLI::App* sub) { return !sub->get_group().empty(); });
+        if (app->get_parent() != nullptr || subcommands.empty()) {
+            return CLI::Formatter::make_usage(app, std::move(name));
+        }
+        std::string names;
+        for (const auto* sub : subcommands) {
+            names += (names.empty() ? "" : ", ") + sub->get_name();
+        }
+        return fmt::format("Usage: {} [OPTIONS] [FILE ...]\n       {} COMMAND [OPTIONS] [ARGS ...]"
+                           "\n\n{}\n",
+                           name, name,
+                           wrap(fmt::format("COMMAND is one of {}; {} COMMAND --help tells its "
+                                            "options.",
+                                            names, name),
+                                k_terminal_width));
+    }
+
     std::string make_subcommand(const CLI::App* sub) const override
     {
         std::ostringstream out;
@@ -46,18 +87,46 @@ public:
                                  column_width_);
         return out.str();
     }
+
+private:
+    std::string make_option_groups(const CLI::App* app) const;
 };
+
+std::string WrappingFormatter::make_option_groups(const CLI::App* app) const
+{
+    // The groups in the order a run's options are read in; others (a subcommand's) where
+    // they first appear, and the group of --help last.
+    constexpr std::array k_order = {k_input_group,  k_gpus_group,  k_jobs_group, k_records_group,
+                                    k_leases_group, k_queue_group, k_log_group};
+    const auto* help = app->get_help_ptr();
+    const auto rank = [&](const std::string& group) {
+        if (help != nullptr && group == help->get_group()) {
+            return k_order.size() + 1;
+        }
+        const auto found = std::find(k_order.begin(), k_order.end(), group);
+        return found != k_order.end() ? static_cast<std::size_t>(found - k_order.begin())
+                                      : k_order.size();
+    };
+    auto groups = app->get_groups();
+    std::stable_sort(groups.begin(), groups.end(),
+                     [&](const auto& a, const auto& b) { return rank(a) < rank(b); });
+    std::string text;
+    for (const auto& group : groups) {
+        const auto options = app->get_options([&group](const CLI::Option* option) {
+            return option->get_group() == group && option->nonpositional();
+        });
+        if (!group.empty() && !options.empty()) {
+            text += make_group(group, false, options); // each starts with a blank line
+        }
+    }
+    return text;
+}
 
 } // namespace
 
 std::shared_ptr<CLI::Formatter> wrapping_formatter()
 {
     return std::make_shared<WrappingFormatter>();
-}
-
-std::string failure_message(const CLI::App* app, const CLI::Error& error)
-{
-    return "gpusched: error: " + CLI::FailureMessage::simple(app, error);
 }
 
 } // namespace gpusched::cli

@@ -1,5 +1,6 @@
 #include "hypersearch_command.hpp"
 
+#include "command_line_errors.hpp"
 #include "help_format.hpp"
 #include "option_values.hpp"
 
@@ -64,6 +65,69 @@ take_parameters(std::vector<std::string>& args)
     }
     args = std::move(rest);
     return parameters;
+}
+
+using Parameters = std::vector<std::pair<std::string, std::vector<std::string>>>;
+
+bool takes_value(std::string_view arg)
+{
+    return arg == "--sampling-mode" || arg == "--n-samples" || arg == "-n" || arg == "--seed";
+}
+
+// Whether `args` (the -p groups taken out) hold the template or ask for help.
+bool has_template_or_help(const std::vector<std::string>& args)
+{
+    for (std::size_t i = 0; i < args.size(); ++i) {
+        if (args[i] == "-h" || args[i] == "--help" || !is_option(args[i])) {
+            return true;
+        }
+        if (takes_value(args[i])) {
+            ++i;
+        }
+    }
+    return false;
+}
+
+bool names_a_parameter(std::string_view text, const Parameters& parameters)
+{
+    return std::any_of(parameters.begin(), parameters.end(), [&](const auto& parameter) {
+        return text.find("{" + parameter.first + "}") != std::string_view::npos;
+    });
+}
+
+// The template may come after the parameters (`-p lr 0.1 'python train.py --lr {lr}'`), where
+// it reads as a value of the parameter before it: when no other template is given, the last
+// value of a group that names a parameter as {name} is the template. Without one, the error
+// says where the template goes.
+void take_trailing_template(const std::string& program, std::vector<std::string>& args,
+                            Parameters& parameters)
+{
+    if (has_template_or_help(args)) {
+        return;
+    }
+    std::vector<std::string>* holder = nullptr;
+    for (auto& [name, values] : parameters) {
+        if (!values.empty() && names_a_parameter(values.back(), parameters)) {
+            if (holder != nullptr) {
+                holder = nullptr; // two candidates: no guessing
+                break;
+            }
+            holder = &values;
+        }
+    }
+    if (holder == nullptr) {
+        throw UsageError(fmt::format(
+            "no command template: it comes first, then the parameters: {} 'python train.py "
+            "--lr {{lr}}' -p lr 0.1 0.01",
+            program));
+    }
+    args.push_back(std::move(holder->back()));
+    holder->pop_back();
+    for (const auto& [name, values] : parameters) {
+        if (values.empty()) {
+            throw UsageError(fmt::format("parameter '{}' has no values", name));
+        }
+    }
 }
 
 // Writes the commands so that a program reading them sees each one promptly without a
@@ -133,28 +197,41 @@ void add_hypersearch_options(CLI::App& app, HypersearchArgs& args)
 {
     app.add_option("TEMPLATE", args.request.command_template,
                    "Command with {name} placeholders; {{ and }} are literal braces")
+        ->type_name("")
         ->required();
     app.add_option("-p,--parameter", "NAME VALUE...: values of {NAME}; a value may be "
                                      "range:START:STOP[:STEP], linspace:A:B:N, logspace:A:B:N, "
-                                     "and in random mode uniform:A:B, loguniform:A:B, randint:A:B");
+                                     "and in random mode uniform:A:B, loguniform:A:B, randint:A:B")
+        ->type_name("NAME VALUE...");
     app.add_option("--sampling-mode", args.mode, "grid, shuffled_grid or random")
         ->check(CLI::IsMember({"grid", "shuffled_grid", "random"}))
+        ->type_name("MODE")
         ->capture_default_str();
     app.add_option("-n,--n-samples", args.samples,
                    "Print the first N configurations (random: draw N, independently)")
-        ->transform(whole_number_check(1, std::numeric_limits<std::int64_t>::max()));
+        ->transform(whole_number_check(1, std::numeric_limits<std::int64_t>::max()))
+        ->type_name("N");
     app.add_option("--seed", args.seed, "Seed that makes the output identical on every run")
-        ->transform(whole_number_check(0, std::numeric_limits<std::uint64_t>::max()));
+        ->transform(whole_number_check(0, std::numeric_limits<std::uint64_t>::max()))
+        ->type_name("S");
     app.add_flag("--quote", args.request.quote, "Shell-quote every inserted value");
 }
 
 int run_hypersearch(const std::string& program, std::vector<std::string> args)
 {
     HypersearchArgs parsed;
+    const auto given = args;
     parsed.request.parameters = take_parameters(args);
+    take_trailing_template(program, args, parsed.request.parameters);
     CLI::App app{k_hypersearch_description, program};
     app.formatter(wrapping_formatter());
-    app.failure_message(failure_message);
+    app.failure_message(failure_message(given));
+    app.footer(fmt::format("Examples:\n"
+                           "  {0} 'train.py --lr {{lr}} --bs {{bs}}' -p lr 0.1 0.01 -p bs 32 64\n"
+                           "  {0} 'train.py --lr {{lr}}' -p lr logspace:0.0001:0.1:4\n"
+                           "  {0} 'train.py --lr {{lr}}' -p lr loguniform:1e-5:1e-1 \\\n"
+                           "      --sampling-mode random -n 20 --seed 7\n",
+                           program));
     add_hypersearch_options(app, parsed);
     auto& request = parsed.request;
     const auto& mode = parsed.mode;

@@ -8,12 +8,14 @@
 
 namespace gpusched::cli {
 
-void add_lock_dir_option(CLI::App& app, std::string& lock_dir)
+CLI::Option* add_lock_dir_option(CLI::App& app, std::string& lock_dir)
 {
     lock_dir = sys::default_lock_directory().string();
-    app.add_option("--lock-dir", lock_dir,
-                   "Names the host-wide GPU leases (shared by every user's gpusched) and keeps "
-                   "their records")
+    return app
+        .add_option("--lock-dir", lock_dir,
+                    "Names the host-wide GPU leases (shared by every user's gpusched) and keeps "
+                    "their records")
+        ->type_name("DIR")
         ->envname("GPUSCHED_LOCK_DIR")
         ->capture_default_str();
 }

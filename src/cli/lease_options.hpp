@@ -12,7 +12,7 @@
 namespace gpusched::cli {
 
 // --lock-dir, shared by the commands that take or show leases; GPUSCHED_LOCK_DIR sets it too.
-void add_lock_dir_option(CLI::App& app, std::string& lock_dir);
+CLI::Option* add_lock_dir_option(CLI::App& app, std::string& lock_dir);
 
 // What each GPU id is leased under: UUIDs for the indices the probe finds (asked only when
 // some id is an index), else the ids themselves.

@@ -1,5 +1,6 @@
 #pragma once
 
+#include <gpusched/duration.hpp>
 #include <gpusched/errors.hpp>
 #include <gpusched/gpu_discovery.hpp>
 #include <gpusched/number_checks.hpp>
@@ -17,34 +18,33 @@
 
 namespace gpusched::cli {
 
-// Seconds as options take them (checked by seconds_check), in the milliseconds the runtime
+// A duration as options take it (checked by duration_check), in the milliseconds the runtime
 // counts in; a duration shorter than a millisecond is one.
 inline std::chrono::milliseconds to_milliseconds(double seconds)
 {
     return std::chrono::milliseconds(static_cast<long long>(std::ceil(seconds * 1000.0)));
 }
 
-// The check of every option in seconds (and of its environment variable): a finite number
-// more than 0, or at least 0 where 0 means at once, and at most a year. CLI11 is handed the
-// number as parsed, so the two cannot read it differently.
-inline CLI::Validator seconds_check(bool zero_allowed)
+// The check of every duration option (and of its environment variable): 30s, 90m, 1h, 2d or
+// plain seconds, more than 0, or at least 0 where 0 means at once, and at most a year. CLI11
+// is handed the seconds as parsed, so the two cannot read it differently.
+inline CLI::Validator duration_check(bool zero_allowed)
 {
     return CLI::Validator(
         [zero_allowed](std::string& value) -> std::string {
-            const auto parsed = parse_seconds(value, zero_allowed);
+            const auto parsed = parse_duration(value, zero_allowed);
             if (const auto* error = std::get_if<ParseError>(&parsed)) {
                 return error->message;
             }
             value = fmt::format("{}", std::get<double>(parsed));
             return {};
         },
-        zero_allowed ? "NONNEGATIVE" : "POSITIVE");
+        "");
 }
 
 // The check of every whole-number option: decimal digits only (CLI11 alone would take -1 as
 // 2^64-1, and 010 as 8), from `least` to `most`.
-inline CLI::Validator whole_number_check(std::uint64_t least, std::uint64_t most,
-                                         std::string description = "")
+inline CLI::Validator whole_number_check(std::uint64_t least, std::uint64_t most)
 {
     return CLI::Validator(
         [least, most](std::string& value) -> std::string {
@@ -55,7 +55,7 @@ inline CLI::Validator whole_number_check(std::uint64_t least, std::uint64_t most
             value = std::to_string(std::get<std::uint64_t>(parsed));
             return {};
         },
-        std::move(description));
+        "");
 }
 
 // A variable of gpusched's own environment, when set.

@@ -41,6 +41,7 @@ CLI::App* add_queue_command(CLI::App& app, QueueCommandOptions& options)
     add_queue_options(*command, options.queue, false);
     command->add_option("--failures", options.failures, "How many of the latest failures to list")
         ->transform(whole_number_check(0, 10000))
+        ->type_name("N")
         ->capture_default_str();
     command->add_flag("--json", options.json, "Print JSON instead of text");
     return command;

@@ -1,5 +1,7 @@
 #include "queue_options.hpp"
 
+#include "help_format.hpp"
+
 #include <gpusched/errors.hpp>
 #include <gpusched/queue/job_queue.hpp>
 
@@ -19,15 +21,21 @@ void add_queue_options(CLI::App& app, QueueOptions& options, bool with_key)
     app.add_option("--redis", options.redis,
                    "The Redis server: redis://[user:password@]host[:port][/db] (the password "
                    "may come from $REDISCLI_AUTH instead)")
+        ->type_name("URL")
         ->envname("GPUSCHED_REDIS")
+        ->group(k_queue_group)
         ->required();
     app.add_option("--queue", options.queue, "The queue's name: several can share one server")
+        ->type_name("NAME")
+        ->group(k_queue_group)
         ->envname("GPUSCHED_QUEUE")
         ->capture_default_str();
     if (with_key) {
         app.add_option("--key-file", options.key_file,
                        "A file holding the secret that signs jobs (HMAC-SHA256); a worker with "
                        "a key runs only jobs signed with it")
+            ->type_name("FILE")
+            ->group(k_queue_group)
             ->envname("GPUSCHED_KEY_FILE");
     }
 }

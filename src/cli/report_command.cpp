@@ -19,13 +19,16 @@ CLI::App* add_report_command(CLI::App& app, ReportOptions& options)
         "report",
         "Summarise a --joblog: jobs, failures, GPU time lost to them, runtimes, GPU use; --svg "
         "draws a timeline");
-    report->add_option("JOBLOG", options.joblog, "The job log to read")->required();
+    report->add_option("JOBLOG", options.joblog, "The job log to read")
+        ->type_name("")
+        ->required();
     report->add_flag("--json", options.json,
                      "Print JSON instead of text, naming every failed job (its fields: "
                      "docs/report-json.md)");
     report->add_option("--svg", options.svg,
                        "Also write a timeline to FILE: a row per GPU, a bar per attempt, each "
-                       "job's retries joined to it, the GPU time lost to failures");
+                       "job's retries joined to it, the GPU time lost to failures")
+        ->type_name("FILE");
     return report;
 }
 

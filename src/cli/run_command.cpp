@@ -1,8 +1,10 @@
 #include "run_command.hpp"
 
+#include "help_format.hpp"
 #include "lease_options.hpp"
 #include "option_values.hpp"
 
+#include <gpusched/counted.hpp>
 #include <gpusched/errors.hpp>
 #include <gpusched/exit_status.hpp>
 #include <gpusched/gpu_discovery.hpp>
@@ -82,109 +84,151 @@ void add_run_options(CLI::App& app, RunOptions& options, bool for_worker)
     if (!for_worker) {
         app.add_option("FILE", options.inputs,
                        "Command files read in order ('-' is stdin; default: stdin). A named pipe "
-                       "is a live queue that stays open until gpusched is signalled.");
+                       "is a live queue that stays open until gpusched is signalled.")
+            ->type_name("");
     }
     app.add_option("-g,--gpus", options.gpus,
                    "GPU ids to use: '0 1 2', '0,1,2', ranges '0-3', or GPU-<uuid> and "
                    "MIG-<uuid> (or their first hex digits), passed to jobs unchanged; anything "
                    "else is an error. Default: $CUDA_VISIBLE_DEVICES, else every GPU CUDA finds.")
+        ->type_name("ID")
         ->expected(1, -1)
-        ->envname("GPUSCHED_GPUS");
+        ->envname("GPUSCHED_GPUS")
+        ->group(k_gpus_group);
     if (!for_worker) {
         app.add_option("--fifo", options.fifo,
                        "Also read commands from this named pipe, created (mode 0600) if missing; "
-                       "writers may come and go until gpusched is signalled.");
+                       "writers may come and go until gpusched is signalled.")
+            ->type_name("PATH")
+            ->group(k_input_group);
     }
     app.add_option("--shell", options.shell, "Shell that runs each command as SHELL -c COMMAND")
+        ->type_name("SHELL")
+        ->group(k_jobs_group)
         ->capture_default_str()
         ->envname("GPUSCHED_SHELL");
     app.add_option("--kill-after", options.kill_after_seconds,
-                   "Seconds between passing SIGINT/SIGTERM on to the jobs and killing them")
-        ->transform(seconds_check(true))
+                   "How long jobs get between SIGINT/SIGTERM passed on to them and SIGKILL "
+                   "(30s, 2m, ...; 0: at once)")
+        ->transform(duration_check(true))
+        ->type_name("DURATION")
+        ->group(k_jobs_group)
         ->capture_default_str()
         ->envname("GPUSCHED_KILL_AFTER");
     app.add_option("--probe-timeout", options.probe_timeout_seconds,
-                   "Seconds to wait for the CUDA probe that counts the GPUs")
-        ->transform(seconds_check(false))
+                   "How long to wait for the CUDA probe that counts the GPUs")
+        ->transform(duration_check(false))
+        ->type_name("DURATION")
+        ->group(k_gpus_group)
         ->capture_default_str()
         ->envname("GPUSCHED_PROBE_TIMEOUT");
     app.add_option("--jobs-per-gpu", options.jobs_per_gpu,
                    "Run up to K jobs at once on each GPU; the least loaded GPU gets the next job")
-        ->transform(whole_number_check(1, k_most_jobs_per_gpu, "POSITIVE"))
+        ->transform(whole_number_check(1, k_most_jobs_per_gpu))
+        ->type_name("K")
+        ->group(k_gpus_group)
         ->capture_default_str()
         ->envname("GPUSCHED_JOBS_PER_GPU");
     app.add_option("--gpus-per-job", options.gpus_per_job,
                    "Give each job N distinct GPUs (CUDA_VISIBLE_DEVICES=a,b); jobs still start in "
                    "input order")
-        ->transform(whole_number_check(1, k_most_gpus_per_job, "POSITIVE"))
+        ->transform(whole_number_check(1, k_most_gpus_per_job))
+        ->type_name("N")
+        ->group(k_gpus_group)
         ->capture_default_str()
         ->envname("GPUSCHED_GPUS_PER_JOB");
     app.add_flag("--uuid", options.uuid,
                  "Give jobs GPU UUIDs instead of indices (GPU indices in --gpus are mapped too)")
-        ->envname("GPUSCHED_UUID");
+        ->envname("GPUSCHED_UUID")
+        ->group(k_gpus_group);
     auto* skip_busy =
         app.add_flag(
                "--skip-busy", options.skip_busy,
                "Give no job to a GPU that runs compute processes gpusched did not start (read with "
                "NVML, loaded at run time)")
-            ->envname("GPUSCHED_SKIP_BUSY");
+            ->envname("GPUSCHED_SKIP_BUSY")
+            ->group(k_gpus_group);
     app.add_option("--max-used-mib", options.max_used_mib,
                    "With --skip-busy: also skip a GPU with more than M MiB of memory in use")
         ->transform(whole_number_check(0, k_most_mib))
+        ->type_name("M")
+        ->group(k_gpus_group)
         ->needs(skip_busy)
         ->envname("GPUSCHED_MAX_USED_MIB");
     app.add_option("--recheck", options.recheck_seconds,
-                   "Seconds between looks at skipped GPUs, taken only while jobs wait")
-        ->transform(seconds_check(false))
+                   "How long between looks at skipped GPUs, taken only while jobs wait")
+        ->transform(duration_check(false))
+        ->type_name("DURATION")
+        ->group(k_gpus_group)
         ->capture_default_str()
         ->envname("GPUSCHED_RECHECK");
-    auto* quiet = app.add_flag("-q,--quiet", options.quiet, "Log only errors, not each job");
-    app.add_flag("-v,--verbose", options.verbose, "Log debugging detail")->excludes(quiet);
+    auto* quiet = app.add_flag("-q,--quiet", options.quiet, "Log only errors, not each job")
+                      ->group(k_log_group);
+    app.add_flag("-v,--verbose", options.verbose, "Log debugging detail")
+        ->excludes(quiet)
+        ->group(k_log_group);
 
     auto* joblog = app.add_option("--joblog", options.joblog,
                                   "Append one tab-separated line per finished attempt to FILE "
-                                  "(GNU parallel's columns, plus GPU)");
+                                  "(GNU parallel's columns, plus GPU)")
+                       ->type_name("FILE")
+                       ->group(k_records_group);
     if (!for_worker) {
         auto* resume =
             app.add_flag("--resume", options.resume,
                          "Skip the jobs the --joblog records (same number, same command)")
-                ->needs(joblog);
+                ->needs(joblog)
+                ->group(k_records_group);
         app.add_flag("--resume-failed", options.resume_failed,
                      "Skip the jobs the --joblog records as succeeded; run failed ones again")
             ->needs(joblog)
-            ->excludes(resume);
+            ->excludes(resume)
+            ->group(k_records_group);
     }
     app.add_option("--retries", options.retries,
                    "Try a failed job up to N more times, on another GPU when one is free")
         ->transform(whole_number_check(0, k_most_retries))
+        ->type_name("N")
+        ->group(k_jobs_group)
         ->capture_default_str()
         ->envname("GPUSCHED_RETRIES");
     app.add_option("--halt", options.halt,
                    "When to stop early: never, or soon|now,fail|success|done=N or =P% "
                    "(soon: start no more jobs; now: also stop running ones)")
+        ->type_name("WHEN,WHY=LIMIT")
+        ->group(k_jobs_group)
         ->capture_default_str();
     app.add_option("--timeout", options.timeout_seconds,
-                   "Seconds a job may run before its process group gets SIGTERM (then SIGKILL "
-                   "after --kill-after); it counts as failed")
-        ->transform(seconds_check(false))
+                   "How long a job may run (90m, 2h, 1d, or seconds) before its process group "
+                   "gets SIGTERM (then SIGKILL after --kill-after); it counts as failed")
+        ->transform(duration_check(false))
+        ->type_name("DURATION")
+        ->group(k_jobs_group)
         ->envname("GPUSCHED_TIMEOUT");
-    auto* output_dir = app.add_option(
-        "--output-dir", options.output_dir,
-        "Write each job's stdout and stderr to DIR/SEQ.out and DIR/SEQ.err, with DIR/SEQ.info");
+    auto* output_dir = app.add_option("--output-dir", options.output_dir,
+                                      "Write each job's stdout and stderr to DIR/SEQ.out and "
+                                      "DIR/SEQ.err, with DIR/SEQ.info")
+                           ->type_name("DIR")
+                           ->group(k_jobs_group);
     app.add_flag("--tag", options.tag, "Prefix each output line with the job id and GPU")
-        ->excludes(output_dir);
+        ->excludes(output_dir)
+        ->group(k_jobs_group);
     if (!for_worker) {
         app.add_flag("--dry-run", options.dry_run,
-                     "Print which job would run on which GPU; run nothing");
+                     "Print which job would run on which GPU; run nothing")
+            ->group(k_jobs_group);
     }
     auto* progress = app.add_flag("--progress", options.progress,
                                   "Keep a status line at the bottom of stderr even when it is "
-                                  "not a terminal");
+                                  "not a terminal")
+                         ->group(k_log_group);
     app.add_flag("--no-progress", options.no_progress, "Never draw the status line")
-        ->excludes(progress);
-    add_lock_dir_option(app, options.lock_dir);
+        ->excludes(progress)
+        ->group(k_log_group);
+    add_lock_dir_option(app, options.lock_dir)->group(k_leases_group);
     app.add_flag("--no-lock", options.no_lock,
-                 "Take no host-wide leases: other gpusched instances may use the same GPUs");
+                 "Take no host-wide leases: other gpusched instances may use the same GPUs")
+        ->group(k_leases_group);
 }
 
 namespace {
@@ -194,8 +238,8 @@ namespace {
 void check_gpus_per_job(const RunOptions& options, const std::vector<std::string>& gpu_ids)
 {
     if (options.gpus_per_job > gpu_ids.size()) {
-        throw UsageError(fmt::format("--gpus-per-job {} is more than the {} GPUs in the pool ({})",
-                                     options.gpus_per_job, gpu_ids.size(),
+        throw UsageError(fmt::format("--gpus-per-job {} is more than the {} in the pool ({})",
+                                     options.gpus_per_job, counted(gpu_ids.size(), "GPU"),
                                      fmt::join(gpu_ids, ",")));
     }
     const auto mig = std::find_if(gpu_ids.begin(), gpu_ids.end(),
@@ -307,7 +351,8 @@ int run_jobs(RunOptions& options, const InputFactory& make_input,
         runner_settings.resume.emplace(options.resume ? ResumeMode::resume
                                                       : ResumeMode::resume_failed);
         sys::load_joblog(*options.joblog, *runner_settings.resume);
-        spdlog::debug("the job log records {} jobs", runner_settings.resume->recorded_jobs());
+        spdlog::debug("the job log records {}",
+                      counted(runner_settings.resume->recorded_jobs(), "job"));
     }
     if (options.dry_run) {
         return sys::dry_run(scheduler, dynamic_cast<sys::InputReader&>(*input),

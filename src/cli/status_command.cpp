@@ -185,12 +185,14 @@ CLI::App* add_status_command(CLI::App& app, StatusOptions& options)
         "status",
         "Show each GPU's host-wide lease: free, or leased by whom, since when, to run what");
     status->add_option("-g,--gpus", options.gpus, "The GPU ids to show (default: every GPU)")
+        ->type_name("ID")
         ->expected(1, -1);
     status->add_flag("--json", options.json, "Print JSON instead of a table");
     status
         ->add_option("--probe-timeout", options.probe_timeout_seconds,
-                     "Seconds to wait for the CUDA probe that lists the GPUs")
-        ->transform(seconds_check(false))
+                     "How long to wait for the CUDA probe that lists the GPUs")
+        ->transform(duration_check(false))
+        ->type_name("DURATION")
         ->capture_default_str();
     add_lock_dir_option(*status, options.lock_dir);
     return status;

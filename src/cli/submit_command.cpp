@@ -1,9 +1,11 @@
 #include "submit_command.hpp"
 
+#include "command_line_errors.hpp"
 #include "option_values.hpp"
 #include "redis_retry.hpp"
 #include "submit_wait.hpp"
 
+#include <gpusched/counted.hpp>
 #include <gpusched/exit_status.hpp>
 #include <gpusched/job_messages.hpp>
 #include <gpusched/queue/job_signature.hpp>
@@ -108,8 +110,8 @@ Submitted submit_input(const SubmitOptions& options, RedisConnection& redis,
         submission.confirm();
         count += chunk.size();
     }
-    spdlog::info("{} jobs submitted to queue {} at {} (batch {})", count, options.queue.queue,
-                 redis.address(), submitted.batch);
+    spdlog::info("{} submitted to queue {} at {} (batch {})", counted(count, "job"),
+                 options.queue.queue, redis.address(), submitted.batch);
     return submitted;
 }
 
@@ -131,7 +133,7 @@ int submit(const SubmitOptions& options)
     }
     const auto failed = submitted.rejected + submission.wait(submitted.batch);
     const auto total = submission.size() + submitted.rejected;
-    spdlog::info("{} jobs: {} succeeded, {} failed", total, total - failed, failed);
+    spdlog::info("{}: {} succeeded, {} failed", counted(total, "job"), total - failed, failed);
     return exit_status_for_failures(failed);
 }
 
@@ -142,8 +144,10 @@ CLI::App* add_submit_command(CLI::App& app, SubmitOptions& options)
     auto* submit =
         app.add_subcommand("submit", "Queue commands in Redis for `gpusched worker`s to run");
     add_queue_options(*submit, options.queue, true);
-    submit->add_option("FILE", options.inputs,
-                       "Command files read in order ('-' is stdin; default: stdin)");
+    submit
+        ->add_option("FILE", options.inputs,
+                     "Command files read in order ('-' is stdin; default: stdin)")
+        ->type_name("");
     submit->add_flag(
         "--wait", options.wait,
         "Follow the jobs to their end, logging each; exit as a run would. It waits as long as "
@@ -152,10 +156,11 @@ CLI::App* add_submit_command(CLI::App& app, SubmitOptions& options)
         "Redis restarted without its data) with 255, naming the jobs lost");
     submit
         ->add_option("--connect-timeout", options.connect_timeout_seconds,
-                     "Seconds to keep trying to reach Redis, at the start and after a lost "
+                     "How long to keep trying to reach Redis, at the start and after a lost "
                      "connection (pauses of 0.1 s doubling to 2 s), before giving up with exit "
                      "status 75")
-        ->transform(seconds_check(false))
+        ->transform(duration_check(false))
+        ->type_name("DURATION")
         ->capture_default_str()
         ->envname("GPUSCHED_CONNECT_TIMEOUT");
     submit->add_flag("-q,--quiet", options.quiet, "Log only errors");
@@ -171,7 +176,7 @@ int run_submit(const SubmitOptions& options)
         return submit(options);
     } catch (const RedisUnreachable& error) {
         // Not a fault of the queue: the same submit may work later (sysexits' EX_TEMPFAIL).
-        fmt::print(stderr, "gpusched: error: {}\n", error.what());
+        fmt::print(stderr, "{}: error: {}\n", program_name(), error.what());
         return k_exit_temporary_failure;
     }
 }

@@ -1,5 +1,6 @@
 #include "submit_wait.hpp"
 
+#include <gpusched/counted.hpp>
 #include <gpusched/job_messages.hpp>
 
 #include <fmt/format.h>
@@ -102,8 +103,9 @@ void Submission::reset() const
     }
     const auto lost = m_waiting ? unreported() : m_ids;
     throw std::runtime_error(
-        fmt::format("{} was reset after these jobs were submitted; {} jobs lost: {}{}", where,
-                    lost.size(), list_ids(lost), m_waiting ? "" : "; nothing more was submitted"));
+        fmt::format("{} was reset after these jobs were submitted; {} lost: {}{}", where,
+                    counted(lost.size(), "job"), list_ids(lost),
+                    m_waiting ? "" : "; nothing more was submitted"));
 }
 
 void Submission::add(const std::vector<std::string>& ids)
@@ -120,14 +122,17 @@ std::string Submission::describe_submitted() const
     if (m_confirmed > 0) {
         const std::vector<std::string> in(m_ids.begin(),
                                           m_ids.begin() + static_cast<long>(m_confirmed));
-        text = fmt::format("{} jobs were submitted to queue {} (queue ids {}), ", in.size(),
-                           m_jobs.name(), list_ids(in));
+        text =
+            fmt::format("{} {} submitted to queue {} (queue ids {}), ", counted(in.size(), "job"),
+                        in.size() == 1 ? "was" : "were", m_jobs.name(), list_ids(in));
     }
     if (m_confirmed < m_ids.size()) {
         const std::vector<std::string> maybe(m_ids.begin() + static_cast<long>(m_confirmed),
                                              m_ids.end());
-        text += fmt::format("{} {}may have been (queue ids {}), ", maybe.size(),
-                            m_confirmed > 0 ? "more " : "jobs ", list_ids(maybe));
+        text += fmt::format("{} may have been (queue ids {}), ",
+                            m_confirmed > 0 ? fmt::format("{} more", maybe.size())
+                                            : counted(maybe.size(), "job"),
+                            list_ids(maybe));
     }
     return text + "the rest of the input was not submitted";
 }
@@ -184,16 +189,16 @@ std::size_t Submission::wait(const std::string& batch)
         }
     } catch (const RedisUnreachable& error) {
         const auto unknown = unreported();
-        throw RedisUnreachable(fmt::format(
-            "{}; the outcome of {} jobs is unknown: {} (they stay queued and may still run; "
-            "`gpusched queue` shows them once Redis is back)",
-            error.what(), unknown.size(), list_ids(unknown)));
+        throw RedisUnreachable(
+            fmt::format("{}; the outcome of {} is unknown: {} (they stay queued and may still run; "
+                        "`gpusched queue` shows them once Redis is back)",
+                        error.what(), counted(unknown.size(), "job"), list_ids(unknown)));
     }
     if (!m_lost.empty()) {
-        throw std::runtime_error(fmt::format("{} jobs lost: their records are gone from queue {} "
+        throw std::runtime_error(fmt::format("{} lost: their records are gone from queue {} "
                                              "at {}: {}",
-                                             m_lost.size(), m_jobs.name(), m_redis.address(),
-                                             list_ids(m_lost)));
+                                             counted(m_lost.size(), "job"), m_jobs.name(),
+                                             m_redis.address(), list_ids(m_lost)));
     }
     return failed;
 }

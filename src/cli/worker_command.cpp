@@ -31,9 +31,10 @@ CLI::App* add_worker_command(CLI::App& app, WorkerOptions& options)
     add_queue_options(*worker, options.queue, true);
     worker
         ->add_option("--lease-timeout", options.lease_timeout_seconds,
-                     "Seconds without a heartbeat after which a worker's jobs go back to the "
+                     "How long without a heartbeat before a worker's jobs go back to the "
                      "queue (heartbeats come three times as often)")
-        ->transform(seconds_check(false))
+        ->transform(duration_check(false))
+        ->type_name("DURATION")
         ->capture_default_str()
         ->envname("GPUSCHED_LEASE_TIMEOUT");
     worker
@@ -41,6 +42,7 @@ CLI::App* add_worker_command(CLI::App& app, WorkerOptions& options)
                      "Directory for results not yet acknowledged by Redis, sent by the next "
                      "worker on the queue if this one ends first (default: "
                      "$XDG_STATE_HOME/gpusched/spool, else ~/.local/state/gpusched/spool)")
+        ->type_name("DIR")
         ->envname("GPUSCHED_SPOOL");
     add_run_options(*worker, options.run, true);
     return worker;

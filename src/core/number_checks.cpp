@@ -4,7 +4,6 @@
 
 #include <fmt/format.h>
 
-#include <cmath>
 #include <limits>
 
 namespace gpusched {
@@ -21,21 +20,6 @@ std::string quoted(std::string_view text)
 }
 
 } // namespace
-
-Parsed<double> parse_seconds(std::string_view text, bool zero_allowed, double most)
-{
-    const auto range =
-        fmt::format("{} 0 and at most {} seconds", zero_allowed ? "at least" : "more than", most);
-    const auto value = parse_number<double>(text);
-    if (!value || !std::isfinite(*value)) {
-        return ParseError{
-            fmt::format("{} is not a number of seconds: must be {}", quoted(text), range)};
-    }
-    if (*value < 0 || (*value == 0 && !zero_allowed) || *value > most) {
-        return ParseError{fmt::format("{} is out of range: must be {}", quoted(text), range)};
-    }
-    return *value;
-}
 
 Parsed<std::uint64_t> parse_whole_number(std::string_view text, std::uint64_t least,
                                          std::uint64_t most)

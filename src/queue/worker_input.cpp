@@ -1,5 +1,6 @@
 #include <gpusched/queue/worker_input.hpp>
 
+#include <gpusched/counted.hpp>
 #include <gpusched/job_messages.hpp>
 #include <gpusched/queue/job_signature.hpp>
 #include <gpusched/wall_clock.hpp>
@@ -221,9 +222,11 @@ void WorkerInput::on_heartbeat(const HeartbeatReply& reply)
             }
             recovered("reclaim");
             if (result.reply->integer > 0) {
-                spdlog::warn("queue {}: returned {} jobs of worker {} to the queue: its lease "
+                spdlog::warn("queue {}: returned {} of worker {} to the queue: its lease "
                              "ran out",
-                             where(), result.reply->integer, worker);
+                             where(),
+                             counted(static_cast<std::size_t>(result.reply->integer), "job"),
+                             worker);
             }
         });
     }
@@ -562,8 +565,8 @@ void WorkerInput::leave()
     m_control.send(m_queue.reclaim(m_worker), [this](RedisResult result) {
         m_leave_done = true;
         if (result.ok() && result.reply->integer > 0) {
-            spdlog::info("queue {}: gave back {} jobs taken but not started", where(),
-                         result.reply->integer);
+            spdlog::info("queue {}: gave back {} taken but not started", where(),
+                         counted(static_cast<std::size_t>(result.reply->integer), "job"));
         }
     });
 }

@@ -2,6 +2,7 @@
 // a stop left unstarted, and the closing summary with the failed jobs to look at.
 #include <gpusched/sys/job_runner.hpp>
 
+#include <gpusched/counted.hpp>
 #include <gpusched/failed_jobs.hpp>
 #include <gpusched/job_messages.hpp>
 #include <gpusched/sys/process_tree.hpp>
@@ -66,7 +67,8 @@ void JobRunner::report_unstarted()
     if (total == 0) {
         return;
     }
-    spdlog::warn("{} commands read from the input were not started", total);
+    spdlog::warn("{} read from the input {} not started", counted(total, "command"),
+                 total == 1 ? "was" : "were");
     // What came from a pipe cannot be read again: each command is named, and saved to a file
     // that can be given back to gpusched. What came from a file can be run again with
     // --resume, and a queue's jobs went back to the queue.
@@ -160,14 +162,15 @@ void JobRunner::report_summary()
         extra += fmt::format(", {} not recorded", counts.unrecorded);
     }
     if (m_deferred_starts > 0) {
-        extra += fmt::format(", {} starts put off by a limit on processes", m_deferred_starts);
+        extra += fmt::format(", {} put off by a limit on processes",
+                             counted(m_deferred_starts, "start"));
     }
     if (m_skipped > 0) {
         extra += fmt::format(", {} skipped as done in the job log", m_skipped);
     }
-    spdlog::info("{} jobs: {} succeeded, {} failed{}, in {}; GPU busy time {}",
-                 counts.succeeded + counts.failed + counts.interrupted, counts.succeeded,
-                 counts.failed, extra, format_duration(Clock::now() - m_started),
+    spdlog::info("{}: {} succeeded, {} failed{}, in {}; GPU busy time {}",
+                 counted(counts.succeeded + counts.failed + counts.interrupted, "job"),
+                 counts.succeeded, counts.failed, extra, format_duration(Clock::now() - m_started),
                  format_duration(m_busy));
     report_failed_jobs();
 }

@@ -3,6 +3,7 @@
 // the end of a fork limit's back-off.
 #include <gpusched/sys/job_runner.hpp>
 
+#include <gpusched/counted.hpp>
 #include <gpusched/job_messages.hpp>
 
 #include <spdlog/spdlog.h>
@@ -43,11 +44,11 @@ void JobRunner::handle_signals()
             continue;
         }
         if (signal == SIGUSR1) {
-            spdlog::info("SIGUSR1: reading no more input{}; {} jobs running",
+            spdlog::info("SIGUSR1: reading no more input{}; {} running",
                          m_input.has_unrepeatable_input()
                              ? ", but what was already written to a pipe or FIFO still runs"
                              : "",
-                         m_scheduler.running_count());
+                         counted(m_scheduler.running_count(), "job"));
         } else if (m_scheduler.stopping()) {
             spdlog::warn("{} again: killing every job now", signal_name(signal));
         } else {

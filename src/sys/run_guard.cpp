@@ -1,5 +1,6 @@
 #include <gpusched/sys/run_guard.hpp>
 
+#include <gpusched/counted.hpp>
 #include <gpusched/sys/run_processes.hpp>
 #include <gpusched/sys/system_error.hpp>
 #include <gpusched/sys/write_all.hpp>
@@ -61,9 +62,9 @@ void tell(const std::string& line)
     for (auto run = find_run_processes(signs); !run.empty(); run = find_run_processes(signs)) {
         const auto now = Clock::now();
         if (now > kill_at + k_give_up_after_kill) {
-            tell(fmt::format("gpusched: {} processes left by the jobs of gpusched {} do not die; "
+            tell(fmt::format("gpusched: {} left by the jobs of gpusched {} do not die; "
                              "giving up\n",
-                             run.size(), scheduler));
+                             counted(run.size(), "process", "processes"), scheduler));
             _exit(1);
         }
         for (const auto& process : run) {

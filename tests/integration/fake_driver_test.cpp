@@ -65,7 +65,7 @@ TEST_F(FakeOldDriver, EveryWayFailingIsAnErrorThatNamesEach)
 {
     machine(k_old_driver + "fail cuInit\nfail nvmlInit_v2\n");
     const auto result = run(m_dir, on_fake({}, "true\n"));
-    EXPECT_EQ(result.exit_status, 2) << result.err;
+    EXPECT_EQ(result.exit_status, 255) << result.err;
     for (const auto* why : {"CUDA driver version is insufficient", "cuInit", "nvmlInit"}) {
         EXPECT_NE(result.err.find(why), std::string::npos) << why << " in: " << result.err;
     }

@@ -37,7 +37,7 @@ protected:
     {
         const auto result = run(m_dir, std::move(options), 20s);
         EXPECT_FALSE(result.timed_out);
-        EXPECT_EQ(result.exit_status, 2) << result.err;
+        EXPECT_EQ(result.exit_status, 255) << result.err;
         EXPECT_NE(result.err.find("gpusched: error: "), std::string::npos) << result.err;
         EXPECT_NE(result.err.find(message), std::string::npos) << result.err;
         EXPECT_FALSE(fs::exists(ran())) << "the job ran";

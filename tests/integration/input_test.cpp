@@ -74,7 +74,7 @@ TEST(Input, MissingFileIsAUsageErrorNamingIt)
 {
     TempDir dir;
     const auto result = run(dir, {{"--gpus", "0", (dir / "nope.txt").string()}});
-    EXPECT_EQ(result.exit_status, 2);
+    EXPECT_EQ(result.exit_status, 255);
     EXPECT_NE(result.err.find("nope.txt"), std::string::npos) << result.err;
     EXPECT_NE(result.err.find("No such file"), std::string::npos) << result.err;
 }
@@ -138,7 +138,7 @@ TEST(Input, FifoOptionRefusesAnExistingFile)
     TempDir dir;
     write_file(dir / "plain", "");
     const auto result = run(dir, {{"--gpus", "0", "--fifo", (dir / "plain").string()}});
-    EXPECT_EQ(result.exit_status, 2);
+    EXPECT_EQ(result.exit_status, 255);
     EXPECT_NE(result.err.find("is not a FIFO"), std::string::npos) << result.err;
 }
 

@@ -150,12 +150,12 @@ TEST(Jobs, MoreGpusPerJobThanThePoolIsAUsageError)
 {
     TempDir dir;
     const auto result = run(dir, {{"--gpus", "0-3", "--gpus-per-job", "5"}, "true\n"});
-    EXPECT_EQ(result.exit_status, 2);
+    EXPECT_EQ(result.exit_status, 255);
     EXPECT_NE(result.err.find("--gpus-per-job 5 is more than the 4 GPUs in the pool"),
               std::string::npos)
         << result.err;
     const auto mig = run(dir, {{"--gpus", "MIG-a,MIG-b", "--gpus-per-job", "2"}, "true\n"});
-    EXPECT_EQ(mig.exit_status, 2);
+    EXPECT_EQ(mig.exit_status, 255);
     EXPECT_NE(mig.err.find("one MIG instance at most"), std::string::npos) << mig.err;
 }
 

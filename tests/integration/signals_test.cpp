@@ -132,7 +132,7 @@ TEST_F(Signals, Usr1DrainsRunningJobsAndStartsNoMore)
     EXPECT_EQ(result.exit_status, 0) << result.err;
     EXPECT_EQ(read_file(done), "finished\n") << "the running job finishes undisturbed";
     EXPECT_FALSE(fs::exists(m_dir / "pid-2"));
-    EXPECT_NE(result.err.find("1 commands read from the input were not started"), std::string::npos)
+    EXPECT_NE(result.err.find("1 command read from the input was not started"), std::string::npos)
         << result.err;
     expect_nothing_left();
 }

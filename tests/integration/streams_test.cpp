@@ -241,7 +241,7 @@ TEST(Streams, ClosedStdinIsAUsageError)
     options.close_stdin = true;
     const auto result = run(dir, options, 20s);
     EXPECT_FALSE(result.timed_out) << "read something else as stdin";
-    EXPECT_EQ(result.exit_status, 2) << result.err;
+    EXPECT_EQ(result.exit_status, 255) << result.err;
     EXPECT_NE(result.err.find("gpusched: error: stdin is closed"), std::string::npos) << result.err;
 
     write_file(dir / "commands.txt", "echo from-the-file\n");
@@ -258,7 +258,7 @@ TEST(Streams, StdinThatIsADirectoryIsAUsageError)
     LaunchOptions options{{"--gpus", "0"}};
     options.stdin_path = dir.path();
     const auto result = run(dir, options);
-    EXPECT_EQ(result.exit_status, 2) << result.err;
+    EXPECT_EQ(result.exit_status, 255) << result.err;
     EXPECT_NE(result.err.find("gpusched: error: cannot read stdin: Is a directory"),
               std::string::npos)
         << result.err;

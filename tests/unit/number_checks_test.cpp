@@ -18,35 +18,6 @@ std::string error_of(const Parsed<T>& parsed)
     return error != nullptr ? error->message : "";
 }
 
-TEST(NumberChecks, SecondsAreFiniteAndInRange)
-{
-    EXPECT_DOUBLE_EQ(std::get<double>(parse_seconds("1.5", false)), 1.5);
-    EXPECT_DOUBLE_EQ(std::get<double>(parse_seconds("2e3", false)), 2000);
-    EXPECT_DOUBLE_EQ(std::get<double>(parse_seconds("31536000", false)), 31536000);
-    EXPECT_DOUBLE_EQ(std::get<double>(parse_seconds("0", true)), 0);
-    EXPECT_EQ(error_of(parse_seconds("0", false)),
-              "0 is out of range: must be more than 0 and at most 31536000 seconds");
-    EXPECT_EQ(error_of(parse_seconds("1e10", false)),
-              "1e10 is out of range: must be more than 0 and at most 31536000 seconds");
-    EXPECT_EQ(error_of(parse_seconds("-1", true)),
-              "-1 is out of range: must be at least 0 and at most 31536000 seconds");
-    for (const auto* bad : {"nan", "inf", "-inf", "NaN", "1e400", "", " 1", "1 ", "1s", "0x10"}) {
-        EXPECT_NE(error_of(parse_seconds(bad, true)), "") << bad;
-    }
-    EXPECT_EQ(error_of(parse_seconds("nan", false)),
-              "nan is not a number of seconds: must be more than 0 and at most 31536000 seconds");
-    EXPECT_EQ(error_of(parse_seconds("100", false, 60)),
-              "100 is out of range: must be more than 0 and at most 60 seconds");
-}
-
-TEST(NumberChecks, AVeryLongValueIsCutShortInTheMessage)
-{
-    const std::string digits(400, '9');
-    const auto message = error_of(parse_seconds(digits, false));
-    EXPECT_LT(message.size(), 150u) << message;
-    EXPECT_NE(message.find("(400 characters)"), std::string::npos) << message;
-}
-
 TEST(NumberChecks, WholeNumbersAreDecimalDigitsInRange)
 {
     EXPECT_EQ(std::get<std::uint64_t>(parse_whole_number("7", 1, 10)), 7u);

@@ -1,0 +1,151 @@
+// --help as a new user reads it: named placeholders, options in groups, a usage line that puts
+// the subcommand first, examples and the exit statuses at the end; and counts in messages
+// that read right in the singular.
+#include "harness.hpp"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <csignal>
+#include <fstream>
+#include <regex>
+
+namespace gpusched::testing {
+namespace {
+
+using namespace std::chrono_literals;
+
+const std::vector<std::vector<std::string>> k_commands = {
+    {},        {"exec"},        {"status"}, {"submit"}, {"worker"},
+    {"queue"}, {"hypersearch"}, {"report"}, {"gpus"}};
+
+std::string help_of(const std::vector<std::string>& command)
+{
+    TempDir dir;
+    auto args = command;
+    args.push_back("--help");
+    const auto help = run(dir, {args});
+    EXPECT_EQ(help.exit_status, 0) << help.err;
+    return help.out;
+}
+
+bool has(const std::string& text, const std::string& part)
+{
+    return text.find(part) != std::string::npos;
+}
+
+TEST(Help, NamesEveryPlaceholderInsteadOfCli11Types)
+{
+    // CLI11's own words for a value's type, alone or after a colon (FLOAT:NONNEGATIVE).
+    const std::regex cli11_type(R"((^|[ :=])(TEXT|FLOAT|UINT|INT|POSITIVE|NONNEGATIVE)\b)");
+    for (const auto& command : k_commands) {
+        const auto help = help_of(command);
+        for (const auto& line : split_lines(help)) {
+            EXPECT_FALSE(std::regex_search(line, cli11_type))
+                << (command.empty() ? "gpusched" : command.front()) << ": " << line;
+        }
+    }
+    const auto help = help_of({});
+    EXPECT_TRUE(has(help, "--timeout DURATION")) << help;
+    EXPECT_TRUE(has(help, "-g,--gpus ID ...")) << help;
+    EXPECT_TRUE(has(help, "--joblog FILE")) << help;
+    EXPECT_TRUE(has(help, "--retries N")) << help;
+    EXPECT_TRUE(has(help_of({"exec"}), "-n,--count N")) << help_of({"exec"});
+    EXPECT_TRUE(has(help_of({"worker"}), "--lease-timeout DURATION"));
+    EXPECT_TRUE(has(help_of({"submit"}), "--redis URL"));
+}
+
+TEST(Help, GroupsTheOptionsOfARun)
+{
+    const auto help = help_of({});
+    std::vector<std::size_t> at;
+    for (const auto* group :
+         {"\nGPUs:\n", "\nJobs:\n", "\nRecords:\n", "\nLeases:\n", "\nLog:\n", "\nOther:\n"}) {
+        at.push_back(help.find(group));
+        EXPECT_NE(at.back(), std::string::npos) << group << " in\n" << help;
+    }
+    EXPECT_TRUE(std::is_sorted(at.begin(), at.end())) << help;
+    EXPECT_LT(help.find("--gpus-per-job"), help.find("\nJobs:\n")) << "in GPUs";
+    EXPECT_GT(help.find("--resume-failed"), help.find("\nRecords:\n")) << help;
+    EXPECT_GT(help.find("-h,--help"), help.find("\nOther:\n")) << "--help comes last";
+}
+
+TEST(Help, TheUsageLinePutsTheSubcommandFirst)
+{
+    const auto help = help_of({});
+    EXPECT_TRUE(has(help, "Usage: gpusched [OPTIONS] [FILE ...]\n"
+                          "       gpusched COMMAND [OPTIONS] [ARGS ...]\n"))
+        << help;
+    EXPECT_FALSE(has(help, "[SUBCOMMAND]")) << help;
+    EXPECT_TRUE(has(help_of({"exec"}), "Usage: gpusched exec [OPTIONS]")) << help_of({"exec"});
+
+    TempDir dir;
+    const auto link = dir / "simple_gpu_scheduler";
+    fs::create_symlink(binary(), link);
+    const auto named = run(dir, {{"--help"}, std::nullopt, std::nullopt, {}, link});
+    EXPECT_TRUE(has(named.out, "Usage: simple_gpu_scheduler [OPTIONS] [FILE ...]")) << named.out;
+}
+
+TEST(Help, EndsWithExamplesAndTheExitStatuses)
+{
+    const auto help = help_of({});
+    const auto examples = help.find("\nExamples:\n");
+    const auto statuses = help.find("\nExit status: ");
+    ASSERT_NE(examples, std::string::npos) << help;
+    ASSERT_NE(statuses, std::string::npos) << help;
+    EXPECT_GT(examples, help.find("\nOther:\n")) << "after the options";
+    EXPECT_TRUE(has(help, "255 a usage or system error (never a count)")) << help;
+    EXPECT_TRUE(has(help, "75 no GPU free in time")) << help;
+    EXPECT_TRUE(has(help_of({"hypersearch"}), "\nExamples:\n"));
+}
+
+TEST(Help, TheExamplesRun)
+{
+    // The first example, as printed, on two GPU ids: each line of the file runs.
+    TempDir dir;
+    write_file(dir / "commands.txt", "echo one\necho two\n");
+    const auto help = help_of({});
+    const auto example = help.substr(help.find("\nExamples:\n") + 11);
+    ASSERT_EQ(example.rfind("  gpusched --gpus 0,1 commands.txt", 0), 0u) << example;
+    const auto result = run(dir, {{"--gpus", "0,1", "commands.txt"},
+                                  std::nullopt,
+                                  std::nullopt,
+                                  {},
+                                  std::nullopt,
+                                  dir.path()});
+    EXPECT_EQ(result.exit_status, 0) << result.err;
+    EXPECT_EQ(split_lines(result.out).size(), 2u) << result.out;
+}
+
+TEST(Help, OneIsSingular)
+{
+    TempDir dir;
+    const auto one = run(dir, {{"--gpus", "0"}, "true\n"});
+    EXPECT_EQ(one.exit_status, 0) << one.err;
+    EXPECT_TRUE(has(one.err, "] 1 job: 1 succeeded, 0 failed")) << one.err;
+    const auto two = run(dir, {{"--gpus", "0"}, "true\ntrue\n"});
+    EXPECT_TRUE(has(two.err, "] 2 jobs: 2 succeeded, 0 failed")) << two.err;
+
+    const auto too_many = run(dir, {{"--gpus", "0", "--gpus-per-job", "2"}, "true\n"});
+    EXPECT_TRUE(has(too_many.err, "--gpus-per-job 2 is more than the 1 GPU in the pool (0)"))
+        << too_many.err;
+
+    // exec: a GPU held by a command that exec became (sleep), then one that finds none free.
+    Process holder(dir, {{"exec", "--gpus", "0", "--", "sleep", "60"}});
+    ASSERT_TRUE(eventually([&] {
+        std::ifstream comm(fs::path("/proc") / std::to_string(holder.pid()) / "comm");
+        std::string name;
+        return std::getline(comm, name) && name == "sleep";
+    }));
+    const auto refused = run(dir, {{"exec", "--gpus", "0", "--no-wait", "--", "true"}});
+    EXPECT_EQ(refused.exit_status, 75) << refused.err;
+    EXPECT_TRUE(has(refused.err, "no GPU free among 0 (leased: GPU 0 by")) << refused.err;
+    const auto timed_out = run(dir, {{"exec", "--gpus", "0", "--timeout", "0.2s", "--", "true"}});
+    EXPECT_EQ(timed_out.exit_status, 75) << timed_out.err;
+    EXPECT_TRUE(has(timed_out.err, "no GPU free within 0.2 s")) << timed_out.err;
+    holder.signal(SIGTERM);
+    holder.wait();
+}
+
+} // namespace
+} // namespace gpusched::testing
