@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include <array>
+#include <map>
 
 namespace gpusched::queue {
 namespace {
@@ -259,10 +260,23 @@ std::int64_t LocalQueue::reclaim(const std::function<bool(const LocalWorker&)>& 
 {
     // Liveness is looked at before the transaction (it is a system call per worker, and the
     // write lock should be short); a worker found dead stays dead, so nothing is lost by it.
+    // Workers listed, and those of running jobs (a worker may have left the list first).
+    std::map<std::string, LocalWorker> candidates;
+    for (auto& worker : workers()) {
+        candidates.emplace(worker.id, std::move(worker));
+    }
+    auto holders = m_database.prepare(
+        "SELECT DISTINCT worker FROM jobs WHERE queue = ? AND state = 'running'");
+    holders.bind(1, m_name);
+    while (holders.step()) {
+        auto id = holders.text(0);
+        candidates.try_emplace(id, LocalWorker{id, "", 0, "", 0});
+    }
+    holders.reset();
     std::vector<std::string> dead;
-    for (const auto& worker : workers()) {
+    for (const auto& [id, worker] : candidates) {
         if (!alive(worker)) {
-            dead.push_back(worker.id);
+            dead.push_back(id);
         }
     }
     if (dead.empty()) {
@@ -523,12 +537,30 @@ std::vector<LocalJob> LocalQueue::jobs_of(const std::vector<std::int64_t>& ids)
     return jobs;
 }
 
+LocalQueue::BatchProgress LocalQueue::batch_progress(std::int64_t batch)
+{
+    BatchProgress progress;
+    m_database.read([&] {
+        auto ended = m_database.prepare(fmt::format(
+            "SELECT {} FROM jobs WHERE batch = ? AND state NOT IN ('queued', 'running') "
+            "ORDER BY ended",
+            k_job_columns));
+        ended.bind(1, batch);
+        progress.ended = read_jobs(ended);
+        auto unended = m_database.prepare(
+            "SELECT count(*) FROM jobs WHERE batch = ? AND state IN ('queued', 'running')");
+        unended.bind(1, batch).step();
+        progress.unended = unended.integer(0);
+        unended.reset();
+    });
+    return progress;
+}
+
 LocalQueueListing LocalQueue::list(std::size_t queued_shown, std::size_t recent_shown)
 {
     LocalQueueListing listing;
     // One read transaction: the counts and the lists agree with each other.
-    m_database.execute("BEGIN");
-    try {
+    m_database.read([&] {
         auto count = m_database.prepare(
             "SELECT state, count(*) FROM jobs WHERE queue = ? GROUP BY state");
         count.bind(1, m_name);
@@ -564,11 +596,7 @@ LocalQueueListing LocalQueue::list(std::size_t queued_shown, std::size_t recent_
         listing.recent = read_jobs(recent);
         listing.workers = workers();
         listing.paused = paused();
-        m_database.execute("COMMIT");
-    } catch (...) {
-        m_database.execute("ROLLBACK");
-        throw;
-    }
+    });
     return listing;
 }
 

@@ -136,6 +136,12 @@ public:
     std::optional<LocalJob> job(std::int64_t id);
     std::vector<LocalJob> jobs_of(const std::vector<std::int64_t>& ids);
     LocalQueueListing list(std::size_t queued_shown, std::size_t recent_shown);
+    // The ended jobs of a batch, and how many of it have not ended.
+    struct BatchProgress {
+        std::vector<LocalJob> ended;
+        std::int64_t unended = 0;
+    };
+    BatchProgress batch_progress(std::int64_t batch);
 
 private:
     // Puts job `id` back at the front of the queue (inside a write transaction), setting

@@ -8,6 +8,7 @@
 #include <string>
 #include <string_view>
 #include <type_traits>
+#include <utility>
 
 struct sqlite3;
 struct sqlite3_stmt;
@@ -82,12 +83,35 @@ public:
     void execute(std::string_view sql);
     Statement prepare(std::string_view sql) { return Statement(*this, sql); }
 
+    // Runs `work` in a read transaction: what it reads is one state of the database.
+    template <class Work>
+    auto read(Work&& work)
+    {
+        return in_transaction("BEGIN", std::forward<Work>(work));
+    }
+
     // Runs `work` in a write transaction begun at once (BEGIN IMMEDIATE: the write lock is
     // taken first, so two writers never deadlock on an upgrade); rolled back if it throws.
     template <class Work>
     auto write(Work&& work)
     {
-        execute("BEGIN IMMEDIATE");
+        return in_transaction("BEGIN IMMEDIATE", std::forward<Work>(work));
+    }
+
+    // Rows changed by the last INSERT, UPDATE or DELETE.
+    std::int64_t changes() const;
+    std::int64_t last_insert_id() const;
+
+    // A DatabaseError for the last failure of this connection, saying what was being done.
+    [[noreturn]] void fail(int code, std::string_view doing) const;
+
+    sqlite3* handle() const { return m_handle; }
+
+private:
+    template <class Work>
+    auto in_transaction(std::string_view begin, Work&& work)
+    {
+        execute(begin);
         try {
             if constexpr (std::is_void_v<decltype(work())>) {
                 work();
@@ -102,17 +126,6 @@ public:
             throw;
         }
     }
-
-    // Rows changed by the last INSERT, UPDATE or DELETE.
-    std::int64_t changes() const;
-    std::int64_t last_insert_id() const;
-
-    // A DatabaseError for the last failure of this connection, saying what was being done.
-    [[noreturn]] void fail(int code, std::string_view doing) const;
-
-    sqlite3* handle() const { return m_handle; }
-
-private:
     void roll_back() noexcept;
 
     std::filesystem::path m_path;
