@@ -112,8 +112,19 @@ int submit_to_local_queue(const SubmitOptions& options)
             }
             chunk.push_back({line.line.text});
         }
-        const auto added = queue.submit_to(batch, chunk, {});
-        ids.insert(ids.end(), added.begin(), added.end());
+        try {
+            const auto added = queue.submit_to(batch, chunk, {});
+            ids.insert(ids.end(), added.begin(), added.end());
+        } catch (const queue::DatabaseError& error) {
+            // Each chunk is one transaction: those before it are queued whole, it is not.
+            throw queue::DatabaseError(
+                fmt::format("{}; {}", error.what(),
+                            ids.empty() ? std::string("nothing was submitted")
+                                        : fmt::format("{} were submitted (ids {} to {}), the "
+                                                      "commands after them were not",
+                                                      jobs(ids.size()), ids.front(), ids.back())),
+                error.code());
+        }
         queue::wake_workers(path);
     }
     spdlog::info("{} submitted to queue {} in {}", jobs(ids.size()),
