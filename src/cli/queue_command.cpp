@@ -74,7 +74,10 @@ int show_local_queue(const QueueCommandOptions& options)
     queue::prepare_local_queue_schema(database);
     queue::LocalQueue jobs(database, options.queue.queue);
     const auto present = queue::present_workers(path);
-    jobs.reclaim([&](const queue::LocalWorker& worker) { return present.contains(worker.id); });
+    const auto host = queue::this_host();
+    jobs.reclaim([&](const queue::LocalWorker& worker) {
+        return !queue::worker_gone(worker.id, worker.host, present, host);
+    });
     const auto listing = jobs.list(options.queued_shown, options.failures);
     if (options.json) {
         nlohmann::ordered_json json = {{"queue", options.queue.queue},

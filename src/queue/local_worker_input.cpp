@@ -30,14 +30,7 @@ constexpr std::chrono::seconds k_give_up{10};
 std::string new_worker_id(const std::string& host)
 {
     std::random_device random;
-    std::string id = fmt::format("{}-{}-{:08x}", host, getpid(), random());
-    // Worker ids become socket names: keep them to letters, digits and '-'.
-    for (auto& c : id) {
-        if (!std::isalnum(static_cast<unsigned char>(c)) && c != '-') {
-            c = '-';
-        }
-    }
-    return id;
+    return fmt::format("{}{}-{:08x}", worker_id_prefix(host), getpid(), random());
 }
 
 } // namespace
@@ -101,8 +94,9 @@ void LocalWorkerInput::reclaim_dead()
 {
     attempt("returning the jobs of ended workers", [&] {
         const auto present = present_workers(m_settings.database);
-        const auto returned = m_queue.reclaim(
-            [&](const LocalWorker& worker) { return present.contains(worker.id); });
+        const auto returned = m_queue.reclaim([&](const LocalWorker& worker) {
+            return !worker_gone(worker.id, worker.host, present, m_settings.host);
+        });
         if (returned > 0) {
             spdlog::warn("queue {}: {} jobs of workers that ended went back to the queue",
                          m_settings.queue, returned);

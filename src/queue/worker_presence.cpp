@@ -7,7 +7,10 @@
 
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
+#include <array>
+#include <cctype>
 #include <cerrno>
 #include <stdexcept>
 
@@ -61,6 +64,34 @@ std::set<std::string> present_workers(const std::filesystem::path& database)
         }
     }
     return workers;
+}
+
+std::string worker_id_prefix(const std::string& host)
+{
+    // Worker ids become socket names: letters, digits and '-' only.
+    std::string prefix = host + "-";
+    for (auto& c : prefix) {
+        if (std::isalnum(static_cast<unsigned char>(c)) == 0 && c != '-') {
+            c = '-';
+        }
+    }
+    return prefix;
+}
+
+bool worker_gone(const std::string& worker_id, const std::string& worker_host,
+                 const std::set<std::string>& present, const std::string& host)
+{
+    if (present.contains(worker_id)) {
+        return false;
+    }
+    return worker_host.empty() ? worker_id.starts_with(worker_id_prefix(host)) : worker_host == host;
+}
+
+std::string this_host()
+{
+    std::array<char, 256> name{};
+    gethostname(name.data(), name.size() - 1);
+    return name.data();
 }
 
 void wake_workers(const std::filesystem::path& database)

@@ -78,7 +78,7 @@ protected:
             if (!worker->running()) {
                 continue;
             }
-            worker->signal(SIGUSR1);
+            worker->signal(SIGTERM); // its running jobs stop and go back to the queue
             const auto finished = worker->wait(30s);
             EXPECT_FALSE(finished.timed_out);
         }

@@ -1,9 +1,11 @@
 // The local queue against a real SQLite database file: order, each job taken once, results
 // recorded once, a dead worker's jobs back at the front, and the verbs that change the queue.
 #include <gpusched/queue/local_queue.hpp>
+#include <gpusched/queue/worker_presence.hpp>
 
 #include <gtest/gtest.h>
 
+#include <poll.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -251,6 +253,32 @@ TEST_F(LocalQueueFile, AHundredThousandJobsGoInAsOneTransaction)
     ASSERT_EQ(submitted.ids.size(), 100'000u);
     EXPECT_EQ(submitted.ids.back() - submitted.ids.front(), 99'999);
     EXPECT_EQ(queue.list(5, 5).queued, 100'000);
+}
+
+TEST_F(LocalQueueFile, AWorkerIsPresentWhileItHoldsItsSocketAndOnlyThisHostsWorkersAreTakenForGone)
+{
+    Database database(db_path(), 1s);
+    prepare_local_queue_schema(database);
+    const std::string id = worker_id_prefix("node.1") + "42-abc";
+    {
+        WorkerPresence presence(db_path(), id);
+        const auto present = present_workers(db_path());
+        EXPECT_TRUE(present.contains(id));
+        EXPECT_FALSE(worker_gone(id, "node.1", present, "node.1"));
+        // Woken: its socket becomes readable.
+        wake_workers(db_path());
+        pollfd ready{presence.fd(), POLLIN, 0};
+        EXPECT_EQ(poll(&ready, 1, 5000), 1);
+        presence.drain();
+        EXPECT_EQ(poll(&ready, 1, 0), 0);
+    }
+    const auto present = present_workers(db_path());
+    EXPECT_FALSE(present.contains(id));
+    EXPECT_TRUE(worker_gone(id, "node.1", present, "node.1"));
+    EXPECT_TRUE(worker_gone(id, "", present, "node.1"));
+    // Another host's (or container's) worker may be alive where this machine cannot see it.
+    EXPECT_FALSE(worker_gone(id, "node.2", present, "node.1"));
+    EXPECT_FALSE(worker_gone(id, "", present, "node.2"));
 }
 
 } // namespace

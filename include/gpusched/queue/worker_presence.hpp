@@ -37,6 +37,19 @@ std::string worker_space_of(const std::filesystem::path& database);
 // The ids of the workers present on the database.
 std::set<std::string> present_workers(const std::filesystem::path& database);
 
+// How the ids of workers on `host` begin.
+std::string worker_id_prefix(const std::string& host);
+
+// Presence is seen only in this machine's network namespace: a worker counts as gone only
+// when it ran on this host (its recorded host, or its id's first part, is `host`) and its
+// name is not bound. A worker of another host or container sharing the database is never
+// taken for dead from here.
+bool worker_gone(const std::string& worker_id, const std::string& worker_host,
+                 const std::set<std::string>& present, const std::string& host);
+
+// This machine's host name, as workers record it.
+std::string this_host();
+
 // Wakes every worker present on the database; errors are ignored (a worker that misses a
 // wake-up still looks at the queue on its own, every second).
 void wake_workers(const std::filesystem::path& database);
