@@ -2,6 +2,7 @@
 
 #include "input_chunks.hpp"
 
+#include <gpusched/counted.hpp>
 #include <gpusched/exit_status.hpp>
 #include <gpusched/job_messages.hpp>
 #include <gpusched/queue/local_queue.hpp>
@@ -54,7 +55,7 @@ bool report_end(const queue::LocalJob& job)
 
 std::string jobs(std::size_t count)
 {
-    return fmt::format("{} job{}", count, count == 1 ? "" : "s");
+    return counted(count, "job");
 }
 
 // Follows the jobs of `batch` until each has ended; the number that failed.

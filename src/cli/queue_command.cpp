@@ -167,6 +167,7 @@ CLI::App* add_queue_command(CLI::App& app, QueueCommandOptions& options)
     add_queue_options(*command, options.queue, false);
     command->add_option("--next", options.queued_shown, "How many of the queued jobs to list")
         ->transform(whole_number_check(0, 100000))
+        ->type_name("N")
         ->capture_default_str();
     command->add_option("--failures", options.failures,
                         "How many of the latest failures (of a local queue: ended jobs) to list")
