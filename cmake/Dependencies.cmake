@@ -9,6 +9,8 @@ find_package(nlohmann_json 3 REQUIRED)
 find_package(PkgConfig REQUIRED)
 pkg_check_modules(HIREDIS REQUIRED IMPORTED_TARGET hiredis)
 find_package(OpenSSL REQUIRED COMPONENTS Crypto)
+# The queue on one machine lives in an SQLite database (WAL mode: readers never wait).
+pkg_check_modules(SQLITE3 REQUIRED IMPORTED_TARGET sqlite3)
 
 # The CUDA runtime is only used by the short-lived probe child (src/gpu/cuda_probe.cpp).
 # It is linked statically so the binary does not need a matching libcudart at run time;

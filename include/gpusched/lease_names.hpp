@@ -19,6 +19,11 @@ inline constexpr std::size_t k_longest_socket_name = 107;
 // only: the directory need not exist, and removing or replacing it changes nothing.
 std::string lease_space(std::string_view lock_directory);
 
+// The space of the workers of a local queue database: "gpusched-worker/<16 hex digits>/", the
+// digits a hash of what identifies the database file (its device and inode), so that every
+// path to one file meets the same workers. Names in it are made by lease_socket_name.
+std::string worker_space(std::string_view database);
+
 // The abstract socket name (without its leading NUL byte) that is the lease of `key` in
 // `space`: the space, then the key encoded as in file names. A key too long for that ends in
 // a hash of itself instead, which never reads back.

@@ -5,6 +5,8 @@
 #include <gpusched/exit_status.hpp>
 #include <gpusched/job_messages.hpp>
 #include <gpusched/queue/job_queue.hpp>
+#include <gpusched/queue/local_queue.hpp>
+#include <gpusched/queue/worker_presence.hpp>
 
 #include <gpusched/wall_clock.hpp>
 
@@ -32,14 +34,143 @@ std::string since(const std::string& started)
         format_duration(std::chrono::duration_cast<std::chrono::steady_clock::duration>(age)));
 }
 
+std::string since(double started)
+{
+    return started == 0 ? since(std::string()) : since(fmt::format("{}", started));
+}
+
+nlohmann::ordered_json to_json(const queue::LocalJob& job)
+{
+    nlohmann::ordered_json json = {{"id", job.id},
+                                   {"state", queue::to_string(job.state)},
+                                   {"command", job.command},
+                                   {"priority", job.priority},
+                                   {"submitted", job.submitted}};
+    if (!job.worker.empty()) {
+        json["worker"] = job.worker;
+    }
+    if (!job.gpu.empty()) {
+        json["gpu"] = job.gpu;
+    }
+    if (job.started != 0) {
+        json["started"] = job.started;
+    }
+    if (job.state != queue::LocalJobState::queued && job.state != queue::LocalJobState::running) {
+        json["runtime"] = job.runtime;
+        json["exit"] = job.exit_code;
+        json["signal"] = job.signal;
+    }
+    if (!job.note.empty()) {
+        json["note"] = job.note;
+    }
+    json["returned"] = job.returned;
+    return json;
+}
+
+int show_local_queue(const QueueCommandOptions& options)
+{
+    const auto path = local_database_of(options.queue);
+    queue::Database database(path, std::chrono::seconds(5));
+    queue::prepare_local_queue_schema(database);
+    queue::LocalQueue jobs(database, options.queue.queue);
+    const auto present = queue::present_workers(path);
+    const auto host = queue::this_host();
+    jobs.reclaim([&](const queue::LocalWorker& worker) {
+        return !queue::worker_gone(worker.id, worker.host, present, host);
+    });
+    const auto listing = jobs.list(options.queued_shown, options.failures);
+    if (options.json) {
+        nlohmann::ordered_json json = {{"queue", options.queue.queue},
+                                       {"database", path.string()},
+                                       {"queued", listing.queued},
+                                       {"succeeded", listing.succeeded},
+                                       {"failed", listing.failed},
+                                       {"cancelled", listing.cancelled},
+                                       {"refused", listing.refused},
+                                       {"paused", listing.paused},
+                                       {"workers", nlohmann::ordered_json::array()},
+                                       {"next", nlohmann::ordered_json::array()},
+                                       {"running", nlohmann::ordered_json::array()},
+                                       {"recent", nlohmann::ordered_json::array()}};
+        for (const auto& worker : listing.workers) {
+            json["workers"].push_back({{"id", worker.id},
+                                       {"host", worker.host},
+                                       {"pid", worker.pid},
+                                       {"gpus", worker.gpus},
+                                       {"since", worker.since}});
+        }
+        for (const auto& job : listing.first_queued) {
+            json["next"].push_back(to_json(job));
+        }
+        for (const auto& job : listing.running) {
+            json["running"].push_back(to_json(job));
+        }
+        for (const auto& job : listing.recent) {
+            json["recent"].push_back(to_json(job));
+        }
+        fmt::print("{}\n",
+                   json.dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace));
+        return k_exit_success;
+    }
+    fmt::print("queue {} in {}{}\n", options.queue.queue, path.string(),
+               listing.paused.contains("") ? " (paused: nothing new starts)" : "");
+    fmt::print("queued    {}\nrunning   {}\nfinished  {} succeeded, {} failed, {} cancelled, {} "
+               "refused\n",
+               listing.queued, listing.running.size(), listing.succeeded, listing.failed,
+               listing.cancelled, listing.refused);
+    if (listing.workers.empty()) {
+        fmt::print("workers   none: start one with `gpusched worker`\n");
+    }
+    for (const auto& worker : listing.workers) {
+        fmt::print("worker    {} (pid {}) on GPUs {} {}\n", worker.host, worker.pid,
+                   worker.gpus.empty() ? "-" : worker.gpus, since(worker.since));
+    }
+    for (const auto& job : listing.running) {
+        fmt::print("  job {} on GPU {} {}: {}\n", job.id, job.gpu.empty() ? "-" : job.gpu,
+                   since(job.started), shorten_command(job.command));
+    }
+    if (!listing.first_queued.empty()) {
+        fmt::print("next:\n");
+    }
+    std::size_t position = 0;
+    for (const auto& job : listing.first_queued) {
+        fmt::print("  {:>4}. job {}{}: {}\n", ++position, job.id,
+                   job.priority != 0 ? fmt::format(" (priority {})", job.priority) : "",
+                   shorten_command(job.command));
+    }
+    if (listing.queued > static_cast<std::int64_t>(listing.first_queued.size())) {
+        fmt::print("  ... and {} more\n",
+                   listing.queued - static_cast<std::int64_t>(listing.first_queued.size()));
+    }
+    if (!listing.recent.empty()) {
+        fmt::print("recent:\n");
+    }
+    for (const auto& job : listing.recent) {
+        const JobOutcome outcome{job.exit_code, job.signal};
+        fmt::print("  job {} {}: {}\n", job.id,
+                   job.state == queue::LocalJobState::succeeded ||
+                           job.state == queue::LocalJobState::failed
+                       ? describe_outcome(outcome)
+                       : fmt::format("{}{}", queue::to_string(job.state),
+                                     job.note.empty() ? "" : ", " + job.note),
+                   shorten_command(job.command));
+    }
+    return k_exit_success;
+}
+
 } // namespace
 
 CLI::App* add_queue_command(CLI::App& app, QueueCommandOptions& options)
 {
     auto* command = app.add_subcommand(
-        "queue", "Show a Redis queue: queued, running (host, GPU, since), finished, failures");
+        "queue", "Show a queue: queued, running (where, since when), finished, the latest ends");
     add_queue_options(*command, options.queue, false);
-    command->add_option("--failures", options.failures, "How many of the latest failures to list")
+    command->add_option("--next", options.queued_shown, "How many of the queued jobs to list")
+        ->transform(whole_number_check(0, 100000))
+        ->type_name("N")
+        ->capture_default_str();
+    command->add_option("--failures", options.failures,
+                        "How many of the latest failures (of a local queue: ended jobs) to list")
         ->transform(whole_number_check(0, 10000))
         ->type_name("N")
         ->capture_default_str();
@@ -49,6 +180,9 @@ CLI::App* add_queue_command(CLI::App& app, QueueCommandOptions& options)
 
 int run_queue(const QueueCommandOptions& options)
 {
+    if (options.queue.is_local()) {
+        return show_local_queue(options);
+    }
     const auto url = redis_url_of(options.queue);
     queue::RedisClient redis(url, std::chrono::seconds(5));
     if (!redis.connect()) {

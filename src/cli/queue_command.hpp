@@ -9,6 +9,7 @@ namespace gpusched::cli {
 struct QueueCommandOptions {
     QueueOptions queue;
     std::size_t failures = 10;
+    std::size_t queued_shown = 10;
     bool json = false;
 };
 

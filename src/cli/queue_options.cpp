@@ -4,6 +4,7 @@
 
 #include <gpusched/errors.hpp>
 #include <gpusched/queue/job_queue.hpp>
+#include <gpusched/sys/state_directory.hpp>
 
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
@@ -18,13 +19,22 @@ namespace gpusched::cli {
 
 void add_queue_options(CLI::App& app, QueueOptions& options, bool with_key)
 {
-    app.add_option("--redis", options.redis,
-                   "The Redis server: redis://[user:password@]host[:port][/db] (the password "
-                   "may come from $REDISCLI_AUTH instead)")
-        ->type_name("URL")
-        ->envname("GPUSCHED_REDIS")
+    auto* redis =
+        app.add_option("--redis", options.redis,
+                       "The Redis server of a queue shared by several machines: "
+                       "redis://[user:password@]host[:port][/db] (the password may come from "
+                       "$REDISCLI_AUTH instead); without it the queue is local")
+            ->type_name("URL")
+            ->envname("GPUSCHED_REDIS")
+            ->group(k_queue_group);
+    app.add_option("--db", options.database,
+                   "The local queue's SQLite database (default: $XDG_STATE_HOME/gpusched/"
+                   "queue.db, else ~/.local/state/gpusched/queue.db); several users share one "
+                   "through its permissions")
+        ->type_name("FILE")
+        ->envname("GPUSCHED_DB")
         ->group(k_queue_group)
-        ->required();
+        ->excludes(redis);
     app.add_option("--queue", options.queue, "The queue's name: several can share one server")
         ->type_name("NAME")
         ->group(k_queue_group)
@@ -48,6 +58,33 @@ RedisUrl redis_url_of(const QueueOptions& options)
     const char* auth = std::getenv("REDISCLI_AUTH");
     return value_or_usage_error(parse_redis_url(
         options.redis, auth != nullptr ? std::optional<std::string>(auth) : std::nullopt));
+}
+
+std::filesystem::path local_database_of(const QueueOptions& options)
+{
+    if (const auto problem = queue::check_queue_name(options.queue)) {
+        throw UsageError(*problem);
+    }
+    if (options.key_file) {
+        throw UsageError("--key-file signs the jobs of a Redis queue; a local queue is guarded "
+                         "by its database's permissions");
+    }
+    if (!options.database.empty()) {
+        return options.database;
+    }
+    const auto state = sys::state_directory();
+    if (!state) {
+        throw UsageError("no place for the local queue: set HOME or XDG_STATE_HOME, or give --db");
+    }
+    std::error_code error;
+    if (std::filesystem::create_directories(*state, error)) {
+        // The queue's commands and outputs are the user's own.
+        std::filesystem::permissions(*state, std::filesystem::perms::owner_all, error);
+    }
+    if (error) {
+        throw UsageError(fmt::format("cannot make {}: {}", state->string(), error.message()));
+    }
+    return *state / "queue.db";
 }
 
 std::optional<std::string> read_key(const QueueOptions& options)

@@ -4,22 +4,31 @@
 
 #include <CLI/App.hpp>
 
+#include <filesystem>
 #include <optional>
 #include <string>
 
 namespace gpusched::cli {
 
-// --redis, --queue and --key-file, shared by submit, worker and queue.
+// --redis or --db, --queue and --key-file, shared by submit, worker and queue. Without
+// --redis, the queue is local: kept in an SQLite database on this machine.
 struct QueueOptions {
     std::string redis;
+    std::string database;
     std::string queue = "default";
     std::optional<std::string> key_file;
+
+    bool is_local() const { return redis.empty(); }
 };
 
 void add_queue_options(CLI::App& app, QueueOptions& options, bool with_key);
 
 // The server to use, with REDISCLI_AUTH as the password when the URL has none.
 RedisUrl redis_url_of(const QueueOptions& options);
+
+// The local queue's database: --db, else $XDG_STATE_HOME/gpusched/queue.db (its directory
+// made, 0700, when missing). A UsageError when neither can be had, or with --key-file.
+std::filesystem::path local_database_of(const QueueOptions& options);
 
 // The shared secret in --key-file (a trailing newline is not part of it), if given.
 std::optional<std::string> read_key(const QueueOptions& options);

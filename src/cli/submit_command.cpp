@@ -1,6 +1,8 @@
 #include "submit_command.hpp"
 
 #include "command_line_errors.hpp"
+#include "input_chunks.hpp"
+#include "local_submit.hpp"
 #include "option_values.hpp"
 #include "redis_retry.hpp"
 #include "submit_wait.hpp"
@@ -11,14 +13,10 @@
 #include <gpusched/queue/job_signature.hpp>
 #include <gpusched/queue/job_queue.hpp>
 #include <gpusched/sys/input_reader.hpp>
-#include <gpusched/sys/system_error.hpp>
 
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
-#include <poll.h>
-
-#include <cerrno>
 #include <cstdio>
 
 namespace gpusched::cli {
@@ -30,27 +28,6 @@ constexpr std::size_t k_chunk = 500;
 // How long one command may take before the connection counts as lost: longer than the
 // wait's blocking read (2 s), short enough that a server gone silent is noticed.
 constexpr std::chrono::seconds k_command_timeout{5};
-
-// The next commands of the input, up to `count`, waiting for the input when it has none yet.
-std::vector<sys::InputLine> read_chunk(sys::InputReader& input, std::size_t count)
-{
-    std::vector<sys::InputLine> lines;
-    while (lines.size() < count) {
-        if (auto line = input.next_line()) {
-            lines.push_back(std::move(*line));
-            continue;
-        }
-        if (input.finished()) {
-            break;
-        }
-        pollfd ready{input.fd_to_poll(), POLLIN, 0};
-        if (poll(&ready, 1, -1) < 0 && errno != EINTR) {
-            sys::throw_errno("poll");
-        }
-        input.read_some();
-    }
-    return lines;
-}
 
 struct Submitted {
     std::string batch;
@@ -142,7 +119,8 @@ int submit(const SubmitOptions& options)
 CLI::App* add_submit_command(CLI::App& app, SubmitOptions& options)
 {
     auto* submit =
-        app.add_subcommand("submit", "Queue commands in Redis for `gpusched worker`s to run");
+        app.add_subcommand("submit", "Queue commands for `gpusched worker`s to run (in a local "
+                                     "queue, or in Redis with --redis)");
     add_queue_options(*submit, options.queue, true);
     submit
         ->add_option("FILE", options.inputs,
@@ -171,6 +149,9 @@ int run_submit(const SubmitOptions& options)
 {
     if (options.quiet) {
         spdlog::set_level(spdlog::level::err);
+    }
+    if (options.queue.is_local()) {
+        return submit_to_local_queue(options);
     }
     try {
         return submit(options);

@@ -2,6 +2,7 @@
 
 #include "option_values.hpp"
 
+#include <gpusched/queue/local_worker_input.hpp>
 #include <gpusched/queue/result_spool.hpp>
 #include <gpusched/queue/worker_input.hpp>
 
@@ -27,7 +28,8 @@ std::string host_name()
 CLI::App* add_worker_command(CLI::App& app, WorkerOptions& options)
 {
     auto* worker = app.add_subcommand(
-        "worker", "Run jobs from a Redis queue on this machine's GPUs, as a run would");
+        "worker", "Run jobs from a queue (local, or Redis with --redis) on this machine's GPUs, "
+                  "as a run would");
     add_queue_options(*worker, options.queue, true);
     worker
         ->add_option("--lease-timeout", options.lease_timeout_seconds,
@@ -48,8 +50,33 @@ CLI::App* add_worker_command(CLI::App& app, WorkerOptions& options)
     return worker;
 }
 
+namespace {
+
+int run_local_worker(WorkerOptions& options)
+{
+    queue::LocalWorkerSettings settings{local_database_of(options.queue), options.queue.queue,
+                                        host_name(), ""};
+    options.run.only_when_free = true;
+    queue::LocalWorkerInput* input = nullptr;
+    return run_jobs(
+        options.run,
+        [&]() -> std::unique_ptr<sys::CommandInput> {
+            auto made = std::make_unique<queue::LocalWorkerInput>(settings);
+            input = made.get();
+            return made;
+        },
+        [&](const std::vector<std::string>& ids) {
+            input->set_gpus(fmt::format("{}", fmt::join(ids, ",")));
+        });
+}
+
+} // namespace
+
 int run_worker(WorkerOptions options)
 {
+    if (options.queue.is_local()) {
+        return run_local_worker(options);
+    }
     queue::WorkerSettings settings;
     settings.url = redis_url_of(options.queue);
     settings.queue = options.queue.queue;

@@ -96,6 +96,11 @@ std::string lease_space(std::string_view lock_directory)
     return fmt::format("{}{:016x}/", k_space_prefix, stable_hash(lock_directory));
 }
 
+std::string worker_space(std::string_view database)
+{
+    return fmt::format("gpusched-worker/{:016x}/", stable_hash(database));
+}
+
 std::string lease_socket_name(std::string_view space, std::string_view key)
 {
     auto name = std::string(space) + encode(key);

@@ -1,5 +1,6 @@
 #include <gpusched/queue/result_spool.hpp>
 
+#include <gpusched/sys/state_directory.hpp>
 #include <gpusched/sys/system_error.hpp>
 #include <gpusched/sys/write_all.hpp>
 
@@ -25,12 +26,6 @@ namespace {
 
 namespace fs = std::filesystem;
 using Json = nlohmann::json;
-
-const char* absolute_from_environment(const char* name)
-{
-    const char* value = std::getenv(name);
-    return value != nullptr && value[0] == '/' ? value : nullptr;
-}
 
 Json to_json(const Owed& owed)
 {
@@ -117,11 +112,8 @@ std::vector<Owed> unsent_in(int fd, const fs::path& path)
 
 fs::path ResultSpool::default_directory()
 {
-    if (const char* state = absolute_from_environment("XDG_STATE_HOME")) {
-        return fs::path(state) / "gpusched" / "spool";
-    }
-    if (const char* home = absolute_from_environment("HOME")) {
-        return fs::path(home) / ".local" / "state" / "gpusched" / "spool";
+    if (const auto state = sys::state_directory()) {
+        return *state / "spool";
     }
     return fs::path("/tmp") / fmt::format("gpusched-spool-{}", getuid());
 }

@@ -1,5 +1,6 @@
 #include <gpusched/sys/unstarted_file.hpp>
 
+#include <gpusched/sys/state_directory.hpp>
 #include <gpusched/sys/unique_fd.hpp>
 #include <gpusched/sys/write_all.hpp>
 #include <gpusched/wall_clock.hpp>
@@ -21,24 +22,14 @@ namespace {
 
 namespace fs = std::filesystem;
 
-// An absolute path from the environment; a relative one is ignored, as XDG says.
-const char* absolute_from_environment(const char* name)
-{
-    const char* value = std::getenv(name);
-    return value != nullptr && value[0] == '/' ? value : nullptr;
-}
-
 // Where to try, in order, with the file's name prefix there.
 std::vector<std::pair<fs::path, std::string>> places()
 {
     std::vector<std::pair<fs::path, std::string>> found;
-    if (const char* state = absolute_from_environment("XDG_STATE_HOME")) {
-        found.emplace_back(fs::path(state) / "gpusched", "unstarted");
-    } else if (const char* home = absolute_from_environment("HOME")) {
-        found.emplace_back(fs::path(home) / ".local" / "state" / "gpusched", "unstarted");
+    if (auto state = state_directory()) {
+        found.emplace_back(std::move(*state), "unstarted");
     }
-    const char* temporary = absolute_from_environment("TMPDIR");
-    found.emplace_back(temporary != nullptr ? temporary : "/tmp", "gpusched-unstarted");
+    found.emplace_back(temporary_directory(), "gpusched-unstarted");
     return found;
 }
 

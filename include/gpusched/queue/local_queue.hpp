@@ -1,0 +1,158 @@
+#pragma once
+
+#include <gpusched/queue/sqlite_database.hpp>
+
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+namespace gpusched::queue {
+
+// A job's state in a local queue. A job is queued, then running (taken by one worker), then
+// ended one way: succeeded, failed, cancelled, or refused (the worker would not run it).
+enum class LocalJobState { queued, running, succeeded, failed, cancelled, refused };
+
+std::string_view to_string(LocalJobState state);
+
+struct LocalJob {
+    std::int64_t id = 0;
+    std::string queue;
+    std::string command;
+    std::int64_t batch = 0;
+    std::int64_t priority = 0;
+    LocalJobState state = LocalJobState::queued;
+    std::string worker;        // while running, and the one that ran it
+    std::string gpu;           // the GPUs it ran on
+    double submitted = 0;      // seconds since the epoch
+    double started = 0;        // 0 until started
+    double runtime = 0;        // seconds, once ended
+    int exit_code = 0;
+    int signal = 0;
+    std::string note;          // why it was refused or cancelled
+    std::int64_t returned = 0; // times it went back to the queue unfinished
+    bool cancel_requested = false;
+};
+
+// How a job ended, as a worker records it.
+struct LocalResult {
+    std::int64_t id = 0;
+    LocalJobState state = LocalJobState::succeeded;
+    int exit_code = 0;
+    int signal = 0;
+    std::string gpu;
+    double started = 0;
+    double runtime = 0;
+    std::string note;
+};
+
+struct NewLocalJob {
+    std::string command;
+};
+
+struct SubmitOrder {
+    std::int64_t priority = 0;
+    bool front = false; // ahead of every queued job of its priority
+};
+
+struct LocalWorker {
+    std::string id;
+    std::string host;
+    std::int64_t pid = 0;
+    std::string gpus;
+    double since = 0;
+};
+
+struct LocalQueueListing {
+    std::int64_t queued = 0;
+    std::vector<LocalJob> first_queued; // in the order they will run
+    std::vector<LocalJob> running;
+    std::vector<LocalJob> recent;       // ended, latest first
+    std::vector<LocalWorker> workers;
+    std::set<std::string> paused;       // GPUs paused; "" when the whole queue is
+    std::int64_t succeeded = 0, failed = 0, cancelled = 0, refused = 0;
+};
+
+// What cancel() did to one job.
+enum class CancelOutcome { removed, stopping, already_ended, unknown };
+
+// A queue kept in an SQLite database: the jobs of every queue NAME in one file, each taken by
+// one worker at a time in one transaction, each result recorded once. Nothing here waits: a
+// worker is told of new jobs by a wake-up (see LocalWorkerInput) and asks again.
+//
+// A worker's death is noticed without heartbeats: it holds a liveness mark while it lives (an
+// abstract socket, as leases do; see worker_presence.hpp), and any process that finds a
+// worker's mark gone returns that worker's running jobs to the front of the queue.
+class LocalQueue {
+public:
+    LocalQueue(Database& database, std::string name);
+
+    const std::string& name() const { return m_name; }
+    Database& database() { return m_database; }
+
+    // Submitting: the jobs go in as one batch, in one transaction; their ids, in order.
+    struct Submitted {
+        std::int64_t batch = 0;
+        std::vector<std::int64_t> ids;
+    };
+    Submitted submit(const std::vector<NewLocalJob>& jobs, const SubmitOrder& order);
+    // Adds to an existing batch (a submission read in chunks).
+    std::vector<std::int64_t> submit_to(std::int64_t batch, const std::vector<NewLocalJob>& jobs,
+                                        const SubmitOrder& order);
+    std::int64_t new_batch();
+
+    // Workers.
+    void add_worker(const LocalWorker& worker);
+    void remove_worker(const std::string& worker);
+    std::vector<LocalWorker> workers();
+    // Returns the running jobs of every worker `alive` says is dead to the front of the
+    // queue and forgets those workers; how many jobs went back.
+    std::int64_t reclaim(const std::function<bool(const LocalWorker&)>& alive);
+
+    // Takes the next queued job for `worker`, or nothing when none is queued or the queue is
+    // paused. The job is running from then on, as the worker's.
+    std::optional<LocalJob> take(const std::string& worker);
+    // Records a job's end once: false when the job is no longer this worker's (it was
+    // reclaimed from a worker thought dead) or already ended.
+    bool finish(const std::string& worker, const LocalResult& result);
+    // Puts a job the worker took but did not run back at the front.
+    bool give_back(const std::string& worker, std::int64_t id);
+    // The running jobs of `worker` that someone asked to cancel.
+    std::vector<std::int64_t> cancel_requests(const std::string& worker);
+
+    // Changing the queue.
+    CancelOutcome cancel(std::int64_t id);
+    // Queues again a job that ended other than succeeded; false when it cannot be.
+    std::optional<std::string> retry(std::int64_t id);
+    void pause(const std::string& gpu);  // "" for the whole queue
+    void resume(const std::string& gpu); // "" for the whole queue and every GPU
+    std::set<std::string> paused();
+    // Removes ended jobs (older than `before`, seconds since the epoch, if given); how many.
+    std::int64_t purge(std::optional<double> before);
+
+    // Reading.
+    std::optional<LocalJob> job(std::int64_t id);
+    std::vector<LocalJob> jobs_of(const std::vector<std::int64_t>& ids);
+    LocalQueueListing list(std::size_t queued_shown, std::size_t recent_shown);
+    // The ended jobs of a batch, and how many of it have not ended.
+    struct BatchProgress {
+        std::vector<LocalJob> ended;
+        std::int64_t unended = 0;
+    };
+    BatchProgress batch_progress(std::int64_t batch);
+
+private:
+    // Puts job `id` back at the front of the queue (inside a write transaction), setting
+    // also `also_set` (SQL assignments) if given.
+    void to_front(std::int64_t id, std::string_view also_set);
+
+    Database& m_database;
+    std::string m_name;
+};
+
+// Makes the tables when the database is new (and checks its version when it is not).
+void prepare_local_queue_schema(Database& database);
+
+} // namespace gpusched::queue

@@ -1,0 +1,135 @@
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <filesystem>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <type_traits>
+#include <utility>
+
+struct sqlite3;
+struct sqlite3_stmt;
+
+namespace gpusched::queue {
+
+// A failure of the database, with SQLite's primary result code so callers can tell a lock
+// held by another process (busy: try again) from a full disk, a read-only file or a corrupt
+// one. The message names the database's path and what was being done.
+class DatabaseError : public std::runtime_error {
+public:
+    DatabaseError(const std::string& message, int code);
+    int code() const { return m_code; }
+    // Another connection holds the write lock past the busy timeout: the same call may work
+    // a moment later.
+    bool busy() const;
+
+private:
+    int m_code;
+};
+
+class Database;
+
+// One prepared statement. Parameters are numbered from 1, columns from 0, as in SQLite.
+class Statement {
+public:
+    Statement(Database& database, std::string_view sql);
+    Statement(Statement&& other) noexcept;
+    Statement& operator=(Statement&&) = delete;
+    Statement(const Statement&) = delete;
+    ~Statement();
+
+    Statement& bind(int index, std::int64_t value);
+    Statement& bind(int index, double value);
+    Statement& bind(int index, std::string_view text);
+    Statement& bind(int index, const char* text) { return bind(index, std::string_view(text)); }
+    Statement& bind_null(int index);
+    Statement& bind(int index, const std::string& text) { return bind(index, std::string_view(text)); }
+
+    // Runs the statement to its next row: true when there is one to read.
+    bool step();
+    // Runs a statement that returns no rows (or whose rows do not matter) to its end.
+    void run();
+    // Ready to run again, with its parameters cleared.
+    void reset();
+
+    bool is_null(int column) const;
+    std::int64_t integer(int column) const;
+    double real(int column) const;
+    std::string text(int column) const;
+
+private:
+    Database* m_database;
+    sqlite3_stmt* m_statement = nullptr;
+};
+
+// A connection to an SQLite database file, in WAL mode (readers never wait for the writer, a
+// crash of any process loses no committed transaction), with a busy timeout so that a
+// moment's contention between processes is waited out rather than failed.
+class Database {
+public:
+    // Opens the database at `path`, making it (and, with make_parents, its directory) when
+    // absent. Throws DatabaseError naming the path.
+    Database(std::filesystem::path path, std::chrono::milliseconds busy_timeout);
+    Database(const Database&) = delete;
+    Database& operator=(const Database&) = delete;
+    ~Database();
+
+    const std::filesystem::path& path() const { return m_path; }
+
+    // Runs SQL that may hold several statements and returns no rows.
+    void execute(std::string_view sql);
+    Statement prepare(std::string_view sql) { return Statement(*this, sql); }
+
+    // Runs `work` in a read transaction: what it reads is one state of the database.
+    template <class Work>
+    auto read(Work&& work)
+    {
+        return in_transaction("BEGIN", std::forward<Work>(work));
+    }
+
+    // Runs `work` in a write transaction begun at once (BEGIN IMMEDIATE: the write lock is
+    // taken first, so two writers never deadlock on an upgrade); rolled back if it throws.
+    template <class Work>
+    auto write(Work&& work)
+    {
+        return in_transaction("BEGIN IMMEDIATE", std::forward<Work>(work));
+    }
+
+    // Rows changed by the last INSERT, UPDATE or DELETE.
+    std::int64_t changes() const;
+    std::int64_t last_insert_id() const;
+
+    // A DatabaseError for the last failure of this connection, saying what was being done.
+    [[noreturn]] void fail(int code, std::string_view doing) const;
+
+    sqlite3* handle() const { return m_handle; }
+
+private:
+    template <class Work>
+    auto in_transaction(std::string_view begin, Work&& work)
+    {
+        execute(begin);
+        try {
+            if constexpr (std::is_void_v<decltype(work())>) {
+                work();
+                execute("COMMIT");
+            } else {
+                auto result = work();
+                execute("COMMIT");
+                return result;
+            }
+        } catch (...) {
+            roll_back();
+            throw;
+        }
+    }
+    void roll_back() noexcept;
+
+    std::filesystem::path m_path;
+    sqlite3* m_handle = nullptr;
+};
+
+} // namespace gpusched::queue

@@ -1,0 +1,57 @@
+#pragma once
+
+#include <gpusched/sys/unique_fd.hpp>
+
+#include <filesystem>
+#include <optional>
+#include <set>
+#include <string>
+
+namespace gpusched::queue {
+
+// A local queue's worker is present while it holds a listening abstract Unix socket named
+// after the database and itself (worker_space, then the worker's id), as leases are held: the
+// kernel frees the name when the worker's process ends, however it ends, so a worker's death
+// is seen without heartbeats and without a file anyone could remove. The same socket wakes
+// the worker: whoever changes the queue connects to it, and the worker, polling it, looks at
+// the queue again. The socket is close-on-exec: a job's leftover process never keeps a dead
+// worker present.
+class WorkerPresence {
+public:
+    // Binds the worker's name; throws when it is taken (worker ids are made unique).
+    WorkerPresence(const std::filesystem::path& database, const std::string& worker);
+
+    // POLLIN when someone woke the worker.
+    int fd() const { return m_socket.get(); }
+    // Takes every wake-up waiting, so the next poll sleeps until the next one.
+    void drain();
+
+private:
+    sys::UniqueFd m_socket;
+};
+
+// The space of the workers of the database at `database` (by device and inode, so that every
+// path to the file meets the same workers); empty when the file cannot be looked at.
+std::string worker_space_of(const std::filesystem::path& database);
+
+// The ids of the workers present on the database.
+std::set<std::string> present_workers(const std::filesystem::path& database);
+
+// How the ids of workers on `host` begin.
+std::string worker_id_prefix(const std::string& host);
+
+// Presence is seen only in this machine's network namespace: a worker counts as gone only
+// when it ran on this host (its recorded host, or its id's first part, is `host`) and its
+// name is not bound. A worker of another host or container sharing the database is never
+// taken for dead from here.
+bool worker_gone(const std::string& worker_id, const std::string& worker_host,
+                 const std::set<std::string>& present, const std::string& host);
+
+// This machine's host name, as workers record it.
+std::string this_host();
+
+// Wakes every worker present on the database; errors are ignored (a worker that misses a
+// wake-up still looks at the queue on its own, every second).
+void wake_workers(const std::filesystem::path& database);
+
+} // namespace gpusched::queue

@@ -1,0 +1,603 @@
+#include <gpusched/queue/local_queue.hpp>
+
+#include <gpusched/wall_clock.hpp>
+
+#include <fmt/format.h>
+
+#include <array>
+#include <map>
+
+namespace gpusched::queue {
+namespace {
+
+// The version of the tables below; a database made by a later version is not touched.
+constexpr int k_schema_version = 1;
+
+// Every queue of the database shares these tables, told apart by the `queue` column. A job's
+// order is (priority descending, position ascending): positions come from the queue's two
+// counters, one counting up for the back and one counting down for the front, so neither end
+// needs a scan to add to it. The partial indexes keep taking the next job and listing the
+// running ones as cheap with 100,000 jobs queued as with one.
+constexpr std::string_view k_schema = R"(
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS queues (
+    name TEXT PRIMARY KEY,
+    next_back INTEGER NOT NULL DEFAULT 1,
+    next_front INTEGER NOT NULL DEFAULT 0
+);
+CREATE TABLE IF NOT EXISTS batches (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    queue TEXT NOT NULL,
+    made REAL NOT NULL
+);
+CREATE TABLE IF NOT EXISTS jobs (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    queue TEXT NOT NULL,
+    batch INTEGER NOT NULL,
+    command TEXT NOT NULL,
+    priority INTEGER NOT NULL DEFAULT 0,
+    position INTEGER NOT NULL,
+    state TEXT NOT NULL DEFAULT 'queued',
+    worker TEXT,
+    gpu TEXT,
+    submitted REAL NOT NULL,
+    started REAL,
+    ended REAL,
+    runtime REAL,
+    exit_code INTEGER,
+    signal INTEGER,
+    note TEXT,
+    returned INTEGER NOT NULL DEFAULT 0,
+    cancel INTEGER NOT NULL DEFAULT 0
+);
+CREATE INDEX IF NOT EXISTS jobs_queued ON jobs (queue, priority DESC, position)
+    WHERE state = 'queued';
+CREATE INDEX IF NOT EXISTS jobs_running ON jobs (worker) WHERE state = 'running';
+CREATE INDEX IF NOT EXISTS jobs_of_batch ON jobs (batch);
+CREATE INDEX IF NOT EXISTS jobs_ended ON jobs (queue, ended) WHERE ended IS NOT NULL;
+CREATE TABLE IF NOT EXISTS workers (
+    id TEXT PRIMARY KEY,
+    queue TEXT NOT NULL,
+    host TEXT NOT NULL,
+    pid INTEGER NOT NULL,
+    gpus TEXT NOT NULL,
+    since REAL NOT NULL
+);
+CREATE TABLE IF NOT EXISTS pauses (
+    queue TEXT NOT NULL,
+    gpu TEXT NOT NULL,
+    PRIMARY KEY (queue, gpu)
+);
+)";
+
+constexpr std::array<std::string_view, 6> k_state_names = {"queued",    "running", "succeeded",
+                                                           "failed",    "cancelled", "refused"};
+
+LocalJobState state_of(const std::string& name)
+{
+    for (std::size_t i = 0; i < k_state_names.size(); ++i) {
+        if (k_state_names[i] == name) {
+            return static_cast<LocalJobState>(i);
+        }
+    }
+    return LocalJobState::failed;
+}
+
+constexpr std::string_view k_job_columns =
+    "id, queue, command, batch, priority, state, coalesce(worker, ''), coalesce(gpu, ''), "
+    "submitted, coalesce(started, 0), coalesce(runtime, 0), coalesce(exit_code, 0), "
+    "coalesce(signal, 0), coalesce(note, ''), returned, cancel";
+
+LocalJob read_job(const Statement& row)
+{
+    LocalJob job;
+    job.id = row.integer(0);
+    job.queue = row.text(1);
+    job.command = row.text(2);
+    job.batch = row.integer(3);
+    job.priority = row.integer(4);
+    job.state = state_of(row.text(5));
+    job.worker = row.text(6);
+    job.gpu = row.text(7);
+    job.submitted = row.real(8);
+    job.started = row.real(9);
+    job.runtime = row.real(10);
+    job.exit_code = static_cast<int>(row.integer(11));
+    job.signal = static_cast<int>(row.integer(12));
+    job.note = row.text(13);
+    job.returned = row.integer(14);
+    job.cancel_requested = row.integer(15) != 0;
+    return job;
+}
+
+std::vector<LocalJob> read_jobs(Statement& query)
+{
+    std::vector<LocalJob> jobs;
+    while (query.step()) {
+        jobs.push_back(read_job(query));
+    }
+    query.reset();
+    return jobs;
+}
+
+} // namespace
+
+std::string_view to_string(LocalJobState state)
+{
+    return k_state_names.at(static_cast<std::size_t>(state));
+}
+
+void prepare_local_queue_schema(Database& database)
+{
+    database.write([&] {
+        database.execute(k_schema);
+        auto version = database.prepare("SELECT value FROM meta WHERE key = 'schema'");
+        if (!version.step()) {
+            database.prepare("INSERT INTO meta (key, value) VALUES ('schema', ?)")
+                .bind(1, std::to_string(k_schema_version))
+                .run();
+            return;
+        }
+        const auto found = version.text(0);
+        if (found != std::to_string(k_schema_version)) {
+            throw DatabaseError(
+                fmt::format("database {}: made by another version of gpusched (schema {}, this "
+                            "one reads {})",
+                            database.path().string(), found, k_schema_version),
+                0);
+        }
+    });
+}
+
+LocalQueue::LocalQueue(Database& database, std::string name)
+    : m_database(database), m_name(std::move(name))
+{
+}
+
+std::int64_t LocalQueue::new_batch()
+{
+    return m_database.write([&] {
+        m_database.prepare("INSERT INTO batches (queue, made) VALUES (?, ?)")
+            .bind(1, m_name)
+            .bind(2, seconds_since_epoch())
+            .run();
+        return m_database.last_insert_id();
+    });
+}
+
+LocalQueue::Submitted LocalQueue::submit(const std::vector<NewLocalJob>& jobs,
+                                         const SubmitOrder& order)
+{
+    Submitted submitted;
+    submitted.batch = new_batch();
+    submitted.ids = submit_to(submitted.batch, jobs, order);
+    return submitted;
+}
+
+std::vector<std::int64_t> LocalQueue::submit_to(std::int64_t batch,
+                                                const std::vector<NewLocalJob>& jobs,
+                                                const SubmitOrder& order)
+{
+    return m_database.write([&] {
+        m_database.prepare("INSERT OR IGNORE INTO queues (name) VALUES (?)").bind(1, m_name).run();
+        auto counters =
+            m_database.prepare("SELECT next_back, next_front FROM queues WHERE name = ?");
+        counters.bind(1, m_name).step();
+        std::int64_t back = counters.integer(0);
+        std::int64_t front = counters.integer(1);
+        counters.reset();
+        // Jobs sent to the front keep their own order: the first of them runs first.
+        const auto count = static_cast<std::int64_t>(jobs.size());
+        std::int64_t position = order.front ? front - count + 1 : back;
+        const double now = seconds_since_epoch();
+        auto insert = m_database.prepare(
+            "INSERT INTO jobs (queue, batch, command, priority, position, submitted) "
+            "VALUES (?, ?, ?, ?, ?, ?)");
+        std::vector<std::int64_t> ids;
+        ids.reserve(jobs.size());
+        for (const auto& job : jobs) {
+            insert.bind(1, m_name)
+                .bind(2, batch)
+                .bind(3, job.command)
+                .bind(4, order.priority)
+                .bind(5, position++)
+                .bind(6, now);
+            insert.run();
+            ids.push_back(m_database.last_insert_id());
+        }
+        if (order.front) {
+            front -= count;
+        } else {
+            back += count;
+        }
+        m_database.prepare("UPDATE queues SET next_back = ?, next_front = ? WHERE name = ?")
+            .bind(1, back)
+            .bind(2, front)
+            .bind(3, m_name)
+            .run();
+        return ids;
+    });
+}
+
+void LocalQueue::add_worker(const LocalWorker& worker)
+{
+    m_database.write([&] {
+        m_database
+            .prepare("INSERT OR REPLACE INTO workers (id, queue, host, pid, gpus, since) "
+                     "VALUES (?, ?, ?, ?, ?, ?)")
+            .bind(1, worker.id)
+            .bind(2, m_name)
+            .bind(3, worker.host)
+            .bind(4, worker.pid)
+            .bind(5, worker.gpus)
+            .bind(6, worker.since)
+            .run();
+    });
+}
+
+void LocalQueue::remove_worker(const std::string& worker)
+{
+    m_database.write([&] {
+        m_database.prepare("DELETE FROM workers WHERE id = ?").bind(1, worker).run();
+    });
+}
+
+std::vector<LocalWorker> LocalQueue::workers()
+{
+    auto query = m_database.prepare(
+        "SELECT id, host, pid, gpus, since FROM workers WHERE queue = ? ORDER BY since");
+    query.bind(1, m_name);
+    std::vector<LocalWorker> workers;
+    while (query.step()) {
+        workers.push_back(
+            {query.text(0), query.text(1), query.integer(2), query.text(3), query.real(4)});
+    }
+    query.reset();
+    return workers;
+}
+
+std::int64_t LocalQueue::reclaim(const std::function<bool(const LocalWorker&)>& alive)
+{
+    // Liveness is looked at before the transaction (it is a system call per worker, and the
+    // write lock should be short); a worker found dead stays dead, so nothing is lost by it.
+    // Workers listed, and those of running jobs (a worker may have left the list first).
+    std::map<std::string, LocalWorker> candidates;
+    for (auto& worker : workers()) {
+        candidates.emplace(worker.id, std::move(worker));
+    }
+    auto holders = m_database.prepare(
+        "SELECT DISTINCT worker FROM jobs WHERE queue = ? AND state = 'running'");
+    holders.bind(1, m_name);
+    while (holders.step()) {
+        auto id = holders.text(0);
+        candidates.try_emplace(id, LocalWorker{id, "", 0, "", 0});
+    }
+    holders.reset();
+    std::vector<std::string> dead;
+    for (const auto& [id, worker] : candidates) {
+        if (!alive(worker)) {
+            dead.push_back(id);
+        }
+    }
+    if (dead.empty()) {
+        return 0;
+    }
+    return m_database.write([&] {
+        std::int64_t returned = 0;
+        for (const auto& worker : dead) {
+            // A job its submitter asked to cancel is cancelled rather than run again.
+            m_database
+                .prepare("UPDATE jobs SET state = 'cancelled', ended = ?, "
+                         "note = 'cancelled; its worker ended' "
+                         "WHERE worker = ? AND state = 'running' AND cancel != 0")
+                .bind(1, seconds_since_epoch())
+                .bind(2, worker)
+                .run();
+            auto running = m_database.prepare(
+                "SELECT id FROM jobs WHERE worker = ? AND state = 'running' ORDER BY id");
+            running.bind(1, worker);
+            std::vector<std::int64_t> ids;
+            while (running.step()) {
+                ids.push_back(running.integer(0));
+            }
+            running.reset();
+            // Back to the front in the order they were taken, each noted as returned.
+            for (auto it = ids.rbegin(); it != ids.rend(); ++it) {
+                to_front(*it, "returned = returned + 1, started = NULL, gpu = NULL");
+                ++returned;
+            }
+            m_database.prepare("DELETE FROM workers WHERE id = ?").bind(1, worker).run();
+        }
+        return returned;
+    });
+}
+
+std::optional<LocalJob> LocalQueue::take(const std::string& worker)
+{
+    return m_database.write([&]() -> std::optional<LocalJob> {
+        auto paused = m_database.prepare("SELECT 1 FROM pauses WHERE queue = ? AND gpu = ''");
+        if (paused.bind(1, m_name).step()) {
+            paused.reset();
+            return std::nullopt;
+        }
+        paused.reset();
+        auto take = m_database.prepare(fmt::format(
+            "UPDATE jobs SET state = 'running', worker = ?1 WHERE id = (SELECT id FROM jobs "
+            "WHERE queue = ?2 AND state = 'queued' ORDER BY priority DESC, position LIMIT 1) "
+            "RETURNING {}",
+            k_job_columns));
+        take.bind(1, worker).bind(2, m_name);
+        if (!take.step()) {
+            take.reset();
+            return std::nullopt;
+        }
+        auto job = read_job(take);
+        take.run();
+        return job;
+    });
+}
+
+bool LocalQueue::finish(const std::string& worker, const LocalResult& result)
+{
+    return m_database.write([&] {
+        m_database
+            .prepare("UPDATE jobs SET state = ?, gpu = ?, started = ?, runtime = ?, ended = ?, "
+                     "exit_code = ?, signal = ?, note = nullif(?, '') "
+                     "WHERE id = ? AND worker = ? AND state = 'running'")
+            .bind(1, to_string(result.state))
+            .bind(2, result.gpu)
+            .bind(3, result.started)
+            .bind(4, result.runtime)
+            .bind(5, seconds_since_epoch())
+            .bind(6, static_cast<std::int64_t>(result.exit_code))
+            .bind(7, static_cast<std::int64_t>(result.signal))
+            .bind(8, result.note)
+            .bind(9, result.id)
+            .bind(10, worker)
+            .run();
+        return m_database.changes() == 1;
+    });
+}
+
+bool LocalQueue::give_back(const std::string& worker, std::int64_t id)
+{
+    return m_database.write([&] {
+        auto mine = m_database.prepare(
+            "SELECT 1 FROM jobs WHERE id = ? AND worker = ? AND state = 'running'");
+        const bool taken = mine.bind(1, id).bind(2, worker).step();
+        mine.reset();
+        if (taken) {
+            to_front(id, "");
+        }
+        return taken;
+    });
+}
+
+void LocalQueue::to_front(std::int64_t id, std::string_view also_set)
+{
+    m_database.prepare("INSERT OR IGNORE INTO queues (name) VALUES (?)").bind(1, m_name).run();
+    m_database
+        .prepare(fmt::format("UPDATE jobs SET state = 'queued', worker = NULL{}{}, position = "
+                             "(SELECT next_front FROM queues WHERE name = ?) WHERE id = ?",
+                             also_set.empty() ? "" : ", ", also_set))
+        .bind(1, m_name)
+        .bind(2, id)
+        .run();
+    m_database.prepare("UPDATE queues SET next_front = next_front - 1 WHERE name = ?")
+        .bind(1, m_name)
+        .run();
+}
+
+std::vector<std::int64_t> LocalQueue::cancel_requests(const std::string& worker)
+{
+    auto query = m_database.prepare(
+        "SELECT id FROM jobs WHERE worker = ? AND state = 'running' AND cancel != 0");
+    query.bind(1, worker);
+    std::vector<std::int64_t> ids;
+    while (query.step()) {
+        ids.push_back(query.integer(0));
+    }
+    query.reset();
+    return ids;
+}
+
+CancelOutcome LocalQueue::cancel(std::int64_t id)
+{
+    return m_database.write([&] {
+        auto state = m_database.prepare("SELECT state FROM jobs WHERE id = ? AND queue = ?");
+        if (!state.bind(1, id).bind(2, m_name).step()) {
+            state.reset();
+            return CancelOutcome::unknown;
+        }
+        const auto found = state_of(state.text(0));
+        state.reset();
+        if (found == LocalJobState::queued) {
+            m_database
+                .prepare("UPDATE jobs SET state = 'cancelled', ended = ?, note = 'cancelled "
+                         "before it started' WHERE id = ?")
+                .bind(1, seconds_since_epoch())
+                .bind(2, id)
+                .run();
+            return CancelOutcome::removed;
+        }
+        if (found == LocalJobState::running) {
+            m_database.prepare("UPDATE jobs SET cancel = 1 WHERE id = ?").bind(1, id).run();
+            return CancelOutcome::stopping;
+        }
+        return CancelOutcome::already_ended;
+    });
+}
+
+std::optional<std::string> LocalQueue::retry(std::int64_t id)
+{
+    return m_database.write([&]() -> std::optional<std::string> {
+        auto state = m_database.prepare("SELECT state FROM jobs WHERE id = ? AND queue = ?");
+        if (!state.bind(1, id).bind(2, m_name).step()) {
+            state.reset();
+            return fmt::format("no job {} in queue {}", id, m_name);
+        }
+        const auto found = state_of(state.text(0));
+        state.reset();
+        if (found == LocalJobState::queued || found == LocalJobState::running) {
+            return fmt::format("job {} is {}: only an ended job can be queued again", id,
+                               to_string(found));
+        }
+        if (found == LocalJobState::succeeded) {
+            return fmt::format("job {} succeeded: submit its command again to run it again", id);
+        }
+        m_database.prepare("INSERT OR IGNORE INTO queues (name) VALUES (?)").bind(1, m_name).run();
+        m_database
+            .prepare("UPDATE jobs SET state = 'queued', worker = NULL, gpu = NULL, started = NULL, "
+                     "ended = NULL, runtime = NULL, exit_code = NULL, signal = NULL, note = NULL, "
+                     "cancel = 0, position = (SELECT next_back FROM queues WHERE name = ?) "
+                     "WHERE id = ?")
+            .bind(1, m_name)
+            .bind(2, id)
+            .run();
+        m_database.prepare("UPDATE queues SET next_back = next_back + 1 WHERE name = ?")
+            .bind(1, m_name)
+            .run();
+        return std::nullopt;
+    });
+}
+
+void LocalQueue::pause(const std::string& gpu)
+{
+    m_database.write([&] {
+        m_database.prepare("INSERT OR IGNORE INTO pauses (queue, gpu) VALUES (?, ?)")
+            .bind(1, m_name)
+            .bind(2, gpu)
+            .run();
+    });
+}
+
+void LocalQueue::resume(const std::string& gpu)
+{
+    m_database.write([&] {
+        if (gpu.empty()) {
+            m_database.prepare("DELETE FROM pauses WHERE queue = ?").bind(1, m_name).run();
+        } else {
+            m_database.prepare("DELETE FROM pauses WHERE queue = ? AND gpu = ?")
+                .bind(1, m_name)
+                .bind(2, gpu)
+                .run();
+        }
+    });
+}
+
+std::set<std::string> LocalQueue::paused()
+{
+    auto query = m_database.prepare("SELECT gpu FROM pauses WHERE queue = ?");
+    query.bind(1, m_name);
+    std::set<std::string> gpus;
+    while (query.step()) {
+        gpus.insert(query.text(0));
+    }
+    query.reset();
+    return gpus;
+}
+
+std::int64_t LocalQueue::purge(std::optional<double> before)
+{
+    return m_database.write([&] {
+        m_database
+            .prepare("DELETE FROM jobs WHERE queue = ? AND ended IS NOT NULL AND "
+                     "state NOT IN ('queued', 'running') AND ended < ?")
+            .bind(1, m_name)
+            .bind(2, before.value_or(seconds_since_epoch() + 1))
+            .run();
+        return m_database.changes();
+    });
+}
+
+std::optional<LocalJob> LocalQueue::job(std::int64_t id)
+{
+    auto query =
+        m_database.prepare(fmt::format("SELECT {} FROM jobs WHERE id = ? AND queue = ?",
+                                       k_job_columns));
+    query.bind(1, id).bind(2, m_name);
+    auto jobs = read_jobs(query);
+    if (jobs.empty()) {
+        return std::nullopt;
+    }
+    return std::move(jobs.front());
+}
+
+std::vector<LocalJob> LocalQueue::jobs_of(const std::vector<std::int64_t>& ids)
+{
+    std::vector<LocalJob> jobs;
+    auto query =
+        m_database.prepare(fmt::format("SELECT {} FROM jobs WHERE id = ? AND queue = ?",
+                                       k_job_columns));
+    for (const auto id : ids) {
+        query.bind(1, id).bind(2, m_name);
+        auto found = read_jobs(query);
+        jobs.insert(jobs.end(), found.begin(), found.end());
+    }
+    return jobs;
+}
+
+LocalQueue::BatchProgress LocalQueue::batch_progress(std::int64_t batch)
+{
+    BatchProgress progress;
+    m_database.read([&] {
+        auto ended = m_database.prepare(fmt::format(
+            "SELECT {} FROM jobs WHERE batch = ? AND state NOT IN ('queued', 'running') "
+            "ORDER BY ended",
+            k_job_columns));
+        ended.bind(1, batch);
+        progress.ended = read_jobs(ended);
+        auto unended = m_database.prepare(
+            "SELECT count(*) FROM jobs WHERE batch = ? AND state IN ('queued', 'running')");
+        unended.bind(1, batch).step();
+        progress.unended = unended.integer(0);
+        unended.reset();
+    });
+    return progress;
+}
+
+LocalQueueListing LocalQueue::list(std::size_t queued_shown, std::size_t recent_shown)
+{
+    LocalQueueListing listing;
+    // One read transaction: the counts and the lists agree with each other.
+    m_database.read([&] {
+        auto count = m_database.prepare(
+            "SELECT state, count(*) FROM jobs WHERE queue = ? GROUP BY state");
+        count.bind(1, m_name);
+        while (count.step()) {
+            const auto state = state_of(count.text(0));
+            const auto number = count.integer(1);
+            switch (state) {
+            case LocalJobState::queued: listing.queued = number; break;
+            case LocalJobState::succeeded: listing.succeeded = number; break;
+            case LocalJobState::failed: listing.failed = number; break;
+            case LocalJobState::cancelled: listing.cancelled = number; break;
+            case LocalJobState::refused: listing.refused = number; break;
+            case LocalJobState::running: break;
+            }
+        }
+        count.reset();
+        auto queued = m_database.prepare(fmt::format(
+            "SELECT {} FROM jobs WHERE queue = ? AND state = 'queued' ORDER BY priority DESC, "
+            "position LIMIT ?",
+            k_job_columns));
+        queued.bind(1, m_name).bind(2, static_cast<std::int64_t>(queued_shown));
+        listing.first_queued = read_jobs(queued);
+        auto running = m_database.prepare(fmt::format(
+            "SELECT {} FROM jobs WHERE queue = ? AND state = 'running' ORDER BY id",
+            k_job_columns));
+        running.bind(1, m_name);
+        listing.running = read_jobs(running);
+        auto recent = m_database.prepare(fmt::format(
+            "SELECT {} FROM jobs WHERE queue = ? AND ended IS NOT NULL ORDER BY ended DESC "
+            "LIMIT ?",
+            k_job_columns));
+        recent.bind(1, m_name).bind(2, static_cast<std::int64_t>(recent_shown));
+        listing.recent = read_jobs(recent);
+        listing.workers = workers();
+        listing.paused = paused();
+    });
+    return listing;
+}
+
+} // namespace gpusched::queue

@@ -1,0 +1,294 @@
+#include <gpusched/queue/local_worker_input.hpp>
+
+#include <gpusched/job_messages.hpp>
+#include <gpusched/wall_clock.hpp>
+
+#include <fmt/format.h>
+#include <spdlog/spdlog.h>
+
+#include <unistd.h>
+
+#include <random>
+
+namespace gpusched::queue {
+namespace {
+
+using namespace std::chrono_literals;
+
+// How long a database call waits for another process's write lock before giving up for now:
+// long enough for any transaction of the queue's (they are short), short enough that the
+// runner's loop is never held up noticeably.
+constexpr std::chrono::milliseconds k_busy_timeout{200};
+// The worker looks at the queue on its own this often.
+constexpr std::chrono::milliseconds k_tick{1'000};
+// A write that failed is tried again after this.
+constexpr std::chrono::milliseconds k_retry{1'000};
+// At the end of the run, how long what is owed may keep failing before the worker gives up
+// on it (the jobs then go back to the queue once this worker is gone, and run again).
+constexpr std::chrono::seconds k_give_up{10};
+
+std::string new_worker_id(const std::string& host)
+{
+    std::random_device random;
+    return fmt::format("{}{}-{:08x}", worker_id_prefix(host), getpid(), random());
+}
+
+} // namespace
+
+LocalWorkerInput::LocalWorkerInput(LocalWorkerSettings settings)
+    : m_settings(std::move(settings)), m_worker(new_worker_id(m_settings.host)),
+      m_database(m_settings.database, k_busy_timeout), m_queue(m_database, m_settings.queue),
+      m_presence((prepare_local_queue_schema(m_database), m_settings.database), m_worker),
+      m_next_tick(Clock::now() + k_tick)
+{
+    // Present first, then listed: a worker listed is never taken for dead while it starts.
+    m_queue.add_worker(
+        {m_worker, m_settings.host, getpid(), m_settings.gpus, seconds_since_epoch()});
+    reclaim_dead();
+    spdlog::info("worker {} on queue {} ({})", m_worker, m_settings.queue,
+                 m_settings.database.string());
+}
+
+LocalWorkerInput::~LocalWorkerInput()
+{
+    try {
+        m_queue.remove_worker(m_worker);
+    } catch (const std::exception& error) {
+        // Its presence ends with it anyway: the next look at the queue forgets it.
+        spdlog::debug("worker {} not removed from the list of workers: {}", m_worker,
+                      error.what());
+    }
+}
+
+void LocalWorkerInput::set_gpus(std::string gpus)
+{
+    m_settings.gpus = std::move(gpus);
+    attempt("noting the worker's GPUs", [&] {
+        m_queue.add_worker(
+            {m_worker, m_settings.host, getpid(), m_settings.gpus, seconds_since_epoch()});
+    });
+}
+
+template <class Work>
+bool LocalWorkerInput::attempt(const char* doing, Work&& work)
+{
+    try {
+        work();
+        if (m_failing) {
+            spdlog::info("queue {}: {} works again", m_settings.queue, *m_failing);
+            m_failing.reset();
+        }
+        return true;
+    } catch (const DatabaseError& error) {
+        if (!m_failing) {
+            spdlog::error("queue {}: {}: {}; trying again every {}", m_settings.queue, doing,
+                          error.what(), format_duration(k_retry));
+            m_failing = doing;
+        }
+        m_retry_at = Clock::now() + k_retry;
+        return false;
+    }
+}
+
+void LocalWorkerInput::reclaim_dead()
+{
+    attempt("returning the jobs of ended workers", [&] {
+        const auto present = present_workers(m_settings.database);
+        const auto returned = m_queue.reclaim([&](const LocalWorker& worker) {
+            return !worker_gone(worker.id, worker.host, present, m_settings.host);
+        });
+        if (returned > 0) {
+            spdlog::warn("queue {}: {} jobs of workers that ended went back to the queue",
+                         m_settings.queue, returned);
+            m_look = true;
+        }
+    });
+}
+
+void LocalWorkerInput::add_poll_fds(std::vector<pollfd>& fds, bool wants_commands)
+{
+    m_wants_commands = wants_commands;
+    if (wants_commands && !m_stopped && m_look && m_ready.empty() && !m_retry_at) {
+        look();
+    }
+    fds.push_back({m_presence.fd(), POLLIN, 0});
+}
+
+void LocalWorkerInput::look()
+{
+    attempt("taking a job", [&] {
+        auto job = m_queue.take(m_worker);
+        if (!job) {
+            m_look = false; // until a wake-up or the next tick
+            return;
+        }
+        m_ready.push_back(std::move(*job));
+    });
+}
+
+bool LocalWorkerInput::on_ready(const pollfd& ready)
+{
+    if (ready.fd != m_presence.fd()) {
+        return false;
+    }
+    m_presence.drain();
+    m_look = true;
+    return true;
+}
+
+std::optional<LocalWorkerInput::Clock::time_point> LocalWorkerInput::next_deadline() const
+{
+    if (m_wants_commands && !m_ready.empty() && !m_stopped) {
+        // A job was just taken (the runner asks for poll descriptors before its deadline):
+        // the poll must not sleep before the runner takes it.
+        return Clock::time_point{};
+    }
+    auto next = m_next_tick;
+    if (m_retry_at) {
+        next = std::min(next, *m_retry_at);
+    }
+    return next;
+}
+
+void LocalWorkerInput::on_time(Clock::time_point now)
+{
+    if (m_retry_at && now >= *m_retry_at) {
+        m_retry_at.reset();
+        write_owed();
+    }
+    if (now >= m_next_tick) {
+        m_next_tick = now + k_tick;
+        m_look = true;
+        reclaim_dead();
+    }
+}
+
+std::optional<sys::InputLine> LocalWorkerInput::next_line()
+{
+    if (m_stopped || m_ready.empty()) {
+        return std::nullopt;
+    }
+    auto job = std::move(m_ready.front());
+    m_ready.pop_front();
+    m_last_handed = job.id;
+    if (job.command.find('\0') != std::string::npos) {
+        // Never run: a shell would see only what comes before the NUL byte.
+        spdlog::error("queue job {} refused, never run: the command contains a NUL byte", job.id);
+        owe(LocalResult{job.id, LocalJobState::refused, 0, 0, "", 0, 0, "NUL byte"});
+        m_last_handed.reset();
+        return std::nullopt;
+    }
+    // The queue's id is the job's number here too, in the log and the job log. Replayable: a
+    // job not started here goes back to the queue, for another worker.
+    const auto id = static_cast<JobId>(job.id);
+    return sys::InputLine{LogicalLine{std::move(job.command), id, LineFault::none},
+                          fmt::format("queue job {}", job.id), id, true};
+}
+
+void LocalWorkerInput::stop_reading()
+{
+    take_buffered();
+}
+
+std::vector<sys::InputLine> LocalWorkerInput::take_buffered()
+{
+    m_stopped = true;
+    for (const auto& job : m_ready) {
+        owe(GiveBackJob{job.id});
+    }
+    m_ready.clear();
+    return {};
+}
+
+void LocalWorkerInput::on_accepted(JobId id)
+{
+    if (m_last_handed) {
+        m_handed[id] = *m_last_handed;
+        m_last_handed.reset();
+    }
+}
+
+void LocalWorkerInput::on_ended(const sys::JobEnd& end)
+{
+    const auto found = m_handed.find(end.id);
+    if (found == m_handed.end()) {
+        return;
+    }
+    const auto id = found->second;
+    m_handed.erase(found);
+    if (end.stopped && !end.outcome.succeeded()) {
+        spdlog::info("queue job {} returned to the queue: the worker is stopping", id);
+        owe(GiveBackJob{id});
+        return;
+    }
+    owe(LocalResult{id,
+                    end.outcome.succeeded() ? LocalJobState::succeeded : LocalJobState::failed,
+                    end.outcome.exit_code, end.outcome.signal, end.gpu, end.started, end.runtime,
+                    ""});
+}
+
+void LocalWorkerInput::on_unstarted(const std::vector<Command>& commands)
+{
+    for (const auto& command : commands) {
+        if (const auto found = m_handed.find(command.id); found != m_handed.end()) {
+            owe(GiveBackJob{found->second});
+            m_handed.erase(found);
+        }
+    }
+    take_buffered();
+}
+
+void LocalWorkerInput::owe(Owed owed)
+{
+    m_owed.push_back(std::move(owed));
+    if (!m_retry_at) {
+        write_owed();
+    }
+}
+
+void LocalWorkerInput::write_owed()
+{
+    while (!m_owed.empty()) {
+        const auto& owed = m_owed.front();
+        const bool written = attempt("recording a result", [&] {
+            if (const auto* result = std::get_if<LocalResult>(&owed)) {
+                if (!m_queue.finish(m_worker, *result)) {
+                    spdlog::warn("queue job {}: its result was not recorded: the job is no "
+                                 "longer this worker's (cancelled, or returned to the queue)",
+                                 result->id);
+                }
+            } else {
+                m_queue.give_back(m_worker, std::get<GiveBackJob>(owed).id);
+            }
+        });
+        if (!written) {
+            return;
+        }
+        m_owed.pop_front();
+        // A result written frees a GPU: the queue may have the next job for it.
+        m_look = true;
+    }
+}
+
+void LocalWorkerInput::on_jobs_over()
+{
+    if (!m_give_up_at) {
+        m_give_up_at = Clock::now() + k_give_up;
+    }
+}
+
+bool LocalWorkerInput::settled() const
+{
+    if (m_owed.empty()) {
+        return true;
+    }
+    if (m_give_up_at && Clock::now() >= *m_give_up_at) {
+        spdlog::error("queue {}: {} results could not be recorded; their jobs go back to the "
+                      "queue and run again",
+                      m_settings.queue, m_owed.size());
+        return true;
+    }
+    return false;
+}
+
+} // namespace gpusched::queue

@@ -1,0 +1,215 @@
+#include <gpusched/queue/sqlite_database.hpp>
+
+#include <fmt/format.h>
+#include <sqlite3.h>
+
+namespace gpusched::queue {
+
+DatabaseError::DatabaseError(const std::string& message, int code)
+    : std::runtime_error(message), m_code(code)
+{
+}
+
+bool DatabaseError::busy() const
+{
+    const int primary = m_code & 0xff;
+    return primary == SQLITE_BUSY || primary == SQLITE_LOCKED;
+}
+
+Database::Database(std::filesystem::path path, std::chrono::milliseconds busy_timeout)
+    : m_path(std::move(path))
+{
+    const int opened = sqlite3_open_v2(m_path.c_str(), &m_handle,
+                                       SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE |
+                                           SQLITE_OPEN_NOMUTEX,
+                                       nullptr);
+    if (opened != SQLITE_OK) {
+        const std::string why = m_handle != nullptr ? sqlite3_errmsg(m_handle)
+                                                    : sqlite3_errstr(opened);
+        sqlite3_close(m_handle);
+        m_handle = nullptr;
+        throw DatabaseError(fmt::format("database {}: cannot open: {}", m_path.string(), why),
+                            opened);
+    }
+    sqlite3_extended_result_codes(m_handle, 1);
+    sqlite3_busy_timeout(m_handle, static_cast<int>(busy_timeout.count()));
+    try {
+        // WAL: readers (`gpusched queue`) never wait for a writer, and a commit is one append,
+        // not a rewrite of the file. synchronous=NORMAL in WAL mode loses no committed
+        // transaction when a process dies, only (on a power failure) the last ones before
+        // the next checkpoint; a commit then costs no fsync, which a worker starting
+        // thousands of short jobs would feel.
+        execute("PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; PRAGMA foreign_keys=ON");
+    } catch (...) {
+        sqlite3_close(m_handle);
+        m_handle = nullptr;
+        throw;
+    }
+}
+
+Database::~Database()
+{
+    sqlite3_close_v2(m_handle);
+}
+
+void Database::fail(int code, std::string_view doing) const
+{
+    std::string why = m_handle != nullptr ? sqlite3_errmsg(m_handle) : sqlite3_errstr(code);
+    switch (code & 0xff) {
+    case SQLITE_FULL:
+        why += " (the disk holding it is full)";
+        break;
+    case SQLITE_READONLY:
+        why += " (it cannot be written: check its permissions and those of its directory)";
+        break;
+    case SQLITE_CORRUPT:
+    case SQLITE_NOTADB:
+        why += " (move it aside to start an empty queue)";
+        break;
+    default:
+        break;
+    }
+    throw DatabaseError(fmt::format("database {}: {}: {}", m_path.string(), doing, why), code);
+}
+
+void Database::execute(std::string_view sql)
+{
+    const std::string text(sql);
+    char* message = nullptr;
+    const int result = sqlite3_exec(m_handle, text.c_str(), nullptr, nullptr, &message);
+    sqlite3_free(message);
+    if (result != SQLITE_OK) {
+        fail(result, text.substr(0, text.find_first_of(" ;")));
+    }
+}
+
+void Database::roll_back() noexcept
+{
+    if (sqlite3_get_autocommit(m_handle) == 0) {
+        sqlite3_exec(m_handle, "ROLLBACK", nullptr, nullptr, nullptr);
+    }
+}
+
+std::int64_t Database::changes() const
+{
+    return sqlite3_changes64(m_handle);
+}
+
+std::int64_t Database::last_insert_id() const
+{
+    return sqlite3_last_insert_rowid(m_handle);
+}
+
+Statement::Statement(Database& database, std::string_view sql) : m_database(&database)
+{
+    const int result = sqlite3_prepare_v3(database.handle(), sql.data(),
+                                          static_cast<int>(sql.size()), SQLITE_PREPARE_PERSISTENT,
+                                          &m_statement, nullptr);
+    if (result != SQLITE_OK) {
+        database.fail(result, "preparing a statement");
+    }
+}
+
+Statement::Statement(Statement&& other) noexcept
+    : m_database(other.m_database), m_statement(other.m_statement)
+{
+    other.m_statement = nullptr;
+}
+
+Statement::~Statement()
+{
+    sqlite3_finalize(m_statement);
+}
+
+namespace {
+
+void check_bind(const Database& database, int result)
+{
+    if (result != SQLITE_OK) {
+        database.fail(result, "binding a parameter");
+    }
+}
+
+} // namespace
+
+Statement& Statement::bind(int index, std::int64_t value)
+{
+    check_bind(*m_database, sqlite3_bind_int64(m_statement, index, value));
+    return *this;
+}
+
+Statement& Statement::bind(int index, double value)
+{
+    check_bind(*m_database, sqlite3_bind_double(m_statement, index, value));
+    return *this;
+}
+
+Statement& Statement::bind(int index, std::string_view text)
+{
+    check_bind(*m_database, sqlite3_bind_text64(m_statement, index, text.data(), text.size(),
+                                                SQLITE_TRANSIENT, SQLITE_UTF8));
+    return *this;
+}
+
+Statement& Statement::bind_null(int index)
+{
+    check_bind(*m_database, sqlite3_bind_null(m_statement, index));
+    return *this;
+}
+
+bool Statement::step()
+{
+    const int result = sqlite3_step(m_statement);
+    if (result == SQLITE_ROW) {
+        return true;
+    }
+    if (result == SQLITE_DONE) {
+        return false;
+    }
+    const std::string sql = sqlite3_sql(m_statement);
+    try {
+        m_database->fail(result, sql.substr(0, sql.find(' ')));
+    } catch (...) {
+        sqlite3_reset(m_statement);
+        throw;
+    }
+}
+
+void Statement::run()
+{
+    while (step()) {
+    }
+    reset();
+}
+
+void Statement::reset()
+{
+    sqlite3_reset(m_statement);
+    sqlite3_clear_bindings(m_statement);
+}
+
+bool Statement::is_null(int column) const
+{
+    return sqlite3_column_type(m_statement, column) == SQLITE_NULL;
+}
+
+std::int64_t Statement::integer(int column) const
+{
+    return sqlite3_column_int64(m_statement, column);
+}
+
+double Statement::real(int column) const
+{
+    return sqlite3_column_double(m_statement, column);
+}
+
+std::string Statement::text(int column) const
+{
+    const auto* bytes = sqlite3_column_text(m_statement, column);
+    return bytes == nullptr
+               ? std::string()
+               : std::string(reinterpret_cast<const char*>(bytes),
+                             static_cast<std::size_t>(sqlite3_column_bytes(m_statement, column)));
+}
+
+} // namespace gpusched::queue

@@ -1,0 +1,111 @@
+#include <gpusched/queue/worker_presence.hpp>
+
+#include <gpusched/lease_names.hpp>
+#include <gpusched/sys/lease_socket.hpp>
+
+#include <fmt/format.h>
+
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <array>
+#include <cctype>
+#include <cerrno>
+#include <stdexcept>
+
+namespace gpusched::queue {
+
+std::string worker_space_of(const std::filesystem::path& database)
+{
+    struct stat status {};
+    if (stat(database.c_str(), &status) != 0) {
+        return {};
+    }
+    return worker_space(fmt::format("{}:{}", status.st_dev, status.st_ino));
+}
+
+WorkerPresence::WorkerPresence(const std::filesystem::path& database, const std::string& worker)
+{
+    const auto space = worker_space_of(database);
+    if (space.empty()) {
+        throw std::runtime_error(fmt::format("database {}: cannot be looked at", database.string()));
+    }
+    auto bound = sys::bind_lease(lease_socket_name(space, worker));
+    if (!bound) {
+        throw std::runtime_error(fmt::format("worker {} is already present on {}", worker,
+                                             database.string()));
+    }
+    m_socket = std::move(*bound);
+}
+
+void WorkerPresence::drain()
+{
+    while (true) {
+        const int connection = accept4(m_socket.get(), nullptr, nullptr,
+                                       SOCK_NONBLOCK | SOCK_CLOEXEC);
+        if (connection < 0) {
+            return; // EAGAIN: none left (the socket is non-blocking)
+        }
+        sys::UniqueFd closed(connection);
+    }
+}
+
+std::set<std::string> present_workers(const std::filesystem::path& database)
+{
+    const auto space = worker_space_of(database);
+    std::set<std::string> workers;
+    if (space.empty()) {
+        return workers;
+    }
+    for (const auto& name : sys::bound_lease_names(space)) {
+        if (auto worker = lease_key_of_socket_name(space, name)) {
+            workers.insert(std::move(*worker));
+        }
+    }
+    return workers;
+}
+
+std::string worker_id_prefix(const std::string& host)
+{
+    // Worker ids become socket names: letters, digits and '-' only.
+    std::string prefix = host + "-";
+    for (auto& c : prefix) {
+        if (std::isalnum(static_cast<unsigned char>(c)) == 0 && c != '-') {
+            c = '-';
+        }
+    }
+    return prefix;
+}
+
+bool worker_gone(const std::string& worker_id, const std::string& worker_host,
+                 const std::set<std::string>& present, const std::string& host)
+{
+    if (present.contains(worker_id)) {
+        return false;
+    }
+    return worker_host.empty() ? worker_id.starts_with(worker_id_prefix(host)) : worker_host == host;
+}
+
+std::string this_host()
+{
+    std::array<char, 256> name{};
+    gethostname(name.data(), name.size() - 1);
+    return name.data();
+}
+
+void wake_workers(const std::filesystem::path& database)
+{
+    const auto space = worker_space_of(database);
+    if (space.empty()) {
+        return;
+    }
+    for (const auto& name : sys::bound_lease_names(space)) {
+        try {
+            sys::connect_to_lease(name); // closed at once: the connection is the message
+        } catch (const std::exception&) {
+        }
+    }
+}
+
+} // namespace gpusched::queue

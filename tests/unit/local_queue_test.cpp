@@ -1,0 +1,285 @@
+// The local queue against a real SQLite database file: order, each job taken once, results
+// recorded once, a dead worker's jobs back at the front, and the verbs that change the queue.
+#include <gpusched/queue/local_queue.hpp>
+#include <gpusched/queue/worker_presence.hpp>
+
+#include <gtest/gtest.h>
+
+#include <poll.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <vector>
+
+namespace gpusched::queue {
+namespace {
+
+namespace fs = std::filesystem;
+using namespace std::chrono_literals;
+
+class LocalQueueFile : public ::testing::Test {
+protected:
+    void SetUp() override
+    {
+        std::string pattern = (fs::temp_directory_path() / "gpusched-db-XXXXXX").string();
+        ASSERT_NE(mkdtemp(pattern.data()), nullptr);
+        m_dir = pattern;
+    }
+    void TearDown() override { fs::remove_all(m_dir); }
+
+    fs::path db_path() const { return m_dir / "queue.db"; }
+
+    static std::vector<NewLocalJob> commands(std::initializer_list<const char*> texts)
+    {
+        std::vector<NewLocalJob> jobs;
+        for (const auto* text : texts) {
+            jobs.push_back({text});
+        }
+        return jobs;
+    }
+
+    static LocalResult succeeded(std::int64_t id)
+    {
+        return LocalResult{id, LocalJobState::succeeded, 0, 0, "0", 100.0, 1.5, ""};
+    }
+
+    fs::path m_dir;
+};
+
+TEST_F(LocalQueueFile, JobsAreTakenInOrderOfPriorityThenPositionAndFrontGoesFirst)
+{
+    Database database(db_path(), 1s);
+    prepare_local_queue_schema(database);
+    LocalQueue queue(database, "default");
+    queue.submit(commands({"a", "b"}), {});
+    queue.submit(commands({"c", "d"}), {0, true});
+    queue.submit(commands({"urgent"}), {5, false});
+
+    std::vector<std::string> order;
+    while (const auto job = queue.take("w1")) {
+        order.push_back(job->command);
+        EXPECT_EQ(job->state, LocalJobState::running);
+        EXPECT_EQ(job->worker, "w1");
+    }
+    EXPECT_EQ(order, (std::vector<std::string>{"urgent", "c", "d", "a", "b"}));
+}
+
+TEST_F(LocalQueueFile, QueuesOfOneDatabaseAreApart)
+{
+    Database database(db_path(), 1s);
+    prepare_local_queue_schema(database);
+    LocalQueue first(database, "first");
+    LocalQueue second(database, "second");
+    first.submit(commands({"one"}), {});
+    EXPECT_FALSE(second.take("w"));
+    ASSERT_TRUE(first.take("w"));
+}
+
+TEST_F(LocalQueueFile, AResultIsRecordedOnceAndOnlyByTheWorkerThatHoldsTheJob)
+{
+    Database database(db_path(), 1s);
+    prepare_local_queue_schema(database);
+    LocalQueue queue(database, "q");
+    const auto submitted = queue.submit(commands({"x"}), {});
+    const auto job = queue.take("w1");
+    ASSERT_TRUE(job);
+    EXPECT_FALSE(queue.finish("w2", succeeded(job->id)));
+    EXPECT_TRUE(queue.finish("w1", succeeded(job->id)));
+    EXPECT_FALSE(queue.finish("w1", succeeded(job->id)));
+    const auto ended = queue.job(submitted.ids.at(0));
+    ASSERT_TRUE(ended);
+    EXPECT_EQ(ended->state, LocalJobState::succeeded);
+    EXPECT_DOUBLE_EQ(ended->runtime, 1.5);
+}
+
+TEST_F(LocalQueueFile, TwoConnectionsNeverTakeTheSameJob)
+{
+    Database one(db_path(), 5s);
+    prepare_local_queue_schema(one);
+    Database two(db_path(), 5s);
+    LocalQueue first(one, "q");
+    LocalQueue second(two, "q");
+    std::vector<NewLocalJob> jobs(200, NewLocalJob{"true"});
+    first.submit(jobs, {});
+    std::set<std::int64_t> taken;
+    for (int i = 0; i < 100; ++i) {
+        const auto a = first.take("a");
+        const auto b = second.take("b");
+        ASSERT_TRUE(a && b);
+        EXPECT_TRUE(taken.insert(a->id).second);
+        EXPECT_TRUE(taken.insert(b->id).second);
+    }
+    EXPECT_FALSE(first.take("a"));
+    EXPECT_EQ(taken.size(), 200u);
+}
+
+TEST_F(LocalQueueFile, ADeadWorkersJobsGoBackToTheFrontInTheirOrderAndALiveOnesStay)
+{
+    Database database(db_path(), 1s);
+    prepare_local_queue_schema(database);
+    LocalQueue queue(database, "q");
+    queue.submit(commands({"1", "2", "3", "4"}), {});
+    queue.add_worker({"dead", "host", 1, "0,1", 0});
+    queue.add_worker({"alive", "host", 2, "2", 0});
+    const auto one = queue.take("dead");
+    const auto two = queue.take("dead");
+    const auto three = queue.take("alive");
+    ASSERT_TRUE(one && two && three);
+
+    const auto returned =
+        queue.reclaim([](const LocalWorker& worker) { return worker.id == "alive"; });
+    EXPECT_EQ(returned, 2);
+    EXPECT_EQ(queue.workers().size(), 1u);
+    EXPECT_FALSE(queue.finish("dead", succeeded(one->id))); // too late: it is queued again
+    const auto again = queue.take("alive");
+    ASSERT_TRUE(again);
+    EXPECT_EQ(again->command, "1");
+    EXPECT_EQ(again->returned, 1);
+    EXPECT_EQ(queue.take("alive")->command, "2");
+    EXPECT_EQ(queue.take("alive")->command, "4");
+    EXPECT_TRUE(queue.finish("alive", succeeded(three->id)));
+}
+
+TEST_F(LocalQueueFile, CancelRemovesAQueuedJobAndAsksTheWorkerOfARunningOne)
+{
+    Database database(db_path(), 1s);
+    prepare_local_queue_schema(database);
+    LocalQueue queue(database, "q");
+    const auto ids = queue.submit(commands({"run", "wait"}), {}).ids;
+    const auto running = queue.take("w");
+    ASSERT_TRUE(running);
+    EXPECT_EQ(queue.cancel(ids[1]), CancelOutcome::removed);
+    EXPECT_EQ(queue.job(ids[1])->state, LocalJobState::cancelled);
+    EXPECT_FALSE(queue.take("w"));
+    EXPECT_EQ(queue.cancel(ids[0]), CancelOutcome::stopping);
+    EXPECT_EQ(queue.cancel_requests("w"), std::vector<std::int64_t>{ids[0]});
+    EXPECT_EQ(queue.cancel(999), CancelOutcome::unknown);
+    LocalResult cancelled = succeeded(ids[0]);
+    cancelled.state = LocalJobState::cancelled;
+    cancelled.signal = 15;
+    EXPECT_TRUE(queue.finish("w", cancelled));
+    EXPECT_EQ(queue.cancel(ids[0]), CancelOutcome::already_ended);
+}
+
+TEST_F(LocalQueueFile, APausedQueueGivesNothingUntilResumed)
+{
+    Database database(db_path(), 1s);
+    prepare_local_queue_schema(database);
+    LocalQueue queue(database, "q");
+    queue.submit(commands({"x"}), {});
+    queue.pause("");
+    queue.pause("1");
+    EXPECT_EQ(queue.paused(), (std::set<std::string>{"", "1"}));
+    EXPECT_FALSE(queue.take("w"));
+    queue.resume("1");
+    EXPECT_FALSE(queue.take("w"));
+    queue.resume("");
+    EXPECT_TRUE(queue.take("w"));
+}
+
+TEST_F(LocalQueueFile, RetryQueuesAFailedJobAgainButNotARunningOrSucceededOne)
+{
+    Database database(db_path(), 1s);
+    prepare_local_queue_schema(database);
+    LocalQueue queue(database, "q");
+    const auto ids = queue.submit(commands({"fails", "works"}), {}).ids;
+    const auto fails = queue.take("w");
+    EXPECT_TRUE(queue.retry(fails->id).has_value()); // running
+    LocalResult failed = succeeded(fails->id);
+    failed.state = LocalJobState::failed;
+    failed.exit_code = 3;
+    ASSERT_TRUE(queue.finish("w", failed));
+    const auto works = queue.take("w");
+    ASSERT_TRUE(queue.finish("w", succeeded(works->id)));
+    EXPECT_TRUE(queue.retry(works->id).has_value());
+    EXPECT_FALSE(queue.retry(fails->id).has_value());
+    const auto again = queue.take("w");
+    ASSERT_TRUE(again);
+    EXPECT_EQ(again->id, ids[0]);
+    EXPECT_EQ(again->exit_code, 0);
+}
+
+TEST_F(LocalQueueFile, ListingCountsAndOrdersAndPurgeRemovesOnlyEndedJobs)
+{
+    Database database(db_path(), 1s);
+    prepare_local_queue_schema(database);
+    LocalQueue queue(database, "q");
+    queue.submit(commands({"a", "b", "c", "d"}), {});
+    const auto a = queue.take("w");
+    queue.take("w");
+    ASSERT_TRUE(queue.finish("w", succeeded(a->id)));
+    const auto listing = queue.list(1, 10);
+    EXPECT_EQ(listing.queued, 2);
+    ASSERT_EQ(listing.first_queued.size(), 1u);
+    EXPECT_EQ(listing.first_queued[0].command, "c");
+    EXPECT_EQ(listing.running.size(), 1u);
+    EXPECT_EQ(listing.succeeded, 1);
+    ASSERT_EQ(listing.recent.size(), 1u);
+    EXPECT_EQ(queue.purge(std::nullopt), 1);
+    EXPECT_EQ(queue.list(10, 10).queued, 2);
+    EXPECT_EQ(queue.list(10, 10).running.size(), 1u);
+}
+
+TEST_F(LocalQueueFile, AFileThatIsNotADatabaseIsNamedInTheError)
+{
+    {
+        std::ofstream garbage(db_path());
+        garbage << std::string(8192, 'x');
+    }
+    try {
+        Database database(db_path(), 1s);
+        prepare_local_queue_schema(database);
+        FAIL() << "a file of garbage was opened as a database";
+    } catch (const DatabaseError& error) {
+        EXPECT_NE(std::string(error.what()).find(db_path().string()), std::string::npos)
+            << error.what();
+        EXPECT_NE(std::string(error.what()).find("move it aside"), std::string::npos)
+            << error.what();
+    }
+}
+
+TEST_F(LocalQueueFile, AHundredThousandJobsGoInAsOneTransaction)
+{
+    Database database(db_path(), 1s);
+    prepare_local_queue_schema(database);
+    LocalQueue queue(database, "q");
+    std::vector<NewLocalJob> jobs(100'000, NewLocalJob{"python train.py --seed 1"});
+    const auto submitted = queue.submit(jobs, {});
+    ASSERT_EQ(submitted.ids.size(), 100'000u);
+    EXPECT_EQ(submitted.ids.back() - submitted.ids.front(), 99'999);
+    EXPECT_EQ(queue.list(5, 5).queued, 100'000);
+}
+
+TEST_F(LocalQueueFile, AWorkerIsPresentWhileItHoldsItsSocketAndOnlyThisHostsWorkersAreTakenForGone)
+{
+    Database database(db_path(), 1s);
+    prepare_local_queue_schema(database);
+    const std::string id = worker_id_prefix("node.1") + "42-abc";
+    {
+        WorkerPresence presence(db_path(), id);
+        const auto present = present_workers(db_path());
+        EXPECT_TRUE(present.contains(id));
+        EXPECT_FALSE(worker_gone(id, "node.1", present, "node.1"));
+        // Woken: its socket becomes readable.
+        wake_workers(db_path());
+        pollfd ready{presence.fd(), POLLIN, 0};
+        EXPECT_EQ(poll(&ready, 1, 5000), 1);
+        presence.drain();
+        EXPECT_EQ(poll(&ready, 1, 0), 0);
+    }
+    const auto present = present_workers(db_path());
+    EXPECT_FALSE(present.contains(id));
+    EXPECT_TRUE(worker_gone(id, "node.1", present, "node.1"));
+    EXPECT_TRUE(worker_gone(id, "", present, "node.1"));
+    // Another host's (or container's) worker may be alive where this machine cannot see it.
+    EXPECT_FALSE(worker_gone(id, "node.2", present, "node.1"));
+    EXPECT_FALSE(worker_gone(id, "", present, "node.2"));
+}
+
+} // namespace
+} // namespace gpusched::queue
