@@ -36,11 +36,11 @@ TEST(Numbers, DurationsMustBeDurationsOfAtMostAYear)
     TempDir dir;
     for (const std::string option : {"--timeout", "--kill-after", "--recheck", "--probe-timeout"}) {
         const auto args = [&](const std::string& value) {
-            std::vector<std::string> args = {"--gpus", "0", option, value};
+            std::vector<std::string> words = {"--gpus", "0", option, value};
             if (option == "--recheck") {
-                args.push_back("--skip-busy");
+                words.push_back("--skip-busy");
             }
-            return args;
+            return words;
         };
         for (const std::string value : {"1e10", "31536001", "1e400", "366d"}) {
             expect_refused(dir, {args(value), "true\n"},
