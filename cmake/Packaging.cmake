@@ -43,6 +43,9 @@ install(FILES ${PROJECT_SOURCE_DIR}/README.md ${PROJECT_SOURCE_DIR}/LICENSE
         DESTINATION ${CMAKE_INSTALL_DOCDIR})
 install(DIRECTORY ${PROJECT_SOURCE_DIR}/examples/ DESTINATION ${CMAKE_INSTALL_DOCDIR}/examples
         USE_SOURCE_PERMISSIONS)
+# A systemd user unit for a worker at login (`systemctl --user enable --now gpusched-worker`).
+install(FILES ${PROJECT_SOURCE_DIR}/packaging/gpusched-worker.service
+        DESTINATION lib/systemd/user)
 # systemd-tmpfiles makes the lease directory at boot, owned by root.
 install(FILES ${PROJECT_SOURCE_DIR}/packaging/gpusched.tmpfiles DESTINATION lib/tmpfiles.d
         RENAME gpusched.conf)

@@ -34,4 +34,5 @@ for name in gpusched simple_gpu_scheduler simple_hypersearch; do
 done
 test -s /usr/share/doc/gpusched/examples/commands.txt
 grep -q '/run/lock/gpusched 1777 root root' /usr/lib/tmpfiles.d/gpusched.conf
+grep -q '^ExecStart=/usr/bin/gpusched worker$' /usr/lib/systemd/user/gpusched-worker.service
 echo "check_deb: $deb installs and runs"

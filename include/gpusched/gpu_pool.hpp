@@ -36,6 +36,9 @@ public:
         m_gpus.at(slot).leased_elsewhere = leased;
     }
     bool leased_elsewhere(GpuSlot slot) const { return m_gpus.at(slot).leased_elsewhere; }
+    // A GPU paused by its queue (`gpusched pause --gpu`) gets no new job; its jobs go on.
+    void set_paused(GpuSlot slot, bool paused) { m_gpus.at(slot).paused = paused; }
+    bool paused(GpuSlot slot) const { return m_gpus.at(slot).paused; }
 
     // True when `count` distinct GPUs could take one more job each right now.
     bool can_take(std::size_t count) const;
@@ -54,6 +57,7 @@ private:
         unsigned long long last_release = 0; // when a job last left it, in release order
         bool usable = true;
         bool leased_elsewhere = false;
+        bool paused = false;
     };
 
     std::vector<std::string> m_ids;

@@ -30,6 +30,7 @@ struct RunningJob {
     // anybody's, and it is never searched or signalled again.
     bool group_gone = false;
     bool timed_out = false;
+    bool cancelled = false; // stopped by `gpusched cancel`
     // Its shell has ended but not what it left: named in the log if still there at this time.
     std::optional<Clock::time_point> report_at;
     // --timeout: SIGTERM at the first deadline, SIGKILL --kill-after later; then what it
@@ -87,6 +88,10 @@ public:
     // Called after children were reaped: once a stop or a timeout has come to SIGKILL, what
     // came back to us (orphans of the dead) is killed as it appears.
     void after_reap(Clock::time_point now);
+
+    // Stops one job as --timeout would (SIGTERM to it and what it left, SIGKILL --kill-after
+    // later), for `gpusched cancel`.
+    void cancel(RunningJob& job, Clock::time_point now);
 
     // gpusched and its jobs were stopped (Ctrl-Z) for `stopped`: that time is not the jobs'.
     // Their start moves on by it, so their run time leaves it out, and so does every

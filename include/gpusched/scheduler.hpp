@@ -99,6 +99,11 @@ public:
     std::vector<Action> on_signal(int signal);
     // --skip-busy found a GPU busy with someone else's work, or free again.
     std::vector<Action> on_gpu_usable(GpuSlot gpu, bool usable);
+    // The queue a worker serves paused a GPU (no new job starts there) or resumed it.
+    std::vector<Action> on_gpu_paused(GpuSlot gpu, bool paused);
+    // A running job is to be stopped for good (`gpusched cancel`): however it ends, it is
+    // not tried again.
+    void on_job_cancelled(JobId job);
     // A started job could not take the host-wide lease of `refused` (another process holds
     // it): the job goes back to the front of the queue, not counted as an attempt, and
     // those GPUs get no job until on_lease_available.
@@ -136,6 +141,7 @@ private:
     struct Running {
         GpuSlots gpus;
         Command command;
+        bool cancelled = false;
     };
 
     // True while queued commands may still start: running, or draining after SIGUSR1.

@@ -5,6 +5,7 @@
 #include "gpus_command.hpp"
 #include "completion.hpp"
 #include "help_format.hpp"
+#include "job_commands.hpp"
 #include "manual.hpp"
 #include "queue_command.hpp"
 #include "hypersearch_command.hpp"
@@ -156,6 +157,8 @@ int run(int argc, char** argv)
     auto* worker = add_worker_command(app, worker_options);
     QueueCommandOptions queue_options;
     auto* queue = add_queue_command(app, queue_options);
+    JobCommandOptions job_options;
+    const auto job_commands = add_job_commands(app, job_options);
 
     // After the subcommands, which would inherit it.
     app.footer(main_footer(program));
@@ -238,6 +241,9 @@ int run(int argc, char** argv)
     }
     if (*queue) {
         return run_queue(queue_options);
+    }
+    if (const auto status = run_job_command(job_commands, job_options)) {
+        return *status;
     }
     return run_scheduler(run_options);
 }

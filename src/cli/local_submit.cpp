@@ -1,6 +1,8 @@
 #include "local_submit.hpp"
 
 #include "input_chunks.hpp"
+#include "job_end_report.hpp"
+#include "worker_autostart.hpp"
 
 #include <gpusched/counted.hpp>
 #include <gpusched/exit_status.hpp>
@@ -28,31 +30,6 @@ constexpr std::chrono::seconds k_busy_timeout{10};
 // How often --wait looks for ended jobs.
 constexpr auto k_wait_round = 200ms;
 
-// Logs the end of a job; true when it succeeded.
-bool report_end(const queue::LocalJob& job)
-{
-    const auto runtime = std::chrono::duration_cast<std::chrono::steady_clock::duration>(
-        std::chrono::duration<double>(job.runtime));
-    const JobOutcome outcome{job.exit_code, job.signal};
-    const auto command = shorten_command(job.command);
-    switch (job.state) {
-    case queue::LocalJobState::succeeded:
-        spdlog::info("job {} finished on GPU {}: {} after {}: {}", job.id, job.gpu,
-                     describe_outcome(outcome), format_duration(runtime), command);
-        return true;
-    case queue::LocalJobState::failed:
-        spdlog::error("job {} failed on GPU {}: {} after {}: {}", job.id, job.gpu,
-                      describe_outcome(outcome), format_duration(runtime), command);
-        return false;
-    case queue::LocalJobState::cancelled:
-        spdlog::warn("job {} cancelled: {}", job.id, command);
-        return false;
-    default:
-        spdlog::error("job {} refused by its worker: {}: {}", job.id, job.note, command);
-        return false;
-    }
-}
-
 std::string jobs(std::size_t count)
 {
     return counted(count, "job");
@@ -67,7 +44,7 @@ std::size_t wait_for(queue::LocalQueue& queue, std::int64_t batch, std::size_t c
         const auto progress = queue.batch_progress(batch);
         for (const auto& job : progress.ended) {
             if (reported.insert(job.id).second) {
-                failed += report_end(job) ? 0 : 1;
+                failed += report_job_end(job) ? 0 : 1;
             }
         }
         if (progress.unended == 0 && reported.size() < count) {
@@ -96,6 +73,7 @@ int submit_to_local_queue(const SubmitOptions& options)
     std::vector<std::int64_t> ids;
     std::size_t rejected = 0;
     std::size_t seq = 0;
+    bool start_looked_at = false;
     while (true) {
         const auto lines = read_chunk(input, k_chunk);
         if (lines.empty()) {
@@ -114,7 +92,7 @@ int submit_to_local_queue(const SubmitOptions& options)
             chunk.push_back({line.line.text});
         }
         try {
-            const auto added = queue.submit_to(batch, chunk, {});
+            const auto added = queue.submit_to(batch, chunk, {options.priority, options.front});
             ids.insert(ids.end(), added.begin(), added.end());
         } catch (const queue::DatabaseError& error) {
             // Each chunk is one transaction: those before it are queued whole, it is not.
@@ -127,6 +105,10 @@ int submit_to_local_queue(const SubmitOptions& options)
                 error.code());
         }
         queue::wake_workers(path);
+        if (!options.no_start && !ids.empty() && !start_looked_at) {
+            start_looked_at = true;
+            start_worker_if_none(path, queue);
+        }
     }
     spdlog::info("{} submitted to queue {} in {}", jobs(ids.size()),
                  options.queue.queue, path.string());

@@ -58,6 +58,21 @@ inline CLI::Validator whole_number_check(std::uint64_t least, std::uint64_t most
         "");
 }
 
+// The same for an option that may be negative (--priority).
+inline CLI::Validator integer_check(std::int64_t least, std::int64_t most)
+{
+    return CLI::Validator(
+        [least, most](std::string& value) -> std::string {
+            const auto parsed = parse_integer(value, least, most);
+            if (const auto* error = std::get_if<ParseError>(&parsed)) {
+                return error->message;
+            }
+            value = std::to_string(std::get<std::int64_t>(parsed));
+            return {};
+        },
+        "");
+}
+
 // A variable of gpusched's own environment, when set.
 inline std::optional<std::string> environment_variable(const char* name)
 {

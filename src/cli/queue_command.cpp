@@ -1,7 +1,9 @@
 #include "queue_command.hpp"
 
+#include "open_queue.hpp"
 #include "option_values.hpp"
 
+#include <gpusched/counted.hpp>
 #include <gpusched/exit_status.hpp>
 #include <gpusched/job_messages.hpp>
 #include <gpusched/queue/job_queue.hpp>
@@ -39,7 +41,7 @@ std::string since(double started)
     return started == 0 ? since(std::string()) : since(fmt::format("{}", started));
 }
 
-nlohmann::ordered_json to_json(const queue::LocalJob& job)
+nlohmann::ordered_json to_json(const queue::JobRecord& job)
 {
     nlohmann::ordered_json json = {{"id", job.id},
                                    {"state", queue::to_string(job.state)},
@@ -55,7 +57,8 @@ nlohmann::ordered_json to_json(const queue::LocalJob& job)
     if (job.started != 0) {
         json["started"] = job.started;
     }
-    if (job.state != queue::LocalJobState::queued && job.state != queue::LocalJobState::running) {
+    if (job.state != queue::JobState::queued && job.state != queue::JobState::running) {
+        json["ended"] = job.ended;
         json["runtime"] = job.runtime;
         json["exit"] = job.exit_code;
         json["signal"] = job.signal;
@@ -67,21 +70,13 @@ nlohmann::ordered_json to_json(const queue::LocalJob& job)
     return json;
 }
 
-int show_local_queue(const QueueCommandOptions& options)
+// The listing of any queue, from its backend.
+int show_queue(queue::QueueBackend& queue, const QueueCommandOptions& options)
 {
-    const auto path = local_database_of(options.queue);
-    queue::Database database(path, std::chrono::seconds(5));
-    queue::prepare_local_queue_schema(database);
-    queue::LocalQueue jobs(database, options.queue.queue);
-    const auto present = queue::present_workers(path);
-    const auto host = queue::this_host();
-    jobs.reclaim([&](const queue::LocalWorker& worker) {
-        return !queue::worker_gone(worker.id, worker.host, present, host);
-    });
-    const auto listing = jobs.list(options.queued_shown, options.failures);
+    const auto listing = queue.list(options.queued_shown, options.failures);
     if (options.json) {
         nlohmann::ordered_json json = {{"queue", options.queue.queue},
-                                       {"database", path.string()},
+                                       {"where", queue.describe()},
                                        {"queued", listing.queued},
                                        {"succeeded", listing.succeeded},
                                        {"failed", listing.failed},
@@ -99,8 +94,11 @@ int show_local_queue(const QueueCommandOptions& options)
                                        {"gpus", worker.gpus},
                                        {"since", worker.since}});
         }
+        std::int64_t position = 0;
         for (const auto& job : listing.first_queued) {
-            json["next"].push_back(to_json(job));
+            auto next = to_json(job);
+            next["position"] = ++position;
+            json["next"].push_back(std::move(next));
         }
         for (const auto& job : listing.running) {
             json["running"].push_back(to_json(job));
@@ -112,8 +110,13 @@ int show_local_queue(const QueueCommandOptions& options)
                    json.dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace));
         return k_exit_success;
     }
-    fmt::print("queue {} in {}{}\n", options.queue.queue, path.string(),
-               listing.paused.contains("") ? " (paused: nothing new starts)" : "");
+    fmt::print("{}{}\n", queue.describe(),
+               listing.paused.contains("") ? ": paused, nothing new starts" : "");
+    for (const auto& gpu : listing.paused) {
+        if (!gpu.empty()) {
+            fmt::print("paused    GPU {}: nothing new starts there\n", gpu);
+        }
+    }
     fmt::print("queued    {}\nrunning   {}\nfinished  {} succeeded, {} failed, {} cancelled, {} "
                "refused\n",
                listing.queued, listing.running.size(), listing.succeeded, listing.failed,
@@ -148,8 +151,8 @@ int show_local_queue(const QueueCommandOptions& options)
     for (const auto& job : listing.recent) {
         const JobOutcome outcome{job.exit_code, job.signal};
         fmt::print("  job {} {}: {}\n", job.id,
-                   job.state == queue::LocalJobState::succeeded ||
-                           job.state == queue::LocalJobState::failed
+                   job.state == queue::JobState::succeeded ||
+                           job.state == queue::JobState::failed
                        ? describe_outcome(outcome)
                        : fmt::format("{}{}", queue::to_string(job.state),
                                      job.note.empty() ? "" : ", " + job.note),
@@ -175,13 +178,40 @@ CLI::App* add_queue_command(CLI::App& app, QueueCommandOptions& options)
         ->type_name("N")
         ->capture_default_str();
     command->add_flag("--json", options.json, "Print JSON instead of text");
+    auto* purge = command->add_flag(
+        "--purge", options.purge,
+        "Remove the ended jobs, their results and their output (ended jobs expire on their own "
+        "after 7 days)");
+    command
+        ->add_option("--older-than", options.older_than_seconds,
+                     "With --purge: only the jobs that ended longer ago than this")
+        ->transform(duration_check(false))
+        ->type_name("DURATION")
+        ->needs(purge);
     return command;
+}
+
+int purge(const QueueCommandOptions& options)
+{
+    auto queue = open_queue(options.queue);
+    std::optional<double> before;
+    if (options.older_than_seconds) {
+        before = seconds_since_epoch() - *options.older_than_seconds;
+    }
+    const auto removed = queue->purge(before);
+    fmt::print("{} removed from {}\n", counted(static_cast<std::size_t>(removed), "ended job"),
+               queue->describe());
+    return k_exit_success;
 }
 
 int run_queue(const QueueCommandOptions& options)
 {
+    if (options.purge) {
+        return purge(options);
+    }
     if (options.queue.is_local()) {
-        return show_local_queue(options);
+        auto queue = open_queue(options.queue);
+        return show_queue(*queue, options);
     }
     const auto url = redis_url_of(options.queue);
     queue::RedisClient redis(url, std::chrono::seconds(5));

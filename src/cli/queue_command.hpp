@@ -4,6 +4,8 @@
 
 #include <CLI/App.hpp>
 
+#include <optional>
+
 namespace gpusched::cli {
 
 struct QueueCommandOptions {
@@ -11,6 +13,8 @@ struct QueueCommandOptions {
     std::size_t failures = 10;
     std::size_t queued_shown = 10;
     bool json = false;
+    bool purge = false;
+    std::optional<double> older_than_seconds;
 };
 
 // `gpusched queue --redis URL [--queue NAME]`: queued, running (where and since when) and

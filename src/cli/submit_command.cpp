@@ -141,6 +141,19 @@ CLI::App* add_submit_command(CLI::App& app, SubmitOptions& options)
         ->type_name("DURATION")
         ->capture_default_str()
         ->envname("GPUSCHED_CONNECT_TIMEOUT");
+    submit
+        ->add_option("--priority", options.priority,
+                     "Run before every queued job of a lower priority (negative: after)")
+        ->transform(integer_check(-1'000'000, 1'000'000))
+        ->type_name("N")
+        ->capture_default_str();
+    submit->add_flag("--front", options.front,
+                     "Put the jobs ahead of the queued ones of their priority, in their order");
+    submit
+        ->add_flag("--no-start", options.no_start,
+                     "Start no worker when none serves the local queue (by default the first "
+                     "submit starts one in the background, on the GPUs a run would use)")
+        ->envname("GPUSCHED_NO_START");
     submit->add_flag("-q,--quiet", options.quiet, "Log only errors");
     return submit;
 }

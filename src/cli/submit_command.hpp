@@ -15,6 +15,9 @@ struct SubmitOptions {
     bool wait = false;
     double connect_timeout_seconds = 10;
     bool quiet = false;
+    long long priority = 0; // higher runs first
+    bool front = false;     // ahead of the queued jobs of its priority
+    bool no_start = false;  // start no worker, even when none serves the local queue
 };
 
 // `gpusched submit --redis URL [--queue NAME] [--wait] [FILE ...]`: queues the commands of the

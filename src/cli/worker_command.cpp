@@ -5,25 +5,14 @@
 #include <gpusched/queue/local_worker_input.hpp>
 #include <gpusched/queue/result_spool.hpp>
 #include <gpusched/queue/worker_input.hpp>
+#include <gpusched/queue/worker_presence.hpp>
 
 #include <fmt/ranges.h>
 #include <spdlog/spdlog.h>
 
-#include <unistd.h>
-
-#include <array>
+#include <filesystem>
 
 namespace gpusched::cli {
-namespace {
-
-std::string host_name()
-{
-    std::array<char, 256> name{};
-    gethostname(name.data(), name.size() - 1);
-    return name.data();
-}
-
-} // namespace
 
 CLI::App* add_worker_command(CLI::App& app, WorkerOptions& options)
 {
@@ -52,10 +41,24 @@ CLI::App* add_worker_command(CLI::App& app, WorkerOptions& options)
 
 namespace {
 
+// Each job's output goes to files, for `gpusched logs`: --output-dir, else a directory beside
+// the database (so that who may read the queue may read its jobs' output).
+std::string local_output_directory(const std::filesystem::path& database, WorkerOptions& options)
+{
+    if (options.run.tag) {
+        return ""; // the output is tagged into the worker's own
+    }
+    if (!options.run.output_dir) {
+        options.run.output_dir = (database.string() + "-output") + "/" + options.queue.queue;
+    }
+    return std::filesystem::absolute(*options.run.output_dir).string();
+}
+
 int run_local_worker(WorkerOptions& options)
 {
-    queue::LocalWorkerSettings settings{local_database_of(options.queue), options.queue.queue,
-                                        host_name(), ""};
+    const auto database = local_database_of(options.queue);
+    queue::LocalWorkerSettings settings{database, options.queue.queue, queue::this_host(), "",
+                                        local_output_directory(database, options)};
     options.run.only_when_free = true;
     queue::LocalWorkerInput* input = nullptr;
     return run_jobs(
@@ -82,7 +85,7 @@ int run_worker(WorkerOptions options)
     settings.queue = options.queue.queue;
     settings.key = read_key(options.queue);
     settings.lease_timeout = to_milliseconds(options.lease_timeout_seconds);
-    settings.host = host_name();
+    settings.host = queue::this_host();
     settings.spool_directory =
         options.spool.empty() ? queue::ResultSpool::default_directory()
                               : std::filesystem::path(options.spool);

@@ -34,7 +34,7 @@ std::string GpuPool::ids_of(const GpuSlots& slots) const
 bool GpuPool::has_room(GpuSlot slot) const
 {
     const auto& gpu = m_gpus[slot];
-    return gpu.usable && !gpu.leased_elsewhere && gpu.load < m_jobs_per_gpu;
+    return gpu.usable && !gpu.leased_elsewhere && !gpu.paused && gpu.load < m_jobs_per_gpu;
 }
 
 bool GpuPool::can_take(std::size_t count) const

@@ -38,4 +38,20 @@ Parsed<std::uint64_t> parse_whole_number(std::string_view text, std::uint64_t le
     return *value;
 }
 
+Parsed<std::int64_t> parse_integer(std::string_view text, std::int64_t least, std::int64_t most)
+{
+    const bool negative = text.starts_with('-');
+    const auto digits = negative ? text.substr(1) : text;
+    const bool digits_only =
+        !digits.empty() && digits.find_first_not_of("0123456789") == std::string_view::npos;
+    const auto value = digits_only ? parse_number<std::int64_t>(text) : std::nullopt;
+    if (!value || *value < least || *value > most) {
+        return ParseError{fmt::format("{} is {}: must be a whole number from {} to {}",
+                                      quoted(text),
+                                      digits_only ? "out of range" : "not a whole number", least,
+                                      most)};
+    }
+    return *value;
+}
+
 } // namespace gpusched

@@ -169,6 +169,19 @@ void RunningJobs::after_reap(Clock::time_point now)
     }
 }
 
+void RunningJobs::cancel(RunningJob& job, Clock::time_point now)
+{
+    if (job.cancelled || job.killing) {
+        return;
+    }
+    job.cancelled = true;
+    job.terminate_at.reset();
+    if (!job.kill_at) {
+        job.kill_at = now + m_kill_after;
+    }
+    signal_jobs({&job}, SIGTERM);
+}
+
 void RunningJobs::postpone(Clock::duration stopped)
 {
     const auto later = [stopped](std::optional<Clock::time_point>& deadline) {

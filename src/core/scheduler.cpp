@@ -115,7 +115,7 @@ std::vector<Action> Scheduler::on_job_exit(JobId job, JobOutcome outcome, bool g
     } else if (outcome.succeeded()) {
         ++m_counts.succeeded;
         check_halt(actions);
-    } else if (starts_jobs() && ended.command.attempt <= m_options.retries) {
+    } else if (starts_jobs() && !ended.cancelled && ended.command.attempt <= m_options.retries) {
         Command retry = std::move(ended.command);
         ++retry.attempt;
         retry.avoid_gpus = ended.gpus;
@@ -188,6 +188,19 @@ std::vector<Action> Scheduler::on_gpu_usable(GpuSlot gpu, bool usable)
     return start_what_fits();
 }
 
+std::vector<Action> Scheduler::on_gpu_paused(GpuSlot gpu, bool paused)
+{
+    m_pool.set_paused(gpu, paused);
+    return start_what_fits();
+}
+
+void Scheduler::on_job_cancelled(JobId job)
+{
+    if (const auto found = m_running.find(job); found != m_running.end()) {
+        found->second.cancelled = true;
+    }
+}
+
 std::vector<Action> Scheduler::on_lease_refused(JobId job, const GpuSlots& refused)
 {
     Running refused_job = take_running(job, "was refused a lease");
@@ -222,7 +235,7 @@ std::vector<Action> Scheduler::start_what_fits()
         Command command = std::move(m_queue.front());
         m_queue.pop_front();
         actions.emplace_back(StartJob{command, *gpus});
-        m_running.emplace(command.id, Running{std::move(*gpus), std::move(command)});
+        m_running.emplace(command.id, Running{std::move(*gpus), std::move(command), false});
     }
     return actions;
 }

@@ -11,7 +11,8 @@ namespace gpusched::queue {
 namespace {
 
 // The version of the tables below; a database made by a later version is not touched.
-constexpr int k_schema_version = 1;
+// 2: jobs.output, the directory a job's output files are in.
+constexpr int k_schema_version = 2;
 
 // Every queue of the database shares these tables, told apart by the `queue` column. A job's
 // order is (priority descending, position ascending): positions come from the queue's two
@@ -48,7 +49,8 @@ CREATE TABLE IF NOT EXISTS jobs (
     signal INTEGER,
     note TEXT,
     returned INTEGER NOT NULL DEFAULT 0,
-    cancel INTEGER NOT NULL DEFAULT 0
+    cancel INTEGER NOT NULL DEFAULT 0,
+    output TEXT
 );
 CREATE INDEX IF NOT EXISTS jobs_queued ON jobs (queue, priority DESC, position)
     WHERE state = 'queued';
@@ -73,24 +75,25 @@ CREATE TABLE IF NOT EXISTS pauses (
 constexpr std::array<std::string_view, 6> k_state_names = {"queued",    "running", "succeeded",
                                                            "failed",    "cancelled", "refused"};
 
-LocalJobState state_of(const std::string& name)
+JobState state_of(const std::string& name)
 {
     for (std::size_t i = 0; i < k_state_names.size(); ++i) {
         if (k_state_names[i] == name) {
-            return static_cast<LocalJobState>(i);
+            return static_cast<JobState>(i);
         }
     }
-    return LocalJobState::failed;
+    return JobState::failed;
 }
 
 constexpr std::string_view k_job_columns =
     "id, queue, command, batch, priority, state, coalesce(worker, ''), coalesce(gpu, ''), "
     "submitted, coalesce(started, 0), coalesce(runtime, 0), coalesce(exit_code, 0), "
-    "coalesce(signal, 0), coalesce(note, ''), returned, cancel";
+    "coalesce(signal, 0), coalesce(note, ''), returned, cancel, coalesce(ended, 0), "
+    "coalesce(output, '')";
 
-LocalJob read_job(const Statement& row)
+JobRecord read_job(const Statement& row)
 {
-    LocalJob job;
+    JobRecord job;
     job.id = row.integer(0);
     job.queue = row.text(1);
     job.command = row.text(2);
@@ -107,12 +110,14 @@ LocalJob read_job(const Statement& row)
     job.note = row.text(13);
     job.returned = row.integer(14);
     job.cancel_requested = row.integer(15) != 0;
+    job.ended = row.real(16);
+    job.output = row.text(17);
     return job;
 }
 
-std::vector<LocalJob> read_jobs(Statement& query)
+std::vector<JobRecord> read_jobs(Statement& query)
 {
-    std::vector<LocalJob> jobs;
+    std::vector<JobRecord> jobs;
     while (query.step()) {
         jobs.push_back(read_job(query));
     }
@@ -122,7 +127,7 @@ std::vector<LocalJob> read_jobs(Statement& query)
 
 } // namespace
 
-std::string_view to_string(LocalJobState state)
+std::string_view to_string(JobState state)
 {
     return k_state_names.at(static_cast<std::size_t>(state));
 }
@@ -139,6 +144,12 @@ void prepare_local_queue_schema(Database& database)
             return;
         }
         const auto found = version.text(0);
+        version.reset();
+        if (found == "1") {
+            database.execute("ALTER TABLE jobs ADD COLUMN output TEXT; "
+                             "UPDATE meta SET value = '2' WHERE key = 'schema'");
+            return;
+        }
         if (found != std::to_string(k_schema_version)) {
             throw DatabaseError(
                 fmt::format("database {}: made by another version of gpusched (schema {}, this "
@@ -219,7 +230,7 @@ std::vector<std::int64_t> LocalQueue::submit_to(std::int64_t batch,
     });
 }
 
-void LocalQueue::add_worker(const LocalWorker& worker)
+void LocalQueue::add_worker(const WorkerRecord& worker)
 {
     m_database.write([&] {
         m_database
@@ -242,12 +253,12 @@ void LocalQueue::remove_worker(const std::string& worker)
     });
 }
 
-std::vector<LocalWorker> LocalQueue::workers()
+std::vector<WorkerRecord> LocalQueue::workers()
 {
     auto query = m_database.prepare(
         "SELECT id, host, pid, gpus, since FROM workers WHERE queue = ? ORDER BY since");
     query.bind(1, m_name);
-    std::vector<LocalWorker> workers;
+    std::vector<WorkerRecord> workers;
     while (query.step()) {
         workers.push_back(
             {query.text(0), query.text(1), query.integer(2), query.text(3), query.real(4)});
@@ -256,12 +267,12 @@ std::vector<LocalWorker> LocalQueue::workers()
     return workers;
 }
 
-std::int64_t LocalQueue::reclaim(const std::function<bool(const LocalWorker&)>& alive)
+std::int64_t LocalQueue::reclaim(const std::function<bool(const WorkerRecord&)>& alive)
 {
     // Liveness is looked at before the transaction (it is a system call per worker, and the
     // write lock should be short); a worker found dead stays dead, so nothing is lost by it.
     // Workers listed, and those of running jobs (a worker may have left the list first).
-    std::map<std::string, LocalWorker> candidates;
+    std::map<std::string, WorkerRecord> candidates;
     for (auto& worker : workers()) {
         candidates.emplace(worker.id, std::move(worker));
     }
@@ -270,7 +281,7 @@ std::int64_t LocalQueue::reclaim(const std::function<bool(const LocalWorker&)>& 
     holders.bind(1, m_name);
     while (holders.step()) {
         auto id = holders.text(0);
-        candidates.try_emplace(id, LocalWorker{id, "", 0, "", 0});
+        candidates.try_emplace(id, WorkerRecord{id, "", 0, "", 0});
     }
     holders.reset();
     std::vector<std::string> dead;
@@ -312,9 +323,9 @@ std::int64_t LocalQueue::reclaim(const std::function<bool(const LocalWorker&)>& 
     });
 }
 
-std::optional<LocalJob> LocalQueue::take(const std::string& worker)
+std::optional<JobRecord> LocalQueue::take(const std::string& worker, const std::string& output)
 {
-    return m_database.write([&]() -> std::optional<LocalJob> {
+    return m_database.write([&]() -> std::optional<JobRecord> {
         auto paused = m_database.prepare("SELECT 1 FROM pauses WHERE queue = ? AND gpu = ''");
         if (paused.bind(1, m_name).step()) {
             paused.reset();
@@ -322,11 +333,11 @@ std::optional<LocalJob> LocalQueue::take(const std::string& worker)
         }
         paused.reset();
         auto take = m_database.prepare(fmt::format(
-            "UPDATE jobs SET state = 'running', worker = ?1 WHERE id = (SELECT id FROM jobs "
-            "WHERE queue = ?2 AND state = 'queued' ORDER BY priority DESC, position LIMIT 1) "
-            "RETURNING {}",
+            "UPDATE jobs SET state = 'running', worker = ?1, output = nullif(?3, '') WHERE id = "
+            "(SELECT id FROM jobs WHERE queue = ?2 AND state = 'queued' "
+            "ORDER BY priority DESC, position LIMIT 1) RETURNING {}",
             k_job_columns));
-        take.bind(1, worker).bind(2, m_name);
+        take.bind(1, worker).bind(2, m_name).bind(3, output);
         if (!take.step()) {
             take.reset();
             return std::nullopt;
@@ -359,17 +370,44 @@ bool LocalQueue::finish(const std::string& worker, const LocalResult& result)
     });
 }
 
+void LocalQueue::note_start(const std::string& worker, std::int64_t id, const std::string& gpu,
+                            double started)
+{
+    m_database.write([&] {
+        m_database
+            .prepare("UPDATE jobs SET gpu = ?, started = ? WHERE id = ? AND worker = ? AND "
+                     "state = 'running'")
+            .bind(1, gpu)
+            .bind(2, started)
+            .bind(3, id)
+            .bind(4, worker)
+            .run();
+    });
+}
+
 bool LocalQueue::give_back(const std::string& worker, std::int64_t id)
 {
     return m_database.write([&] {
         auto mine = m_database.prepare(
-            "SELECT 1 FROM jobs WHERE id = ? AND worker = ? AND state = 'running'");
-        const bool taken = mine.bind(1, id).bind(2, worker).step();
+            "SELECT cancel FROM jobs WHERE id = ? AND worker = ? AND state = 'running'");
+        if (!mine.bind(1, id).bind(2, worker).step()) {
+            mine.reset();
+            return false;
+        }
+        const bool cancelled = mine.integer(0) != 0;
         mine.reset();
-        if (taken) {
+        if (cancelled) {
+            // Asked to stop anyway: it ends here rather than run again.
+            m_database
+                .prepare("UPDATE jobs SET state = 'cancelled', ended = ?, note = 'cancelled "
+                         "while its worker stopped' WHERE id = ?")
+                .bind(1, seconds_since_epoch())
+                .bind(2, id)
+                .run();
+        } else {
             to_front(id, "");
         }
-        return taken;
+        return true;
     });
 }
 
@@ -411,7 +449,7 @@ CancelOutcome LocalQueue::cancel(std::int64_t id)
         }
         const auto found = state_of(state.text(0));
         state.reset();
-        if (found == LocalJobState::queued) {
+        if (found == JobState::queued) {
             m_database
                 .prepare("UPDATE jobs SET state = 'cancelled', ended = ?, note = 'cancelled "
                          "before it started' WHERE id = ?")
@@ -420,7 +458,7 @@ CancelOutcome LocalQueue::cancel(std::int64_t id)
                 .run();
             return CancelOutcome::removed;
         }
-        if (found == LocalJobState::running) {
+        if (found == JobState::running) {
             m_database.prepare("UPDATE jobs SET cancel = 1 WHERE id = ?").bind(1, id).run();
             return CancelOutcome::stopping;
         }
@@ -438,11 +476,11 @@ std::optional<std::string> LocalQueue::retry(std::int64_t id)
         }
         const auto found = state_of(state.text(0));
         state.reset();
-        if (found == LocalJobState::queued || found == LocalJobState::running) {
+        if (found == JobState::queued || found == JobState::running) {
             return fmt::format("job {} is {}: only an ended job can be queued again", id,
                                to_string(found));
         }
-        if (found == LocalJobState::succeeded) {
+        if (found == JobState::succeeded) {
             return fmt::format("job {} succeeded: submit its command again to run it again", id);
         }
         m_database.prepare("INSERT OR IGNORE INTO queues (name) VALUES (?)").bind(1, m_name).run();
@@ -497,20 +535,23 @@ std::set<std::string> LocalQueue::paused()
     return gpus;
 }
 
-std::int64_t LocalQueue::purge(std::optional<double> before)
+std::vector<PurgedJob> LocalQueue::purge(std::optional<double> before)
 {
     return m_database.write([&] {
-        m_database
-            .prepare("DELETE FROM jobs WHERE queue = ? AND ended IS NOT NULL AND "
-                     "state NOT IN ('queued', 'running') AND ended < ?")
-            .bind(1, m_name)
-            .bind(2, before.value_or(seconds_since_epoch() + 1))
-            .run();
-        return m_database.changes();
+        auto purge = m_database.prepare(
+            "DELETE FROM jobs WHERE queue = ? AND ended IS NOT NULL AND "
+            "state NOT IN ('queued', 'running') AND ended < ? RETURNING id, coalesce(output, '')");
+        purge.bind(1, m_name).bind(2, before.value_or(seconds_since_epoch() + 1));
+        std::vector<PurgedJob> purged;
+        while (purge.step()) {
+            purged.push_back({purge.integer(0), purge.text(1)});
+        }
+        purge.reset();
+        return purged;
     });
 }
 
-std::optional<LocalJob> LocalQueue::job(std::int64_t id)
+std::optional<JobRecord> LocalQueue::job(std::int64_t id)
 {
     auto query =
         m_database.prepare(fmt::format("SELECT {} FROM jobs WHERE id = ? AND queue = ?",
@@ -523,9 +564,22 @@ std::optional<LocalJob> LocalQueue::job(std::int64_t id)
     return std::move(jobs.front());
 }
 
-std::vector<LocalJob> LocalQueue::jobs_of(const std::vector<std::int64_t>& ids)
+std::vector<std::int64_t> LocalQueue::unended()
 {
-    std::vector<LocalJob> jobs;
+    auto query = m_database.prepare(
+        "SELECT id FROM jobs WHERE queue = ? AND state IN ('queued', 'running') ORDER BY id");
+    query.bind(1, m_name);
+    std::vector<std::int64_t> ids;
+    while (query.step()) {
+        ids.push_back(query.integer(0));
+    }
+    query.reset();
+    return ids;
+}
+
+std::vector<JobRecord> LocalQueue::jobs_of(const std::vector<std::int64_t>& ids)
+{
+    std::vector<JobRecord> jobs;
     auto query =
         m_database.prepare(fmt::format("SELECT {} FROM jobs WHERE id = ? AND queue = ?",
                                        k_job_columns));
@@ -556,9 +610,9 @@ LocalQueue::BatchProgress LocalQueue::batch_progress(std::int64_t batch)
     return progress;
 }
 
-LocalQueueListing LocalQueue::list(std::size_t queued_shown, std::size_t recent_shown)
+QueueListing LocalQueue::list(std::size_t queued_shown, std::size_t recent_shown)
 {
-    LocalQueueListing listing;
+    QueueListing listing;
     // One read transaction: the counts and the lists agree with each other.
     m_database.read([&] {
         auto count = m_database.prepare(
@@ -568,12 +622,12 @@ LocalQueueListing LocalQueue::list(std::size_t queued_shown, std::size_t recent_
             const auto state = state_of(count.text(0));
             const auto number = count.integer(1);
             switch (state) {
-            case LocalJobState::queued: listing.queued = number; break;
-            case LocalJobState::succeeded: listing.succeeded = number; break;
-            case LocalJobState::failed: listing.failed = number; break;
-            case LocalJobState::cancelled: listing.cancelled = number; break;
-            case LocalJobState::refused: listing.refused = number; break;
-            case LocalJobState::running: break;
+            case JobState::queued: listing.queued = number; break;
+            case JobState::succeeded: listing.succeeded = number; break;
+            case JobState::failed: listing.failed = number; break;
+            case JobState::cancelled: listing.cancelled = number; break;
+            case JobState::refused: listing.refused = number; break;
+            case JobState::running: break;
             }
         }
         count.reset();

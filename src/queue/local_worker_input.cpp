@@ -1,6 +1,8 @@
 #include <gpusched/queue/local_worker_input.hpp>
 
+#include <gpusched/counted.hpp>
 #include <gpusched/job_messages.hpp>
+#include <gpusched/queue/local_queue_backend.hpp>
 #include <gpusched/wall_clock.hpp>
 
 #include <fmt/format.h>
@@ -9,6 +11,7 @@
 #include <unistd.h>
 
 #include <random>
+#include <utility>
 
 namespace gpusched::queue {
 namespace {
@@ -26,6 +29,9 @@ constexpr std::chrono::milliseconds k_retry{1'000};
 // At the end of the run, how long what is owed may keep failing before the worker gives up
 // on it (the jobs then go back to the queue once this worker is gone, and run again).
 constexpr std::chrono::seconds k_give_up{10};
+// Ended jobs (their records and output) are kept this long, then a worker removes them.
+constexpr std::chrono::hours k_keep_ended{7 * 24};
+constexpr std::chrono::hours k_expiry_interval{1};
 
 std::string new_worker_id(const std::string& host)
 {
@@ -39,12 +45,14 @@ LocalWorkerInput::LocalWorkerInput(LocalWorkerSettings settings)
     : m_settings(std::move(settings)), m_worker(new_worker_id(m_settings.host)),
       m_database(m_settings.database, k_busy_timeout), m_queue(m_database, m_settings.queue),
       m_presence((prepare_local_queue_schema(m_database), m_settings.database), m_worker),
-      m_next_tick(Clock::now() + k_tick)
+      m_next_tick(Clock::now() + k_tick), m_next_expiry(Clock::now() + k_expiry_interval)
 {
     // Present first, then listed: a worker listed is never taken for dead while it starts.
     m_queue.add_worker(
         {m_worker, m_settings.host, getpid(), m_settings.gpus, seconds_since_epoch()});
     reclaim_dead();
+    look_for_requests();
+    expire_old_jobs();
     spdlog::info("worker {} on queue {} ({})", m_worker, m_settings.queue,
                  m_settings.database.string());
 }
@@ -94,7 +102,7 @@ void LocalWorkerInput::reclaim_dead()
 {
     attempt("returning the jobs of ended workers", [&] {
         const auto present = present_workers(m_settings.database);
-        const auto returned = m_queue.reclaim([&](const LocalWorker& worker) {
+        const auto returned = m_queue.reclaim([&](const WorkerRecord& worker) {
             return !worker_gone(worker.id, worker.host, present, m_settings.host);
         });
         if (returned > 0) {
@@ -117,7 +125,7 @@ void LocalWorkerInput::add_poll_fds(std::vector<pollfd>& fds, bool wants_command
 void LocalWorkerInput::look()
 {
     attempt("taking a job", [&] {
-        auto job = m_queue.take(m_worker);
+        auto job = m_queue.take(m_worker, m_settings.output_directory);
         if (!job) {
             m_look = false; // until a wake-up or the next tick
             return;
@@ -133,6 +141,7 @@ bool LocalWorkerInput::on_ready(const pollfd& ready)
     }
     m_presence.drain();
     m_look = true;
+    look_for_requests();
     return true;
 }
 
@@ -160,7 +169,47 @@ void LocalWorkerInput::on_time(Clock::time_point now)
         m_next_tick = now + k_tick;
         m_look = true;
         reclaim_dead();
+        look_for_requests();
     }
+    if (now >= m_next_expiry) {
+        m_next_expiry = now + k_expiry_interval;
+        expire_old_jobs();
+    }
+}
+
+void LocalWorkerInput::look_for_requests()
+{
+    attempt("reading cancels and pauses", [&] {
+        for (const auto id : m_queue.cancel_requests(m_worker)) {
+            if (m_cancels_asked.insert(id).second) {
+                spdlog::info("queue job {}: cancel asked", id);
+                m_requests.cancel.push_back(static_cast<JobId>(id));
+            }
+        }
+        auto paused = m_queue.paused();
+        paused.erase(""); // the whole queue: take() starts nothing then
+        if (paused != m_paused_gpus) {
+            m_paused_gpus = paused;
+            m_requests.paused_gpus = std::move(paused);
+        }
+    });
+}
+
+void LocalWorkerInput::expire_old_jobs()
+{
+    attempt("removing old ended jobs", [&] {
+        const auto before =
+            seconds_since_epoch() - std::chrono::duration<double>(k_keep_ended).count();
+        if (const auto removed = purge_ended_jobs(m_queue, before); removed > 0) {
+            spdlog::info("queue {}: {} removed: ended more than {} ago", m_settings.queue,
+                         counted(static_cast<std::size_t>(removed), "job"), format_duration(k_keep_ended));
+        }
+    });
+}
+
+sys::InputRequests LocalWorkerInput::take_requests()
+{
+    return std::exchange(m_requests, {});
 }
 
 std::optional<sys::InputLine> LocalWorkerInput::next_line()
@@ -174,7 +223,7 @@ std::optional<sys::InputLine> LocalWorkerInput::next_line()
     if (job.command.find('\0') != std::string::npos) {
         // Never run: a shell would see only what comes before the NUL byte.
         spdlog::error("queue job {} refused, never run: the command contains a NUL byte", job.id);
-        owe(LocalResult{job.id, LocalJobState::refused, 0, 0, "", 0, 0, "NUL byte"});
+        owe(LocalResult{job.id, JobState::refused, 0, 0, "", 0, 0, "NUL byte"});
         m_last_handed.reset();
         return std::nullopt;
     }
@@ -208,6 +257,18 @@ void LocalWorkerInput::on_accepted(JobId id)
     }
 }
 
+void LocalWorkerInput::on_started(JobId id, const std::string& gpu)
+{
+    const auto found = m_handed.find(id);
+    if (found == m_handed.end()) {
+        return;
+    }
+    // Only for the listing: a start that cannot be noted now is not tried again.
+    attempt("noting a job's start", [&] {
+        m_queue.note_start(m_worker, found->second, gpu, seconds_since_epoch());
+    });
+}
+
 void LocalWorkerInput::on_ended(const sys::JobEnd& end)
 {
     const auto found = m_handed.find(end.id);
@@ -216,15 +277,17 @@ void LocalWorkerInput::on_ended(const sys::JobEnd& end)
     }
     const auto id = found->second;
     m_handed.erase(found);
-    if (end.stopped && !end.outcome.succeeded()) {
+    if (end.stopped && !end.cancelled && !end.outcome.succeeded()) {
         spdlog::info("queue job {} returned to the queue: the worker is stopping", id);
         owe(GiveBackJob{id});
         return;
     }
-    owe(LocalResult{id,
-                    end.outcome.succeeded() ? LocalJobState::succeeded : LocalJobState::failed,
-                    end.outcome.exit_code, end.outcome.signal, end.gpu, end.started, end.runtime,
-                    ""});
+    m_cancels_asked.erase(id);
+    const auto state = end.cancelled            ? JobState::cancelled
+                       : end.outcome.succeeded() ? JobState::succeeded
+                                                 : JobState::failed;
+    owe(LocalResult{id, state, end.outcome.exit_code, end.outcome.signal, end.gpu, end.started,
+                    end.runtime, end.cancelled ? "cancelled while running" : ""});
 }
 
 void LocalWorkerInput::on_unstarted(const std::vector<Command>& commands)

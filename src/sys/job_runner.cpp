@@ -108,6 +108,7 @@ void JobRunner::run_once()
     try {
         tend_leases();
         wait_for_events();
+        take_input_requests();
         take_input();
         if (m_scheduler.done() && m_jobs.empty()) {
             m_input.on_jobs_over();
@@ -380,7 +381,9 @@ void JobRunner::after_attempt(const RunningJob& job, JobOutcome outcome,
             // counted apart: neither failed nor succeeded
         } else if (!outcome.succeeded()) {
             note_failed_job(FailedJob{
-                job.id, describe_outcome(outcome) + (job.timed_out ? " (timed out)" : ""),
+                job.id,
+                describe_outcome(outcome) +
+                    (job.timed_out ? " (timed out)" : job.cancelled ? " (cancelled)" : ""),
                 job.attempt, job.command,
                 m_options.output_files ? m_options.output_files->describe(job.id, job.attempt)
                                        : ""});
@@ -391,7 +394,7 @@ void JobRunner::after_attempt(const RunningJob& job, JobOutcome outcome,
         }
         m_input.on_ended(JobEnd{job.id, outcome, job.gpu, seconds_since_epoch(job.started_wall),
                                 std::chrono::duration<double>(Clock::now() - job.started).count(),
-                                m_scheduler.stopping()});
+                                m_scheduler.stopping(), job.cancelled});
     }
     apply(std::move(actions));
 }

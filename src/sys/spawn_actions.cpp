@@ -30,9 +30,9 @@ SpawnFileActions::~SpawnFileActions()
     posix_spawn_file_actions_destroy(&m_actions);
 }
 
-SpawnFileActions& SpawnFileActions::open(int fd, const char* path, int flags)
+SpawnFileActions& SpawnFileActions::open(int fd, const char* path, int flags, mode_t mode)
 {
-    check(posix_spawn_file_actions_addopen(&m_actions, fd, path, flags, 0),
+    check(posix_spawn_file_actions_addopen(&m_actions, fd, path, flags, mode),
           "posix_spawn_file_actions_addopen");
     return *this;
 }
@@ -73,6 +73,12 @@ SpawnAttributes& SpawnAttributes::new_process_group()
 {
     check(posix_spawnattr_setpgroup(&m_attributes, 0), "posix_spawnattr_setpgroup");
     set_flag(POSIX_SPAWN_SETPGROUP);
+    return *this;
+}
+
+SpawnAttributes& SpawnAttributes::new_session()
+{
+    set_flag(POSIX_SPAWN_SETSID);
     return *this;
 }
 

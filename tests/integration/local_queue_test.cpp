@@ -37,7 +37,7 @@ protected:
 
     LaunchOptions submit(const std::string& commands, std::vector<std::string> extra = {}) const
     {
-        std::vector<std::string> args = {"submit", "--db", db()};
+        std::vector<std::string> args = {"submit", "--db", db(), "--no-start"};
         args.insert(args.end(), extra.begin(), extra.end());
         return {args, commands};
     }
@@ -247,7 +247,7 @@ TEST_F(LocalQueue, AFullDiskIsAClearErrorAndWhatWasQueuedStays)
         << std::strerror(errno);
     const auto small_db = (mount_point / "queue.db").string();
     const auto in_small = [&](const std::string& commands) {
-        return LaunchOptions{{"submit", "--db", small_db}, commands};
+        return LaunchOptions{{"submit", "--db", small_db, "--no-start"}, commands};
     };
     ASSERT_EQ(run(m_dir, in_small("echo kept\n")).exit_status, 0);
     // Commands far larger than the disk: the transaction fails whole.

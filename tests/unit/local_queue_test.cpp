@@ -45,7 +45,7 @@ protected:
 
     static LocalResult succeeded(std::int64_t id)
     {
-        return LocalResult{id, LocalJobState::succeeded, 0, 0, "0", 100.0, 1.5, ""};
+        return LocalResult{id, JobState::succeeded, 0, 0, "0", 100.0, 1.5, ""};
     }
 
     fs::path m_dir;
@@ -63,7 +63,7 @@ TEST_F(LocalQueueFile, JobsAreTakenInOrderOfPriorityThenPositionAndFrontGoesFirs
     std::vector<std::string> order;
     while (const auto job = queue.take("w1")) {
         order.push_back(job->command);
-        EXPECT_EQ(job->state, LocalJobState::running);
+        EXPECT_EQ(job->state, JobState::running);
         EXPECT_EQ(job->worker, "w1");
     }
     EXPECT_EQ(order, (std::vector<std::string>{"urgent", "c", "d", "a", "b"}));
@@ -93,7 +93,7 @@ TEST_F(LocalQueueFile, AResultIsRecordedOnceAndOnlyByTheWorkerThatHoldsTheJob)
     EXPECT_FALSE(queue.finish("w1", succeeded(job->id)));
     const auto ended = queue.job(submitted.ids.at(0));
     ASSERT_TRUE(ended);
-    EXPECT_EQ(ended->state, LocalJobState::succeeded);
+    EXPECT_EQ(ended->state, JobState::succeeded);
     EXPECT_DOUBLE_EQ(ended->runtime, 1.5);
 }
 
@@ -132,7 +132,7 @@ TEST_F(LocalQueueFile, ADeadWorkersJobsGoBackToTheFrontInTheirOrderAndALiveOnesS
     ASSERT_TRUE(one && two && three);
 
     const auto returned =
-        queue.reclaim([](const LocalWorker& worker) { return worker.id == "alive"; });
+        queue.reclaim([](const WorkerRecord& worker) { return worker.id == "alive"; });
     EXPECT_EQ(returned, 2);
     EXPECT_EQ(queue.workers().size(), 1u);
     EXPECT_FALSE(queue.finish("dead", succeeded(one->id))); // too late: it is queued again
@@ -154,13 +154,13 @@ TEST_F(LocalQueueFile, CancelRemovesAQueuedJobAndAsksTheWorkerOfARunningOne)
     const auto running = queue.take("w");
     ASSERT_TRUE(running);
     EXPECT_EQ(queue.cancel(ids[1]), CancelOutcome::removed);
-    EXPECT_EQ(queue.job(ids[1])->state, LocalJobState::cancelled);
+    EXPECT_EQ(queue.job(ids[1])->state, JobState::cancelled);
     EXPECT_FALSE(queue.take("w"));
     EXPECT_EQ(queue.cancel(ids[0]), CancelOutcome::stopping);
     EXPECT_EQ(queue.cancel_requests("w"), std::vector<std::int64_t>{ids[0]});
     EXPECT_EQ(queue.cancel(999), CancelOutcome::unknown);
     LocalResult cancelled = succeeded(ids[0]);
-    cancelled.state = LocalJobState::cancelled;
+    cancelled.state = JobState::cancelled;
     cancelled.signal = 15;
     EXPECT_TRUE(queue.finish("w", cancelled));
     EXPECT_EQ(queue.cancel(ids[0]), CancelOutcome::already_ended);
@@ -191,7 +191,7 @@ TEST_F(LocalQueueFile, RetryQueuesAFailedJobAgainButNotARunningOrSucceededOne)
     const auto fails = queue.take("w");
     EXPECT_TRUE(queue.retry(fails->id).has_value()); // running
     LocalResult failed = succeeded(fails->id);
-    failed.state = LocalJobState::failed;
+    failed.state = JobState::failed;
     failed.exit_code = 3;
     ASSERT_TRUE(queue.finish("w", failed));
     const auto works = queue.take("w");
@@ -220,7 +220,7 @@ TEST_F(LocalQueueFile, ListingCountsAndOrdersAndPurgeRemovesOnlyEndedJobs)
     EXPECT_EQ(listing.running.size(), 1u);
     EXPECT_EQ(listing.succeeded, 1);
     ASSERT_EQ(listing.recent.size(), 1u);
-    EXPECT_EQ(queue.purge(std::nullopt), 1);
+    EXPECT_EQ(queue.purge(std::nullopt).size(), 1U);
     EXPECT_EQ(queue.list(10, 10).queued, 2);
     EXPECT_EQ(queue.list(10, 10).running.size(), 1u);
 }

@@ -1,5 +1,6 @@
 #pragma once
 
+#include <gpusched/queue/job_record.hpp>
 #include <gpusched/queue/sqlite_database.hpp>
 
 #include <cstdint>
@@ -11,35 +12,10 @@
 
 namespace gpusched::queue {
 
-// A job's state in a local queue. A job is queued, then running (taken by one worker), then
-// ended one way: succeeded, failed, cancelled, or refused (the worker would not run it).
-enum class LocalJobState { queued, running, succeeded, failed, cancelled, refused };
-
-std::string_view to_string(LocalJobState state);
-
-struct LocalJob {
-    std::int64_t id = 0;
-    std::string queue;
-    std::string command;
-    std::int64_t batch = 0;
-    std::int64_t priority = 0;
-    LocalJobState state = LocalJobState::queued;
-    std::string worker;        // while running, and the one that ran it
-    std::string gpu;           // the GPUs it ran on
-    double submitted = 0;      // seconds since the epoch
-    double started = 0;        // 0 until started
-    double runtime = 0;        // seconds, once ended
-    int exit_code = 0;
-    int signal = 0;
-    std::string note;          // why it was refused or cancelled
-    std::int64_t returned = 0; // times it went back to the queue unfinished
-    bool cancel_requested = false;
-};
-
 // How a job ended, as a worker records it.
 struct LocalResult {
     std::int64_t id = 0;
-    LocalJobState state = LocalJobState::succeeded;
+    JobState state = JobState::succeeded;
     int exit_code = 0;
     int signal = 0;
     std::string gpu;
@@ -52,31 +28,15 @@ struct NewLocalJob {
     std::string command;
 };
 
+struct PurgedJob {
+    std::int64_t id = 0;
+    std::string output; // the directory its output files are in, if any
+};
+
 struct SubmitOrder {
     std::int64_t priority = 0;
     bool front = false; // ahead of every queued job of its priority
 };
-
-struct LocalWorker {
-    std::string id;
-    std::string host;
-    std::int64_t pid = 0;
-    std::string gpus;
-    double since = 0;
-};
-
-struct LocalQueueListing {
-    std::int64_t queued = 0;
-    std::vector<LocalJob> first_queued; // in the order they will run
-    std::vector<LocalJob> running;
-    std::vector<LocalJob> recent;       // ended, latest first
-    std::vector<LocalWorker> workers;
-    std::set<std::string> paused;       // GPUs paused; "" when the whole queue is
-    std::int64_t succeeded = 0, failed = 0, cancelled = 0, refused = 0;
-};
-
-// What cancel() did to one job.
-enum class CancelOutcome { removed, stopping, already_ended, unknown };
 
 // A queue kept in an SQLite database: the jobs of every queue NAME in one file, each taken by
 // one worker at a time in one transaction, each result recorded once. Nothing here waits: a
@@ -104,19 +64,23 @@ public:
     std::int64_t new_batch();
 
     // Workers.
-    void add_worker(const LocalWorker& worker);
+    void add_worker(const WorkerRecord& worker);
     void remove_worker(const std::string& worker);
-    std::vector<LocalWorker> workers();
+    std::vector<WorkerRecord> workers();
     // Returns the running jobs of every worker `alive` says is dead to the front of the
     // queue and forgets those workers; how many jobs went back.
-    std::int64_t reclaim(const std::function<bool(const LocalWorker&)>& alive);
+    std::int64_t reclaim(const std::function<bool(const WorkerRecord&)>& alive);
 
     // Takes the next queued job for `worker`, or nothing when none is queued or the queue is
     // paused. The job is running from then on, as the worker's.
-    std::optional<LocalJob> take(const std::string& worker);
+    // `output` is the directory its output files go to, for `gpusched logs`.
+    std::optional<JobRecord> take(const std::string& worker, const std::string& output = "");
     // Records a job's end once: false when the job is no longer this worker's (it was
     // reclaimed from a worker thought dead) or already ended.
     bool finish(const std::string& worker, const LocalResult& result);
+    // Notes where and when a job of `worker` started, for the listing.
+    void note_start(const std::string& worker, std::int64_t id, const std::string& gpu,
+                    double started);
     // Puts a job the worker took but did not run back at the front.
     bool give_back(const std::string& worker, std::int64_t id);
     // The running jobs of `worker` that someone asked to cancel.
@@ -129,16 +93,19 @@ public:
     void pause(const std::string& gpu);  // "" for the whole queue
     void resume(const std::string& gpu); // "" for the whole queue and every GPU
     std::set<std::string> paused();
-    // Removes ended jobs (older than `before`, seconds since the epoch, if given); how many.
-    std::int64_t purge(std::optional<double> before);
+    // Removes ended jobs (those that ended before `before`, seconds since the epoch, if
+    // given); which, with where their output is.
+    std::vector<PurgedJob> purge(std::optional<double> before);
 
     // Reading.
-    std::optional<LocalJob> job(std::int64_t id);
-    std::vector<LocalJob> jobs_of(const std::vector<std::int64_t>& ids);
-    LocalQueueListing list(std::size_t queued_shown, std::size_t recent_shown);
+    std::optional<JobRecord> job(std::int64_t id);
+    std::vector<JobRecord> jobs_of(const std::vector<std::int64_t>& ids);
+    QueueListing list(std::size_t queued_shown, std::size_t recent_shown);
+    // The ids of the jobs queued or running.
+    std::vector<std::int64_t> unended();
     // The ended jobs of a batch, and how many of it have not ended.
     struct BatchProgress {
-        std::vector<LocalJob> ended;
+        std::vector<JobRecord> ended;
         std::int64_t unended = 0;
     };
     BatchProgress batch_progress(std::int64_t batch);

@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <map>
 #include <optional>
+#include <set>
 #include <string>
 #include <unordered_map>
 #include <variant>
@@ -20,6 +21,8 @@ struct LocalWorkerSettings {
     std::string queue;
     std::string host;
     std::string gpus; // shown by `gpusched queue`
+    // Where the runner writes each job's output (--output-dir), for `gpusched logs`.
+    std::string output_directory;
 };
 
 // A worker's input from a local queue: a job is taken (in one transaction, so never by two
@@ -44,12 +47,14 @@ public:
     void on_time(Clock::time_point now) override;
 
     std::optional<sys::InputLine> next_line() override;
+    sys::InputRequests take_requests() override;
     bool finished() const override { return m_stopped; } // not before a signal
     bool has_unrepeatable_input() const override { return false; }
     void stop_reading() override;
     std::vector<sys::InputLine> take_buffered() override;
 
     void on_accepted(JobId id) override;
+    void on_started(JobId id, const std::string& gpu) override;
     void on_ended(const sys::JobEnd& end) override;
     void on_unstarted(const std::vector<Command>& commands) override;
     std::string interrupted_fate() const override { return "returned to the queue"; }
@@ -63,6 +68,9 @@ private:
     using Owed = std::variant<LocalResult, GiveBackJob>;
 
     void look();
+    // Cancels of this worker's jobs and pauses of its GPUs, asked for since the last look.
+    void look_for_requests();
+    void expire_old_jobs();
     void reclaim_dead();
     void owe(Owed owed);
     void write_owed();
@@ -79,7 +87,11 @@ private:
     bool m_look = true; // the queue may hold a job for us
     bool m_wants_commands = false;
     Clock::time_point m_next_tick;
-    std::deque<LocalJob> m_ready;
+    Clock::time_point m_next_expiry;
+    sys::InputRequests m_requests;
+    std::set<std::int64_t> m_cancels_asked;
+    std::set<std::string> m_paused_gpus;
+    std::deque<JobRecord> m_ready;
     std::optional<std::int64_t> m_last_handed;
     std::unordered_map<JobId, std::int64_t> m_handed;
     std::deque<Owed> m_owed;

@@ -7,6 +7,7 @@
 
 #include <chrono>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -33,6 +34,17 @@ struct JobEnd {
     double started = 0;   // seconds since the epoch
     double runtime = 0;   // seconds
     bool stopped = false; // ended by a stop of the run (a signal), not on its own
+    bool cancelled = false; // stopped because the input asked (see InputRequests)
+};
+
+// What a queue asks of the runner, gathered since it was last asked.
+struct InputRequests {
+    // Running jobs to stop for good (`gpusched cancel`): SIGTERM, SIGKILL --kill-after later,
+    // never tried again; their ends come back with `cancelled` set.
+    std::vector<JobId> cancel;
+    // The GPU ids on which no new job may start (`gpusched pause --gpu`), when that changed:
+    // jobs running there go on.
+    std::optional<std::set<std::string>> paused_gpus;
 };
 
 // Where the runner's commands come from: the files and pipes of a run (InputReader), or a
@@ -64,6 +76,9 @@ public:
     // Stops reading, and returns every command read but not yet taken, and the lines a stop
     // found unfinished.
     virtual std::vector<InputLine> take_buffered() = 0;
+
+    // Asked after each turn of the poll, before the next command is taken.
+    virtual InputRequests take_requests() { return {}; }
 
     // The line next_line() returned last became job `id`.
     virtual void on_accepted(JobId /*id*/) {}

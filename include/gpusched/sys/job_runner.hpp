@@ -75,6 +75,8 @@ private:
     void wait_for_events();
     std::optional<Clock::time_point> next_deadline() const;
     void take_input();
+    // Cancels and pauses a queue asks for (job_runner_requests.cpp).
+    void take_input_requests();
     void apply(std::vector<Action> actions);
     void start(StartJob& job);
     void run_once();

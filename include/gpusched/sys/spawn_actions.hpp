@@ -1,6 +1,7 @@
 #pragma once
 
 #include <spawn.h>
+#include <sys/types.h>
 
 namespace gpusched::sys {
 
@@ -13,7 +14,8 @@ public:
     SpawnFileActions(const SpawnFileActions&) = delete;
     SpawnFileActions& operator=(const SpawnFileActions&) = delete;
 
-    SpawnFileActions& open(int fd, const char* path, int flags);
+    // `mode` is for a file O_CREAT makes.
+    SpawnFileActions& open(int fd, const char* path, int flags, mode_t mode = 0);
     SpawnFileActions& dup2(int fd, int new_fd);
     // Closes every fd from `lowest` up in the child, whatever the scheduler inherited.
     SpawnFileActions& close_from(int lowest);
@@ -33,6 +35,8 @@ public:
 
     // The child leads a process group of its own, so one kill() reaches all it starts.
     SpawnAttributes& new_process_group();
+    // The child leads a session of its own: no terminal's signals (Ctrl-C, a hang-up) reach it.
+    SpawnAttributes& new_session();
     SpawnAttributes& signal_mask(const sigset_t& mask);
     // The child starts with the default action for each of `signals`.
     SpawnAttributes& default_signals(const sigset_t& signals);

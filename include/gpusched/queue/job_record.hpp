@@ -1,0 +1,61 @@
+#pragma once
+
+#include <cstdint>
+#include <set>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace gpusched::queue {
+
+// A job's state in a queue. A job is queued, then running (taken by one worker), then
+// ended one way: succeeded, failed, cancelled, or refused (the worker would not run it).
+enum class JobState { queued, running, succeeded, failed, cancelled, refused };
+
+std::string_view to_string(JobState state);
+
+struct JobRecord {
+    std::int64_t id = 0;
+    std::string queue;
+    std::string command;
+    std::int64_t batch = 0;
+    std::int64_t priority = 0;
+    JobState state = JobState::queued;
+    std::string worker;        // while running, and the one that ran it
+    std::string gpu;           // the GPUs it ran on
+    double submitted = 0;      // seconds since the epoch
+    double started = 0;        // 0 until started
+    double ended = 0;          // 0 until ended
+    double runtime = 0;        // seconds, once ended
+    int exit_code = 0;
+    int signal = 0;
+    std::string note;          // why it was refused or cancelled
+    std::int64_t returned = 0; // times it went back to the queue unfinished
+    bool cancel_requested = false;
+    std::string output;        // the directory its output files are in, once taken (local)
+    bool ended_state() const { return state != JobState::queued && state != JobState::running; }
+};
+
+struct WorkerRecord {
+    std::string id;
+    std::string host;
+    std::int64_t pid = 0;
+    std::string gpus;
+    double since = 0;
+};
+
+struct QueueListing {
+    std::int64_t queued = 0;
+    std::vector<JobRecord> first_queued; // in the order they will run
+    std::vector<JobRecord> running;
+    std::vector<JobRecord> recent;       // ended, latest first
+    std::vector<WorkerRecord> workers;
+    std::set<std::string> paused;       // GPUs paused; "" when the whole queue is
+    std::int64_t succeeded = 0, failed = 0, cancelled = 0, refused = 0;
+};
+
+// What cancel() did to one job: removed from the queue, asked to stop (it was running), or
+// nothing (it had ended, or no such job).
+enum class CancelOutcome { removed, stopping, already_ended, unknown };
+
+} // namespace gpusched::queue

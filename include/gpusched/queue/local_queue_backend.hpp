@@ -1,0 +1,48 @@
+#pragma once
+
+#include <gpusched/queue/local_queue.hpp>
+#include <gpusched/queue/queue_backend.hpp>
+
+#include <filesystem>
+
+namespace gpusched::queue {
+
+// A local queue (an SQLite database on this machine) for the queue commands. Opening it
+// returns the jobs of workers that are gone to the queue, so what it shows is current;
+// changes that concern workers (a cancel, a retry, a resume) wake them.
+class LocalQueueBackend final : public QueueBackend {
+public:
+    LocalQueueBackend(std::filesystem::path database, std::string name);
+
+    std::string describe() const override;
+    QueueListing list(std::size_t queued_shown, std::size_t recent_shown) override;
+    std::vector<JobRecord> jobs(const std::vector<std::int64_t>& ids) override;
+    std::vector<std::int64_t> unended() override;
+    CancelOutcome cancel(std::int64_t id) override;
+    std::optional<std::string> retry(std::int64_t id) override;
+    void pause(const std::string& gpu) override;
+    void resume(const std::string& gpu) override;
+    std::int64_t purge(std::optional<double> ended_before) override;
+    JobOutput output(const JobRecord& job, std::uint64_t out_from,
+                     std::uint64_t err_from) override;
+
+private:
+    void reclaim_gone_workers();
+
+    std::filesystem::path m_path;
+    Database m_database;
+    LocalQueue m_queue;
+};
+
+// Removes ended jobs (those that ended before `ended_before`, if given) with their output
+// files; how many. For `queue --purge`, and for workers, which let old results expire.
+std::int64_t purge_ended_jobs(LocalQueue& queue, std::optional<double> ended_before);
+
+// Where a job's output files are, in the directory `directory` an OutputFiles wrote them to:
+// the last attempt's `ID.out` / `ID.err` (a retry writes `ID.2.out`, ...).
+struct OutputPaths {
+    std::filesystem::path out, err;
+};
+OutputPaths last_output_of(const std::filesystem::path& directory, std::int64_t id);
+
+} // namespace gpusched::queue

@@ -1,0 +1,58 @@
+#pragma once
+
+#include <gpusched/queue/job_record.hpp>
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace gpusched::queue {
+
+// What a job wrote: its stdout and stderr from the given offsets on. `complete` is false when
+// the beginning is missing (a Redis queue keeps only the last 64 KiB of each).
+struct JobOutput {
+    std::string out;
+    std::string err;
+    bool complete = true;
+};
+
+// One queue as the queue commands (queue, cancel, pause, resume, retry, logs, wait) see it,
+// whichever backend keeps it: an SQLite database on this machine (LocalQueueBackend) or a
+// Redis server (RedisQueueBackend). Job ids are the queue's own. Every call is one short
+// exchange with the backend; none waits for jobs (wait and logs --follow ask again).
+class QueueBackend {
+public:
+    virtual ~QueueBackend() = default;
+
+    // "queue NAME (PATH)" or "queue NAME on redis://HOST:PORT", for messages.
+    virtual std::string describe() const = 0;
+
+    // The queue: up to `queued_shown` queued jobs in the order they will run, the running
+    // ones, up to `recent_shown` ended ones (latest first), its workers and pauses, counts.
+    virtual QueueListing list(std::size_t queued_shown, std::size_t recent_shown) = 0;
+    // Jobs by id, those found, in the order asked.
+    virtual std::vector<JobRecord> jobs(const std::vector<std::int64_t>& ids) = 0;
+    // The ids of the jobs now queued or running.
+    virtual std::vector<std::int64_t> unended() = 0;
+
+    // A queued job is removed (recorded as cancelled); a running one is asked to stop, and
+    // its worker records it as cancelled once it has.
+    virtual CancelOutcome cancel(std::int64_t id) = 0;
+    // Queues again an ended job that did not succeed; why it cannot be, if it cannot.
+    virtual std::optional<std::string> retry(std::int64_t id) = 0;
+    // No new job starts (on GPU `gpu`, or anywhere when it is ""); running jobs go on.
+    virtual void pause(const std::string& gpu) = 0;
+    // Undoes pause(gpu); "" resumes the whole queue and every GPU.
+    virtual void resume(const std::string& gpu) = 0;
+    // Removes ended jobs and their results (those that ended before `ended_before`, seconds
+    // since the epoch, when given); how many.
+    virtual std::int64_t purge(std::optional<double> ended_before) = 0;
+
+    // What job `job` wrote, from byte `out_from` of its stdout and `err_from` of its stderr.
+    virtual JobOutput output(const JobRecord& job, std::uint64_t out_from,
+                             std::uint64_t err_from) = 0;
+};
+
+} // namespace gpusched::queue

@@ -1,0 +1,146 @@
+// `gpusched logs` and `gpusched wait`: the commands that follow jobs as they run, asking the
+// queue again every fraction of a second (a queue never waits on a caller's behalf).
+#include "job_commands.hpp"
+
+#include "job_end_report.hpp"
+#include "open_queue.hpp"
+
+#include <gpusched/counted.hpp>
+#include <gpusched/errors.hpp>
+#include <gpusched/exit_status.hpp>
+#include <gpusched/sys/write_all.hpp>
+
+#include <fmt/format.h>
+#include <spdlog/spdlog.h>
+
+#include <unistd.h>
+
+#include <chrono>
+#include <set>
+#include <stdexcept>
+#include <thread>
+
+namespace gpusched::cli {
+namespace {
+
+using namespace std::chrono_literals;
+
+constexpr auto k_round = 200ms;
+
+queue::JobRecord job_of(queue::QueueBackend& queue, std::int64_t id)
+{
+    auto found = queue.jobs({id});
+    if (found.empty()) {
+        throw std::runtime_error(fmt::format("no job {} in {}", id, queue.describe()));
+    }
+    return std::move(found.front());
+}
+
+// Writes what a job wrote on to our own stream; false when that stream is closed (logs |
+// head), which ends the command quietly.
+bool pass_on(int fd, const std::string& bytes, std::uint64_t& offset)
+{
+    offset += bytes.size();
+    return bytes.empty() || sys::write_all(fd, bytes);
+}
+
+} // namespace
+
+int run_logs(const JobCommandOptions& options)
+{
+    const auto ids = job_ids_of(options.ids);
+    if (ids.size() != 1) {
+        throw UsageError(fmt::format("logs shows one job, not {}", ids.size()));
+    }
+    auto queue = open_queue(options.queue);
+    std::uint64_t out_at = 0;
+    std::uint64_t err_at = 0;
+    bool said_waiting = false;
+    bool said_partial = false;
+    while (true) {
+        // The record first: when it says the job ended, the files read after it are whole.
+        const auto job = job_of(*queue, ids.front());
+        if (job.state == queue::JobState::queued) {
+            if (!options.follow) {
+                fmt::print(stderr, "job {} is queued: it has not started, so it wrote nothing\n",
+                           job.id);
+                return k_exit_success;
+            }
+            if (!said_waiting) {
+                fmt::print(stderr, "job {} is queued: waiting for it to start\n", job.id);
+                said_waiting = true;
+            }
+            std::this_thread::sleep_for(k_round);
+            continue;
+        }
+        const auto output = queue->output(job, out_at, err_at);
+        if (!output.complete && !said_partial) {
+            fmt::print(stderr, "(job {}: the beginning of its output was not kept: only the "
+                               "last 64 KiB of each stream come back with its result)\n",
+                       job.id);
+            said_partial = true;
+        }
+        if (!pass_on(STDOUT_FILENO, output.out, out_at) ||
+            !pass_on(STDERR_FILENO, output.err, err_at)) {
+            return k_exit_success;
+        }
+        if (job.ended_state() || !options.follow) {
+            if (job.ended_state() && job.started == 0 && job.output.empty()) {
+                fmt::print(stderr, "job {} never started ({}), so it wrote nothing\n", job.id,
+                           to_string(job.state));
+            }
+            return k_exit_success;
+        }
+        std::this_thread::sleep_for(k_round);
+    }
+}
+
+int run_wait(const JobCommandOptions& options)
+{
+    auto ids = job_ids_of(options.ids);
+    auto queue = open_queue(options.queue);
+    if (ids.empty()) {
+        ids = queue->unended();
+        if (ids.empty()) {
+            spdlog::info("nothing is queued or running in {}", queue->describe());
+            return k_exit_success;
+        }
+    }
+    std::set<std::int64_t> waiting(ids.begin(), ids.end());
+    const auto total = waiting.size();
+    spdlog::info("waiting for {} in {}", counted(total, "job"), queue->describe());
+    std::size_t failed = 0;
+    bool first_round = true;
+    while (!waiting.empty()) {
+        const auto jobs = queue->jobs({waiting.begin(), waiting.end()});
+        std::set<std::int64_t> seen;
+        for (const auto& job : jobs) {
+            seen.insert(job.id);
+            if (job.ended_state()) {
+                failed += report_job_end(job) ? 0 : 1;
+                waiting.erase(job.id);
+            }
+        }
+        for (auto id = waiting.begin(); id != waiting.end();) {
+            if (seen.contains(*id)) {
+                ++id;
+                continue;
+            }
+            if (first_round) {
+                spdlog::error("no job {} in {}", *id, queue->describe());
+            } else {
+                spdlog::error("job {} was removed from the queue before its end was seen", *id);
+            }
+            ++failed;
+            id = waiting.erase(id);
+        }
+        first_round = false;
+        if (!waiting.empty()) {
+            std::this_thread::sleep_for(k_round);
+        }
+    }
+    spdlog::info("{}: {} succeeded, {} failed", counted(total, "job"), total - failed, failed);
+    return exit_status_for_failures(failed);
+}
+
+} // namespace gpusched::cli

@@ -1,0 +1,187 @@
+#include "job_commands.hpp"
+
+#include "command_line_errors.hpp"
+#include "open_queue.hpp"
+
+#include <gpusched/counted.hpp>
+#include <gpusched/errors.hpp>
+#include <gpusched/exit_status.hpp>
+#include <gpusched/job_messages.hpp>
+#include <gpusched/parse_number.hpp>
+
+#include <fmt/format.h>
+
+namespace gpusched::cli {
+namespace {
+
+void add_ids(CLI::App& command, JobCommandOptions& options, bool required,
+             const char* description)
+{
+    auto* ids = command.add_option("ID", options.ids, description)->type_name("ID");
+    if (required) {
+        ids->required();
+    }
+}
+
+void add_gpu(CLI::App& command, JobCommandOptions& options, const char* description)
+{
+    command.add_option("--gpu", options.gpu, description)->type_name("ID");
+}
+
+
+int cancel(const JobCommandOptions& options)
+{
+    const auto ids = job_ids_of(options.ids);
+    auto queue = open_queue(options.queue);
+    std::size_t refused = 0;
+    for (const auto id : ids) {
+        switch (queue->cancel(id)) {
+        case queue::CancelOutcome::removed:
+            fmt::print("job {} cancelled: removed from the queue\n", id);
+            break;
+        case queue::CancelOutcome::stopping:
+            fmt::print("job {} cancelled: its worker stops it (SIGTERM, then SIGKILL after "
+                       "its --kill-after)\n",
+                       id);
+            break;
+        case queue::CancelOutcome::already_ended: {
+            const auto jobs = queue->jobs({id});
+            fmt::print(stderr, "{}: job {} not cancelled: it has already ended ({})\n",
+                       program_name(), id,
+                       jobs.empty() ? "removed" : std::string(to_string(jobs.front().state)));
+            ++refused;
+            break;
+        }
+        case queue::CancelOutcome::unknown:
+            fmt::print(stderr, "{}: no job {} in {}\n", program_name(), id, queue->describe());
+            ++refused;
+            break;
+        }
+    }
+    return exit_status_for_failures(refused);
+}
+
+int retry(const JobCommandOptions& options)
+{
+    const auto ids = job_ids_of(options.ids);
+    auto queue = open_queue(options.queue);
+    std::size_t refused = 0;
+    for (const auto id : ids) {
+        if (const auto why = queue->retry(id)) {
+            fmt::print(stderr, "{}: job {} not queued again: {}\n", program_name(), id, *why);
+            ++refused;
+        } else {
+            fmt::print("job {} queued again\n", id);
+        }
+    }
+    return exit_status_for_failures(refused);
+}
+
+int pause(const JobCommandOptions& options)
+{
+    auto queue = open_queue(options.queue);
+    queue->pause(options.gpu);
+    if (options.gpu.empty()) {
+        fmt::print("{} paused: no new job starts; running jobs go on (`gpusched resume` "
+                   "undoes it)\n",
+                   queue->describe());
+    } else {
+        fmt::print("GPU {} paused in {}: no new job starts there; running jobs go on\n",
+                   options.gpu, queue->describe());
+    }
+    return k_exit_success;
+}
+
+int resume(const JobCommandOptions& options)
+{
+    auto queue = open_queue(options.queue);
+    queue->resume(options.gpu);
+    if (options.gpu.empty()) {
+        fmt::print("{} resumed, on every GPU\n", queue->describe());
+    } else {
+        fmt::print("GPU {} resumed in {}\n", options.gpu, queue->describe());
+    }
+    return k_exit_success;
+}
+
+} // namespace
+
+std::vector<std::int64_t> job_ids_of(const std::vector<std::string>& ids)
+{
+    std::vector<std::int64_t> numbers;
+    numbers.reserve(ids.size());
+    for (const auto& id : ids) {
+        const auto number = parse_number<std::int64_t>(id);
+        if (!number || *number <= 0) {
+            throw UsageError(fmt::format(
+                "'{}' is not a job id: ids are whole numbers, as `gpusched queue` lists them",
+                id));
+        }
+        numbers.push_back(*number);
+    }
+    return numbers;
+}
+
+JobCommands add_job_commands(CLI::App& app, JobCommandOptions& options)
+{
+    JobCommands commands;
+    commands.cancel = app.add_subcommand(
+        "cancel", "Cancel jobs: a queued one is removed, a running one stopped (SIGTERM); both "
+                  "are recorded as cancelled");
+    add_ids(*commands.cancel, options, true, "The jobs, by the ids `gpusched queue` lists");
+
+    commands.pause = app.add_subcommand(
+        "pause", "Start no new job from the queue (on one GPU with --gpu); running jobs go on");
+    add_gpu(*commands.pause, options, "Pause only this GPU, as its workers name it");
+
+    commands.resume =
+        app.add_subcommand("resume", "Undo pause (everywhere, or on one GPU with --gpu)");
+    add_gpu(*commands.resume, options, "Resume only this GPU");
+
+    commands.retry = app.add_subcommand(
+        "retry", "Queue again jobs that failed, were cancelled or were refused");
+    add_ids(*commands.retry, options, true, "The jobs, by id");
+
+    commands.logs = app.add_subcommand(
+        "logs", "Show what a job wrote: its stdout on stdout, its stderr on stderr");
+    add_ids(*commands.logs, options, true, "The job, by id");
+    commands.logs->add_flag("-f,--follow", options.follow,
+                            "Keep showing what it writes until it ends (waiting for it to "
+                            "start if it is queued)");
+
+    commands.wait = app.add_subcommand(
+        "wait", "Wait until jobs end; exit as a run would (0, or how many failed)");
+    add_ids(*commands.wait, options, false,
+            "The jobs, by id (default: every job queued or running now)");
+
+    for (auto* command : {commands.cancel, commands.pause, commands.resume, commands.retry,
+                          commands.logs, commands.wait}) {
+        add_queue_options(*command, options.queue, false);
+    }
+    return commands;
+}
+
+std::optional<int> run_job_command(const JobCommands& commands, const JobCommandOptions& options)
+{
+    if (*commands.cancel) {
+        return cancel(options);
+    }
+    if (*commands.pause) {
+        return pause(options);
+    }
+    if (*commands.resume) {
+        return resume(options);
+    }
+    if (*commands.retry) {
+        return retry(options);
+    }
+    if (*commands.logs) {
+        return run_logs(options);
+    }
+    if (*commands.wait) {
+        return run_wait(options);
+    }
+    return std::nullopt;
+}
+
+} // namespace gpusched::cli

@@ -1,0 +1,127 @@
+#include "worker_autostart.hpp"
+
+#include <gpusched/lease_names.hpp>
+#include <gpusched/queue/worker_presence.hpp>
+#include <gpusched/sys/lease_socket.hpp>
+#include <gpusched/sys/spawn_actions.hpp>
+#include <gpusched/sys/state_directory.hpp>
+
+#include <fmt/format.h>
+#include <spdlog/spdlog.h>
+
+#include <fcntl.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/wait.h>
+
+#include <chrono>
+#include <thread>
+
+extern char** environ;
+
+namespace gpusched::cli {
+namespace {
+
+using namespace std::chrono_literals;
+
+// How long the submitter waits to see the worker it started listed (or ended).
+constexpr auto k_start_wait = 5s;
+constexpr auto k_start_round = 50ms;
+
+std::filesystem::path log_path_of(const std::filesystem::path& database, const std::string& name)
+{
+    const auto state = sys::state_directory();
+    const auto file = fmt::format("worker-{}.log", name);
+    if (state && std::filesystem::is_directory(*state)) {
+        return *state / file;
+    }
+    return database.parent_path() / file;
+}
+
+bool served(const std::filesystem::path& database, queue::LocalQueue& queue)
+{
+    const auto present = queue::present_workers(database);
+    const auto host = queue::this_host();
+    queue.reclaim([&](const queue::WorkerRecord& worker) {
+        return !queue::worker_gone(worker.id, worker.host, present, host);
+    });
+    return !queue.workers().empty();
+}
+
+pid_t spawn_worker(const std::filesystem::path& database, const std::string& name,
+                   const std::filesystem::path& log)
+{
+    sys::SpawnFileActions files;
+    files.open(STDIN_FILENO, "/dev/null", O_RDONLY)
+        .open(STDOUT_FILENO, log.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0600)
+        .dup2(STDOUT_FILENO, STDERR_FILENO)
+        .close_from(3);
+    sigset_t none;
+    sigemptyset(&none);
+    sigset_t defaults;
+    sigfillset(&defaults);
+    sys::SpawnAttributes attributes;
+    attributes.new_session().signal_mask(none).default_signals(defaults);
+    const std::string db = std::filesystem::absolute(database).string();
+    std::vector<std::string> args = {"gpusched", "worker", "--db", db, "--queue", name};
+    std::vector<char*> argv;
+    for (auto& arg : args) {
+        argv.push_back(arg.data());
+    }
+    argv.push_back(nullptr);
+    pid_t pid = 0;
+    if (const int error = posix_spawn(&pid, "/proc/self/exe", files.get(), attributes.get(),
+                                      argv.data(), environ);
+        error != 0) {
+        throw std::system_error(error, std::generic_category(), "posix_spawn");
+    }
+    return pid;
+}
+
+} // namespace
+
+void start_worker_if_none(const std::filesystem::path& database, queue::LocalQueue& queue)
+{
+    try {
+        if (served(database, queue)) {
+            return;
+        }
+        // One submitter starts the worker; a racing one sees the name taken and leaves it.
+        const auto space = queue::worker_space_of(database);
+        auto starting = sys::bind_lease(lease_socket_name(space, "starting:" + queue.name()));
+        if (!starting || served(database, queue)) {
+            return;
+        }
+        const auto log = log_path_of(database, queue.name());
+        const pid_t pid = spawn_worker(database, queue.name(), log);
+        const auto give_up = std::chrono::steady_clock::now() + k_start_wait;
+        while (std::chrono::steady_clock::now() < give_up) {
+            int status = 0;
+            if (waitpid(pid, &status, WNOHANG) == pid) {
+                spdlog::error("no worker serves queue {}, and the one started for it ended at "
+                              "once ({}): see {}; the jobs wait for `gpusched worker --gpus "
+                              "ID,...`",
+                              queue.name(),
+                              WIFEXITED(status) ? fmt::format("exit {}", WEXITSTATUS(status))
+                                                : fmt::format("signal {}", WTERMSIG(status)),
+                              log.string());
+                return;
+            }
+            if (!queue.workers().empty()) {
+                spdlog::info("started a worker for queue {} (pid {}, log {}); --no-start "
+                             "starts none",
+                             queue.name(), pid, log.string());
+                return;
+            }
+            std::this_thread::sleep_for(k_start_round);
+        }
+        spdlog::warn("started a worker for queue {} (pid {}), not serving it yet: see {}",
+                     queue.name(), pid, log.string());
+    } catch (const std::exception& error) {
+        spdlog::error("no worker serves queue {}, and none could be started: {}; the jobs wait "
+                      "for `gpusched worker`",
+                      queue.name(), error.what());
+    }
+}
+
+} // namespace gpusched::cli

@@ -1,0 +1,157 @@
+#include <gpusched/queue/local_queue_backend.hpp>
+
+#include <gpusched/queue/worker_presence.hpp>
+
+#include <fmt/format.h>
+
+#include <chrono>
+#include <fstream>
+#include <iterator>
+#include <system_error>
+
+namespace gpusched::queue {
+namespace {
+
+// The queue commands wait this long for another process's write lock: a person can wait
+// that long, and every transaction of the queue is far shorter.
+constexpr std::chrono::seconds k_busy_timeout{5};
+
+// The bytes of `path` from `from` on ("" when it does not exist, as before a job writes).
+std::string read_from(const std::filesystem::path& path, std::uint64_t from)
+{
+    std::ifstream file(path, std::ios::binary);
+    if (!file) {
+        return {};
+    }
+    file.seekg(static_cast<std::streamoff>(from));
+    if (!file) {
+        return {};
+    }
+    return {std::istreambuf_iterator<char>(file), std::istreambuf_iterator<char>()};
+}
+
+} // namespace
+
+OutputPaths last_output_of(const std::filesystem::path& directory, std::int64_t id)
+{
+    // Attempts are few (--retries): look for the next one until it is missing.
+    OutputPaths last{directory / fmt::format("{}.out", id), directory / fmt::format("{}.err", id)};
+    for (unsigned attempt = 2;; ++attempt) {
+        OutputPaths next{directory / fmt::format("{}.{}.out", id, attempt),
+                         directory / fmt::format("{}.{}.err", id, attempt)};
+        std::error_code error;
+        if (!std::filesystem::exists(next.out, error)) {
+            return last;
+        }
+        last = std::move(next);
+    }
+}
+
+std::int64_t purge_ended_jobs(LocalQueue& queue, std::optional<double> ended_before)
+{
+    const auto purged = queue.purge(ended_before);
+    for (const auto& job : purged) {
+        if (job.output.empty()) {
+            continue;
+        }
+        // Every attempt's files: ID.out, ID.err, ID.info, ID.2.out, ...
+        const std::filesystem::path directory(job.output);
+        for (unsigned attempt = 1;; ++attempt) {
+            const auto base = attempt == 1 ? fmt::format("{}", job.id)
+                                           : fmt::format("{}.{}", job.id, attempt);
+            std::error_code error;
+            const bool had_output = std::filesystem::remove(directory / (base + ".out"), error);
+            std::filesystem::remove(directory / (base + ".err"), error);
+            std::filesystem::remove(directory / (base + ".info"), error);
+            if (!had_output) {
+                break;
+            }
+        }
+    }
+    return static_cast<std::int64_t>(purged.size());
+}
+
+LocalQueueBackend::LocalQueueBackend(std::filesystem::path database, std::string name)
+    : m_path(std::move(database)), m_database(m_path, k_busy_timeout),
+      m_queue((prepare_local_queue_schema(m_database), m_database), std::move(name))
+{
+    reclaim_gone_workers();
+}
+
+void LocalQueueBackend::reclaim_gone_workers()
+{
+    const auto present = present_workers(m_path);
+    const auto host = this_host();
+    if (m_queue.reclaim([&](const WorkerRecord& worker) {
+            return !worker_gone(worker.id, worker.host, present, host);
+        }) > 0) {
+        wake_workers(m_path);
+    }
+}
+
+std::string LocalQueueBackend::describe() const
+{
+    return fmt::format("queue {} ({})", m_queue.name(), m_path.string());
+}
+
+QueueListing LocalQueueBackend::list(std::size_t queued_shown, std::size_t recent_shown)
+{
+    return m_queue.list(queued_shown, recent_shown);
+}
+
+std::vector<JobRecord> LocalQueueBackend::jobs(const std::vector<std::int64_t>& ids)
+{
+    return m_queue.jobs_of(ids);
+}
+
+std::vector<std::int64_t> LocalQueueBackend::unended()
+{
+    return m_queue.unended();
+}
+
+CancelOutcome LocalQueueBackend::cancel(std::int64_t id)
+{
+    const auto outcome = m_queue.cancel(id);
+    if (outcome == CancelOutcome::stopping) {
+        wake_workers(m_path); // its worker stops it now rather than at its next look
+    }
+    return outcome;
+}
+
+std::optional<std::string> LocalQueueBackend::retry(std::int64_t id)
+{
+    auto refused = m_queue.retry(id);
+    if (!refused) {
+        wake_workers(m_path);
+    }
+    return refused;
+}
+
+void LocalQueueBackend::pause(const std::string& gpu)
+{
+    m_queue.pause(gpu);
+    wake_workers(m_path);
+}
+
+void LocalQueueBackend::resume(const std::string& gpu)
+{
+    m_queue.resume(gpu);
+    wake_workers(m_path);
+}
+
+std::int64_t LocalQueueBackend::purge(std::optional<double> ended_before)
+{
+    return purge_ended_jobs(m_queue, ended_before);
+}
+
+JobOutput LocalQueueBackend::output(const JobRecord& job, std::uint64_t out_from,
+                                    std::uint64_t err_from)
+{
+    if (job.output.empty()) {
+        return {};
+    }
+    const auto paths = last_output_of(job.output, job.id);
+    return {read_from(paths.out, out_from), read_from(paths.err, err_from), true};
+}
+
+} // namespace gpusched::queue

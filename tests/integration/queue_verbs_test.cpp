@@ -1,0 +1,322 @@
+// The queue commands (cancel, pause, resume, retry, logs, wait, submit --priority/--front,
+// queue --purge) against real workers, on each backend: a local queue (an SQLite database)
+// and a Redis queue (a real redis-server started by the test). The same test runs on both:
+// the commands do not know which backend they talk to, and neither do these tests.
+#include "harness.hpp"
+#include "redis_server.hpp"
+
+#include <fmt/format.h>
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include <csignal>
+#include <map>
+#include <memory>
+#include <thread>
+
+namespace gpusched::testing {
+namespace {
+
+using namespace std::chrono_literals;
+
+enum class Backend { local, redis };
+
+std::string backend_name(const ::testing::TestParamInfo<Backend>& info)
+{
+    return info.param == Backend::local ? "Local" : "Redis";
+}
+
+class QueueVerbs : public ::testing::TestWithParam<Backend> {
+protected:
+    void SetUp() override
+    {
+        adopt_orphans();
+        if (GetParam() == Backend::redis) {
+            m_redis = std::make_unique<RedisServer>(Persistence::none);
+        }
+    }
+
+    void TearDown() override
+    {
+        for (auto& worker : m_workers) {
+            if (worker->running()) {
+                worker->signal(SIGTERM);
+                EXPECT_FALSE(worker->wait(30s).timed_out);
+            }
+        }
+    }
+
+    // The options that name the queue, whichever backend keeps it.
+    std::vector<std::string> where() const
+    {
+        if (m_redis) {
+            return {"--redis", m_redis->url()};
+        }
+        return {"--db", (m_dir / "queue.db").string()};
+    }
+
+    LaunchOptions command(const std::string& name, std::vector<std::string> args = {},
+                          std::optional<std::string> stdin_data = std::nullopt) const
+    {
+        std::vector<std::string> full = {name};
+        const auto queue = where();
+        full.insert(full.end(), queue.begin(), queue.end());
+        full.insert(full.end(), args.begin(), args.end());
+        return {full, stdin_data};
+    }
+
+    Finished gpusched(const std::string& name, std::vector<std::string> args = {},
+                      std::optional<std::string> stdin_data = std::nullopt) const
+    {
+        TempDir dir;
+        return run(dir, command(name, std::move(args), std::move(stdin_data)));
+    }
+
+    // Submits `commands` (no worker is started for them); their ids.
+    std::vector<std::int64_t> submit(const std::string& commands, std::vector<std::string> extra = {})
+    {
+        const auto before = listed_ids();
+        extra.push_back("--no-start");
+        const auto result = gpusched("submit", extra, commands);
+        EXPECT_EQ(result.exit_status, 0) << result.err;
+        std::vector<std::int64_t> ids;
+        for (const auto id : listed_ids()) {
+            if (!before.contains(id)) {
+                ids.push_back(id);
+            }
+        }
+        return ids;
+    }
+
+    nlohmann::json listing() const
+    {
+        const auto result = gpusched("queue", {"--json", "--next", "1000", "--failures", "1000"});
+        EXPECT_EQ(result.exit_status, 0) << result.err;
+        return nlohmann::json::parse(result.out);
+    }
+
+    std::set<std::int64_t> listed_ids() const
+    {
+        std::set<std::int64_t> ids;
+        const auto json = listing();
+        for (const char* part : {"next", "running", "recent"}) {
+            for (const auto& job : json[part]) {
+                ids.insert(job["id"].get<std::int64_t>());
+            }
+        }
+        return ids;
+    }
+
+    // The state of job `id` as the listing shows it ("" when it is not listed).
+    std::string state_of(std::int64_t id) const
+    {
+        const auto json = listing();
+        for (const char* part : {"next", "running", "recent"}) {
+            for (const auto& job : json[part]) {
+                if (job["id"] == id) {
+                    return job["state"];
+                }
+            }
+        }
+        return "";
+    }
+
+    Process& start_worker(const std::string& gpus)
+    {
+        m_worker_dirs.push_back(std::make_unique<TempDir>());
+        auto options = command("worker", {"--gpus", gpus, "--kill-after", "5s"});
+        m_workers.push_back(std::make_unique<Process>(*m_worker_dirs.back(), options));
+        return *m_workers.back();
+    }
+
+    std::string log() const { return (m_dir / "log").string(); }
+    std::vector<std::string> logged() const { return split_lines(read_file(m_dir / "log")); }
+
+    TempDir m_dir;
+    std::unique_ptr<RedisServer> m_redis;
+    std::vector<std::unique_ptr<TempDir>> m_worker_dirs;
+    std::vector<std::unique_ptr<Process>> m_workers;
+};
+
+TEST_P(QueueVerbs, CancelRemovesAQueuedJob)
+{
+    const auto ids = submit(fmt::format("echo 1 >> {0}\necho 2 >> {0}\necho 3 >> {0}\n", log()));
+    ASSERT_EQ(ids.size(), 3u);
+    const auto cancelled = gpusched("cancel", {std::to_string(ids[1])});
+    EXPECT_EQ(cancelled.exit_status, 0) << cancelled.err;
+    EXPECT_NE(cancelled.out.find("removed from the queue"), std::string::npos) << cancelled.out;
+    EXPECT_EQ(state_of(ids[1]), "cancelled");
+    EXPECT_EQ(listing()["queued"], 2);
+    start_worker("0");
+    const auto waited = gpusched("wait", {std::to_string(ids[0]), std::to_string(ids[2])});
+    EXPECT_EQ(waited.exit_status, 0) << waited.err;
+    EXPECT_EQ(logged(), (std::vector<std::string>{"1", "3"}));
+}
+
+TEST_P(QueueVerbs, CancelStopsARunningJobWhichIsRecordedCancelledAndNeverRunAgain)
+{
+    start_worker("0");
+    const auto ids = submit(fmt::format(
+        "trap 'echo term >> {0}; exit 1' TERM; echo start >> {0}; sleep 30 & wait\n", log()));
+    ASSERT_EQ(ids.size(), 1u);
+    ASSERT_TRUE(eventually([&] { return logged().size() == 1; }));
+    const auto cancelled = gpusched("cancel", {std::to_string(ids[0])});
+    EXPECT_EQ(cancelled.exit_status, 0) << cancelled.err;
+    EXPECT_NE(cancelled.out.find("its worker stops it"), std::string::npos) << cancelled.out;
+    // `wait` exits as a run would: a cancelled job did not succeed.
+    const auto waited = gpusched("wait", {std::to_string(ids[0])});
+    EXPECT_EQ(waited.exit_status, 1) << waited.err;
+    EXPECT_NE(waited.err.find("cancelled"), std::string::npos) << waited.err;
+    EXPECT_EQ(state_of(ids[0]), "cancelled");
+    EXPECT_EQ(logged(), (std::vector<std::string>{"start", "term"}));
+    // The worker goes on with the next job; the cancelled one is not run again.
+    const auto next = submit(fmt::format("echo next >> {}\n", log()));
+    EXPECT_EQ(gpusched("wait", {std::to_string(next.at(0))}).exit_status, 0);
+    EXPECT_EQ(logged(), (std::vector<std::string>{"start", "term", "next"}));
+}
+
+TEST_P(QueueVerbs, CancellingAnEndedOrUnknownJobSaysSoAndCountsIt)
+{
+    start_worker("0");
+    const auto ids = submit("true\n");
+    EXPECT_EQ(gpusched("wait", {std::to_string(ids.at(0))}).exit_status, 0);
+    const auto result = gpusched("cancel", {std::to_string(ids[0]), "999999"});
+    EXPECT_EQ(result.exit_status, 2) << result.err;
+    EXPECT_NE(result.err.find("already ended (succeeded)"), std::string::npos) << result.err;
+    EXPECT_NE(result.err.find("no job 999999"), std::string::npos) << result.err;
+    const auto bad = gpusched("cancel", {"abc"});
+    EXPECT_EQ(bad.exit_status, 255);
+    EXPECT_NE(bad.err.find("'abc' is not a job id"), std::string::npos) << bad.err;
+}
+
+TEST_P(QueueVerbs, PauseStartsNothingNewUntilResume)
+{
+    ASSERT_EQ(gpusched("pause").exit_status, 0);
+    EXPECT_EQ(listing()["paused"], nlohmann::json::array({""}));
+    start_worker("0");
+    const auto ids = submit(fmt::format("echo 1 >> {0}\necho 2 >> {0}\n", log()));
+    // Long enough for the worker to have looked at the queue more than once.
+    std::this_thread::sleep_for(2500ms);
+    EXPECT_TRUE(logged().empty());
+    EXPECT_EQ(listing()["queued"], 2);
+    ASSERT_EQ(gpusched("resume").exit_status, 0);
+    const auto waited = gpusched("wait");
+    EXPECT_EQ(waited.exit_status, 0) << waited.err;
+    EXPECT_EQ(logged(), (std::vector<std::string>{"1", "2"}));
+}
+
+TEST_P(QueueVerbs, APausedGpuGetsNoNewJobWhileTheOthersGoOn)
+{
+    start_worker("0,1");
+    ASSERT_EQ(gpusched("pause", {"--gpu", "0"}).exit_status, 0);
+    // The pause reaches the worker before the jobs do (it looks at least once a second).
+    std::this_thread::sleep_for(2500ms);
+    std::string commands;
+    for (int i = 0; i < 6; ++i) {
+        commands += fmt::format("echo $CUDA_VISIBLE_DEVICES >> {}\n", log());
+    }
+    submit(commands);
+    const auto waited = gpusched("wait");
+    EXPECT_EQ(waited.exit_status, 0) << waited.err;
+    EXPECT_EQ(logged(), std::vector<std::string>(6, "1"));
+    ASSERT_EQ(gpusched("resume", {"--gpu", "0"}).exit_status, 0);
+    EXPECT_TRUE(listing()["paused"].empty());
+}
+
+TEST_P(QueueVerbs, PriorityAndFrontDecideTheOrder)
+{
+    submit(fmt::format("echo a >> {0}\necho b >> {0}\n", log()));
+    submit(fmt::format("echo c >> {0}\necho d >> {0}\n", log()), {"--front"});
+    submit(fmt::format("echo e >> {0}\n", log()), {"--priority", "5"});
+    submit(fmt::format("echo z >> {0}\n", log()), {"--priority=-1"});
+    std::vector<std::string> listed;
+    const auto json = listing();
+    for (const auto& job : json["next"]) {
+        listed.push_back(job["command"].get<std::string>().substr(5, 1));
+    }
+    EXPECT_EQ(listed, (std::vector<std::string>{"e", "c", "d", "a", "b", "z"}));
+    start_worker("0");
+    EXPECT_EQ(gpusched("wait").exit_status, 0);
+    EXPECT_EQ(logged(), listed);
+}
+
+TEST_P(QueueVerbs, RetryQueuesAFailedJobAgain)
+{
+    start_worker("0");
+    const auto flag = (m_dir / "flag").string();
+    const auto ids = submit(
+        fmt::format("if [ -e {0} ]; then echo second >> {1}; else touch {0}; exit 3; fi\n", flag,
+                    log()));
+    EXPECT_EQ(gpusched("wait", {std::to_string(ids.at(0))}).exit_status, 1);
+    EXPECT_EQ(state_of(ids[0]), "failed");
+    const auto retried = gpusched("retry", {std::to_string(ids[0])});
+    EXPECT_EQ(retried.exit_status, 0) << retried.err;
+    EXPECT_EQ(gpusched("wait", {std::to_string(ids[0])}).exit_status, 0);
+    EXPECT_EQ(state_of(ids[0]), "succeeded");
+    EXPECT_EQ(logged(), std::vector<std::string>{"second"});
+    const auto again = gpusched("retry", {std::to_string(ids[0])});
+    EXPECT_EQ(again.exit_status, 1);
+    EXPECT_NE(again.err.find("not queued again"), std::string::npos) << again.err;
+}
+
+TEST_P(QueueVerbs, LogsShowAJobsStdoutAndStderrApart)
+{
+    start_worker("0");
+    const auto ids = submit("echo to-out; echo to-err >&2; exit 4\n");
+    EXPECT_EQ(gpusched("wait", {std::to_string(ids.at(0))}).exit_status, 1);
+    const auto logs = gpusched("logs", {std::to_string(ids[0])});
+    EXPECT_EQ(logs.exit_status, 0) << logs.err;
+    EXPECT_EQ(logs.out, "to-out\n");
+    EXPECT_NE(logs.err.find("to-err\n"), std::string::npos) << logs.err;
+}
+
+TEST_P(QueueVerbs, LogsFollowWaitsForTheStartAndShowsEverythingToTheEnd)
+{
+    const auto ids = submit("echo one; sleep 1; echo two\n");
+    TempDir dir;
+    Process follower(dir, command("logs", {"--follow", std::to_string(ids.at(0))}));
+    start_worker("0");
+    const auto followed = follower.wait(30s);
+    EXPECT_FALSE(followed.timed_out);
+    EXPECT_EQ(followed.exit_status, 0) << followed.err;
+    EXPECT_EQ(followed.out, "one\ntwo\n");
+}
+
+TEST_P(QueueVerbs, WaitWithoutIdsWaitsForEveryUnendedJobAndCountsFailures)
+{
+    ASSERT_EQ(gpusched("pause").exit_status, 0);
+    start_worker("0,1");
+    submit("true\nexit 3\nsleep 1\nsh -c 'kill -9 $$'\n");
+    TempDir dir;
+    Process waiting(dir, command("wait"));
+    ASSERT_TRUE(eventually([&] { return waiting.err_so_far().find("waiting for 4 jobs") !=
+                                        std::string::npos; }));
+    ASSERT_EQ(gpusched("resume").exit_status, 0);
+    const auto waited = waiting.wait(30s);
+    EXPECT_EQ(waited.exit_status, 2) << waited.err;
+    EXPECT_NE(waited.err.find("4 jobs: 2 succeeded, 2 failed"), std::string::npos) << waited.err;
+}
+
+TEST_P(QueueVerbs, PurgeRemovesEndedJobsButNotQueuedOnes)
+{
+    start_worker("0");
+    const auto ended = submit("echo gone\n");
+    EXPECT_EQ(gpusched("wait").exit_status, 0);
+    ASSERT_EQ(gpusched("pause").exit_status, 0);
+    const auto queued = submit("true\n");
+    const auto purged = gpusched("queue", {"--purge"});
+    EXPECT_EQ(purged.exit_status, 0) << purged.err;
+    EXPECT_NE(purged.out.find("1 ended job removed"), std::string::npos) << purged.out;
+    EXPECT_EQ(state_of(ended.at(0)), "");
+    EXPECT_EQ(state_of(queued.at(0)), "queued");
+    const auto logs = gpusched("logs", {std::to_string(ended[0])});
+    EXPECT_EQ(logs.exit_status, 255);
+    EXPECT_NE(logs.err.find(fmt::format("no job {}", ended[0])), std::string::npos) << logs.err;
+    const auto recent = gpusched("queue", {"--purge", "--older-than", "1h"});
+    EXPECT_NE(recent.out.find("0 ended jobs removed"), std::string::npos) << recent.out;
+}
+
+INSTANTIATE_TEST_SUITE_P(Backends, QueueVerbs, ::testing::Values(Backend::local), backend_name);
+
+} // namespace
+} // namespace gpusched::testing
