@@ -30,10 +30,17 @@ constexpr auto k_start_round = 50ms;
 
 std::filesystem::path log_path_of(const std::filesystem::path& database, const std::string& name)
 {
-    const auto state = sys::state_directory();
+    // The user's own state directory, even for a database several users share: each user's
+    // worker writes a log of its own.
     const auto file = fmt::format("worker-{}.log", name);
-    if (state && std::filesystem::is_directory(*state)) {
-        return *state / file;
+    if (const auto state = sys::state_directory()) {
+        std::error_code error;
+        if (std::filesystem::create_directories(*state, error)) {
+            std::filesystem::permissions(*state, std::filesystem::perms::owner_all, error);
+        }
+        if (std::filesystem::is_directory(*state, error)) {
+            return *state / file;
+        }
     }
     return database.parent_path() / file;
 }

@@ -9,7 +9,8 @@ namespace gpusched::cli {
 // The first `gpusched submit` to a local queue no worker serves starts one in the background,
 // as task-spooler starts its server: `gpusched worker --db DATABASE --queue NAME`, in a
 // session of its own (a closed terminal does not stop it), on the GPUs a run would use (it
-// inherits CUDA_VISIBLE_DEVICES), its log appended to worker-NAME.log beside the database.
+// inherits CUDA_VISIBLE_DEVICES), its log appended to worker-NAME.log in the user's state
+// directory ($XDG_STATE_HOME/gpusched, else beside the database).
 // Two submitters racing start one worker: the one that starts it holds a name on the
 // database's worker space meanwhile. Waits up to a few seconds for the worker to be listed;
 // says so, naming its log, when it ended instead (no GPU found, say). Never throws: the jobs

@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include <sys/mount.h>
+#include <sys/wait.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -200,6 +201,66 @@ TEST_F(LocalQueue, AStoppedWorkerGivesItsRunningJobBackAndAFinishedJobNeverRunsA
     start_worker("0");
     ASSERT_TRUE(eventually([&] { return queue_status()["running"].size() == 1; }));
     EXPECT_EQ(logged()["done"], 1);
+}
+
+// The worker a submit starts outlives it (a session of its own): stopped here as a user would.
+void stop_started_worker(pid_t pid)
+{
+    ASSERT_EQ(kill(pid, SIGTERM), 0);
+    int status = 0;
+    // An orphan comes back to this test, a subreaper (adopt_orphans).
+    ASSERT_TRUE(eventually([&] { return waitpid(pid, &status, WNOHANG) == pid; }, 30s));
+}
+
+TEST_F(LocalQueue, TheFirstSubmitStartsAWorkerWhenNoneServesTheQueue)
+{
+    TempDir state;
+    const auto submit_started = [&](const std::string& commands) {
+        LaunchOptions options{{"submit", "--db", db(), "--wait"}, commands};
+        options.env["CUDA_VISIBLE_DEVICES"] = "3";
+        options.env["XDG_STATE_HOME"] = state.path().string();
+        return run(m_dir, options);
+    };
+    const auto first = submit_started(fmt::format("echo $CUDA_VISIBLE_DEVICES >> {}\n", log()));
+    EXPECT_EQ(first.exit_status, 0) << first.err;
+    EXPECT_NE(first.err.find("started a worker for queue default"), std::string::npos)
+        << first.err;
+    // On the GPUs a run would use: CUDA_VISIBLE_DEVICES.
+    EXPECT_EQ(read_file(m_dir / "log"), "3\n");
+    const auto status = queue_status();
+    ASSERT_EQ(status["workers"].size(), 1u);
+    EXPECT_EQ(status["workers"][0]["gpus"], "3");
+    const auto worker_log = state / "gpusched/worker-default.log";
+    EXPECT_NE(read_file(worker_log).find("job 1 started on GPU 3"), std::string::npos);
+
+    // The next submit finds it serving the queue and starts no other.
+    const auto second = submit_started("true\n");
+    EXPECT_EQ(second.exit_status, 0) << second.err;
+    EXPECT_EQ(second.err.find("started a worker"), std::string::npos) << second.err;
+    EXPECT_EQ(queue_status()["workers"].size(), 1u);
+    stop_started_worker(status["workers"][0]["pid"].get<pid_t>());
+}
+
+TEST_F(LocalQueue, AWorkerThatCannotStartIsNamedWithItsLogAndTheJobsWait)
+{
+    TempDir state;
+    LaunchOptions options{{"submit", "--db", db()}, "true\n"};
+    options.env["CUDA_VISIBLE_DEVICES"] = "-1"; // no GPU: the worker ends at once
+    options.env["XDG_STATE_HOME"] = state.path().string();
+    const auto result = run(m_dir, options);
+    EXPECT_EQ(result.exit_status, 0) << result.err;
+    EXPECT_NE(result.err.find("ended at once"), std::string::npos) << result.err;
+    EXPECT_NE(result.err.find("worker-default.log"), std::string::npos) << result.err;
+    EXPECT_EQ(queue_status()["queued"], 1);
+}
+
+TEST_F(LocalQueue, NoStartStartsNoWorker)
+{
+    LaunchOptions options{{"submit", "--db", db(), "--no-start"}, "true\n"};
+    options.env["CUDA_VISIBLE_DEVICES"] = "0";
+    ASSERT_EQ(run(m_dir, options).exit_status, 0);
+    EXPECT_TRUE(queue_status()["workers"].empty());
+    EXPECT_EQ(queue_status()["queued"], 1);
 }
 
 TEST_F(LocalQueue, AFileThatIsNotADatabaseIsAClearErrorAndIsLeftAlone)

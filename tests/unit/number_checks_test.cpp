@@ -38,6 +38,17 @@ TEST(NumberChecks, WholeNumbersAreDecimalDigitsInRange)
     }
 }
 
+TEST(NumberChecks, IntegersMayBeNegative)
+{
+    EXPECT_EQ(std::get<std::int64_t>(parse_integer("-5", -10, 10)), -5);
+    EXPECT_EQ(std::get<std::int64_t>(parse_integer("10", -10, 10)), 10);
+    EXPECT_EQ(error_of(parse_integer("-11", -10, 10)),
+              "-11 is out of range: must be a whole number from -10 to 10");
+    for (const auto* bad : {"", "-", "--1", "+1", "1.5", "nan", "0x1", "99999999999999999999"}) {
+        EXPECT_NE(error_of(parse_integer(bad, -10, 10)), "") << bad;
+    }
+}
+
 TEST(NumberChecks, HaltLimitsAreWholeCountsOrFinitePercentages)
 {
     for (const auto* bad : {"now,fail=nan", "now,fail=inf", "now,fail=nan%", "now,fail=inf%",

@@ -264,6 +264,30 @@ TEST(RunningJobs, OtherJobsAreLeftAloneByOnesTimeout)
 // Ctrl-Z stopped gpusched and its jobs for 30 s, 40 s into a 60 s --timeout: the job still
 // has 20 s to run, its run time leaves the stop out, and the grace period after SIGTERM is
 // moved the same way.
+// `gpusched cancel`: one job gets SIGTERM at once, SIGKILL --kill-after later if it holds
+// on; the others run on.
+TEST(RunningJobs, ACancelStopsOneJobAsATimeoutWould)
+{
+    FakeProcessTable table;
+    RunningJobs jobs(table, k_kill_after, std::nullopt);
+    const ProcessId leader = start(jobs, table, 1).leader;
+    const ProcessId other = start(jobs, table, 2).leader;
+    RunningJob& cancelled = *jobs.find_leader(leader);
+    table.ignore_term(leader);
+    jobs.cancel(cancelled, k_start + 1s);
+    EXPECT_TRUE(cancelled.cancelled);
+    EXPECT_FALSE(cancelled.timed_out);
+    const std::vector<Signal> term{{-leader, SIGTERM}};
+    EXPECT_EQ(table.sent_to(-leader), term);
+    EXPECT_TRUE(table.sent_to(-other).empty());
+    jobs.cancel(cancelled, k_start + 2s); // a second cancel sends nothing more
+    EXPECT_EQ(table.sent_to(-leader), term);
+    EXPECT_EQ(jobs.next_deadline(), k_start + 1s + k_kill_after);
+    jobs.fire(k_start + 1s + k_kill_after);
+    EXPECT_FALSE(table.alive(leader));
+    EXPECT_TRUE(table.alive(other));
+}
+
 TEST(RunningJobs, TimeStoppedIsNotCountedAgainstTheTimeout)
 {
     FakeProcessTable table;

@@ -513,6 +513,31 @@ TEST(Scheduler, BusyGpuGetsNoJobUntilUsableAgain)
     EXPECT_EQ(next[0].gpus, GpuSlots{0});
 }
 
+TEST(Scheduler, APausedGpuGetsNoNewJobButKeepsItsRunningOne)
+{
+    Scheduler scheduler(GpuPool({"0", "1"}), ahead(8));
+    EXPECT_EQ(starts(scheduler.on_command(command(1)))[0].gpus, GpuSlots{0});
+    EXPECT_TRUE(starts(scheduler.on_gpu_paused(0, true)).empty());
+    EXPECT_EQ(starts(scheduler.on_command(command(2)))[0].gpus, GpuSlots{1});
+    scheduler.on_job_exit(1, k_success); // GPU 0 free, but paused
+    EXPECT_TRUE(starts(scheduler.on_command(command(3))).empty());
+    const auto resumed = starts(scheduler.on_gpu_paused(0, false));
+    ASSERT_EQ(resumed.size(), 1u);
+    EXPECT_EQ(resumed[0].command.id, 3u);
+    EXPECT_EQ(resumed[0].gpus, GpuSlots{0});
+}
+
+TEST(Scheduler, ACancelledJobIsNeverRetried)
+{
+    Scheduler scheduler(GpuPool({"0"}), with_retries(3));
+    scheduler.on_command(command(1));
+    scheduler.on_job_cancelled(1);
+    const auto actions = scheduler.on_job_exit(1, JobOutcome{0, SIGTERM});
+    EXPECT_TRUE(actions_of<RetryScheduled>(actions).empty());
+    EXPECT_EQ(scheduler.counts().failed, 1u);
+    EXPECT_EQ(scheduler.counts().retries, 0u);
+}
+
 TEST(Scheduler, RefusedLeaseMovesTheJobToAnotherGpu)
 {
     Scheduler scheduler(GpuPool({"0", "1"}), ahead(8));
