@@ -66,7 +66,8 @@ TEST(Manual, ListsEveryOptionOfEveryCommandThatHelpLists)
     ASSERT_TRUE(fs::exists(k_manual)) << k_manual;
     EXPECT_EQ(manual_options(".SH OPTIONS"), help_options({}));
     for (const std::string command :
-         {"exec", "status", "submit", "worker", "queue", "hypersearch", "report", "gpus"}) {
+         {"exec", "status", "submit", "worker", "queue", "cancel", "pause", "retry", "logs", "wait",
+          "hypersearch", "report", "gpus"}) {
         const auto listed = manual_options(".SS gpusched " + command);
         EXPECT_FALSE(listed.empty()) << command;
         EXPECT_EQ(listed, help_options({command})) << command;
