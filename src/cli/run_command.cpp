@@ -365,6 +365,9 @@ int run_jobs(RunOptions& options, const InputFactory& make_input,
     if (runner_settings.joblog) {
         guard_keeps.push_back(runner_settings.joblog->fd());
     }
+    for (const int fd : input->held_while_jobs_run()) {
+        guard_keeps.push_back(fd);
+    }
     // Fds 0-2, then what a job gets: a lease per GPU (two for a MIG instance: its own and its
     // share of its GPU), the marker (from here), its presence token and a long command's script.
     const int lowest_marker_fd = static_cast<int>(3 + 2 * scheduler.pool().size() + 2);

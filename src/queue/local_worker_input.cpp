@@ -106,8 +106,8 @@ void LocalWorkerInput::reclaim_dead()
             return !worker_gone(worker.id, worker.host, present, m_settings.host);
         });
         if (returned > 0) {
-            spdlog::warn("queue {}: {} jobs of workers that ended went back to the queue",
-                         m_settings.queue, returned);
+            spdlog::warn("queue {}: {} of workers that ended went back to the queue",
+                         m_settings.queue, counted(static_cast<std::size_t>(returned), "job"));
             m_look = true;
         }
     });

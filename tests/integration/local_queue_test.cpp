@@ -176,15 +176,36 @@ TEST_F(LocalQueue, AKilledWorkersJobGoesBackToTheQueueAndRunsOnAnotherWorker)
     ASSERT_TRUE(eventually([&] { return fs::exists(marker); }));
     first.signal(SIGKILL);
     first.wait();
-    // Its job was cut off with it; a new worker finds it back at the front and runs it.
+    // Its job was cut off with it (by its run's guard); a new worker finds it back at the
+    // front and runs it.
     fs::remove(marker);
+    ASSERT_TRUE(eventually([&] { return queue_status()["queued"] == 1; }));
     const auto status = queue_status();
-    EXPECT_EQ(status["queued"], 1);
     EXPECT_EQ(status["next"][0]["returned"], 1);
     start_worker("0");
     ASSERT_TRUE(eventually([&] { return fs::exists(marker); }));
     EXPECT_EQ(logged()["start"], 2);
     EXPECT_EQ(queue_status()["running"].size(), 1u);
+}
+
+// A killed worker's job that holds on after SIGTERM still runs until SIGKILL --kill-after
+// later: the worker counts as present until then (its guard holds its socket), so no other
+// worker starts the job while its first run lives.
+TEST_F(LocalQueue, AKilledWorkersJobIsNotStartedAgainWhileItsFirstRunLives)
+{
+    auto& first = start_worker("0", {"--kill-after", "2s"});
+    ASSERT_EQ(run(m_dir, submit(fmt::format("trap '' TERM; echo $$ >> {0}; while :; do sleep "
+                                            "0.1; done\n",
+                                            log())))
+                  .exit_status,
+              0);
+    ASSERT_TRUE(eventually([&] { return logged().size() == 1; }));
+    const auto first_run = std::stoi(logged().begin()->first);
+    start_worker("1", {"--kill-after", "1s"}); // free, and looking at the queue every second
+    first.signal(SIGKILL);
+    first.wait();
+    ASSERT_TRUE(eventually([&] { return logged().size() == 2; }, 30s));
+    EXPECT_FALSE(process_alive(first_run)) << "started again while its first run lived";
 }
 
 TEST_F(LocalQueue, AStoppedWorkerGivesItsRunningJobBackAndAFinishedJobNeverRunsAgain)

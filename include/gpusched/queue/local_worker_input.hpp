@@ -48,6 +48,7 @@ public:
 
     std::optional<sys::InputLine> next_line() override;
     sys::InputRequests take_requests() override;
+    std::vector<int> held_while_jobs_run() const override { return {m_presence.fd()}; }
     bool finished() const override { return m_stopped; } // not before a signal
     bool has_unrepeatable_input() const override { return false; }
     void stop_reading() override;

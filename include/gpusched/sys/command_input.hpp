@@ -77,6 +77,11 @@ public:
     // found unfinished.
     virtual std::vector<InputLine> take_buffered() = 0;
 
+    // Descriptors that must stay open while any job of this run still runs, even after
+    // gpusched is killed: the run's guard (RunGuard) holds them until it has stopped the jobs.
+    // A queue worker's presence, say: while it is held, no one takes the worker for gone and
+    // starts its jobs again elsewhere.
+    virtual std::vector<int> held_while_jobs_run() const { return {}; }
     // Asked after each turn of the poll, before the next command is taken.
     virtual InputRequests take_requests() { return {}; }
 
