@@ -134,6 +134,25 @@ std::string_view to_string(JobState state)
 
 void prepare_local_queue_schema(Database& database)
 {
+    // Most opens find the schema made: a read then, which never waits for a writer (a
+    // listing works while another process holds the write lock).
+    try {
+        const bool current = database.read([&] {
+            auto version = database.prepare("SELECT value FROM meta WHERE key = 'schema'");
+            const bool found =
+                version.step() && version.text(0) == std::to_string(k_schema_version);
+            version.reset();
+            return found;
+        });
+        if (current) {
+            return;
+        }
+    } catch (const DatabaseError& error) {
+        if (error.busy()) {
+            throw;
+        }
+        // No meta table yet: a new database, made below.
+    }
     database.write([&] {
         database.execute(k_schema);
         auto version = database.prepare("SELECT value FROM meta WHERE key = 'schema'");

@@ -82,10 +82,18 @@ void LocalQueueBackend::reclaim_gone_workers()
 {
     const auto present = present_workers(m_path);
     const auto host = this_host();
-    if (m_queue.reclaim([&](const WorkerRecord& worker) {
-            return !worker_gone(worker.id, worker.host, present, host);
-        }) > 0) {
-        wake_workers(m_path);
+    try {
+        if (m_queue.reclaim([&](const WorkerRecord& worker) {
+                return !worker_gone(worker.id, worker.host, present, host);
+            }) > 0) {
+            wake_workers(m_path);
+        }
+    } catch (const DatabaseError& error) {
+        if (!error.busy()) {
+            throw;
+        }
+        // Another process holds the write lock; the workers return those jobs themselves
+        // (each looks every second), and a listing must not wait for it.
     }
 }
 

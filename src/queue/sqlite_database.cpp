@@ -62,6 +62,11 @@ void Database::fail(int code, std::string_view doing) const
     case SQLITE_READONLY:
         why += " (it cannot be written: check its permissions and those of its directory)";
         break;
+    case SQLITE_BUSY:
+    case SQLITE_LOCKED:
+        why += " (another process holds its write lock: one stopped with Ctrl-Z or SIGSTOP, "
+               "say; nothing was changed, try again once it goes on)";
+        break;
     case SQLITE_CORRUPT:
     case SQLITE_NOTADB:
         why += " (move it aside to start an empty queue)";

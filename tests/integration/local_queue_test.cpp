@@ -7,14 +7,18 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include <fcntl.h>
+#include <sqlite3.h>
 #include <sys/mount.h>
 #include <sys/wait.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <csignal>
+#include <fstream>
 #include <map>
 #include <memory>
+#include <thread>
 
 namespace gpusched::testing {
 namespace {
@@ -282,6 +286,77 @@ TEST_F(LocalQueue, NoStartStartsNoWorker)
     ASSERT_EQ(run(m_dir, options).exit_status, 0);
     EXPECT_TRUE(queue_status()["workers"].empty());
     EXPECT_EQ(queue_status()["queued"], 1);
+}
+
+// A submitter killed while it writes (SIGKILL, an out-of-memory kill): what it committed is
+// queued whole and once, what it had not is not queued at all.
+TEST_F(LocalQueue, AKilledSubmitterLeavesWholeChunksQueuedOnce)
+{
+    const auto fifo = m_dir / "commands";
+    ASSERT_EQ(mkfifo(fifo.c_str(), 0600), 0);
+    // Opened for writing first (read-write: it does not wait for a reader), so that the
+    // submitter's open of its stdin does not wait for a writer.
+    const int writer = open(fifo.c_str(), O_RDWR | O_CLOEXEC);
+    ASSERT_GE(writer, 0);
+    LaunchOptions options{{"submit", "--db", db(), "--no-start"}};
+    options.stdin_path = fifo;
+    Process submitter(m_dir, options);
+    std::string commands;
+    for (int i = 1; i <= 15'000; ++i) {
+        commands += fmt::format("echo {}\n", i);
+    }
+    // Written from a thread: the pipe holds less than that, the submitter reads as it goes
+    // (and what is left after the first 10,000 fits in the pipe).
+    std::thread feed([&] {
+        std::string_view rest = commands;
+        while (!rest.empty()) {
+            const auto wrote = write(writer, rest.data(), rest.size());
+            ASSERT_GT(wrote, 0);
+            rest.remove_prefix(static_cast<std::size_t>(wrote));
+        }
+    });
+    // One transaction of 10,000 is written; the next waits for more input.
+    const bool chunk_written = eventually([&] { return queue_status()["queued"] == 10'000; }, 60s);
+    submitter.signal(SIGKILL);
+    submitter.wait();
+    close(writer);
+    feed.join();
+    ASSERT_TRUE(chunk_written);
+    TempDir dir;
+    const auto listed = run(dir, {{"queue", "--db", db(), "--json", "--next", "100000"}});
+    const auto status = nlohmann::json::parse(listed.out);
+    EXPECT_EQ(status["queued"], 10'000);
+    ASSERT_EQ(status["next"].size(), 10'000u);
+    for (int i = 0; i < 10'000; ++i) {
+        ASSERT_EQ(status["next"][i]["command"], fmt::format("echo {}", i + 1));
+    }
+}
+
+// Another process holding the database's write lock (stopped with SIGSTOP inside a write, say):
+// the commands give up after a few seconds with an error that says so and change nothing; the
+// worker, which waits a moment at a time, goes on and records its results once it can.
+TEST_F(LocalQueue, AWriteLockHeldElsewhereIsAClearErrorAndHangsNothing)
+{
+    start_worker("0");
+    ASSERT_EQ(run(m_dir, submit(fmt::format("echo 1 >> {}\n", log()), {"--wait"})).exit_status,
+              0);
+    sqlite3* holder = nullptr;
+    ASSERT_EQ(sqlite3_open(db().c_str(), &holder), SQLITE_OK);
+    ASSERT_EQ(sqlite3_exec(holder, "BEGIN IMMEDIATE", nullptr, nullptr, nullptr), SQLITE_OK);
+    const auto refused = run(m_dir, {{"cancel", "--db", db(), "1"}});
+    EXPECT_EQ(refused.exit_status, 255);
+    EXPECT_NE(refused.err.find("another process holds its write lock"), std::string::npos)
+        << refused.err;
+    const auto submitted = run(m_dir, submit("true\n"));
+    EXPECT_EQ(submitted.exit_status, 255);
+    EXPECT_NE(submitted.err.find("another process holds its write lock"), std::string::npos)
+        << submitted.err;
+    EXPECT_EQ(queue_status()["queued"], 0) << "a reader never waits for the lock";
+    sqlite3_exec(holder, "ROLLBACK", nullptr, nullptr, nullptr);
+    sqlite3_close(holder);
+    const auto after = run(m_dir, submit(fmt::format("echo 2 >> {}\n", log()), {"--wait"}));
+    EXPECT_EQ(after.exit_status, 0) << after.err;
+    EXPECT_EQ(read_file(m_dir / "log"), "1\n2\n");
 }
 
 TEST_F(LocalQueue, AFileThatIsNotADatabaseIsAClearErrorAndIsLeftAlone)
