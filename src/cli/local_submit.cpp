@@ -112,6 +112,16 @@ int submit_to_local_queue(const SubmitOptions& options)
     }
     spdlog::info("{} submitted to queue {} in {}", jobs(ids.size()),
                  options.queue.queue, path.string());
+    if (options.no_start && !ids.empty()) {
+        try {
+            if (!served_by_a_worker(path, queue)) {
+                spdlog::warn("no worker serves queue {}: the jobs wait for `gpusched worker`",
+                             options.queue.queue);
+            }
+        } catch (const queue::DatabaseError&) {
+            // Only a hint: the jobs are queued whatever it would have said.
+        }
+    }
     if (!options.wait) {
         return exit_status_for_failures(rejected);
     }

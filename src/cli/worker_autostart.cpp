@@ -45,16 +45,6 @@ std::filesystem::path log_path_of(const std::filesystem::path& database, const s
     return database.parent_path() / file;
 }
 
-bool served(const std::filesystem::path& database, queue::LocalQueue& queue)
-{
-    const auto present = queue::present_workers(database);
-    const auto host = queue::this_host();
-    queue.reclaim([&](const queue::WorkerRecord& worker) {
-        return !queue::worker_gone(worker.id, worker.host, present, host);
-    });
-    return !queue.workers().empty();
-}
-
 pid_t spawn_worker(const std::filesystem::path& database, const std::string& name,
                    const std::filesystem::path& log)
 {
@@ -87,16 +77,26 @@ pid_t spawn_worker(const std::filesystem::path& database, const std::string& nam
 
 } // namespace
 
+bool served_by_a_worker(const std::filesystem::path& database, queue::LocalQueue& queue)
+{
+    const auto present = queue::present_workers(database);
+    const auto host = queue::this_host();
+    queue.reclaim([&](const queue::WorkerRecord& worker) {
+        return !queue::worker_gone(worker.id, worker.host, present, host);
+    });
+    return !queue.workers().empty();
+}
+
 void start_worker_if_none(const std::filesystem::path& database, queue::LocalQueue& queue)
 {
     try {
-        if (served(database, queue)) {
+        if (served_by_a_worker(database, queue)) {
             return;
         }
         // One submitter starts the worker; a racing one sees the name taken and leaves it.
         const auto space = queue::worker_space_of(database);
         auto starting = sys::bind_lease(lease_socket_name(space, "starting:" + queue.name()));
-        if (!starting || served(database, queue)) {
+        if (!starting || served_by_a_worker(database, queue)) {
             return;
         }
         const auto log = log_path_of(database, queue.name());

@@ -15,6 +15,9 @@ namespace gpusched::cli {
 // database's worker space meanwhile. Waits up to a few seconds for the worker to be listed;
 // says so, naming its log, when it ended instead (no GPU found, say). Never throws: the jobs
 // are queued whatever happens here.
+// True when a worker serves the queue (those of workers that are gone are returned first).
+bool served_by_a_worker(const std::filesystem::path& database, queue::LocalQueue& queue);
+
 void start_worker_if_none(const std::filesystem::path& database, queue::LocalQueue& queue);
 
 } // namespace gpusched::cli

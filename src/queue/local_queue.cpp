@@ -325,12 +325,7 @@ std::int64_t LocalQueue::reclaim(const std::function<bool(const WorkerRecord&)>&
                 .run();
             auto running = m_database.prepare(
                 "SELECT id FROM jobs WHERE worker = ? AND state = 'running' ORDER BY id");
-            running.bind(1, worker);
-            std::vector<std::int64_t> ids;
-            while (running.step()) {
-                ids.push_back(running.integer(0));
-            }
-            running.reset();
+            const auto ids = running.bind(1, worker).integers();
             // Back to the front in the order they were taken, each noted as returned.
             for (auto it = ids.rbegin(); it != ids.rend(); ++it) {
                 to_front(*it, "returned = returned + 1, started = NULL, gpu = NULL");
@@ -449,13 +444,7 @@ std::vector<std::int64_t> LocalQueue::cancel_requests(const std::string& worker)
 {
     auto query = m_database.prepare(
         "SELECT id FROM jobs WHERE worker = ? AND state = 'running' AND cancel != 0");
-    query.bind(1, worker);
-    std::vector<std::int64_t> ids;
-    while (query.step()) {
-        ids.push_back(query.integer(0));
-    }
-    query.reset();
-    return ids;
+    return query.bind(1, worker).integers();
 }
 
 CancelOutcome LocalQueue::cancel(std::int64_t id)
@@ -587,13 +576,7 @@ std::vector<std::int64_t> LocalQueue::unended()
 {
     auto query = m_database.prepare(
         "SELECT id FROM jobs WHERE queue = ? AND state IN ('queued', 'running') ORDER BY id");
-    query.bind(1, m_name);
-    std::vector<std::int64_t> ids;
-    while (query.step()) {
-        ids.push_back(query.integer(0));
-    }
-    query.reset();
-    return ids;
+    return query.bind(1, m_name).integers();
 }
 
 std::vector<JobRecord> LocalQueue::jobs_of(const std::vector<std::int64_t>& ids)

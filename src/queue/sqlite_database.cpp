@@ -217,4 +217,14 @@ std::string Statement::text(int column) const
                              static_cast<std::size_t>(sqlite3_column_bytes(m_statement, column)));
 }
 
+std::vector<std::int64_t> Statement::integers()
+{
+    std::vector<std::int64_t> values;
+    while (step()) {
+        values.push_back(integer(0));
+    }
+    reset();
+    return values;
+}
+
 } // namespace gpusched::queue

@@ -7,6 +7,7 @@
 #include <stdexcept>
 #include <string>
 #include <string_view>
+#include <vector>
 #include <type_traits>
 #include <utility>
 
@@ -57,6 +58,8 @@ public:
 
     bool is_null(int column) const;
     std::int64_t integer(int column) const;
+    // Steps through every row, collecting column 0 as integers (ids), then resets.
+    std::vector<std::int64_t> integers();
     double real(int column) const;
     std::string text(int column) const;
 
