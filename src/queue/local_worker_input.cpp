@@ -180,11 +180,13 @@ void LocalWorkerInput::on_time(Clock::time_point now)
 void LocalWorkerInput::look_for_requests()
 {
     attempt("reading cancels and pauses", [&] {
+        // Asked again at every look until the job ends: one taken but not yet started when
+        // the cancel came is stopped once it starts (the runner skips jobs already stopping).
         for (const auto id : m_queue.cancel_requests(m_worker)) {
             if (m_cancels_asked.insert(id).second) {
                 spdlog::info("queue job {}: cancel asked", id);
-                m_requests.cancel.push_back(static_cast<JobId>(id));
             }
+            m_requests.cancel.push_back(static_cast<JobId>(id));
         }
         auto paused = m_queue.paused();
         paused.erase(""); // the whole queue: take() starts nothing then
