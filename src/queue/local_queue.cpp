@@ -561,8 +561,15 @@ LocalQueueListing LocalQueue::list(std::size_t queued_shown, std::size_t recent_
     LocalQueueListing listing;
     // One read transaction: the counts and the lists agree with each other.
     m_database.read([&] {
-        auto count = m_database.prepare(
-            "SELECT state, count(*) FROM jobs WHERE queue = ? GROUP BY state");
+        // Counted through the indexes, not by a scan of every job: the queued through
+        // jobs_queued, the ended (each has its `ended` time) through jobs_ended.
+        auto queued_count =
+            m_database.prepare("SELECT count(*) FROM jobs WHERE queue = ? AND state = 'queued'");
+        queued_count.bind(1, m_name).step();
+        listing.queued = queued_count.integer(0);
+        queued_count.reset();
+        auto count = m_database.prepare("SELECT state, count(*) FROM jobs WHERE queue = ? AND "
+                                        "ended IS NOT NULL GROUP BY state");
         count.bind(1, m_name);
         while (count.step()) {
             const auto state = state_of(count.text(0));
@@ -583,8 +590,10 @@ LocalQueueListing LocalQueue::list(std::size_t queued_shown, std::size_t recent_
             k_job_columns));
         queued.bind(1, m_name).bind(2, static_cast<std::int64_t>(queued_shown));
         listing.first_queued = read_jobs(queued);
+        // `+id`: the few running jobs (jobs_running) are sorted, rather than every job
+        // walked in id order.
         auto running = m_database.prepare(fmt::format(
-            "SELECT {} FROM jobs WHERE queue = ? AND state = 'running' ORDER BY id",
+            "SELECT {} FROM jobs WHERE queue = ? AND state = 'running' ORDER BY +id",
             k_job_columns));
         running.bind(1, m_name);
         listing.running = read_jobs(running);
