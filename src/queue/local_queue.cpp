@@ -315,13 +315,13 @@ std::int64_t LocalQueue::reclaim(const std::function<bool(const LocalWorker&)>& 
 std::optional<LocalJob> LocalQueue::take(const std::string& worker)
 {
     return m_database.write([&]() -> std::optional<LocalJob> {
-        auto paused = m_database.prepare("SELECT 1 FROM pauses WHERE queue = ? AND gpu = ''");
+        auto& paused = m_database.prepare_kept("SELECT 1 FROM pauses WHERE queue = ? AND gpu = ''");
         if (paused.bind(1, m_name).step()) {
             paused.reset();
             return std::nullopt;
         }
         paused.reset();
-        auto take = m_database.prepare(fmt::format(
+        auto& take = m_database.prepare_kept(fmt::format(
             "UPDATE jobs SET state = 'running', worker = ?1 WHERE id = (SELECT id FROM jobs "
             "WHERE queue = ?2 AND state = 'queued' ORDER BY priority DESC, position LIMIT 1) "
             "RETURNING {}",
@@ -341,9 +341,10 @@ bool LocalQueue::finish(const std::string& worker, const LocalResult& result)
 {
     return m_database.write([&] {
         m_database
-            .prepare("UPDATE jobs SET state = ?, gpu = ?, started = ?, runtime = ?, ended = ?, "
-                     "exit_code = ?, signal = ?, note = nullif(?, '') "
-                     "WHERE id = ? AND worker = ? AND state = 'running'")
+            .prepare_kept(
+                "UPDATE jobs SET state = ?, gpu = ?, started = ?, runtime = ?, ended = ?, "
+                "exit_code = ?, signal = ?, note = nullif(?, '') "
+                "WHERE id = ? AND worker = ? AND state = 'running'")
             .bind(1, to_string(result.state))
             .bind(2, result.gpu)
             .bind(3, result.started)
