@@ -340,13 +340,13 @@ std::int64_t LocalQueue::reclaim(const std::function<bool(const WorkerRecord&)>&
 std::optional<JobRecord> LocalQueue::take(const std::string& worker, const std::string& output)
 {
     return m_database.write([&]() -> std::optional<JobRecord> {
-        auto paused = m_database.prepare("SELECT 1 FROM pauses WHERE queue = ? AND gpu = ''");
+        auto& paused = m_database.prepare_kept("SELECT 1 FROM pauses WHERE queue = ? AND gpu = ''");
         if (paused.bind(1, m_name).step()) {
             paused.reset();
             return std::nullopt;
         }
         paused.reset();
-        auto take = m_database.prepare(fmt::format(
+        auto& take = m_database.prepare_kept(fmt::format(
             "UPDATE jobs SET state = 'running', worker = ?1, output = nullif(?3, '') WHERE id = "
             "(SELECT id FROM jobs WHERE queue = ?2 AND state = 'queued' "
             "ORDER BY priority DESC, position LIMIT 1) RETURNING {}",
@@ -366,9 +366,10 @@ bool LocalQueue::finish(const std::string& worker, const LocalResult& result)
 {
     return m_database.write([&] {
         m_database
-            .prepare("UPDATE jobs SET state = ?, gpu = ?, started = ?, runtime = ?, ended = ?, "
-                     "exit_code = ?, signal = ?, note = nullif(?, '') "
-                     "WHERE id = ? AND worker = ? AND state = 'running'")
+            .prepare_kept(
+                "UPDATE jobs SET state = ?, gpu = ?, started = ?, runtime = ?, ended = ?, "
+                "exit_code = ?, signal = ?, note = nullif(?, '') "
+                "WHERE id = ? AND worker = ? AND state = 'running'")
             .bind(1, to_string(result.state))
             .bind(2, result.gpu)
             .bind(3, result.started)
@@ -617,8 +618,15 @@ QueueListing LocalQueue::list(std::size_t queued_shown, std::size_t recent_shown
     QueueListing listing;
     // One read transaction: the counts and the lists agree with each other.
     m_database.read([&] {
-        auto count = m_database.prepare(
-            "SELECT state, count(*) FROM jobs WHERE queue = ? GROUP BY state");
+        // Counted through the indexes, not by a scan of every job: the queued through
+        // jobs_queued, the ended (each has its `ended` time) through jobs_ended.
+        auto queued_count =
+            m_database.prepare("SELECT count(*) FROM jobs WHERE queue = ? AND state = 'queued'");
+        queued_count.bind(1, m_name).step();
+        listing.queued = queued_count.integer(0);
+        queued_count.reset();
+        auto count = m_database.prepare("SELECT state, count(*) FROM jobs WHERE queue = ? AND "
+                                        "ended IS NOT NULL GROUP BY state");
         count.bind(1, m_name);
         while (count.step()) {
             const auto state = state_of(count.text(0));
@@ -639,8 +647,10 @@ QueueListing LocalQueue::list(std::size_t queued_shown, std::size_t recent_shown
             k_job_columns));
         queued.bind(1, m_name).bind(2, static_cast<std::int64_t>(queued_shown));
         listing.first_queued = read_jobs(queued);
+        // `+id`: the few running jobs (jobs_running) are sorted, rather than every job
+        // walked in id order.
         auto running = m_database.prepare(fmt::format(
-            "SELECT {} FROM jobs WHERE queue = ? AND state = 'running' ORDER BY id",
+            "SELECT {} FROM jobs WHERE queue = ? AND state = 'running' ORDER BY +id",
             k_job_columns));
         running.bind(1, m_name);
         listing.running = read_jobs(running);

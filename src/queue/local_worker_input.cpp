@@ -216,6 +216,12 @@ sys::InputRequests LocalWorkerInput::take_requests()
 
 std::optional<sys::InputLine> LocalWorkerInput::next_line()
 {
+    // Asked for when a GPU is free, as soon as a job ended there: taken now, the next job
+    // starts in the same turn of the loop, while the GPU's lease is still held (else the lease
+    // is let go and taken again for every job).
+    if (!m_stopped && m_look && m_ready.empty() && !m_retry_at) {
+        look();
+    }
     if (m_stopped || m_ready.empty()) {
         return std::nullopt;
     }

@@ -49,7 +49,19 @@ Database::Database(std::filesystem::path path, std::chrono::milliseconds busy_ti
 
 Database::~Database()
 {
+    m_kept.clear(); // finalized before the connection closes
     sqlite3_close_v2(m_handle);
+}
+
+Statement& Database::prepare_kept(std::string_view sql)
+{
+    auto found = m_kept.find(std::string(sql));
+    if (found == m_kept.end()) {
+        found = m_kept.try_emplace(std::string(sql), *this, sql).first;
+    }
+    // An exception may have left it part-way through its rows.
+    found->second.reset();
+    return found->second;
 }
 
 void Database::fail(int code, std::string_view doing) const

@@ -1,0 +1,91 @@
+#!/usr/bin/env bash
+# Benchmarks the local (SQLite) queue on this machine, in a database of its own. Run by hand
+# from the repository root (needs hyperfine and sqlite3, from Debian): bench/local_queue.sh
+#  1. submit: `gpusched submit FILE` of BIG commands into a fresh database (hyperfine; the
+#     database is removed before each run). Target: under 2 s.
+#  2. start rate: JOBS trivial jobs (`true`) over 8 GPU ids, a worker against a plain run
+#     (`gpusched FILE`), alternated ROUNDS times in the same minutes. The plain run is timed
+#     from its start to its exit. For the worker the jobs are submitted first; it is timed
+#     from its start to the moment the last result is recorded (the latest `ended` of the
+#     jobs, written by the worker as it records each result). The script notices the end by
+#     polling the database every 0.2 s, but the poll's period does not enter the figure, and
+#     the worker's exit is not counted (it does not exit on its own). Ratio: plain time over
+#     worker time, in each round; the figure is the median of the rounds' ratios. Target:
+#     at least 0.9.
+#  3. listing: `gpusched queue` with BIG jobs queued (hyperfine), beside `gpusched --version`
+#     in the same run, the cost of starting the binary at all. Target: under 100 ms.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+JOBS=${JOBS:-5000}            # trivial jobs for the start rate
+BIG=${BIG:-100000}            # commands submitted, then listed
+ROUNDS=${ROUNDS:-3}           # plain run and worker, alternated
+RUNS=${RUNS:-5}               # hyperfine runs of submit
+LISTINGS=${LISTINGS:-20}      # hyperfine runs of the listing
+
+source bench/common.sh
+work=$(mktemp -d /tmp/gpusched-bench.XXXXXX)
+workers=()
+cleanup() { kill "${workers[@]}" 2>/dev/null || true; wait 2>/dev/null || true; rm -rf "$work"; }
+trap cleanup EXIT
+# Leases of its own, so a benchmark never waits for (or blocks) real work on this machine.
+export GPUSCHED_LOCK_DIR=$work/leases
+unset GPUSCHED_DB GPUSCHED_REDIS GPUSCHED_QUEUE
+# Where submit starts a worker by itself when none serves the queue, this script starts its own.
+no_start=()
+if "$gpusched" submit --help | grep -q -- --no-start; then
+  no_start=(--no-start)
+fi
+submit() { "$gpusched" submit -q "${no_start[@]}" "$@"; }
+now() { date +%s.%N; }
+median() { sort -g | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
+
+echo "# machine: $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs), $(uname -r)"
+echo "# $("$gpusched" --version | head -1), SQLite $(sqlite3 --version | cut -d' ' -f1)"
+
+echo; echo "## 1. Submit: $BIG 'true' commands into a fresh database (hyperfine, $RUNS runs)"
+repeat "$BIG" true > "$work/big.txt"
+big_db=$work/big.db
+hyperfine --runs "$RUNS" --warmup 1 --prepare "rm -f $big_db $big_db-wal $big_db-shm" \
+  --export-markdown "$work/submit.md" \
+  -n "gpusched submit" "$gpusched submit -q ${no_start[*]} --db $big_db $work/big.txt" >/dev/null
+cat "$work/submit.md"
+
+echo; echo "## 2. Start rate: $JOBS 'true' jobs over 8 GPU ids, plain run against a worker ($ROUNDS rounds)"
+repeat "$JOBS" true > "$work/true.txt"
+for round in $(seq "$ROUNDS"); do
+  start=$(now)
+  "$gpusched" -q --gpus 0-7 "$work/true.txt"
+  plain=$(awk -v s="$start" -v e="$(now)" 'BEGIN { printf "%.3f", e - s }')
+
+  db=$work/drain.db
+  rm -f "$db" "$db-wal" "$db-shm"
+  submit --db "$db" "$work/true.txt"
+  start=$(now)
+  "$gpusched" worker -q --db "$db" --gpus 0-7 &
+  workers+=($!)
+  until [ "$(sqlite3 "$db" "SELECT count(*) FROM jobs WHERE state IN ('queued', 'running')")" = 0 ]; do
+    sleep 0.2
+  done
+  worker=$(sqlite3 "$db" "SELECT printf('%.3f', max(ended) - $start) FROM jobs")
+  failed=$(sqlite3 "$db" "SELECT count(*) FROM jobs WHERE state != 'succeeded'")
+  kill -USR1 "${workers[@]}"; wait "${workers[@]}"; workers=()
+  [ "$failed" = 0 ] || { echo "round $round: $failed jobs did not succeed" >&2; exit 1; }
+
+  ratio=$(awk -v p="$plain" -v w="$worker" 'BEGIN { printf "%.2f", p / w }')
+  echo "round $round: plain run $plain s, worker $worker s, ratio $ratio"
+  echo "$plain" >> "$work/plain.txt"
+  echo "$worker" >> "$work/worker.txt"
+  echo "$ratio" >> "$work/ratio.txt"
+done
+awk -v p="$(median < "$work/plain.txt")" -v w="$(median < "$work/worker.txt")" \
+    -v r="$(median < "$work/ratio.txt")" -v n="$JOBS" 'BEGIN {
+  printf "medians: plain run %.2f s (%.0f jobs/s), worker %.2f s (%.0f jobs/s), ratio %.2f\n",
+         p, n / p, w, n / w, r }'
+
+echo; echo "## 3. Listing: \`gpusched queue\` with $BIG jobs queued (hyperfine, $LISTINGS runs)"
+hyperfine --runs "$LISTINGS" --warmup 3 -N --export-markdown "$work/queue.md" \
+  -n "gpusched queue" "$gpusched queue --db $big_db" \
+  -n "gpusched queue --json" "$gpusched queue --json --db $big_db" \
+  -n "gpusched --version" "$gpusched --version" >/dev/null
+cat "$work/queue.md"
