@@ -6,39 +6,26 @@
 #include <gpusched/counted.hpp>
 #include <gpusched/exit_status.hpp>
 #include <gpusched/job_messages.hpp>
-#include <gpusched/queue/job_queue.hpp>
-#include <gpusched/queue/local_queue.hpp>
-#include <gpusched/queue/worker_presence.hpp>
-
 #include <gpusched/wall_clock.hpp>
 
 #include <fmt/chrono.h>
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
-#include <stdexcept>
-
 namespace gpusched::cli {
 namespace {
 
 // "since 10:02:03 (5 min 12 s)" from seconds since the epoch; taken but not yet started
 // when there is none.
-std::string since(const std::string& started)
-{
-    if (started.empty()) {
-        return "(taken, starting)";
-    }
-    const double at = std::atof(started.c_str());
-    const auto local = local_time_of(at);
-    const auto age = std::chrono::duration<double>(seconds_since_epoch() - at);
-    return fmt::format(
-        "since {:%H:%M:%S} ({})", local,
-        format_duration(std::chrono::duration_cast<std::chrono::steady_clock::duration>(age)));
-}
-
 std::string since(double started)
 {
-    return started == 0 ? since(std::string()) : since(fmt::format("{}", started));
+    if (started == 0) {
+        return "(taken, starting)";
+    }
+    const auto age = std::chrono::duration<double>(seconds_since_epoch() - started);
+    return fmt::format(
+        "since {:%H:%M:%S} ({})", local_time_of(started),
+        format_duration(std::chrono::duration_cast<std::chrono::steady_clock::duration>(age)));
 }
 
 // "HOST " of the worker running a job, as the listing's workers say; "" when unknown.

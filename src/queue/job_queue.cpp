@@ -162,12 +162,6 @@ std::map<std::string, std::string> to_map(const RedisReply& reply)
     return fields;
 }
 
-long long number_field(const std::map<std::string, std::string>& fields, const std::string& name)
-{
-    const auto found = fields.find(name);
-    return found == fields.end() ? 0 : std::atoll(found->second.c_str());
-}
-
 std::optional<std::vector<std::string>> whole_list(RedisClient& redis, const std::string& list)
 {
     const auto reply = redis.command({"LRANGE", list, "0", "-1"});
@@ -421,42 +415,6 @@ std::optional<QueuedJob> JobQueue::fetch(RedisClient& redis, const std::string& 
         return std::nullopt;
     }
     return to_job(id, *reply);
-}
-
-std::optional<QueueStatus> JobQueue::status(RedisClient& redis, std::size_t failures) const
-{
-    const auto overview = redis.pipeline(
-        {{"LLEN", key("pending")},
-         {"ZRANGE", key("workers"), "0", "-1"},
-         {"HGETALL", key("stats")},
-         {"LRANGE", key("failures"), std::to_string(-static_cast<long long>(failures)), "-1"}});
-    if (!overview) {
-        return std::nullopt;
-    }
-    QueueStatus status;
-    status.pending = (*overview)[0].integer;
-    const auto stats = to_map((*overview)[2]);
-    status.submitted = number_field(stats, "submitted");
-    status.succeeded = number_field(stats, "succeeded");
-    status.failed = number_field(stats, "failed");
-    status.refused = number_field(stats, "refused");
-    status.returned = number_field(stats, "returned");
-    for (const auto& worker : (*overview)[1].elements) {
-        const auto ids = whole_list(redis, key("taken:" + worker.text));
-        for (const auto& id : ids.value_or(std::vector<std::string>{})) {
-            const auto job = fetch(redis, id);
-            if (job) {
-                status.running.push_back({id, worker.text, job->field("host"), job->field("gpu"),
-                                          job->field("started"), job->field("command")});
-            }
-        }
-    }
-    for (const auto& id : (*overview)[3].elements) {
-        if (auto job = fetch(redis, id.text)) {
-            status.failures.push_back(std::move(*job));
-        }
-    }
-    return status;
 }
 
 } // namespace gpusched::queue

@@ -52,16 +52,6 @@ struct WorkerRequests {
     std::set<std::string> paused;
 };
 
-struct QueueStatus {
-    long long pending = 0;
-    struct Running {
-        std::string id, worker, host, gpu, started, command;
-    };
-    std::vector<Running> running;
-    long long submitted = 0, succeeded = 0, failed = 0, refused = 0, returned = 0;
-    std::vector<QueuedJob> failures; // the latest ones
-};
-
 // What a heartbeat learns: the queue's marker (to tell a reset), the workers whose leases
 // have run out, whose jobs go back to the queue, and when the next lease of another worker
 // runs out (each worker's own lease governs its jobs: the next heartbeat comes then).
@@ -142,7 +132,6 @@ public:
     std::optional<std::vector<std::string>> ended_ids(RedisClient& redis,
                                                       const std::string& batch) const;
     std::optional<QueuedJob> fetch(RedisClient& redis, const std::string& id) const;
-    std::optional<QueueStatus> status(RedisClient& redis, std::size_t failures) const;
 
     // The queue commands' operations (job_queue_verbs.cpp). Each returns nothing when Redis
     // could not be asked (the client's error() says why).
