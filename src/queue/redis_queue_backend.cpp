@@ -84,10 +84,13 @@ JobRecord to_record(const QueuedJob& job, const std::string& queue, bool pending
     record.batch = std::atoll(job.field("batch").c_str());
     record.priority = std::atoll(job.field("priority").c_str());
     record.state = state_of(job.field("outcome"), pending);
-    record.worker = job.field("worker");
-    record.gpu = job.field("gpu");
     record.submitted = seconds_of(job.field("submitted"));
-    record.started = seconds_of(job.field("started"));
+    if (record.state != JobState::queued) {
+        // A job given back to the queue keeps where it last started until it starts again.
+        record.worker = job.field("worker");
+        record.gpu = job.field("gpu");
+        record.started = seconds_of(job.field("started"));
+    }
     record.ended = seconds_of(job.field("ended"));
     record.runtime = seconds_of(job.field("runtime"));
     record.exit_code = std::atoi(job.field("exit").c_str());
