@@ -1,7 +1,7 @@
 #include "open_queue.hpp"
 
-#include <gpusched/errors.hpp>
 #include <gpusched/queue/local_queue_backend.hpp>
+#include <gpusched/queue/redis_queue_backend.hpp>
 
 namespace gpusched::cli {
 
@@ -11,7 +11,7 @@ std::unique_ptr<queue::QueueBackend> open_queue(const QueueOptions& options)
         return std::make_unique<queue::LocalQueueBackend>(local_database_of(options),
                                                           options.queue);
     }
-    throw UsageError("this command works on local queues only so far: leave out --redis");
+    return std::make_unique<queue::RedisQueueBackend>(redis_url_of(options), options.queue);
 }
 
 } // namespace gpusched::cli

@@ -6,39 +6,37 @@
 #include <gpusched/counted.hpp>
 #include <gpusched/exit_status.hpp>
 #include <gpusched/job_messages.hpp>
-#include <gpusched/queue/job_queue.hpp>
-#include <gpusched/queue/local_queue.hpp>
-#include <gpusched/queue/worker_presence.hpp>
-
 #include <gpusched/wall_clock.hpp>
 
 #include <fmt/chrono.h>
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
-#include <stdexcept>
-
 namespace gpusched::cli {
 namespace {
 
 // "since 10:02:03 (5 min 12 s)" from seconds since the epoch; taken but not yet started
 // when there is none.
-std::string since(const std::string& started)
+std::string since(double started)
 {
-    if (started.empty()) {
+    if (started == 0) {
         return "(taken, starting)";
     }
-    const double at = std::atof(started.c_str());
-    const auto local = local_time_of(at);
-    const auto age = std::chrono::duration<double>(seconds_since_epoch() - at);
+    const auto age = std::chrono::duration<double>(seconds_since_epoch() - started);
     return fmt::format(
-        "since {:%H:%M:%S} ({})", local,
+        "since {:%H:%M:%S} ({})", local_time_of(started),
         format_duration(std::chrono::duration_cast<std::chrono::steady_clock::duration>(age)));
 }
 
-std::string since(double started)
+// "HOST " of the worker running a job, as the listing's workers say; "" when unknown.
+std::string host_of(const queue::QueueListing& listing, const std::string& worker)
 {
-    return started == 0 ? since(std::string()) : since(fmt::format("{}", started));
+    for (const auto& candidate : listing.workers) {
+        if (candidate.id == worker && !candidate.host.empty()) {
+            return candidate.host + " ";
+        }
+    }
+    return "";
 }
 
 nlohmann::ordered_json to_json(const queue::JobRecord& job)
@@ -82,11 +80,17 @@ int show_queue(queue::QueueBackend& queue, const QueueCommandOptions& options)
                                        {"failed", listing.failed},
                                        {"cancelled", listing.cancelled},
                                        {"refused", listing.refused},
+                                       {"returned", nullptr},
                                        {"paused", listing.paused},
                                        {"workers", nlohmann::ordered_json::array()},
                                        {"next", nlohmann::ordered_json::array()},
                                        {"running", nlohmann::ordered_json::array()},
                                        {"recent", nlohmann::ordered_json::array()}};
+        if (listing.returned) {
+            json["returned"] = *listing.returned;
+        } else {
+            json.erase("returned");
+        }
         for (const auto& worker : listing.workers) {
             json["workers"].push_back({{"id", worker.id},
                                        {"host", worker.host},
@@ -121,6 +125,10 @@ int show_queue(queue::QueueBackend& queue, const QueueCommandOptions& options)
                "refused\n",
                listing.queued, listing.running.size(), listing.succeeded, listing.failed,
                listing.cancelled, listing.refused);
+    if (listing.returned.value_or(0) > 0) {
+        fmt::print("returned  {} times a job went back to the queue unfinished\n",
+                   *listing.returned);
+    }
     if (listing.workers.empty()) {
         fmt::print("workers   none: start one with `gpusched worker`\n");
     }
@@ -129,8 +137,9 @@ int show_queue(queue::QueueBackend& queue, const QueueCommandOptions& options)
                    worker.gpus.empty() ? "-" : worker.gpus, since(worker.since));
     }
     for (const auto& job : listing.running) {
-        fmt::print("  job {} on GPU {} {}: {}\n", job.id, job.gpu.empty() ? "-" : job.gpu,
-                   since(job.started), shorten_command(job.command));
+        fmt::print("  job {} on {}GPU {} {}: {}\n", job.id, host_of(listing, job.worker),
+                   job.gpu.empty() ? "-" : job.gpu, since(job.started),
+                   shorten_command(job.command));
     }
     if (!listing.first_queued.empty()) {
         fmt::print("next:\n");
@@ -209,67 +218,8 @@ int run_queue(const QueueCommandOptions& options)
     if (options.purge) {
         return purge(options);
     }
-    if (options.queue.is_local()) {
-        auto queue = open_queue(options.queue);
-        return show_queue(*queue, options);
-    }
-    const auto url = redis_url_of(options.queue);
-    queue::RedisClient redis(url, std::chrono::seconds(5));
-    if (!redis.connect()) {
-        throw std::runtime_error(redis.error());
-    }
-    const queue::JobQueue jobs(options.queue.queue);
-    const auto status = jobs.status(redis, options.failures);
-    if (!status) {
-        throw std::runtime_error(redis.error());
-    }
-    if (options.json) {
-        nlohmann::ordered_json json = {{"queue", options.queue.queue},
-                                       {"queued", status->pending},
-                                       {"running", nlohmann::ordered_json::array()},
-                                       {"submitted", status->submitted},
-                                       {"succeeded", status->succeeded},
-                                       {"failed", status->failed},
-                                       {"refused", status->refused},
-                                       {"returned", status->returned},
-                                       {"failures", nlohmann::ordered_json::array()}};
-        for (const auto& job : status->running) {
-            json["running"].push_back({{"id", job.id},
-                                       {"worker", job.worker},
-                                       {"host", job.host},
-                                       {"gpu", job.gpu},
-                                       {"since", job.started},
-                                       {"command", job.command}});
-        }
-        for (const auto& job : status->failures) {
-            json["failures"].push_back(job.fields);
-        }
-        fmt::print("{}\n",
-                   json.dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace));
-        return k_exit_success;
-    }
-    fmt::print("queue {} at {}\n", options.queue.queue, describe_redis_url(url));
-    fmt::print("queued    {}\nrunning   {}\nfinished  {} succeeded, {} failed, {} refused (of {} "
-               "submitted)\nreturned  {} times a job went back to the queue unfinished\n",
-               status->pending, status->running.size(), status->succeeded, status->failed,
-               status->refused, status->submitted, status->returned);
-    for (const auto& job : status->running) {
-        fmt::print("  job {} on {} GPU {} {}: {}\n", job.id, job.host,
-                   job.gpu.empty() ? "-" : job.gpu, since(job.started),
-                   shorten_command(job.command));
-    }
-    if (!status->failures.empty()) {
-        fmt::print("latest failures:\n");
-    }
-    for (const auto& job : status->failures) {
-        const JobOutcome outcome{std::atoi(job.field("exit").c_str()),
-                                 std::atoi(job.field("signal").c_str())};
-        fmt::print("  job {} on {}: {}: {}\n", job.id, job.field("host"),
-                   job.field("outcome") == "refused" ? "refused, " + job.field("note")
-                                                     : describe_outcome(outcome),
-                   shorten_command(job.field("command")));
-    }
-    return k_exit_success;
+    auto queue = open_queue(options.queue);
+    return show_queue(*queue, options);
 }
 
 } // namespace gpusched::cli

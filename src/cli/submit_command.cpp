@@ -80,7 +80,9 @@ Submitted submit_input(const SubmitOptions& options, RedisConnection& redis,
         }
         submission.add(ids);
         submission.call([&] {
-            return jobs.submit(client, submitted.batch, chunk) ? std::optional(true) : std::nullopt;
+            return jobs.submit(client, submitted.batch, chunk, options.priority, options.front)
+                       ? std::optional(true)
+                       : std::nullopt;
         });
         // A reset between two chunks would leave this one in a queue without the others.
         submission.check_marker();

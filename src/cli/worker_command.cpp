@@ -6,9 +6,12 @@
 #include <gpusched/queue/result_spool.hpp>
 #include <gpusched/queue/worker_input.hpp>
 #include <gpusched/queue/worker_presence.hpp>
+#include <gpusched/sys/state_directory.hpp>
 
 #include <fmt/ranges.h>
 #include <spdlog/spdlog.h>
+
+#include <unistd.h>
 
 #include <filesystem>
 
@@ -54,6 +57,16 @@ std::string local_output_directory(const std::filesystem::path& database, Worker
     return std::filesystem::absolute(*options.run.output_dir).string();
 }
 
+// A Redis worker's own place for its jobs' output, which it removes once sent: one directory
+// per worker process, so workers of queues of the same name on other servers never meet.
+std::filesystem::path redis_output_directory(const std::string& queue)
+{
+    const auto state = sys::state_directory();
+    const auto base = state ? *state / "output"
+                            : sys::temporary_directory() / fmt::format("gpusched-output-{}", getuid());
+    return base / queue / fmt::format("worker-{}", getpid());
+}
+
 int run_local_worker(WorkerOptions& options)
 {
     const auto database = local_database_of(options.queue);
@@ -89,6 +102,14 @@ int run_worker(WorkerOptions options)
     settings.spool_directory =
         options.spool.empty() ? queue::ResultSpool::default_directory()
                               : std::filesystem::path(options.spool);
+    if (!options.run.tag) {
+        // Each job's output goes to files, whose ends go with its result for `gpusched logs`.
+        if (!options.run.output_dir) {
+            options.run.output_dir = redis_output_directory(options.queue.queue).string();
+            settings.output_directory_is_ours = true;
+        }
+        settings.output_directory = std::filesystem::absolute(*options.run.output_dir);
+    }
     options.run.only_when_free = true;
     if (options.run.kill_after_seconds >= options.lease_timeout_seconds) {
         // A killed worker's jobs get SIGKILL only --kill-after after their SIGTERM: by then

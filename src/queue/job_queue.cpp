@@ -1,5 +1,7 @@
 #include <gpusched/queue/job_queue.hpp>
 
+#include "pending_order.hpp"
+
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -18,14 +20,14 @@ redis.call('SET', KEYS[1], ARGV[1], 'NX')
 return redis.call('GET', KEYS[1])
 )lua");
 
-// KEYS: job:ID, pending, stats. ARGV: id, command, batch, seq, signature.
-// Reply: 1 when queued, 0 when a job of that id was there already.
-const LuaScript k_submit(R"lua(
+// KEYS: job:ID, pending, stats, rank. ARGV: id, command, batch, seq, signature, priority,
+// front (1 or 0). Reply: 1 when queued, 0 when a job of that id was there already.
+const LuaScript k_submit(pending_order_lua() + R"lua(
 if redis.call('HSETNX', KEYS[1], 'command', ARGV[2]) == 0 then return 0 end
 local t = redis.call('TIME')
 redis.call('HSET', KEYS[1], 'batch', ARGV[3], 'seq', ARGV[4], 'sig', ARGV[5],
-           'submitted', t[1] .. '.' .. string.format('%06d', t[2]))
-redis.call('RPUSH', KEYS[2], ARGV[1])
+           'submitted', t[1] .. '.' .. string.format('%06d', t[2]), 'priority', ARGV[6])
+place(KEYS[2], KEYS[4], ARGV[1], tonumber(ARGV[6]), ARGV[7] == '1', ARGV[3])
 redis.call('HINCRBY', KEYS[3], 'submitted', 1)
 return 1
 )lua");
@@ -46,11 +48,17 @@ return moved
 // saw it with the job: a queue reset since (ids start again at 1) makes them change nothing
 // and reply -2, so a job of the old queue never touches one of the new.
 
-// KEYS: job:ID, taken:WORKER, marker. ARGV: id.
-// Reply: {marker or '', 1 and the job's fields when the job is in the worker's list, else 0}.
+// KEYS: job:ID, taken:WORKER, marker, pending, paused. ARGV: id.
+// Reply: {marker or '', 1 and the job's fields when the job is in the worker's list, else 0;
+// 2 when the whole queue is paused: the job went back to the head of the queue}.
 const LuaScript k_fetch(R"lua(
 local marker = redis.call('GET', KEYS[3]) or ''
 if not redis.call('LPOS', KEYS[2], ARGV[1]) then return {marker, 0} end
+if redis.call('SISMEMBER', KEYS[5], '') == 1 then
+  redis.call('LREM', KEYS[2], 0, ARGV[1])
+  redis.call('LPUSH', KEYS[4], ARGV[1])
+  return {marker, 2}
+end
 return {marker, 1, redis.call('HGETALL', KEYS[1])}
 )lua");
 
@@ -65,22 +73,29 @@ redis.call('HSET', KEYS[1], 'worker', ARGV[2], 'host', ARGV[3], 'gpu', ARGV[4],
 return 1
 )lua");
 
-// KEYS: job:ID, taken:WORKER, stats, failures, batch:B:done, marker.
-// ARGV: id, outcome, exit, signal, host, gpu, started, runtime, note, marker.
+// KEYS: job:ID, taken:WORKER, stats, failures, batch:B:done, marker, ended, rank.
+// ARGV: id, outcome, exit, signal, host, gpu, started, runtime, note, marker, out_tail,
+// err_tail, complete (1 or 0).
 // Reply: 1 when recorded, 0 when the job had its outcome already, -1 when there is no job.
 // What a waiting submitter needs (the outcome, the done list) is written first: a write that
-// fails halfway leaves no job unended.
+// fails halfway leaves no job unended. An ended job's record expires a week after its end.
 const LuaScript k_finish(R"lua(
 if (redis.call('GET', KEYS[6]) or '') ~= ARGV[10] then return -2 end
 redis.call('LREM', KEYS[2], 0, ARGV[1])
 if redis.call('EXISTS', KEYS[1]) == 0 then return -1 end
 if redis.call('HEXISTS', KEYS[1], 'outcome') == 1 then return 0 end
 local t = redis.call('TIME')
+local now = t[1] .. '.' .. string.format('%06d', t[2])
 redis.call('HSET', KEYS[1], 'outcome', ARGV[2], 'exit', ARGV[3], 'signal', ARGV[4],
            'host', ARGV[5], 'gpu', ARGV[6], 'started', ARGV[7], 'runtime', ARGV[8],
-           'note', ARGV[9], 'ended', t[1] .. '.' .. string.format('%06d', t[2]))
+           'note', ARGV[9], 'ended', now, 'out_tail', ARGV[11], 'err_tail', ARGV[12],
+           'complete', ARGV[13])
 redis.call('RPUSH', KEYS[5], ARGV[1])
 redis.call('EXPIRE', KEYS[5], 604800)
+redis.call('EXPIRE', KEYS[1], 604800)
+redis.call('ZADD', KEYS[7], now, ARGV[1])
+redis.call('ZREMRANGEBYSCORE', KEYS[7], '-inf', tonumber(t[1]) - 604800)
+redis.call('HDEL', KEYS[8], ARGV[1])
 redis.call('HINCRBY', KEYS[3], ARGV[2], 1)
 if ARGV[2] ~= 'succeeded' then
   redis.call('RPUSH', KEYS[4], ARGV[1])
@@ -107,6 +122,7 @@ local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 redis.call('ZADD', KEYS[1], now + tonumber(ARGV[3]), ARGV[1])
 redis.call('HSET', KEYS[2], 'about', ARGV[2], 'lease_ms', ARGV[3], 'seen', now)
+redis.call('HSETNX', KEYS[2], 'since', now)
 local expired = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', '(' .. now)
 local next = -1
 local soonest = redis.call('ZRANGEBYSCORE', KEYS[1], now, '+inf', 'WITHSCORES', 'LIMIT', 0, 2)
@@ -119,7 +135,7 @@ end
 return {redis.call('GET', KEYS[3]) or '', expired, next}
 )lua");
 
-// KEYS: workers, worker:WORKER, taken:WORKER, pending, stats. ARGV: worker.
+// KEYS: workers, worker:WORKER, taken:WORKER, pending, stats, cancels:WORKER. ARGV: worker.
 // Reply: how many jobs went back. Their order is kept, at the head of the queue.
 const LuaScript k_reclaim(R"lua(
 local returned = 0
@@ -128,7 +144,7 @@ while redis.call('LMOVE', KEYS[3], KEYS[4], 'RIGHT', 'LEFT') do
 end
 if returned > 0 then redis.call('HINCRBY', KEYS[5], 'returned', returned) end
 redis.call('ZREM', KEYS[1], ARGV[1])
-redis.call('DEL', KEYS[2])
+redis.call('DEL', KEYS[2], KEYS[6])
 return returned
 )lua");
 
@@ -144,12 +160,6 @@ std::map<std::string, std::string> to_map(const RedisReply& reply)
         fields[reply.elements[i].text] = reply.elements[i + 1].text;
     }
     return fields;
-}
-
-long long number_field(const std::map<std::string, std::string>& fields, const std::string& name)
-{
-    const auto found = fields.find(name);
-    return found == fields.end() ? 0 : std::atoll(found->second.c_str());
 }
 
 std::optional<std::vector<std::string>> whole_list(RedisClient& redis, const std::string& list)
@@ -196,8 +206,13 @@ JobQueue::JobQueue(std::string name)
 
 std::vector<const LuaScript*> JobQueue::scripts()
 {
-    return {&k_open,     &k_submit,     &k_move_all,  &k_fetch, &k_start,
-            &k_finish,   &k_give_back,  &k_heartbeat, &k_reclaim};
+    std::vector<const LuaScript*> all = {&k_open,   &k_submit,    &k_move_all,  &k_fetch,
+                                         &k_start,  &k_finish,    &k_give_back, &k_heartbeat,
+                                         &k_reclaim};
+    for (const auto* script : verb_scripts()) {
+        all.push_back(script);
+    }
+    return all;
 }
 
 QueuedJob JobQueue::to_job(const std::string& id, const RedisReply& reply)
@@ -232,7 +247,9 @@ RedisCommand JobQueue::fetch(const std::string& id) const
 
 RedisCommand JobQueue::fetch_taken(const std::string& worker, const std::string& id) const
 {
-    return RedisCommand::call(k_fetch, {key("job:" + id), key("taken:" + worker), key("marker")},
+    return RedisCommand::call(k_fetch,
+                              {key("job:" + id), key("taken:" + worker), key("marker"),
+                               key("pending"), key("paused")},
                               {id});
 }
 
@@ -241,7 +258,8 @@ std::optional<TakenJob> JobQueue::read_taken(const std::string& id, const RedisR
     if (reply.type != RedisReply::Type::array || reply.elements.size() < 2) {
         return std::nullopt;
     }
-    TakenJob taken{reply.elements[0].text, reply.elements[1].integer == 1, {id, {}}};
+    TakenJob taken{reply.elements[0].text, reply.elements[1].integer == 1, {id, {}},
+                   reply.elements[1].integer == 2};
     if (taken.ours && reply.elements.size() == 3) {
         taken.job = to_job(id, reply.elements[2]);
     }
@@ -262,11 +280,12 @@ RedisCommand JobQueue::finish(const std::string& worker, const JobResult& result
     return RedisCommand::call(
         k_finish,
         {key("job:" + result.id), key("taken:" + worker), key("stats"), key("failures"),
-         key("batch:" + result.batch + ":done"), key("marker")},
+         key("batch:" + result.batch + ":done"), key("marker"), key("ended"), key("rank")},
         {result.id, result.outcome, std::to_string(result.exit_code),
          std::to_string(result.signal), result.host, result.gpu,
          fmt::format("{:.6f}", result.started), fmt::format("{:.6f}", result.runtime),
-         result.note, result.marker});
+         result.note, result.marker, result.out_tail, result.err_tail,
+         result.complete ? "1" : "0"});
 }
 
 RedisCommand JobQueue::give_back(const std::string& worker, const std::string& id,
@@ -301,7 +320,7 @@ RedisCommand JobQueue::reclaim(const std::string& worker) const
 {
     return RedisCommand::call(k_reclaim,
                               {key("workers"), key("worker:" + worker), key("taken:" + worker),
-                               key("pending"), key("stats")},
+                               key("pending"), key("stats"), key("cancels:" + worker)},
                               {worker});
 }
 
@@ -341,13 +360,15 @@ std::optional<long long> JobQueue::new_batch(RedisClient& redis) const
 }
 
 bool JobQueue::submit(RedisClient& redis, const std::string& batch,
-                      const std::vector<NewJob>& jobs) const
+                      const std::vector<NewJob>& jobs, long long priority, bool front) const
 {
     std::vector<RedisCommand> commands;
     for (const auto& job : jobs) {
         commands.push_back(
-            RedisCommand::call(k_submit, {key("job:" + job.id), key("pending"), key("stats")},
-                               {job.id, job.command, batch, job.seq, job.signature}));
+            RedisCommand::call(k_submit,
+                               {key("job:" + job.id), key("pending"), key("stats"), key("rank")},
+                               {job.id, job.command, batch, job.seq, job.signature,
+                                std::to_string(priority), front ? "1" : "0"}));
     }
     const auto replies = redis.run_all(commands);
     return replies && std::none_of(replies->begin(), replies->end(),
@@ -394,42 +415,6 @@ std::optional<QueuedJob> JobQueue::fetch(RedisClient& redis, const std::string& 
         return std::nullopt;
     }
     return to_job(id, *reply);
-}
-
-std::optional<QueueStatus> JobQueue::status(RedisClient& redis, std::size_t failures) const
-{
-    const auto overview = redis.pipeline(
-        {{"LLEN", key("pending")},
-         {"ZRANGE", key("workers"), "0", "-1"},
-         {"HGETALL", key("stats")},
-         {"LRANGE", key("failures"), std::to_string(-static_cast<long long>(failures)), "-1"}});
-    if (!overview) {
-        return std::nullopt;
-    }
-    QueueStatus status;
-    status.pending = (*overview)[0].integer;
-    const auto stats = to_map((*overview)[2]);
-    status.submitted = number_field(stats, "submitted");
-    status.succeeded = number_field(stats, "succeeded");
-    status.failed = number_field(stats, "failed");
-    status.refused = number_field(stats, "refused");
-    status.returned = number_field(stats, "returned");
-    for (const auto& worker : (*overview)[1].elements) {
-        const auto ids = whole_list(redis, key("taken:" + worker.text));
-        for (const auto& id : ids.value_or(std::vector<std::string>{})) {
-            const auto job = fetch(redis, id);
-            if (job) {
-                status.running.push_back({id, worker.text, job->field("host"), job->field("gpu"),
-                                          job->field("started"), job->field("command")});
-            }
-        }
-    }
-    for (const auto& id : (*overview)[3].elements) {
-        if (auto job = fetch(redis, id.text)) {
-            status.failures.push_back(std::move(*job));
-        }
-    }
-    return status;
 }
 
 } // namespace gpusched::queue

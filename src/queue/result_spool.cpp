@@ -36,7 +36,8 @@ Json to_json(const Owed& owed)
                           {"signal", result->signal}, {"host", result->host},
                           {"gpu", result->gpu},         {"started", result->started},
                           {"runtime", result->runtime}, {"note", result->note},
-                          {"marker", result->marker}};
+                          {"marker", result->marker},   {"out_tail", result->out_tail},
+                          {"err_tail", result->err_tail}, {"complete", result->complete}};
     } else {
         const auto& give_back = std::get<GiveBack>(owed.what);
         line["give_back"] = give_back.id;
@@ -65,7 +66,10 @@ std::optional<Owed> from_json(const Json& line)
                           result.at("runtime").get<double>(),
                           result.at("note").get<std::string>(),
                           result.at("batch").get<std::string>(),
-                          result.at("marker").get<std::string>()};
+                          result.at("marker").get<std::string>(),
+                          result.value("out_tail", std::string()),
+                          result.value("err_tail", std::string()),
+                          result.value("complete", true)};
     return owed;
 }
 

@@ -3,6 +3,7 @@
 #include <gpusched/counted.hpp>
 #include <gpusched/job_messages.hpp>
 #include <gpusched/queue/job_signature.hpp>
+#include <gpusched/queue/local_queue_backend.hpp>
 #include <gpusched/wall_clock.hpp>
 
 #include <fmt/format.h>
@@ -12,6 +13,8 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <fstream>
+#include <iterator>
 #include <random>
 
 namespace gpusched::queue {
@@ -22,6 +25,25 @@ constexpr std::chrono::milliseconds k_longest_backoff{5'000};
 // How long a worker whose jobs are over waits for Redis to take what it owes, when all of it
 // is in the spool anyway.
 constexpr std::chrono::milliseconds k_spooled_grace{500};
+// How often a worker asks what `gpusched cancel` and `pause` want of it: soon enough for a
+// person who waits for it, rare enough to cost Redis nothing.
+constexpr std::chrono::milliseconds k_look_every{1'000};
+// How much of each of a job's streams goes with its result, for `gpusched logs`.
+constexpr std::uintmax_t k_tail_bytes = 64 * 1024;
+
+// The last k_tail_bytes of `path` ("" when it cannot be read), and whether that is all of it.
+std::pair<std::string, bool> tail_of(const std::filesystem::path& path)
+{
+    std::ifstream file(path, std::ios::binary | std::ios::ate);
+    if (!file) {
+        return {"", true};
+    }
+    const auto size = static_cast<std::uintmax_t>(file.tellg());
+    const auto from = size > k_tail_bytes ? size - k_tail_bytes : 0;
+    file.seekg(static_cast<std::streamoff>(from));
+    return {std::string(std::istreambuf_iterator<char>(file), std::istreambuf_iterator<char>()),
+            from == 0};
+}
 
 // The job an entry of the spool is about.
 std::string owed_id(const Owed& owed)
@@ -71,6 +93,10 @@ WorkerInput::WorkerInput(WorkerSettings settings)
 WorkerInput::~WorkerInput()
 {
     m_spool.close_if_settled();
+    if (m_settings.output_directory_is_ours && m_settings.output_directory) {
+        std::error_code error; // left when a file could not be removed
+        std::filesystem::remove(*m_settings.output_directory, error);
+    }
 }
 
 std::string WorkerInput::where() const
@@ -83,6 +109,7 @@ void WorkerInput::connect()
     m_synced = false;
     m_take_in_flight = false;
     m_heartbeat_in_flight = false;
+    m_look_in_flight = false;
     m_fetching.clear();
     m_in_flight.clear();
     const auto down = [this](RedisFailure why, const std::string& error) {
@@ -138,6 +165,7 @@ void WorkerInput::trouble(RedisFailure why, const std::string& error, const char
         m_take.close(why, error);
         m_take_in_flight = false;
         m_heartbeat_in_flight = false;
+        m_look_in_flight = false;
         m_fetching.clear();
         m_in_flight.clear();
     }
@@ -197,8 +225,77 @@ void WorkerInput::heartbeat()
             if (!was_synced) {
                 pump();
                 adopt_taken();
+                look();
             }
         });
+}
+
+void WorkerInput::look()
+{
+    if (m_look_in_flight || !m_control.ready()) {
+        return;
+    }
+    m_look_in_flight = true;
+    m_next_look = Clock::now() + k_look_every;
+    m_control.send(m_queue.requests(m_worker), [this](RedisResult result) {
+        m_look_in_flight = false;
+        if (!result.ok()) {
+            if (result.failure == RedisFailure::error_reply) {
+                trouble(result.failure, result.error, "look");
+            }
+            return;
+        }
+        if (const auto requests = JobQueue::read_requests(*result.reply)) {
+            recovered("look");
+            on_requests(*requests);
+        }
+    });
+}
+
+void WorkerInput::on_requests(const WorkerRequests& requests)
+{
+    if (!m_looked || requests.paused != m_paused) {
+        std::set<std::string> gpus = requests.paused;
+        gpus.erase("");
+        std::set<std::string> before = m_paused;
+        before.erase("");
+        m_paused_changed = m_paused_changed || gpus != before;
+        if (requests.paused.contains("") != m_paused.contains("")) {
+            spdlog::info("queue {} {}", where(),
+                         requests.paused.contains("") ? "paused: taking no new job"
+                                                      : "resumed");
+        }
+        m_paused = requests.paused;
+    }
+    m_looked = true;
+    for (const auto& id : requests.cancel) {
+        const auto ready = std::find_if(m_ready.begin(), m_ready.end(),
+                                        [&](const Ready& candidate) { return candidate.id == id; });
+        if (ready != m_ready.end()) {
+            spdlog::info("queue job {} cancelled before it started", id);
+            owe(m_worker, JobResult{id, "cancelled", 0, 0, m_settings.host, "", 0, 0,
+                                    "cancelled before it started", ready->batch, ready->marker});
+            m_ready.erase(ready);
+            continue;
+        }
+        for (const auto& [job, handed] : m_handed) {
+            if (handed.id == id && m_stop_asked.insert(id).second) {
+                m_to_stop.push_back(job);
+            }
+        }
+    }
+}
+
+sys::InputRequests WorkerInput::take_requests()
+{
+    sys::InputRequests requests;
+    requests.cancel = std::exchange(m_to_stop, {});
+    if (std::exchange(m_paused_changed, false)) {
+        std::set<std::string> gpus = m_paused;
+        gpus.erase("");
+        requests.paused_gpus = std::move(gpus);
+    }
+    return requests;
 }
 
 void WorkerInput::on_heartbeat(const HeartbeatReply& reply)
@@ -294,8 +391,10 @@ bool WorkerInput::is_known(const std::string& id) const
 
 void WorkerInput::add_poll_fds(std::vector<pollfd>& fds, bool wants_commands)
 {
-    if (wants_commands && !m_stopped && m_synced && m_take.ready() && !m_take_in_flight &&
-        m_fetching.empty() && m_ready.empty()) {
+    // While the whole queue is paused no take is sent; one already waiting in Redis finds
+    // the pause in the fetch script, which puts its job back.
+    if (wants_commands && !m_stopped && m_synced && m_looked && !m_paused.contains("") &&
+        m_take.ready() && !m_take_in_flight && m_fetching.empty() && m_ready.empty()) {
         m_take_in_flight = true;
         m_take.send(
             m_queue.take(m_worker),
@@ -346,6 +445,10 @@ void WorkerInput::take_arrived(const std::string& id)
         }
         m_refused_reads.erase(id);
         check_marker(taken->marker);
+        if (taken->paused && !m_paused.contains("")) {
+            m_paused.insert("");
+            spdlog::info("queue {} paused: taking no new job", where());
+        }
         if (taken->ours) {
             fetched(id, taken->marker, taken->job);
         }
@@ -378,7 +481,14 @@ void WorkerInput::fetched(const std::string& id, const std::string& marker, cons
         refuse(id, batch, marker, "ended already");
         return;
     }
-    if (m_ran.contains(marker + "/" + id)) {
+    if (job.field("cancel") == "1") {
+        spdlog::info("queue job {} was cancelled before it started", id);
+        owe(m_worker, JobResult{id, "cancelled", 0, 0, m_settings.host, "", 0, 0,
+                                "cancelled before it started", batch, marker});
+        return;
+    }
+    const auto& attempt = job.field("attempt");
+    if (m_ran.contains(marker + "/" + id + "/" + attempt)) {
         spdlog::error("queue job {} was queued again after this worker ran it (its outcome was "
                       "removed from Redis?); refused, never run twice: {}",
                       id, shorten_command(command));
@@ -404,7 +514,7 @@ void WorkerInput::fetched(const std::string& id, const std::string& marker, cons
     const auto seq = std::strtoull(job.field("seq").c_str(), nullptr, 10);
     // The queue's id is the job's number here too, in the log and the job log.
     // Replayable: a job not started here goes back to the queue, for another worker.
-    m_ready.push_back({id, batch, marker,
+    m_ready.push_back({id, batch, marker, attempt,
                        sys::InputLine{LogicalLine{command, seq, LineFault::none},
                                       fmt::format("queue job {}", id),
                                       std::strtoull(id.c_str(), nullptr, 10), true}});
@@ -423,6 +533,7 @@ std::optional<WorkerInput::Clock::time_point> WorkerInput::next_deadline() const
     earlier(m_retry_at);
     if (m_synced) {
         earlier(m_next_heartbeat);
+        earlier(m_next_look);
         for (const auto& [number, at] : m_owed_retry_at) {
             earlier(at);
         }
@@ -449,6 +560,9 @@ void WorkerInput::on_time(Clock::time_point now)
     if (m_synced && m_next_heartbeat && now >= *m_next_heartbeat) {
         heartbeat();
     }
+    if (m_synced && m_next_look && now >= *m_next_look) {
+        look();
+    }
     if (m_synced) {
         pump();
         std::vector<std::string> due;
@@ -470,7 +584,8 @@ std::optional<sys::InputLine> WorkerInput::next_line()
     }
     auto ready = std::move(m_ready.front());
     m_ready.pop_front();
-    m_last_handed = Handed{std::move(ready.id), std::move(ready.batch), std::move(ready.marker)};
+    m_last_handed = Handed{std::move(ready.id), std::move(ready.batch), std::move(ready.marker),
+                           std::move(ready.attempt)};
     return std::move(ready.line);
 }
 
@@ -505,7 +620,7 @@ void WorkerInput::on_started(JobId id, const std::string& gpu)
     }
     const auto queue_id = found->second.id;
     const auto marker = found->second.marker;
-    m_ran.insert(marker + "/" + queue_id);
+    m_ran.insert(marker + "/" + queue_id + "/" + found->second.attempt);
     if (!m_synced) {
         return; // only `gpusched queue` shows where a job started
     }
@@ -529,14 +644,47 @@ void WorkerInput::on_ended(const sys::JobEnd& end)
     }
     const auto handed = std::move(found->second);
     m_handed.erase(found);
-    if (end.stopped && !end.outcome.succeeded()) {
+    m_stop_asked.erase(handed.id);
+    if (end.stopped && !end.cancelled && !end.outcome.succeeded()) {
         spdlog::info("queue job {} returned to the queue: the worker is stopping", handed.id);
         owe(m_worker, GiveBack{handed.id, handed.marker});
         return;
     }
-    owe(m_worker, JobResult{handed.id, end.outcome.succeeded() ? "succeeded" : "failed",
-                            end.outcome.exit_code, end.outcome.signal, m_settings.host, end.gpu,
-                            end.started, end.runtime, "", handed.batch, handed.marker});
+    owe(m_worker, ended_result(handed, end));
+}
+
+JobResult WorkerInput::ended_result(const Handed& handed, const sys::JobEnd& end) const
+{
+    JobResult result{handed.id,
+                     end.cancelled                ? "cancelled"
+                     : end.outcome.succeeded()    ? "succeeded"
+                                                  : "failed",
+                     end.outcome.exit_code,
+                     end.outcome.signal,
+                     m_settings.host,
+                     end.gpu,
+                     end.started,
+                     end.runtime,
+                     end.cancelled ? "cancelled while running" : "",
+                     handed.batch,
+                     handed.marker};
+    if (m_settings.output_directory) {
+        const auto paths = last_output_of(*m_settings.output_directory, end.id);
+        auto [out, out_whole] = tail_of(paths.out);
+        auto [err, err_whole] = tail_of(paths.err);
+        result.out_tail = std::move(out);
+        result.err_tail = std::move(err);
+        result.complete = out_whole && err_whole;
+        if (m_settings.output_directory_is_ours) {
+            // Sent with the result: what is kept is in Redis from now on.
+            std::error_code error;
+            std::filesystem::remove(paths.out, error);
+            std::filesystem::remove(paths.err, error);
+            std::filesystem::remove(std::filesystem::path(paths.out).replace_extension(".info"),
+                                    error);
+        }
+    }
+    return result;
 }
 
 // After the run's loop: a job accepted but never started went back to the queue with the

@@ -93,8 +93,13 @@ TEST_F(Queue, SubmitWaitsForTheOutcomesAndExitsAsARunWould)
     EXPECT_EQ(status["succeeded"], 2);
     EXPECT_EQ(status["failed"], 1);
     EXPECT_EQ(status["queued"], 0);
-    ASSERT_EQ(status["failures"].size(), 1u);
-    EXPECT_EQ(status["failures"][0]["command"], "exit 3");
+    std::vector<std::string> failed;
+    for (const auto& job : status["recent"]) {
+        if (job["state"] == "failed") {
+            failed.push_back(job["command"]);
+        }
+    }
+    EXPECT_EQ(failed, std::vector<std::string>{"exit 3"});
     stop_workers();
 }
 
@@ -210,6 +215,25 @@ TEST_F(Queue, AWorkerStoppedWithTermReturnsItsJob)
     const auto status = queue_status();
     EXPECT_EQ(status["queued"], 1) << "back in the queue for another worker";
     EXPECT_EQ(status["failed"], 0);
+}
+
+// A Redis queue keeps the last 64 KiB of each stream of a job (the local queue keeps its
+// files whole, which the tests of both backends cover).
+TEST_F(Queue, LogsOfALongOutputShowItsLast64KiBAndSaySo)
+{
+    start_worker("0");
+    const auto submitted =
+        run(m_dir, submit("head -c 100000 /dev/zero | tr '\\0' a; echo; echo end; echo e >&2\n",
+                          {"--wait"}));
+    ASSERT_EQ(submitted.exit_status, 0) << submitted.err;
+    const auto id = queue_status()["recent"].at(0)["id"].get<long long>();
+    const auto logs = run(m_dir, {{"logs", "--redis", m_redis.url(), std::to_string(id)}});
+    EXPECT_EQ(logs.exit_status, 0) << logs.err;
+    EXPECT_EQ(logs.out.size(), 64u * 1024);
+    EXPECT_TRUE(logs.out.ends_with("aaa\nend\n"));
+    EXPECT_NE(logs.err.find("e\n"), std::string::npos) << logs.err;
+    EXPECT_NE(logs.err.find("only the last 64 KiB"), std::string::npos) << logs.err;
+    stop_workers();
 }
 
 TEST(QueueLogin, ThePasswordComesFromTheUrlOrRediscliAuth)

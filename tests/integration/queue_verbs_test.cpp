@@ -316,7 +316,8 @@ TEST_P(QueueVerbs, PurgeRemovesEndedJobsButNotQueuedOnes)
     EXPECT_NE(recent.out.find("0 ended jobs removed"), std::string::npos) << recent.out;
 }
 
-INSTANTIATE_TEST_SUITE_P(Backends, QueueVerbs, ::testing::Values(Backend::local), backend_name);
+INSTANTIATE_TEST_SUITE_P(Backends, QueueVerbs, ::testing::Values(Backend::local, Backend::redis),
+                         backend_name);
 
 } // namespace
 } // namespace gpusched::testing

@@ -5,6 +5,7 @@
 
 #include <chrono>
 #include <map>
+#include <set>
 #include <optional>
 #include <string>
 #include <vector>
@@ -20,7 +21,7 @@ struct QueuedJob {
 
 struct JobResult {
     std::string id;
-    std::string outcome; // succeeded, failed, refused
+    std::string outcome; // succeeded, failed, cancelled, refused
     int exit_code = 0;
     int signal = 0;
     std::string host;
@@ -30,6 +31,9 @@ struct JobResult {
     std::string note;   // why a job was refused
     std::string batch;  // the job's batch, whose list of ended jobs it joins
     std::string marker; // the queue's marker when the job was taken: it was this queue's job
+    std::string out_tail{}; // the end of what the job wrote (the last 64 KiB of each stream)
+    std::string err_tail{};
+    bool complete = true; // the tails are all it wrote
 };
 
 // A job a worker took, read with the queue's marker: `ours` is false when the job is no
@@ -38,16 +42,14 @@ struct TakenJob {
     std::string marker;
     bool ours = false;
     QueuedJob job;
+    bool paused = false; // the whole queue is paused: the job went back to the queue's head
 };
 
-struct QueueStatus {
-    long long pending = 0;
-    struct Running {
-        std::string id, worker, host, gpu, started, command;
-    };
-    std::vector<Running> running;
-    long long submitted = 0, succeeded = 0, failed = 0, refused = 0, returned = 0;
-    std::vector<QueuedJob> failures; // the latest ones
+// What a worker is asked (`gpusched cancel`, `pause`), read at each look: the jobs of its
+// own to stop, and the paused GPUs ("" when the whole queue is paused).
+struct WorkerRequests {
+    std::vector<std::string> cancel;
+    std::set<std::string> paused;
 };
 
 // What a heartbeat learns: the queue's marker (to tell a reset), the workers whose leases
@@ -102,6 +104,9 @@ public:
     // reply is how many went back. For a worker whose lease ran out, and for one leaving.
     RedisCommand reclaim(const std::string& worker) const;
     RedisCommand taken(const std::string& worker) const; // reply: the ids
+    // The cancels of the worker's jobs (taken from its set) and the paused GPUs.
+    RedisCommand requests(const std::string& worker) const;
+    static std::optional<WorkerRequests> read_requests(const RedisReply& reply);
 
     // Synchronous forms for the command-line tools.
     // The queue's marker: a random word set once, when the queue is first used (SET NX),
@@ -116,9 +121,10 @@ public:
     struct NewJob {
         std::string id, command, seq, signature;
     };
-    // Idempotent: a job already submitted under its id is not queued again.
-    bool submit(RedisClient& redis, const std::string& batch,
-                const std::vector<NewJob>& jobs) const;
+    // Idempotent: a job already submitted under its id is not queued again. The jobs go
+    // before those of a lower priority, and with `front` before those of their own.
+    bool submit(RedisClient& redis, const std::string& batch, const std::vector<NewJob>& jobs,
+                long long priority = 0, bool front = false) const;
     // The ids of batch `batch` that ended since the last call, waiting up to `timeout_s`.
     std::optional<std::vector<std::string>> wait_ended(RedisClient& redis, const std::string& batch,
                                                        double timeout_s) const;
@@ -126,12 +132,45 @@ public:
     std::optional<std::vector<std::string>> ended_ids(RedisClient& redis,
                                                       const std::string& batch) const;
     std::optional<QueuedJob> fetch(RedisClient& redis, const std::string& id) const;
-    std::optional<QueueStatus> status(RedisClient& redis, std::size_t failures) const;
+
+    // The queue commands' operations (job_queue_verbs.cpp). Each returns nothing when Redis
+    // could not be asked (the client's error() says why).
+    struct Snapshot {
+        long long pending = 0;
+        std::vector<QueuedJob> first_pending;
+        struct Worker {
+            std::string id;
+            std::map<std::string, std::string> fields; // about, since, ...
+            std::vector<std::string> taken;
+        };
+        std::vector<Worker> workers;
+        std::vector<QueuedJob> taken_jobs; // of every worker, in the workers' order
+        std::vector<QueuedJob> recent;     // ended, latest first
+        std::set<std::string> paused;
+        std::map<std::string, std::string> stats;
+    };
+    std::optional<Snapshot> snapshot(RedisClient& redis, std::size_t pending_shown,
+                                     std::size_t recent_shown) const;
+    // The jobs asked for that exist, and which of them are pending.
+    struct Found {
+        std::vector<QueuedJob> jobs;
+        std::set<std::string> pending;
+    };
+    std::optional<Found> jobs(RedisClient& redis, const std::vector<std::string>& ids) const;
+    std::optional<std::vector<std::string>> unended(RedisClient& redis) const;
+    enum class Cancelled { removed, stopping, already_ended, unknown };
+    std::optional<Cancelled> cancel(RedisClient& redis, const std::string& id) const;
+    // "" when queued again, else why not.
+    std::optional<std::string> retry(RedisClient& redis, const std::string& id) const;
+    bool pause(RedisClient& redis, const std::string& gpu) const;
+    bool resume(RedisClient& redis, const std::string& gpu) const;
+    std::optional<long long> purge(RedisClient& redis, std::optional<double> ended_before) const;
 
     static QueuedJob to_job(const std::string& id, const RedisReply& reply);
     static std::vector<std::string> to_strings(const RedisReply& reply);
 
 private:
+    static std::vector<const LuaScript*> verb_scripts();
     std::string key(const std::string& suffix) const { return m_prefix + suffix; }
 
     std::string m_name;

@@ -1,6 +1,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <set>
 #include <string>
 #include <string_view>
@@ -52,6 +53,9 @@ struct QueueListing {
     std::vector<WorkerRecord> workers;
     std::set<std::string> paused;       // GPUs paused; "" when the whole queue is
     std::int64_t succeeded = 0, failed = 0, cancelled = 0, refused = 0;
+    // Times a job went back to the queue unfinished (its worker stopped or was lost), where
+    // the backend counts them (Redis).
+    std::optional<std::int64_t> returned;
 };
 
 // What cancel() did to one job: removed from the queue, asked to stop (it was running), or

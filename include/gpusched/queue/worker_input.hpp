@@ -25,6 +25,11 @@ struct WorkerSettings {
     std::string host;
     std::string gpus; // shown by `gpusched queue`
     std::filesystem::path spool_directory;
+    // Where the runner writes each job's output (--output-dir), whose last 64 KiB go with
+    // the job's result; none with --tag. Files in a directory the worker chose itself are
+    // removed once read.
+    std::optional<std::filesystem::path> output_directory;
+    bool output_directory_is_ours = false;
 };
 
 // A worker's input: jobs taken from the Redis queue, one at a time and only when a GPU is
@@ -58,6 +63,8 @@ public:
     void stop_reading() override;
     std::vector<sys::InputLine> take_buffered() override;
 
+    sys::InputRequests take_requests() override;
+
     void on_accepted(JobId id) override;
     void on_started(JobId id, const std::string& gpu) override;
     void on_ended(const sys::JobEnd& end) override;
@@ -71,12 +78,14 @@ private:
         std::string id;
         std::string batch;
         std::string marker;
+        std::string attempt; // how often it was queued again (`gpusched retry`)
         sys::InputLine line;
     };
     struct Handed {
         std::string id;
         std::string batch;
         std::string marker;
+        std::string attempt;
     };
 
     bool connected() const { return m_control.ready() && m_take.ready(); }
@@ -96,6 +105,9 @@ private:
     void pump(bool resyncing = false);
     void send_owed(std::uint64_t number);
     void heartbeat();
+    void look();
+    void on_requests(const WorkerRequests& requests);
+    JobResult ended_result(const Handed& handed, const sys::JobEnd& end) const;
     void leave();
     bool is_known(const std::string& id) const;
     std::string where() const;
@@ -118,6 +130,15 @@ private:
     bool m_heartbeat_in_flight = false;
     std::string m_marker; // the queue's, as first seen
     bool m_connect_logged = false;
+
+    // What `gpusched cancel` and `pause` ask, looked at every second.
+    std::optional<Clock::time_point> m_next_look;
+    bool m_look_in_flight = false;
+    bool m_looked = false; // nothing is taken before the first look says the queue runs
+    std::set<std::string> m_paused;
+    bool m_paused_changed = false;
+    std::vector<JobId> m_to_stop;
+    std::set<std::string> m_stop_asked;
 
     bool m_stopped = false;
     bool m_take_in_flight = false;

@@ -1,0 +1,39 @@
+#pragma once
+
+#include <gpusched/queue/job_queue.hpp>
+#include <gpusched/queue/queue_backend.hpp>
+#include <gpusched/queue/redis_client.hpp>
+
+namespace gpusched::queue {
+
+// A queue on a Redis server for the queue commands. Every call is one short exchange (a
+// pipeline or a script of the protocol); a Redis that cannot be reached, or that answers with
+// an error, is an exception naming the server.
+class RedisQueueBackend final : public QueueBackend {
+public:
+    RedisQueueBackend(const RedisUrl& url, std::string name);
+
+    std::string describe() const override;
+    QueueListing list(std::size_t queued_shown, std::size_t recent_shown) override;
+    std::vector<JobRecord> jobs(const std::vector<std::int64_t>& ids) override;
+    std::vector<std::int64_t> unended() override;
+    CancelOutcome cancel(std::int64_t id) override;
+    std::optional<std::string> retry(std::int64_t id) override;
+    void pause(const std::string& gpu) override;
+    void resume(const std::string& gpu) override;
+    std::int64_t purge(std::optional<double> ended_before) override;
+    JobOutput output(const JobRecord& job, std::uint64_t out_from,
+                     std::uint64_t err_from) override;
+
+private:
+    template <typename T> T checked(std::optional<T> answer);
+
+    RedisClient m_redis;
+    JobQueue m_queue;
+};
+
+// A job as the queue commands see it, from its hash; `running` when it is not pending and
+// has no outcome (a worker took it).
+JobRecord to_record(const QueuedJob& job, const std::string& queue, bool pending);
+
+} // namespace gpusched::queue

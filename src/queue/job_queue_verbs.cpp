@@ -1,0 +1,375 @@
+// The Redis side of the queue commands (cancel, retry, pause, resume, queue --purge, and what
+// queue, logs and wait read): their scripts and the commands that read a queue whole.
+// docs/queue-protocol.md describes them with the rest of the protocol.
+#include <gpusched/queue/job_queue.hpp>
+
+#include "pending_order.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+namespace gpusched::queue {
+namespace {
+
+// KEYS: cancels:WORKER, taken:WORKER, paused. Reply: {ids of the worker's jobs asked to stop,
+// the paused GPUs}. An id no longer in the worker's list (the job ended) leaves the set.
+const LuaScript k_requests(R"lua(
+local cancels = {}
+for _, id in ipairs(redis.call('SMEMBERS', KEYS[1])) do
+  if redis.call('LPOS', KEYS[2], id) then cancels[#cancels + 1] = id
+  else redis.call('SREM', KEYS[1], id) end
+end
+return {cancels, redis.call('SMEMBERS', KEYS[3])}
+)lua");
+
+// KEYS: job:ID, pending, stats, failures, batch:B:done, ended, rank, then taken:W and
+// cancels:W of each worker. ARGV: id.
+// Reply: 'removed' (it was pending: ended as cancelled), 'stopping' (flagged: the worker that
+// has it, or the next that takes it, ends it as cancelled), 'ended', or 'unknown'.
+const LuaScript k_cancel(R"lua(
+if redis.call('EXISTS', KEYS[1]) == 0 then return 'unknown' end
+if redis.call('HEXISTS', KEYS[1], 'outcome') == 1 then return 'ended' end
+if redis.call('LREM', KEYS[2], 0, ARGV[1]) > 0 then
+  local t = redis.call('TIME')
+  local now = t[1] .. '.' .. string.format('%06d', t[2])
+  redis.call('HSET', KEYS[1], 'outcome', 'cancelled', 'exit', 0, 'signal', 0, 'runtime', 0,
+             'note', 'cancelled before it started', 'ended', now)
+  redis.call('RPUSH', KEYS[5], ARGV[1])
+  redis.call('EXPIRE', KEYS[5], 604800)
+  redis.call('EXPIRE', KEYS[1], 604800)
+  redis.call('ZADD', KEYS[6], now, ARGV[1])
+  redis.call('HDEL', KEYS[7], ARGV[1])
+  redis.call('HINCRBY', KEYS[3], 'cancelled', 1)
+  redis.call('RPUSH', KEYS[4], ARGV[1])
+  redis.call('LTRIM', KEYS[4], -1000, -1)
+  return 'removed'
+end
+redis.call('HSET', KEYS[1], 'cancel', 1)
+for i = 8, #KEYS, 2 do
+  if redis.call('LPOS', KEYS[i], ARGV[1]) then
+    redis.call('SADD', KEYS[i + 1], ARGV[1])
+    break
+  end
+end
+return 'stopping'
+)lua");
+
+// KEYS: job:ID, pending, rank, ended, stats. ARGV: id.
+// Reply: '' when queued again; else 'unknown', 'queued', 'running' or 'succeeded'.
+const LuaScript k_retry(pending_order_lua() + R"lua(
+if redis.call('EXISTS', KEYS[1]) == 0 then return 'unknown' end
+local outcome = redis.call('HGET', KEYS[1], 'outcome')
+if not outcome then
+  if redis.call('LPOS', KEYS[2], ARGV[1]) then return 'queued' end
+  return 'running'
+end
+if outcome == 'succeeded' then return 'succeeded' end
+redis.call('HDEL', KEYS[1], 'outcome', 'exit', 'signal', 'runtime', 'note', 'ended', 'out_tail',
+           'err_tail', 'complete', 'cancel', 'started', 'worker', 'host', 'gpu')
+redis.call('PERSIST', KEYS[1])
+redis.call('HINCRBY', KEYS[1], 'attempt', 1)
+redis.call('ZREM', KEYS[4], ARGV[1])
+redis.call('HINCRBY', KEYS[5], outcome, -1)
+place(KEYS[2], KEYS[3], ARGV[1], tonumber(redis.call('HGET', KEYS[1], 'priority') or '0'),
+      false, redis.call('HGET', KEYS[1], 'batch') or '0')
+return ''
+)lua");
+
+// KEYS: ended, failures, then job:ID, batch:B:done, batch:B:seen of each job. ARGV: the ids.
+// Reply: how many ended jobs were removed (a job queued again since is left alone).
+const LuaScript k_purge(R"lua(
+local removed = 0
+for i = 1, #ARGV do
+  local id = ARGV[i]
+  local job = KEYS[3 * i]
+  if redis.call('HEXISTS', job, 'outcome') == 1 then
+    redis.call('DEL', job)
+    redis.call('LREM', KEYS[2], 0, id)
+    redis.call('LREM', KEYS[3 * i + 1], 0, id)
+    redis.call('LREM', KEYS[3 * i + 2], 0, id)
+    removed = removed + 1
+  end
+  if redis.call('EXISTS', job) == 0 then redis.call('ZREM', KEYS[1], id) end
+end
+return removed
+)lua");
+
+bool ok(const std::optional<RedisReply>& reply)
+{
+    return reply && !reply->is_error();
+}
+
+bool all_ok(const std::optional<std::vector<RedisReply>>& replies)
+{
+    return replies && std::none_of(replies->begin(), replies->end(),
+                                   [](const RedisReply& reply) { return reply.is_error(); });
+}
+
+std::map<std::string, std::string> to_map(const RedisReply& reply)
+{
+    return JobQueue::to_job("", reply).fields;
+}
+
+} // namespace
+
+std::vector<const LuaScript*> JobQueue::verb_scripts()
+{
+    return {&k_requests, &k_cancel, &k_retry, &k_purge};
+}
+
+RedisCommand JobQueue::requests(const std::string& worker) const
+{
+    return RedisCommand::call(
+        k_requests, {key("cancels:" + worker), key("taken:" + worker), key("paused")}, {});
+}
+
+std::optional<WorkerRequests> JobQueue::read_requests(const RedisReply& reply)
+{
+    if (reply.type != RedisReply::Type::array || reply.elements.size() != 2) {
+        return std::nullopt;
+    }
+    const auto paused = to_strings(reply.elements[1]);
+    return WorkerRequests{to_strings(reply.elements[0]), {paused.begin(), paused.end()}};
+}
+
+std::optional<JobQueue::Snapshot> JobQueue::snapshot(RedisClient& redis,
+                                                     std::size_t pending_shown,
+                                                     std::size_t recent_shown) const
+{
+    // The first `shown` of a list or sorted set: none is the empty range 1..0 (0..-1 is all).
+    const auto first = [](const char* command, std::string list, std::size_t shown) {
+        return std::vector<std::string>{command, std::move(list), shown == 0 ? "1" : "0",
+                                        shown == 0 ? "0" : std::to_string(shown - 1)};
+    };
+    const auto overview = redis.pipeline({{"LLEN", key("pending")},
+                                          first("LRANGE", key("pending"), pending_shown),
+                                          {"ZRANGE", key("workers"), "0", "-1"},
+                                          {"HGETALL", key("stats")},
+                                          first("ZREVRANGE", key("ended"), recent_shown),
+                                          {"SMEMBERS", key("paused")}});
+    if (!all_ok(overview)) {
+        return std::nullopt;
+    }
+    Snapshot snapshot;
+    snapshot.pending = (*overview)[0].integer;
+    const auto pending_ids = to_strings((*overview)[1]);
+    const auto recent_ids = to_strings((*overview)[4]);
+    snapshot.stats = to_map((*overview)[3]);
+    for (const auto& gpu : to_strings((*overview)[5])) {
+        snapshot.paused.insert(gpu);
+    }
+    std::vector<std::vector<std::string>> about;
+    for (const auto& worker : to_strings((*overview)[2])) {
+        snapshot.workers.push_back({worker, {}, {}});
+        about.push_back({"HGETALL", key("worker:" + worker)});
+        about.push_back({"LRANGE", key("taken:" + worker), "0", "-1"});
+    }
+    if (!about.empty()) {
+        const auto replies = redis.pipeline(about);
+        if (!all_ok(replies)) {
+            return std::nullopt;
+        }
+        for (std::size_t i = 0; i < snapshot.workers.size(); ++i) {
+            snapshot.workers[i].fields = to_map((*replies)[2 * i]);
+            snapshot.workers[i].taken = to_strings((*replies)[2 * i + 1]);
+        }
+    }
+    // Every job shown, read in one round trip; one gone meanwhile (ended and purged, or
+    // expired) is left out.
+    std::vector<std::vector<std::string>> reads;
+    std::vector<std::string> ids;
+    const auto read = [&](const std::string& id) {
+        reads.push_back({"HGETALL", key("job:" + id)});
+        ids.push_back(id);
+    };
+    std::for_each(pending_ids.begin(), pending_ids.end(), read);
+    for (const auto& worker : snapshot.workers) {
+        std::for_each(worker.taken.begin(), worker.taken.end(), read);
+    }
+    std::for_each(recent_ids.begin(), recent_ids.end(), read);
+    if (reads.empty()) {
+        return snapshot;
+    }
+    const auto replies = redis.pipeline(reads);
+    if (!all_ok(replies)) {
+        return std::nullopt;
+    }
+    for (std::size_t i = 0; i < ids.size(); ++i) {
+        auto job = to_job(ids[i], (*replies)[i]);
+        if (job.fields.empty()) {
+            continue;
+        }
+        if (i < pending_ids.size()) {
+            snapshot.first_pending.push_back(std::move(job));
+        } else if (i < ids.size() - recent_ids.size()) {
+            snapshot.taken_jobs.push_back(std::move(job));
+        } else {
+            snapshot.recent.push_back(std::move(job));
+        }
+    }
+    return snapshot;
+}
+
+std::optional<JobQueue::Found> JobQueue::jobs(RedisClient& redis,
+                                              const std::vector<std::string>& ids) const
+{
+    Found found;
+    if (ids.empty()) {
+        return found;
+    }
+    std::vector<std::vector<std::string>> reads;
+    for (const auto& id : ids) {
+        reads.push_back({"HGETALL", key("job:" + id)});
+    }
+    const auto replies = redis.pipeline(reads);
+    if (!all_ok(replies)) {
+        return std::nullopt;
+    }
+    bool unended = false;
+    for (std::size_t i = 0; i < ids.size(); ++i) {
+        auto job = to_job(ids[i], (*replies)[i]);
+        if (!job.fields.empty()) {
+            unended = unended || job.field("outcome").empty();
+            found.jobs.push_back(std::move(job));
+        }
+    }
+    if (unended) {
+        const auto pending = redis.command({"LRANGE", key("pending"), "0", "-1"});
+        if (!ok(pending)) {
+            return std::nullopt;
+        }
+        for (auto& id : to_strings(*pending)) {
+            found.pending.insert(std::move(id));
+        }
+    }
+    return found;
+}
+
+std::optional<std::vector<std::string>> JobQueue::unended(RedisClient& redis) const
+{
+    const auto lists =
+        redis.pipeline({{"LRANGE", key("pending"), "0", "-1"}, {"ZRANGE", key("workers"), "0", "-1"}});
+    if (!all_ok(lists)) {
+        return std::nullopt;
+    }
+    auto ids = to_strings((*lists)[0]);
+    std::vector<std::vector<std::string>> taken;
+    for (const auto& worker : to_strings((*lists)[1])) {
+        taken.push_back({"LRANGE", key("taken:" + worker), "0", "-1"});
+    }
+    if (!taken.empty()) {
+        const auto replies = redis.pipeline(taken);
+        if (!all_ok(replies)) {
+            return std::nullopt;
+        }
+        for (const auto& reply : *replies) {
+            for (auto& id : to_strings(reply)) {
+                ids.push_back(std::move(id));
+            }
+        }
+    }
+    return ids;
+}
+
+std::optional<JobQueue::Cancelled> JobQueue::cancel(RedisClient& redis,
+                                                    const std::string& id) const
+{
+    const auto known = redis.pipeline(
+        {{"HGET", key("job:" + id), "batch"}, {"ZRANGE", key("workers"), "0", "-1"}});
+    if (!all_ok(known)) {
+        return std::nullopt;
+    }
+    std::vector<std::string> keys = {key("job:" + id),
+                                     key("pending"),
+                                     key("stats"),
+                                     key("failures"),
+                                     key("batch:" + (*known)[0].text + ":done"),
+                                     key("ended"),
+                                     key("rank")};
+    for (const auto& worker : to_strings((*known)[1])) {
+        keys.push_back(key("taken:" + worker));
+        keys.push_back(key("cancels:" + worker));
+    }
+    const auto reply = redis.run(RedisCommand::call(k_cancel, std::move(keys), {id}));
+    if (!ok(reply)) {
+        return std::nullopt;
+    }
+    if (reply->text == "removed") {
+        return Cancelled::removed;
+    }
+    if (reply->text == "stopping") {
+        return Cancelled::stopping;
+    }
+    return reply->text == "ended" ? Cancelled::already_ended : Cancelled::unknown;
+}
+
+std::optional<std::string> JobQueue::retry(RedisClient& redis, const std::string& id) const
+{
+    const auto reply = redis.run(RedisCommand::call(
+        k_retry, {key("job:" + id), key("pending"), key("rank"), key("ended"), key("stats")},
+        {id}));
+    if (!ok(reply)) {
+        return std::nullopt;
+    }
+    return reply->text;
+}
+
+bool JobQueue::pause(RedisClient& redis, const std::string& gpu) const
+{
+    return ok(redis.command({"SADD", key("paused"), gpu}));
+}
+
+bool JobQueue::resume(RedisClient& redis, const std::string& gpu) const
+{
+    return ok(gpu.empty() ? redis.command({"DEL", key("paused")})
+                          : redis.command({"SREM", key("paused"), gpu}));
+}
+
+std::optional<long long> JobQueue::purge(RedisClient& redis,
+                                         std::optional<double> ended_before) const
+{
+    // In rounds of a few hundred jobs, each one script, so no round holds Redis long.
+    constexpr long long k_round = 200;
+    const auto before = ended_before ? fmt::format("({:.6f}", *ended_before) : "+inf";
+    long long removed = 0;
+    std::string after = "-inf";
+    while (true) {
+        const auto listed = redis.command({"ZRANGEBYSCORE", key("ended"), after, before,
+                                           "WITHSCORES", "LIMIT", "0", std::to_string(k_round)});
+        if (!ok(listed)) {
+            return std::nullopt;
+        }
+        if (listed->elements.empty()) {
+            return removed;
+        }
+        std::vector<std::string> ids;
+        std::vector<std::vector<std::string>> batches;
+        for (std::size_t i = 0; i + 1 < listed->elements.size(); i += 2) {
+            ids.push_back(listed->elements[i].text);
+            batches.push_back({"HGET", key("job:" + ids.back()), "batch"});
+            after = "(" + listed->elements[i + 1].text; // the next round starts after it
+        }
+        const auto batch_of = redis.pipeline(batches);
+        if (!all_ok(batch_of)) {
+            return std::nullopt;
+        }
+        std::vector<std::string> keys = {key("ended"), key("failures")};
+        for (std::size_t i = 0; i < ids.size(); ++i) {
+            const auto& batch = (*batch_of)[i].text;
+            keys.push_back(key("job:" + ids[i]));
+            keys.push_back(key("batch:" + batch + ":done"));
+            keys.push_back(key("batch:" + batch + ":seen"));
+        }
+        const auto reply = redis.run(RedisCommand::call(k_purge, std::move(keys), ids));
+        if (!ok(reply)) {
+            return std::nullopt;
+        }
+        removed += reply->integer;
+        if (static_cast<long long>(ids.size()) < k_round) {
+            return removed;
+        }
+    }
+}
+
+} // namespace gpusched::queue

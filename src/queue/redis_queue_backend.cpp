@@ -1,0 +1,235 @@
+#include <gpusched/queue/redis_queue_backend.hpp>
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdlib>
+#include <stdexcept>
+
+namespace gpusched::queue {
+namespace {
+
+// A person waits this long for one answer at most; every exchange is far shorter.
+constexpr std::chrono::seconds k_timeout{5};
+
+double seconds_of(const std::string& text)
+{
+    return text.empty() ? 0 : std::atof(text.c_str());
+}
+
+JobState state_of(const std::string& outcome, bool pending)
+{
+    if (outcome.empty()) {
+        return pending ? JobState::queued : JobState::running;
+    }
+    for (const auto state : {JobState::succeeded, JobState::failed, JobState::cancelled}) {
+        if (outcome == to_string(state)) {
+            return state;
+        }
+    }
+    return JobState::refused;
+}
+
+// A worker's id is HOST:PID:RANDOM; its hash says "HOST GPUs LIST" and, in server
+// milliseconds, since when it works on the queue.
+WorkerRecord to_worker(const JobQueue::Snapshot::Worker& worker)
+{
+    WorkerRecord record;
+    record.id = worker.id;
+    const auto last = worker.id.rfind(':');
+    const auto pid_at = last == std::string::npos || last == 0
+                            ? std::string::npos
+                            : worker.id.rfind(':', last - 1);
+    if (pid_at != std::string::npos) {
+        record.host = worker.id.substr(0, pid_at);
+        record.pid = std::atoll(worker.id.substr(pid_at + 1, last - pid_at - 1).c_str());
+    }
+    const auto about = worker.fields.find("about");
+    if (about != worker.fields.end()) {
+        const auto gpus_at = about->second.find(" GPUs ");
+        if (gpus_at != std::string::npos) {
+            record.gpus = about->second.substr(gpus_at + 6);
+        }
+    }
+    for (const char* field : {"since", "seen"}) {
+        const auto found = worker.fields.find(field);
+        if (found != worker.fields.end()) {
+            record.since = seconds_of(found->second) / 1000;
+            break;
+        }
+    }
+    return record;
+}
+
+std::int64_t count_of(const std::map<std::string, std::string>& stats, const char* name)
+{
+    const auto found = stats.find(name);
+    return found == stats.end() ? 0 : std::max<std::int64_t>(0, std::atoll(found->second.c_str()));
+}
+
+std::string tail_from(const std::string& tail, std::uint64_t from)
+{
+    return from >= tail.size() ? std::string() : tail.substr(from);
+}
+
+} // namespace
+
+JobRecord to_record(const QueuedJob& job, const std::string& queue, bool pending)
+{
+    JobRecord record;
+    record.id = std::atoll(job.id.c_str());
+    record.queue = queue;
+    record.command = job.field("command");
+    record.batch = std::atoll(job.field("batch").c_str());
+    record.priority = std::atoll(job.field("priority").c_str());
+    record.state = state_of(job.field("outcome"), pending);
+    record.submitted = seconds_of(job.field("submitted"));
+    if (record.state != JobState::queued) {
+        // A job given back to the queue keeps where it last started until it starts again.
+        record.worker = job.field("worker");
+        record.gpu = job.field("gpu");
+        record.started = seconds_of(job.field("started"));
+    }
+    record.ended = seconds_of(job.field("ended"));
+    record.runtime = seconds_of(job.field("runtime"));
+    record.exit_code = std::atoi(job.field("exit").c_str());
+    record.signal = std::atoi(job.field("signal").c_str());
+    record.note = job.field("note");
+    record.cancel_requested = job.field("cancel") == "1";
+    return record;
+}
+
+RedisQueueBackend::RedisQueueBackend(const RedisUrl& url, std::string name)
+    : m_redis(url, k_timeout), m_queue(std::move(name))
+{
+    if (!m_redis.connect()) {
+        throw std::runtime_error(fmt::format("{}: {}", describe(), m_redis.error()));
+    }
+}
+
+template <typename T> T RedisQueueBackend::checked(std::optional<T> answer)
+{
+    if (!answer) {
+        throw std::runtime_error(fmt::format("{}: {}", describe(), m_redis.error()));
+    }
+    return std::move(*answer);
+}
+
+std::string RedisQueueBackend::describe() const
+{
+    return fmt::format("queue {} on {}", m_queue.name(), describe_redis_url(m_redis.url()));
+}
+
+QueueListing RedisQueueBackend::list(std::size_t queued_shown, std::size_t recent_shown)
+{
+    const auto snapshot = checked(m_queue.snapshot(m_redis, queued_shown, recent_shown));
+    QueueListing listing;
+    listing.queued = snapshot.pending;
+    for (const auto& job : snapshot.first_pending) {
+        listing.first_queued.push_back(to_record(job, m_queue.name(), true));
+    }
+    for (const auto& job : snapshot.taken_jobs) {
+        auto record = to_record(job, m_queue.name(), false);
+        if (record.state != JobState::running) {
+            continue; // ended as it was read
+        }
+        for (const auto& worker : snapshot.workers) {
+            if (std::find(worker.taken.begin(), worker.taken.end(), job.id) != worker.taken.end()) {
+                record.worker = worker.id;
+            }
+        }
+        listing.running.push_back(std::move(record));
+    }
+    for (const auto& job : snapshot.recent) {
+        listing.recent.push_back(to_record(job, m_queue.name(), false));
+    }
+    for (const auto& worker : snapshot.workers) {
+        listing.workers.push_back(to_worker(worker));
+    }
+    listing.paused = snapshot.paused;
+    listing.succeeded = count_of(snapshot.stats, "succeeded");
+    listing.failed = count_of(snapshot.stats, "failed");
+    listing.cancelled = count_of(snapshot.stats, "cancelled");
+    listing.refused = count_of(snapshot.stats, "refused");
+    listing.returned = count_of(snapshot.stats, "returned");
+    return listing;
+}
+
+std::vector<JobRecord> RedisQueueBackend::jobs(const std::vector<std::int64_t>& ids)
+{
+    std::vector<std::string> names;
+    for (const auto id : ids) {
+        names.push_back(std::to_string(id));
+    }
+    const auto found = checked(m_queue.jobs(m_redis, names));
+    std::vector<JobRecord> records;
+    for (const auto& job : found.jobs) {
+        records.push_back(to_record(job, m_queue.name(), found.pending.contains(job.id)));
+    }
+    return records;
+}
+
+std::vector<std::int64_t> RedisQueueBackend::unended()
+{
+    std::vector<std::int64_t> ids;
+    for (const auto& id : checked(m_queue.unended(m_redis))) {
+        ids.push_back(std::atoll(id.c_str()));
+    }
+    return ids;
+}
+
+CancelOutcome RedisQueueBackend::cancel(std::int64_t id)
+{
+    switch (checked(m_queue.cancel(m_redis, std::to_string(id)))) {
+    case JobQueue::Cancelled::removed: return CancelOutcome::removed;
+    case JobQueue::Cancelled::stopping: return CancelOutcome::stopping;
+    case JobQueue::Cancelled::already_ended: return CancelOutcome::already_ended;
+    case JobQueue::Cancelled::unknown: break;
+    }
+    return CancelOutcome::unknown;
+}
+
+std::optional<std::string> RedisQueueBackend::retry(std::int64_t id)
+{
+    const auto refused = checked(m_queue.retry(m_redis, std::to_string(id)));
+    if (refused.empty()) {
+        return std::nullopt;
+    }
+    if (refused == "unknown") {
+        return fmt::format("no job {} in {}", id, describe());
+    }
+    if (refused == "succeeded") {
+        return fmt::format("job {} succeeded: submit its command again to run it again", id);
+    }
+    return fmt::format("job {} is {}: only an ended job can be queued again", id, refused);
+}
+
+void RedisQueueBackend::pause(const std::string& gpu)
+{
+    checked(m_queue.pause(m_redis, gpu) ? std::optional(true) : std::nullopt);
+}
+
+void RedisQueueBackend::resume(const std::string& gpu)
+{
+    checked(m_queue.resume(m_redis, gpu) ? std::optional(true) : std::nullopt);
+}
+
+std::int64_t RedisQueueBackend::purge(std::optional<double> ended_before)
+{
+    return checked(m_queue.purge(m_redis, ended_before));
+}
+
+JobOutput RedisQueueBackend::output(const JobRecord& job, std::uint64_t out_from,
+                                    std::uint64_t err_from)
+{
+    // The worker sends the tails with the result: nothing is known before the job ends.
+    if (!job.ended_state()) {
+        return {};
+    }
+    const auto found = checked(m_queue.fetch(m_redis, std::to_string(job.id)));
+    return {tail_from(found.field("out_tail"), out_from),
+            tail_from(found.field("err_tail"), err_from), found.field("complete") != "0"};
+}
+
+} // namespace gpusched::queue
