@@ -288,50 +288,6 @@ TEST_F(LocalQueue, NoStartStartsNoWorker)
     EXPECT_EQ(queue_status()["queued"], 1);
 }
 
-// A submitter killed while it writes (SIGKILL, an out-of-memory kill): what it committed is
-// queued whole and once, what it had not is not queued at all.
-TEST_F(LocalQueue, AKilledSubmitterLeavesWholeChunksQueuedOnce)
-{
-    const auto fifo = m_dir / "commands";
-    ASSERT_EQ(mkfifo(fifo.c_str(), 0600), 0);
-    // Opened for writing first (read-write: it does not wait for a reader), so that the
-    // submitter's open of its stdin does not wait for a writer.
-    const int writer = open(fifo.c_str(), O_RDWR | O_CLOEXEC);
-    ASSERT_GE(writer, 0);
-    LaunchOptions options{{"submit", "--db", db(), "--no-start"}};
-    options.stdin_path = fifo;
-    Process submitter(m_dir, options);
-    std::string commands;
-    for (int i = 1; i <= 15'000; ++i) {
-        commands += fmt::format("echo {}\n", i);
-    }
-    // Written from a thread: the pipe holds less than that, the submitter reads as it goes
-    // (and what is left after the first 10,000 fits in the pipe).
-    std::thread feed([&] {
-        std::string_view rest = commands;
-        while (!rest.empty()) {
-            const auto wrote = write(writer, rest.data(), rest.size());
-            ASSERT_GT(wrote, 0);
-            rest.remove_prefix(static_cast<std::size_t>(wrote));
-        }
-    });
-    // One transaction of 10,000 is written; the next waits for more input.
-    const bool chunk_written = eventually([&] { return queue_status()["queued"] == 10'000; }, 60s);
-    submitter.signal(SIGKILL);
-    submitter.wait();
-    close(writer);
-    feed.join();
-    ASSERT_TRUE(chunk_written);
-    TempDir dir;
-    const auto listed = run(dir, {{"queue", "--db", db(), "--json", "--next", "100000"}});
-    const auto status = nlohmann::json::parse(listed.out);
-    EXPECT_EQ(status["queued"], 10'000);
-    ASSERT_EQ(status["next"].size(), 10'000u);
-    for (int i = 0; i < 10'000; ++i) {
-        ASSERT_EQ(status["next"][i]["command"], fmt::format("echo {}", i + 1));
-    }
-}
-
 // Another process holding the database's write lock (stopped with SIGSTOP inside a write, say):
 // the commands give up after a few seconds with an error that says so and change nothing; the
 // worker, which waits a moment at a time, goes on and records its results once it can.
