@@ -1,6 +1,7 @@
 #include <gpusched/queue/local_queue_backend.hpp>
 
 #include <gpusched/queue/worker_presence.hpp>
+#include <gpusched/sys/output_files.hpp>
 
 #include <fmt/format.h>
 
@@ -32,21 +33,6 @@ std::string read_from(const std::filesystem::path& path, std::uint64_t from)
 
 } // namespace
 
-OutputPaths last_output_of(const std::filesystem::path& directory, std::int64_t id)
-{
-    // Attempts are few (--retries): look for the next one until it is missing.
-    OutputPaths last{directory / fmt::format("{}.out", id), directory / fmt::format("{}.err", id)};
-    for (unsigned attempt = 2;; ++attempt) {
-        OutputPaths next{directory / fmt::format("{}.{}.out", id, attempt),
-                         directory / fmt::format("{}.{}.err", id, attempt)};
-        std::error_code error;
-        if (!std::filesystem::exists(next.out, error)) {
-            return last;
-        }
-        last = std::move(next);
-    }
-}
-
 std::int64_t purge_ended_jobs(LocalQueue& queue, std::optional<double> ended_before)
 {
     const auto purged = queue.purge(ended_before);
@@ -54,19 +40,7 @@ std::int64_t purge_ended_jobs(LocalQueue& queue, std::optional<double> ended_bef
         if (job.output.empty()) {
             continue;
         }
-        // Every attempt's files: ID.out, ID.err, ID.info, ID.2.out, ...
-        const std::filesystem::path directory(job.output);
-        for (unsigned attempt = 1;; ++attempt) {
-            const auto base = attempt == 1 ? fmt::format("{}", job.id)
-                                           : fmt::format("{}.{}", job.id, attempt);
-            std::error_code error;
-            const bool had_output = std::filesystem::remove(directory / (base + ".out"), error);
-            std::filesystem::remove(directory / (base + ".err"), error);
-            std::filesystem::remove(directory / (base + ".info"), error);
-            if (!had_output) {
-                break;
-            }
-        }
+        sys::remove_output_of(job.output, static_cast<JobId>(job.id));
     }
     return static_cast<std::int64_t>(purged.size());
 }
@@ -158,7 +132,7 @@ JobOutput LocalQueueBackend::output(const JobRecord& job, std::uint64_t out_from
     if (job.output.empty()) {
         return {};
     }
-    const auto paths = last_output_of(job.output, job.id);
+    const auto paths = sys::last_output_of(job.output, static_cast<JobId>(job.id));
     return {read_from(paths.out, out_from), read_from(paths.err, err_from), true};
 }
 

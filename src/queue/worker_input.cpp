@@ -3,7 +3,7 @@
 #include <gpusched/counted.hpp>
 #include <gpusched/job_messages.hpp>
 #include <gpusched/queue/job_signature.hpp>
-#include <gpusched/queue/local_queue_backend.hpp>
+#include <gpusched/sys/output_files.hpp>
 #include <gpusched/wall_clock.hpp>
 
 #include <fmt/format.h>
@@ -669,7 +669,7 @@ JobResult WorkerInput::ended_result(const Handed& handed, const sys::JobEnd& end
                      handed.batch,
                      handed.marker};
     if (m_settings.output_directory) {
-        const auto paths = last_output_of(*m_settings.output_directory, end.id);
+        const auto paths = sys::last_output_of(*m_settings.output_directory, end.id);
         auto [out, out_whole] = tail_of(paths.out);
         auto [err, err_whole] = tail_of(paths.err);
         result.out_tail = std::move(out);

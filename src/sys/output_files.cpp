@@ -25,10 +25,44 @@ OutputFiles::OutputFiles(std::filesystem::path directory) : m_directory(std::mov
     }
 }
 
+std::filesystem::path output_base(const std::filesystem::path& directory, JobId job,
+                                  unsigned attempt)
+{
+    return directory /
+           (attempt == 1 ? fmt::format("{}", job) : fmt::format("{}.{}", job, attempt));
+}
+
+OutputPaths last_output_of(const std::filesystem::path& directory, JobId job)
+{
+    // Attempts are few (--retries): look for the next one until it is missing.
+    auto base = output_base(directory, job, 1);
+    for (unsigned attempt = 2;; ++attempt) {
+        auto next = output_base(directory, job, attempt);
+        std::error_code error;
+        if (!std::filesystem::exists(next.string() + ".out", error)) {
+            return {base.string() + ".out", base.string() + ".err"};
+        }
+        base = std::move(next);
+    }
+}
+
+void remove_output_of(const std::filesystem::path& directory, JobId job)
+{
+    for (unsigned attempt = 1;; ++attempt) {
+        const auto base = output_base(directory, job, attempt).string();
+        std::error_code error;
+        const bool had_output = std::filesystem::remove(base + ".out", error);
+        std::filesystem::remove(base + ".err", error);
+        std::filesystem::remove(base + ".info", error);
+        if (!had_output) {
+            return;
+        }
+    }
+}
+
 std::filesystem::path OutputFiles::base(JobId job, unsigned attempt) const
 {
-    return m_directory /
-           (attempt == 1 ? fmt::format("{}", job) : fmt::format("{}.{}", job, attempt));
+    return output_base(m_directory, job, attempt);
 }
 
 std::string OutputFiles::describe(JobId job, unsigned attempt) const

@@ -38,11 +38,4 @@ private:
 // files; how many. For `queue --purge`, and for workers, which let old results expire.
 std::int64_t purge_ended_jobs(LocalQueue& queue, std::optional<double> ended_before);
 
-// Where a job's output files are, in the directory `directory` an OutputFiles wrote them to:
-// the last attempt's `ID.out` / `ID.err` (a retry writes `ID.2.out`, ...).
-struct OutputPaths {
-    std::filesystem::path out, err;
-};
-OutputPaths last_output_of(const std::filesystem::path& directory, std::int64_t id);
-
 } // namespace gpusched::queue

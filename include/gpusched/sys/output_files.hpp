@@ -35,4 +35,18 @@ private:
     std::filesystem::path m_directory;
 };
 
+// Where OutputFiles in `directory` puts an attempt's files, without the extension
+// (`7`, then `7.2` for a retry, ...).
+std::filesystem::path output_base(const std::filesystem::path& directory, JobId job,
+                                  unsigned attempt);
+
+// The last attempt's stdout and stderr files of job `job` in `directory`.
+struct OutputPaths {
+    std::filesystem::path out, err;
+};
+OutputPaths last_output_of(const std::filesystem::path& directory, JobId job);
+
+// Removes every attempt's files of job `job` in `directory` (.out, .err, .info).
+void remove_output_of(const std::filesystem::path& directory, JobId job);
+
 } // namespace gpusched::sys
