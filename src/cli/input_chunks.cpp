@@ -19,9 +19,16 @@ std::vector<sys::InputLine> read_chunk(sys::InputReader& input, std::size_t coun
         if (input.finished()) {
             break;
         }
+        // What came is queued as soon as no more waits to be read: a producer that writes
+        // a command now and then sees each queued at once, a file or a fast pipe goes in
+        // chunks of `count`.
         pollfd ready{input.fd_to_poll(), POLLIN, 0};
-        if (poll(&ready, 1, -1) < 0 && errno != EINTR) {
+        const int got = poll(&ready, 1, lines.empty() ? -1 : 0);
+        if (got < 0 && errno != EINTR) {
             sys::throw_errno("poll");
+        }
+        if (got == 0) {
+            break;
         }
         input.read_some();
     }

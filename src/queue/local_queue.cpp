@@ -390,8 +390,8 @@ void LocalQueue::note_start(const std::string& worker, std::int64_t id, const st
 {
     m_database.write([&] {
         m_database
-            .prepare("UPDATE jobs SET gpu = ?, started = ? WHERE id = ? AND worker = ? AND "
-                     "state = 'running'")
+            .prepare_kept("UPDATE jobs SET gpu = ?, started = ? WHERE id = ? AND worker = ? "
+                          "AND state = 'running'")
             .bind(1, gpu)
             .bind(2, started)
             .bind(3, id)

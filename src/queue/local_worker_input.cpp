@@ -119,13 +119,21 @@ void LocalWorkerInput::add_poll_fds(std::vector<pollfd>& fds, bool wants_command
     if (wants_commands && !m_stopped && m_look && m_ready.empty() && !m_retry_at) {
         look();
     }
+    if (m_flush && !m_retry_at) {
+        write_owed(); // before the worker sleeps
+    }
     fds.push_back({m_presence.fd(), POLLIN, 0});
 }
 
 void LocalWorkerInput::look()
 {
     attempt("taking a job", [&] {
-        auto job = m_queue.take(m_worker, m_settings.output_directory);
+        // The results owed go in the same transaction: one commit per job, not two.
+        auto job = m_database.write([&] {
+            write_owed_items();
+            return m_queue.take(m_worker, m_settings.output_directory);
+        });
+        owed_written();
         if (!job) {
             m_look = false; // until a wake-up or the next tick
             return;
@@ -167,6 +175,9 @@ void LocalWorkerInput::on_time(Clock::time_point now)
     }
     if (now >= m_next_tick) {
         m_next_tick = now + k_tick;
+        if (!m_retry_at) {
+            write_owed(); // the starts noted since the last write
+        }
         m_look = true;
         reclaim_dead();
         look_for_requests();
@@ -271,10 +282,8 @@ void LocalWorkerInput::on_started(JobId id, const std::string& gpu)
     if (found == m_handed.end()) {
         return;
     }
-    // Only for the listing: a start that cannot be noted now is not tried again.
-    attempt("noting a job's start", [&] {
-        m_queue.note_start(m_worker, found->second, gpu, seconds_since_epoch());
-    });
+    // Only for the listing: written with the next write, or at the next tick.
+    owe(StartNote{found->second, gpu, seconds_since_epoch()});
 }
 
 void LocalWorkerInput::on_ended(const sys::JobEnd& end)
@@ -285,6 +294,12 @@ void LocalWorkerInput::on_ended(const sys::JobEnd& end)
     }
     const auto id = found->second;
     m_handed.erase(found);
+    m_look = true; // a GPU is free: the queue may have the next job for it
+    // Its result says where and when it started.
+    std::erase_if(m_owed, [id](const Owed& owed) {
+        const auto* start = std::get_if<StartNote>(&owed);
+        return start != nullptr && start->id == id;
+    });
     if (end.stopped && !end.cancelled && !end.outcome.succeeded()) {
         spdlog::info("queue job {} returned to the queue: the worker is stopping", id);
         owe(GiveBackJob{id});
@@ -311,38 +326,51 @@ void LocalWorkerInput::on_unstarted(const std::vector<Command>& commands)
 
 void LocalWorkerInput::owe(Owed owed)
 {
+    // A start waits for the next write; a result or a job given back is written before the
+    // worker sleeps again, with the next take when there is one in the same turn.
+    m_flush = m_flush || !std::holds_alternative<StartNote>(owed);
     m_owed.push_back(std::move(owed));
-    if (!m_retry_at) {
-        write_owed();
-    }
 }
 
 void LocalWorkerInput::write_owed()
 {
-    while (!m_owed.empty()) {
-        const auto& owed = m_owed.front();
-        const bool written = attempt("recording a result", [&] {
-            if (const auto* result = std::get_if<LocalResult>(&owed)) {
-                if (!m_queue.finish(m_worker, *result)) {
-                    spdlog::warn("queue job {}: its result was not recorded: the job is no "
-                                 "longer this worker's (cancelled, or returned to the queue)",
-                                 result->id);
-                }
-            } else {
-                m_queue.give_back(m_worker, std::get<GiveBackJob>(owed).id);
-            }
-        });
-        if (!written) {
-            return;
-        }
-        m_owed.pop_front();
-        // A result written frees a GPU: the queue may have the next job for it.
-        m_look = true;
+    if (m_owed.empty()) {
+        return;
     }
+    attempt("recording results", [&] {
+        m_database.write([&] { write_owed_items(); });
+        owed_written();
+    });
+}
+
+void LocalWorkerInput::write_owed_items()
+{
+    for (const auto& owed : m_owed) {
+        if (const auto* result = std::get_if<LocalResult>(&owed)) {
+            if (!m_queue.finish(m_worker, *result)) {
+                spdlog::warn("queue job {}: its result was not recorded: the job is no longer "
+                             "this worker's (cancelled, or returned to the queue)",
+                             result->id);
+            }
+        } else if (const auto* start = std::get_if<StartNote>(&owed)) {
+            m_queue.note_start(m_worker, start->id, start->gpu, start->started);
+        } else {
+            m_queue.give_back(m_worker, std::get<GiveBackJob>(owed).id);
+        }
+    }
+}
+
+void LocalWorkerInput::owed_written()
+{
+    m_owed.clear();
+    m_flush = false;
 }
 
 void LocalWorkerInput::on_jobs_over()
 {
+    if (!m_retry_at) {
+        write_owed();
+    }
     if (!m_give_up_at) {
         m_give_up_at = Clock::now() + k_give_up;
     }

@@ -44,9 +44,15 @@ void RedisClient::fail(const std::string& what)
     // hiredis reports a read or write past its timeout as an I/O error with EAGAIN.
     m_failure = io && (errno == EAGAIN || errno == EWOULDBLOCK) ? RedisFailure::timed_out
                                                                  : RedisFailure::lost;
-    m_error = m_context != nullptr && m_context->err != 0
-                  ? fmt::format("{}: {}", what, m_context->errstr)
-                  : what;
+    if (m_failure == RedisFailure::timed_out) {
+        // "Resource temporarily unavailable" would not tell a user what happened.
+        m_error = fmt::format("{}: no answer within {:.3g} s (a server stopped or overloaded)",
+                              what, std::chrono::duration<double>(m_timeout).count());
+    } else {
+        m_error = m_context != nullptr && m_context->err != 0
+                      ? fmt::format("{}: {}", what, m_context->errstr)
+                      : what;
+    }
     close();
 }
 

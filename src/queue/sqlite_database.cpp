@@ -3,6 +3,8 @@
 #include <fmt/format.h>
 #include <sqlite3.h>
 
+#include <cstring>
+
 namespace gpusched::queue {
 
 DatabaseError::DatabaseError(const std::string& message, int code)
@@ -83,6 +85,15 @@ void Database::fail(int code, std::string_view doing) const
     case SQLITE_NOTADB:
         why += " (move it aside to start an empty queue)";
         break;
+    case SQLITE_CANTOPEN:
+    case SQLITE_IOERR:
+        // SQLite's own words ("unable to open database file", "disk I/O error") do not say
+        // why; the system's error does (too many open files, a permission, a full disk).
+        if (const int error = m_handle != nullptr ? sqlite3_system_errno(m_handle) : 0;
+            error != 0) {
+            why += fmt::format(" ({})", std::strerror(error));
+        }
+        break;
     default:
         break;
     }
@@ -100,9 +111,14 @@ void Database::execute(std::string_view sql)
     }
 }
 
+bool Database::in_transaction() const
+{
+    return sqlite3_get_autocommit(m_handle) == 0;
+}
+
 void Database::roll_back() noexcept
 {
-    if (sqlite3_get_autocommit(m_handle) == 0) {
+    if (in_transaction()) {
         sqlite3_exec(m_handle, "ROLLBACK", nullptr, nullptr, nullptr);
     }
 }

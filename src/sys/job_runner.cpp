@@ -16,6 +16,7 @@
 #include <cerrno>
 #include <csignal>
 #include <cstring>
+#include <system_error>
 
 namespace gpusched::sys {
 namespace {
@@ -306,6 +307,13 @@ void JobRunner::start(StartJob& job)
             request.out = pipes->out.get();
             request.err = pipes->err.get();
         }
+    } catch (const std::system_error& error) {
+        if (waits_for_descriptors(error.code().value())) {
+            defer_start(running, error.code().value());
+        } else {
+            fail_to_start(running, error.what());
+        }
+        return;
     } catch (const std::exception& error) {
         fail_to_start(running, error.what());
         return;
@@ -316,7 +324,7 @@ void JobRunner::start(StartJob& job)
     request.inherited = lease_fds;
     const Spawned spawned = m_processes.spawn(request);
     if (spawned.error != 0) {
-        if (is_transient_spawn_error(spawned.error)) {
+        if (is_transient_spawn_error(spawned.error) || waits_for_descriptors(spawned.error)) {
             defer_start(running, spawned.error);
         } else {
             fail_to_start(running,
@@ -347,6 +355,11 @@ void JobRunner::fail_to_start(const RunningJob& job, const std::string& why)
     after_attempt(job, failed, m_scheduler.on_spawn_failure(job.id));
 }
 
+bool JobRunner::waits_for_descriptors(int error) const
+{
+    return (error == EMFILE || error == ENFILE) && m_input.starts_wait_for_descriptors();
+}
+
 // A fork limit (EAGAIN) or a lack of memory would fail every job started now, and use up
 // their --retries in an instant: the job goes back to the queue, not counted as an attempt,
 // and nothing starts until a wait that doubles while the system keeps refusing.
@@ -363,10 +376,12 @@ void JobRunner::defer_start(const RunningJob& job, int error)
     m_spawn_retry_at = Clock::now() + m_spawn_backoff;
     // Said once: under a tight limit it happens again and again, and the summary counts it.
     const auto level = m_deferred_starts == 1 ? spdlog::level::warn : spdlog::level::debug;
-    spdlog::log(level,
-                "job {} cannot start yet: {}: {} (a limit on processes, such as ulimit -u); "
-                "jobs wait and start as processes end",
-                job.id, m_options.shell, std::strerror(error));
+    const bool descriptors = error == EMFILE || error == ENFILE;
+    spdlog::log(level, "job {} cannot start yet: {}: {} ({}); jobs wait and start as {} end",
+                job.id, m_options.shell, std::strerror(error),
+                descriptors ? "a limit on open files, such as ulimit -n"
+                            : "a limit on processes, such as ulimit -u",
+                descriptors ? "other jobs" : "processes");
 }
 
 void JobRunner::after_attempt(const RunningJob& job, JobOutcome outcome,

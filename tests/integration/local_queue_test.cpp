@@ -288,6 +288,131 @@ TEST_F(LocalQueue, NoStartStartsNoWorker)
     EXPECT_EQ(queue_status()["queued"], 1);
 }
 
+// The commands of the queue, in the order they run, read from the database itself (a
+// listing shows at most 100,000).
+std::vector<std::string> queued_commands(const std::string& db)
+{
+    sqlite3* handle = nullptr;
+    std::vector<std::string> commands;
+    EXPECT_EQ(sqlite3_open_v2(db.c_str(), &handle, SQLITE_OPEN_READONLY, nullptr), SQLITE_OK);
+    sqlite3_stmt* query = nullptr;
+    EXPECT_EQ(sqlite3_prepare_v2(handle,
+                                 "SELECT command FROM jobs WHERE state = 'queued' "
+                                 "ORDER BY priority DESC, position",
+                                 -1, &query, nullptr),
+              SQLITE_OK)
+        << sqlite3_errmsg(handle);
+    while (query != nullptr && sqlite3_step(query) == SQLITE_ROW) {
+        commands.emplace_back(reinterpret_cast<const char*>(sqlite3_column_text(query, 0)));
+    }
+    sqlite3_finalize(query);
+    sqlite3_close(handle);
+    return commands;
+}
+
+// A submitter killed while it writes (SIGKILL, an out-of-memory kill), at a moment of its
+// own: what it queued is a beginning of its input, whole, in order and once.
+TEST_F(LocalQueue, AKilledSubmitterLeavesABeginningOfItsInputQueuedOnce)
+{
+    constexpr int k_commands = 400'000;
+    const auto input = m_dir / "commands";
+    {
+        std::ofstream out(input);
+        for (int i = 1; i <= k_commands; ++i) {
+            out << "echo " << i << '\n';
+        }
+    }
+    LaunchOptions options{{"submit", "--db", db(), "--no-start", "-q"}};
+    options.stdin_path = input;
+    Process submitter(m_dir, options);
+    // Killed as soon as some are queued, in the middle of the rest.
+    const bool some_queued = eventually(
+        [&] { return std::filesystem::exists(db()) && queue_status()["queued"] > 0; }, 60s);
+    submitter.signal(SIGKILL);
+    submitter.wait();
+    ASSERT_TRUE(some_queued);
+    const auto commands = queued_commands(db());
+    EXPECT_LT(commands.size(), static_cast<std::size_t>(k_commands)) << "killed too late";
+    for (std::size_t i = 0; i < commands.size(); ++i) {
+        ASSERT_EQ(commands[i], fmt::format("echo {}", i + 1));
+    }
+}
+
+// A live producer writing into a FIFO: what it wrote is queued at once, not when a chunk is
+// full; a command it stopped writing halfway is not queued, neither when the submitter waits
+// for the rest nor when it is killed then.
+TEST_F(LocalQueue, AProducersCommandsAreQueuedAsTheyComeAndAHalfWrittenOneIsNot)
+{
+    const auto fifo = m_dir / "commands";
+    ASSERT_EQ(mkfifo(fifo.c_str(), 0600), 0);
+    // Opened read-write: the open does not wait for the submitter, nor the submitter's for it.
+    const int writer = open(fifo.c_str(), O_RDWR | O_CLOEXEC);
+    ASSERT_GE(writer, 0);
+    LaunchOptions options{{"submit", "--db", db(), "--no-start", "-q"}};
+    options.stdin_path = fifo;
+    Process submitter(m_dir, options);
+    std::string commands;
+    for (int i = 1; i <= 100; ++i) {
+        commands += fmt::format("echo {}\n", i);
+    }
+    commands += "echo half"; // a producer stopped in the middle of a line
+    ASSERT_EQ(write(writer, commands.data(), commands.size()),
+              static_cast<ssize_t>(commands.size())); // far less than a pipe holds
+    EXPECT_TRUE(eventually([&] {
+        return std::filesystem::exists(db()) && queue_status()["queued"] == 100;
+    }));
+    EXPECT_TRUE(submitter.running()); // waiting for the rest of the line
+    submitter.signal(SIGKILL);
+    submitter.wait();
+    close(writer);
+    const auto queued = queued_commands(db());
+    ASSERT_EQ(queued.size(), 100u);
+    for (std::size_t i = 0; i < queued.size(); ++i) {
+        ASSERT_EQ(queued[i], fmt::format("echo {}", i + 1));
+    }
+}
+
+// A worker short of descriptors (ulimit -n) starts what it can and the rest as jobs end:
+// none of the queue's jobs is failed for it, none is lost, none runs twice.
+TEST_F(LocalQueue, AWorkerShortOfDescriptorsDelaysJobsAndFailsNone)
+{
+#if defined(__SANITIZE_ADDRESS__)
+    GTEST_SKIP() << "the sanitizers' runtime needs descriptors of its own";
+#endif
+    constexpr int k_jobs = 30;
+    ASSERT_EQ(run(m_dir, submit(logging_commands(k_jobs, "sleep 0.2; "))).exit_status, 0);
+    TempDir worker_dir;
+    LaunchOptions options{{"-c", fmt::format("ulimit -n 24; exec {} worker --db {} --gpus 0-7 "
+                                             "--jobs-per-gpu 2",
+                                             binary().string(), db())}};
+    options.program = "/bin/sh";
+    Process worker(worker_dir, options);
+    const bool drained = eventually([&] { return queue_status()["succeeded"] == k_jobs; }, 60s);
+    worker.signal(SIGTERM);
+    const auto result = worker.wait();
+    ASSERT_TRUE(drained) << result.err;
+    EXPECT_NE(result.err.find("ulimit -n"), std::string::npos) << "the limit must bite: " << result.err;
+    const auto counts = logged();
+    EXPECT_EQ(counts.size(), static_cast<std::size_t>(k_jobs));
+    for (const auto& [line, count] : counts) {
+        EXPECT_EQ(count, 1) << line;
+    }
+}
+
+// A submit short of descriptors says so and queues nothing, rather than part of its input.
+TEST_F(LocalQueue, ASubmitShortOfDescriptorsIsAClearErrorAndQueuesNothing)
+{
+    TempDir dir;
+    LaunchOptions options{{"-c", fmt::format("ulimit -n 5; exec {} submit --no-start --db {}",
+                                             binary().string(), db())},
+                          logging_commands(3)};
+    options.program = "/bin/sh";
+    const auto result = run(dir, options);
+    EXPECT_EQ(result.exit_status, 255) << result.err;
+    EXPECT_NE(result.err.find("Too many open files"), std::string::npos) << result.err;
+    EXPECT_EQ(queue_status()["queued"], 0);
+}
+
 // Another process holding the database's write lock (stopped with SIGSTOP inside a write, say):
 // the commands give up after a few seconds with an error that says so and change nothing; the
 // worker, which waits a moment at a time, goes on and records its results once it can.

@@ -316,6 +316,32 @@ TEST_P(QueueVerbs, PurgeRemovesEndedJobsButNotQueuedOnes)
     EXPECT_NE(recent.out.find("0 ended jobs removed"), std::string::npos) << recent.out;
 }
 
+// A Redis server stopped (SIGSTOP) while the commands talk to it: each gives up after its
+// command timeout with an error that says the server did not answer, and none hangs. (The
+// local queue's counterpart, a write lock held by a stopped process, is in local_queue_test.)
+TEST_P(QueueVerbs, EveryCommandGivesUpClearlyOnAStoppedServer)
+{
+    if (!m_redis) {
+        GTEST_SKIP() << "a Redis server's fault";
+    }
+    const auto ids = submit("true\n");
+    ASSERT_EQ(ids.size(), 1u);
+    const auto id = std::to_string(ids[0]);
+    m_redis->pause();
+    const std::vector<std::pair<std::string, std::vector<std::string>>> commands = {
+        {"queue", {}},        {"cancel", {id}}, {"pause", {}},  {"resume", {}},
+        {"retry", {id}},      {"logs", {id}},   {"wait", {id}}, {"submit", {"--no-start"}}};
+    for (const auto& [name, args] : commands) {
+        const auto result = gpusched(name, args, "true\n");
+        EXPECT_FALSE(result.timed_out) << name;
+        // submit's own status for "nothing was submitted: try again later" (EX_TEMPFAIL)
+        EXPECT_EQ(result.exit_status, name == "submit" ? 75 : 255) << name << ": " << result.err;
+        EXPECT_NE(result.err.find("no answer within"), std::string::npos) << name << ": " << result.err;
+    }
+    m_redis->resume();
+    EXPECT_EQ(gpusched("queue").exit_status, 0);
+}
+
 INSTANTIATE_TEST_SUITE_P(Backends, QueueVerbs, ::testing::Values(Backend::local, Backend::redis),
                          backend_name);
 

@@ -26,7 +26,9 @@ struct LocalWorkerSettings {
 };
 
 // A worker's input from a local queue: a job is taken (in one transaction, so never by two
-// workers) only when the runner wants one, and its result recorded when it ends. The worker
+// workers) only when the runner wants one, and its result recorded when it ends, in the same
+// transaction as the next take when one follows in that turn of the runner's loop (else
+// before the worker sleeps); where it started is noted with the next write, within a tick. The worker
 // sleeps in the runner's poll on its presence socket, which submitters, cancels and resumes
 // connect to, and looks at the queue on its own every second too (for what a wake-up missed,
 // for cancels, and to return the jobs of workers that died). Database calls wait at most a
@@ -59,6 +61,7 @@ public:
     void on_ended(const sys::JobEnd& end) override;
     void on_unstarted(const std::vector<Command>& commands) override;
     std::string interrupted_fate() const override { return "returned to the queue"; }
+    bool starts_wait_for_descriptors() const override { return true; }
     void on_jobs_over() override;
     bool settled() const override;
 
@@ -66,7 +69,13 @@ private:
     struct GiveBackJob {
         std::int64_t id = 0;
     };
-    using Owed = std::variant<LocalResult, GiveBackJob>;
+    struct StartNote {
+        std::int64_t id = 0;
+        std::string gpu;
+        double started = 0;
+    };
+    // Writes the worker owes the queue, in the order they came.
+    using Owed = std::variant<LocalResult, GiveBackJob, StartNote>;
 
     void look();
     // Cancels of this worker's jobs and pauses of its GPUs, asked for since the last look.
@@ -75,6 +84,8 @@ private:
     void reclaim_dead();
     void owe(Owed owed);
     void write_owed();
+    void write_owed_items(); // inside a transaction
+    void owed_written();
     template <class Work>
     bool attempt(const char* doing, Work&& work);
 
@@ -96,6 +107,7 @@ private:
     std::optional<std::int64_t> m_last_handed;
     std::unordered_map<JobId, std::int64_t> m_handed;
     std::deque<Owed> m_owed;
+    bool m_flush = false; // m_owed holds more than starts
     std::optional<Clock::time_point> m_retry_at;
     std::optional<std::string> m_failing; // said once until a write works again
     std::optional<Clock::time_point> m_give_up_at;

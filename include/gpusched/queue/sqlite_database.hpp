@@ -94,16 +94,24 @@ public:
     template <class Work>
     auto read(Work&& work)
     {
-        return in_transaction("BEGIN", std::forward<Work>(work));
+        return run_transaction("BEGIN", std::forward<Work>(work));
     }
 
     // Runs `work` in a write transaction begun at once (BEGIN IMMEDIATE: the write lock is
     // taken first, so two writers never deadlock on an upgrade); rolled back if it throws.
+    // Called inside another write, `work` becomes part of that one: several changes (a
+    // worker's results and its next take, say) then cost one commit.
     template <class Work>
     auto write(Work&& work)
     {
-        return in_transaction("BEGIN IMMEDIATE", std::forward<Work>(work));
+        if (in_transaction()) {
+            return work();
+        }
+        return run_transaction("BEGIN IMMEDIATE", std::forward<Work>(work));
     }
+
+    // A transaction of this connection is open.
+    bool in_transaction() const;
 
     // Rows changed by the last INSERT, UPDATE or DELETE.
     std::int64_t changes() const;
@@ -116,7 +124,7 @@ public:
 
 private:
     template <class Work>
-    auto in_transaction(std::string_view begin, Work&& work)
+    auto run_transaction(std::string_view begin, Work&& work)
     {
         execute(begin);
         try {

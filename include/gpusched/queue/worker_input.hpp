@@ -70,6 +70,7 @@ public:
     void on_ended(const sys::JobEnd& end) override;
     void on_unstarted(const std::vector<Command>& commands) override;
     std::string interrupted_fate() const override { return "returned to the queue"; }
+    bool starts_wait_for_descriptors() const override { return true; }
     void on_jobs_over() override;
     bool settled() const override;
 

@@ -93,6 +93,10 @@ public:
     virtual void on_unstarted(const std::vector<Command>& /*commands*/) {}
     // What becomes of jobs a stop interrupted, for the run's summary ("" when nothing does).
     virtual std::string interrupted_fate() const { return {}; }
+    // True when a job that finds no descriptor free (EMFILE, ENFILE) waits and starts later,
+    // as on a process limit, rather than failing: a queue worker's jobs are not its own to
+    // fail, and would all fail in a moment, every one the queue holds.
+    virtual bool starts_wait_for_descriptors() const { return false; }
     // No job is left to run or running: the run ends once settled(). Called on every turn
     // of the loop from then on.
     virtual void on_jobs_over() {}

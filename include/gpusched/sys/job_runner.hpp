@@ -82,6 +82,7 @@ private:
     void run_once();
     void stop_run(int signal);
     void fail_to_start(const RunningJob& job, const std::string& why);
+    bool waits_for_descriptors(int error) const;
     void defer_start(const RunningJob& job, int error);
     void record_attempt(const RunningJob& job, JobOutcome outcome, AttemptEnd end);
     void retry_unwritten_records(bool last_try);
