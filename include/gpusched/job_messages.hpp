@@ -33,6 +33,9 @@ struct ProgressSnapshot {
     std::chrono::steady_clock::duration elapsed{};
     std::chrono::steady_clock::duration busy{}; // summed run time of finished attempts
     std::size_t attempts = 0;                   // finished attempts
+    // What the run waits for, when a GPU it wants is another's: "waiting for GPU 2, held by
+    // alice's run 4711 since 10:02".
+    std::string waiting;
 };
 
 // "12 done (1 failed), 4 running, 84 queued, 1 min 23 s elapsed, ETA 9 min 12 s". The ETA is

@@ -31,6 +31,19 @@ std::string lease_socket_name(std::string_view space, std::string_view key);
 // The key of a socket name in `space`, or nothing for a name lease_socket_name cannot write.
 std::optional<std::string> lease_key_of_socket_name(std::string_view space, std::string_view name);
 
+// A process waiting for leases of `space` binds a name that says so, for `gpusched status`:
+// "<space>wait/<pid>/<since>/<gpus>", since in whole seconds since the epoch, gpus how many
+// it waits for. Like a lease, the name goes with the process: a waiter that dies leaves
+// nothing behind. ('/' never appears in an encoded key: no GPU's lease looks like one.)
+struct LeaseWaitName {
+    long pid = 0;
+    long long since = 0;
+    std::size_t gpus = 0;
+};
+std::string lease_wait_name(std::string_view space, const LeaseWaitName& wait);
+std::string lease_wait_prefix(std::string_view space);
+std::optional<LeaseWaitName> parse_lease_wait_name(std::string_view space, std::string_view name);
+
 // The name of a GPU's record file in the lock directory (who holds it, for `gpusched status`).
 // The key is never used raw: every byte but [A-Za-z0-9-] is percent-encoded, so no id ("../x",
 // "a/b", ".") can name a file outside the directory or another GPU's file, and the name reads

@@ -23,6 +23,8 @@ struct LeaseRecord {
     unsigned uid = 0;
     long gpusched_pid = 0; // the scheduler or `gpusched exec` that took the lease
     std::vector<LeaseHolder> jobs;
+    double since = 0;                  // when it took the lease (0: not said)
+    std::optional<std::size_t> queued; // jobs it still has to start, where it knows
 };
 
 // One line of JSON; commands are cut to the length the log shows, invalid UTF-8 replaced.
@@ -59,6 +61,10 @@ struct LeaseOwner {
 
 // Keeps the record only where it names the taker: a record file is anyone's writing.
 LeaseOwner identify_lease_owner(std::optional<LeaseTaker> taker, std::optional<LeaseRecord> record);
+
+// For a waiter's log line and status line: "alice's run 4711 since 10:02", "bob's process
+// 4321" when only the kernel can tell, or "another process".
+std::string describe_lease_wait(const LeaseOwner& owner);
 
 // For a log line, as above, or "bob (pid 4321)" when only the kernel can tell.
 std::string describe_lease_holder(const LeaseOwner& owner);

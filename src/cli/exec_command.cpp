@@ -175,6 +175,7 @@ int run_exec(const ExecOptions& options)
                                      counted(ids.size(), "GPU"), fmt::join(ids, ",")));
     }
     auto leases = open_host_leases(options.lock_dir, ids, probe);
+    leases->set_wanted(options.count);
 
     sys::AcquireOptions acquire;
     acquire.count = options.count;

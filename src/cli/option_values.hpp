@@ -4,6 +4,7 @@
 #include <gpusched/errors.hpp>
 #include <gpusched/gpu_discovery.hpp>
 #include <gpusched/number_checks.hpp>
+#include <gpusched/parse_number.hpp>
 
 #include <CLI/Validators.hpp>
 #include <fmt/format.h>
@@ -68,6 +69,22 @@ inline CLI::Validator integer_check(std::int64_t least, std::int64_t most)
                 return error->message;
             }
             value = std::to_string(std::get<std::int64_t>(parsed));
+            return {};
+        },
+        "");
+}
+
+// The check of a weight (--share): a number from 0.01 to 1000 (not NaN, not infinite).
+inline CLI::Validator weight_check()
+{
+    return CLI::Validator(
+        [](std::string& value) -> std::string {
+            const auto parsed = parse_number<double>(value);
+            if (!parsed || !std::isfinite(*parsed) || *parsed < 0.01 || *parsed > 1000) {
+                return fmt::format("{} is not a weight: must be a number from 0.01 to 1000",
+                                   value);
+            }
+            value = fmt::format("{}", *parsed);
             return {};
         },
         "");

@@ -229,6 +229,13 @@ void add_run_options(CLI::App& app, RunOptions& options, bool for_worker)
     app.add_flag("--no-lock", options.no_lock,
                  "Take no host-wide leases: other gpusched instances may use the same GPUs")
         ->group(k_leases_group);
+    app.add_option("--share", options.share,
+                   "This run's weight when runs want the same GPUs: at each job boundary a "
+                   "GPU someone waits for goes to whoever has had less GPU time for its weight "
+                   "(default 1; 2 gets twice the time of 1)")
+        ->check(weight_check())
+        ->type_name("WEIGHT")
+        ->group(k_leases_group);
 }
 
 namespace {
@@ -339,6 +346,9 @@ int run_jobs(RunOptions& options, const InputFactory& make_input,
     Scheduler scheduler(GpuPool(std::move(gpu_ids), options.jobs_per_gpu),
                         std::move(scheduler_settings));
     auto runner_settings = runner_options(options);
+    if (leases) {
+        leases->set_share(options.share);
+    }
     runner_settings.leases = std::move(leases);
     // A run reads the log for --resume only once it holds it, so that no job of an earlier
     // run still runs (a queue worker shares its log with others and reads none).

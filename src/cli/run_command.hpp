@@ -42,6 +42,7 @@ struct RunOptions {
     double recheck_seconds = 5;
     std::string lock_dir;
     bool no_lock = false;
+    double share = 1; // the run's weight in the fair sharing of GPUs with other runs
     bool only_when_free = false; // set for a queue worker, not an option
 };
 

@@ -3,6 +3,7 @@
 #include "lease_options.hpp"
 #include "option_values.hpp"
 
+#include <gpusched/counted.hpp>
 #include <gpusched/exit_status.hpp>
 #include <gpusched/gpu_list.hpp>
 #include <gpusched/errors.hpp>
@@ -131,6 +132,9 @@ nlohmann::ordered_json to_json(const ShownGpu& gpu, const ShownLease& lease)
         entry["user"] = record->user;
         entry["uid"] = record->uid;
         entry["gpusched_pid"] = record->gpusched_pid;
+        if (record->queued) {
+            entry["queued"] = *record->queued;
+        }
         entry["jobs"] = nlohmann::ordered_json::array();
         for (const auto& job : record->jobs) {
             entry["jobs"].push_back({{"pid", job.pid},
@@ -175,6 +179,53 @@ void print_row(const ShownGpu& gpu, const ShownLease& lease)
                    owner.check == RecordCheck::unverified ? "(unverified) " + job.command
                                                           : job.command);
     }
+    if (record.queued) {
+        fmt::print(k_row, "", "", "", "", "",
+                   fmt::format("({} of gpusched pid {} still queued)", counted(*record.queued, "job"),
+                               record.gpusched_pid));
+    }
+}
+
+// Who waits for leases of this space: each waiting process binds a name that says so
+// (lease_wait_name), and the kernel tells who it is.
+struct ShownWait {
+    LeaseWaitName wait;
+    std::optional<LeaseTaker> who;
+};
+
+std::vector<ShownWait> waits_of(const std::string& space, const std::set<std::string>& held)
+{
+    std::vector<ShownWait> waits;
+    for (const auto& name : held) {
+        if (const auto wait = parse_lease_wait_name(space, name)) {
+            waits.push_back({*wait, sys::ask_lease_taker(name)});
+        }
+    }
+    std::sort(waits.begin(), waits.end(), [](const ShownWait& a, const ShownWait& b) {
+        return a.wait.since < b.wait.since;
+    });
+    return waits;
+}
+
+nlohmann::ordered_json to_json(const ShownWait& shown)
+{
+    nlohmann::ordered_json entry = {{"state", "waiting"},
+                                    {"pid", shown.wait.pid},
+                                    {"since", shown.wait.since},
+                                    {"since_local", local_time(static_cast<double>(shown.wait.since))},
+                                    {"gpus", shown.wait.gpus}};
+    if (shown.who) {
+        entry["user"] = shown.who->user;
+        entry["uid"] = shown.who->uid;
+    }
+    return entry;
+}
+
+void print_wait(const ShownWait& shown)
+{
+    fmt::print("waiting: {} (pid {}) since {}, for {}\n",
+               shown.who ? shown.who->user : std::string("?"), shown.wait.pid,
+               local_time(static_cast<double>(shown.wait.since)), counted(shown.wait.gpus, "GPU"));
 }
 
 } // namespace
@@ -228,6 +279,15 @@ int run_status(const StatusOptions& options)
             listed.push_back(to_json(gpu, lease));
         } else {
             print_row(gpu, lease);
+        }
+    }
+    // Those who wait come after the GPUs, first come first (in JSON as entries of their own,
+    // "state": "waiting", with no "gpu").
+    for (const auto& wait : waits_of(space, held)) {
+        if (options.json) {
+            listed.push_back(to_json(wait));
+        } else {
+            print_wait(wait);
         }
     }
     if (options.json) {

@@ -77,6 +77,9 @@ std::string format_progress(const ProgressSnapshot& progress)
         const auto slots = static_cast<long>(std::max<std::size_t>(progress.slots, 1));
         text += fmt::format(", ETA {}", format_duration(mean * ((left + slots - 1) / slots)));
     }
+    if (!progress.waiting.empty()) {
+        text += "; " + progress.waiting;
+    }
     return text;
 }
 

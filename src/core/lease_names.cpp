@@ -4,6 +4,8 @@
 
 #include <fmt/format.h>
 
+#include <charconv>
+
 #include <algorithm>
 #include <cstdint>
 
@@ -110,6 +112,37 @@ std::string lease_socket_name(std::string_view space, std::string_view key)
         name += hash;
     }
     return name;
+}
+
+std::string lease_wait_prefix(std::string_view space)
+{
+    return std::string(space) + "wait/";
+}
+
+std::string lease_wait_name(std::string_view space, const LeaseWaitName& wait)
+{
+    return fmt::format("{}{}/{}/{}", lease_wait_prefix(space), wait.pid, wait.since, wait.gpus);
+}
+
+std::optional<LeaseWaitName> parse_lease_wait_name(std::string_view space, std::string_view name)
+{
+    const auto prefix = lease_wait_prefix(space);
+    if (!name.starts_with(prefix)) {
+        return std::nullopt;
+    }
+    name.remove_prefix(prefix.size());
+    LeaseWaitName wait;
+    const auto field = [&name](auto& value) {
+        const auto end = name.find('/');
+        const auto text = name.substr(0, end);
+        const auto [rest, error] = std::from_chars(text.data(), text.data() + text.size(), value);
+        name.remove_prefix(end == std::string_view::npos ? name.size() : end + 1);
+        return error == std::errc{} && rest == text.data() + text.size() && !text.empty();
+    };
+    if (!field(wait.pid) || !field(wait.since) || !field(wait.gpus) || !name.empty()) {
+        return std::nullopt;
+    }
+    return wait;
 }
 
 std::optional<std::string> lease_key_of_socket_name(std::string_view space, std::string_view name)

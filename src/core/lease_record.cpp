@@ -5,6 +5,8 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include <ctime>
+
 namespace gpusched {
 
 std::string format_lease_record(const LeaseRecord& record)
@@ -14,10 +16,16 @@ std::string format_lease_record(const LeaseRecord& record)
         jobs.push_back(
             {{"pid", job.pid}, {"since", job.since}, {"command", shorten_command(job.command)}});
     }
-    const nlohmann::ordered_json json = {{"user", record.user},
+    nlohmann::ordered_json json = {{"user", record.user},
                                          {"uid", record.uid},
                                          {"gpusched_pid", record.gpusched_pid},
                                          {"jobs", std::move(jobs)}};
+    if (record.since > 0) {
+        json["since"] = record.since;
+    }
+    if (record.queued) {
+        json["queued"] = *record.queued;
+    }
     return json.dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace) + "\n";
 }
 
@@ -36,6 +44,10 @@ std::optional<LeaseRecord> parse_lease_record(std::string_view text)
             record.jobs.push_back(LeaseHolder{job.at("pid").get<long>(),
                                               job.at("since").get<double>(),
                                               job.at("command").get<std::string>()});
+        }
+        record.since = json.value("since", 0.0);
+        if (json.contains("queued")) {
+            record.queued = json.at("queued").get<std::size_t>();
         }
         return record;
     } catch (const nlohmann::json::exception&) {
@@ -72,6 +84,25 @@ LeaseOwner identify_lease_owner(std::optional<LeaseTaker> taker, std::optional<L
     }
     owner.record = std::move(record);
     return owner;
+}
+
+std::string describe_lease_wait(const LeaseOwner& owner)
+{
+    if (owner.record) {
+        const auto& record = *owner.record;
+        std::string since;
+        if (record.since > 0) {
+            const auto when = static_cast<std::time_t>(record.since);
+            std::tm local{};
+            localtime_r(&when, &local);
+            since = fmt::format(" since {:02}:{:02}", local.tm_hour, local.tm_min);
+        }
+        return fmt::format("{}'s run {}{}", record.user, record.gpusched_pid, since);
+    }
+    if (owner.taker) {
+        return fmt::format("{}'s process {}", owner.taker->user, owner.taker->pid);
+    }
+    return "another process";
 }
 
 std::string describe_lease_holder(const LeaseOwner& owner)

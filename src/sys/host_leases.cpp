@@ -4,6 +4,7 @@
 #include <gpusched/sys/lease_socket.hpp>
 #include <gpusched/sys/lease_state.hpp>
 #include <gpusched/sys/system_error.hpp>
+#include <gpusched/wall_clock.hpp>
 
 #include <spdlog/spdlog.h>
 
@@ -163,6 +164,7 @@ bool HostLeases::take(Lease& lease)
     lease.connection.reset();
     lease.retry = false;
     lease.record_size = 0;
+    lease.taken_at = seconds_since_epoch();
     return true;
 }
 
@@ -206,12 +208,14 @@ std::string HostLeases::blocked_by(GpuSlot slot) const
 void HostLeases::release(GpuSlot slot)
 {
     auto& lease = m_leases.at(slot);
+    lease.waiters.clear(); // they hang up, and take the lease or wait for its next holder
     lease.socket.reset();
     lease.share.reset();
     lease.record.reset();
 }
 
-void HostLeases::describe(GpuSlot slot, std::vector<LeaseHolder> jobs)
+void HostLeases::describe(GpuSlot slot, std::vector<LeaseHolder> jobs,
+                          std::optional<std::size_t> queued)
 {
     auto& lease = m_leases.at(slot);
     if (!lease.socket || lease.inherited >= 0) {
@@ -233,8 +237,8 @@ void HostLeases::describe(GpuSlot slot, std::vector<LeaseHolder> jobs)
         lease.record = std::move(opened.fd);
         lease.record_size = 0;
     }
-    auto text = format_lease_record(
-        LeaseRecord{m_user, m_uid, static_cast<long>(getpid()), std::move(jobs)});
+    auto text = format_lease_record(LeaseRecord{m_user, m_uid, static_cast<long>(getpid()),
+                                                std::move(jobs), lease.taken_at, queued});
     // One write, padded over the longer record it replaces: a reader never sees it empty.
     const auto written = text.size();
     if (text.size() < lease.record_size) {

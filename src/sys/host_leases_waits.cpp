@@ -2,8 +2,10 @@
 // holder's socket hangs up when its last descriptor closes, which frees the name.
 #include <gpusched/sys/host_leases.hpp>
 
+#include <gpusched/sys/lease_handover.hpp>
 #include <gpusched/sys/lease_socket.hpp>
 #include <gpusched/sys/system_error.hpp>
+#include <gpusched/wall_clock.hpp>
 
 #include <sys/timerfd.h>
 #include <unistd.h>
@@ -40,7 +42,11 @@ void HostLeases::wait_for(GpuSlot slot)
 {
     auto& lease = m_leases.at(slot);
     if (!lease.socket && !waiting(slot)) {
+        if (!any_waiting()) {
+            m_wait_since = seconds_since_epoch();
+        }
         start_wait(lease);
+        update_wait_name();
     }
 }
 
@@ -48,6 +54,7 @@ void HostLeases::start_wait(Lease& lease)
 {
     if (auto connection = connect_to_lease(lease.blocker)) {
         lease.connection = std::move(*connection);
+        tell_holder(lease);
         return;
     }
     lease.retry = true;
@@ -88,11 +95,11 @@ void HostLeases::arm_retry()
 
 void HostLeases::add_poll_fds(std::vector<pollfd>& fds) const
 {
-    // No events asked for: a hang-up is always reported, and nothing the holder could
-    // write should wake us.
+    // A hang-up (the lease let go) is always reported; what the holder writes is the lease
+    // itself, handed over.
     for (const auto& lease : m_leases) {
         if (lease.connection) {
-            fds.push_back({lease.connection.get(), 0, 0});
+            fds.push_back({lease.connection.get(), POLLIN, 0});
         }
     }
     if (m_retry_armed) {
@@ -119,13 +126,19 @@ std::optional<GpuSlots> HostLeases::on_ready(const pollfd& ready)
         if (!m_retry_armed) {
             m_retry_turns = 0; // every wait has its connection, or has ended
         }
+        update_wait_name();
         return granted;
     }
     for (GpuSlot slot = 0; slot < m_leases.size(); ++slot) {
         auto& lease = m_leases[slot];
         if (lease.connection && lease.connection.get() == ready.fd) {
-            lease.connection.reset();
-            take_or_wait(slot, granted);
+            if (adopt(lease, receive_lease(lease.connection.get()))) {
+                granted.push_back(slot);
+            } else {
+                lease.connection.reset();
+                take_or_wait(slot, granted);
+            }
+            update_wait_name();
             return granted;
         }
     }
@@ -149,6 +162,7 @@ GpuSlots HostLeases::cancel_waits()
         m_retry_armed = false;
     }
     m_retry_turns = 0;
+    update_wait_name();
     return cancelled;
 }
 

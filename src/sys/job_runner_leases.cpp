@@ -5,11 +5,13 @@
 #include <gpusched/job_messages.hpp>
 #include <gpusched/wall_clock.hpp>
 
+#include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
 #include <sys/wait.h>
 
 #include <algorithm>
+#include <limits>
 
 namespace gpusched::sys {
 
@@ -18,6 +20,7 @@ namespace gpusched::sys {
 bool JobRunner::take_leases(const StartJob& job, std::vector<int>& fds)
 {
     auto& leases = *m_options.leases;
+    hand_over_at_boundary(job.gpus);
     GpuSlots refused;
     for (const auto slot : job.gpus) {
         if (leases.try_take(slot)) {
@@ -32,15 +35,57 @@ bool JobRunner::take_leases(const StartJob& job, std::vector<int>& fds)
     fds.clear();
     for (const auto slot : refused) {
         if (!leases.waiting(slot)) {
+            leases.set_wanted(job.gpus.size());
             leases.wait_for(slot); // first: its connection tells who the holder is
             const auto blocker = leases.blocked_by(slot);
-            spdlog::info("GPU {}{} is leased by {}; waiting for it", m_scheduler.pool().id(slot),
-                         blocker.empty() ? "" : ": " + blocker,
-                         describe_lease_holder(leases.holder(slot)));
+            auto holder = leases.holder(slot);
+            if (const auto handed = m_handed_to.find(slot); handed != m_handed_to.end()) {
+                // Just handed over: until the new holder has made the lease its own, the
+                // kernel still names us as its taker.
+                holder = LeaseOwner{handed->second, std::nullopt, RecordCheck::none};
+            }
+            const auto& id = m_scheduler.pool().id(slot);
+            m_waiting_for = fmt::format("waiting for GPU {}, held by {}", id,
+                                        describe_lease_wait(holder));
+            m_progress_stale = true;
+            spdlog::info("{}: GPU {}{} is leased by {}; waiting for it", m_waiting_for, id,
+                         blocker.empty() ? "" : ": " + blocker, describe_lease_holder(holder));
         }
     }
     apply(m_scheduler.on_lease_refused(job.command.id, refused));
     return false;
+}
+
+// A job boundary: our last job on a GPU has ended and the next would follow it there. A
+// process that waits for the GPU and is owed it by the fair-share rule gets it instead, and
+// the job waits its turn like any other.
+void JobRunner::hand_over_at_boundary(const GpuSlots& slots)
+{
+    auto& leases = *m_options.leases;
+    for (const auto slot : slots) {
+        if (!leases.held(slot) || m_scheduler.pool().load(slot) != 1) {
+            continue; // not ours yet, or another of our jobs still runs there
+        }
+        if (const auto taker = leases.hand_over(slot, gpu_seconds_used())) {
+            spdlog::info("GPU {} handed over to {}'s process {}, which waited for it",
+                         m_scheduler.pool().id(slot), taker->user, taker->pid);
+            m_handed_to[slot] = *taker;
+        }
+    }
+}
+
+double JobRunner::gpu_seconds_used() const
+{
+    double used = m_gpu_seconds;
+    const auto now = Clock::now();
+    for (const auto& job : m_jobs.jobs()) {
+        if (!job.shell_running()) {
+            continue; // counted when it ended
+        }
+        used += std::chrono::duration<double>(now - job.started).count() *
+                static_cast<double>(job.slots.size());
+    }
+    return used;
 }
 
 void JobRunner::lease_holders_changed(const GpuSlots& slots)
@@ -71,6 +116,9 @@ bool JobRunner::on_lease_ready(const pollfd& ready)
     }
     for (const auto slot : *granted) {
         spdlog::debug("GPU {}: its lease is ours", m_scheduler.pool().id(slot));
+        m_handed_to.erase(slot);
+        m_waiting_for.clear();
+        m_progress_stale = true;
         apply(m_scheduler.on_lease_available(slot));
     }
     return true;
@@ -95,7 +143,10 @@ void JobRunner::tend_leases()
             continue;
         }
         if (m_scheduler.pool().load(slot) == 0) {
-            leases.release(slot);
+            // No job of ours follows: the first who waits gets it, whatever its share.
+            if (!leases.hand_over(slot, std::numeric_limits<double>::infinity())) {
+                leases.release(slot);
+            }
         } else if (m_lease_record_stale[slot]) {
             std::vector<LeaseHolder> holders;
             for (const auto& job : m_jobs.jobs()) {
@@ -104,7 +155,8 @@ void JobRunner::tend_leases()
                                                   shorten_command(job.command)});
                 }
             }
-            leases.describe(slot, std::move(holders));
+            // Queued so far: more may come while the input is read.
+            leases.describe(slot, std::move(holders), m_scheduler.queued_count());
         }
         m_lease_record_stale[slot] = false;
     }

@@ -15,6 +15,11 @@ void JobRunner::record_attempt(const RunningJob& job, JobOutcome outcome, Attemp
     const auto runtime = Clock::now() - job.started;
     m_busy += runtime;
     ++m_attempts;
+    m_gpu_seconds +=
+        std::chrono::duration<double>(runtime).count() * static_cast<double>(job.slots.size());
+    if (m_options.leases) {
+        m_options.leases->note_usage(m_gpu_seconds); // to the holders we wait for, if any
+    }
     if (!m_options.joblog && !m_options.output_files) {
         return; // no record is kept: spare the copy of the command on every job's end
     }

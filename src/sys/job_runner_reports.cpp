@@ -53,7 +53,8 @@ void JobRunner::redraw_progress()
     const auto& counts = m_scheduler.counts();
     m_options.progress->show(format_progress(ProgressSnapshot{
         counts.succeeded, counts.failed, m_scheduler.running_count(), m_scheduler.queued_count(),
-        m_input.finished(), m_scheduler.pool().size(), now - m_started, m_busy, m_attempts}));
+        m_input.finished(), m_scheduler.pool().size(), now - m_started, m_busy, m_attempts,
+        m_waiting_for}));
     m_last_progress_draw = now;
     m_progress_stale = false;
 }

@@ -42,10 +42,10 @@ LeaseAcquisition acquire_leases(HostLeases& leases, SignalChannel& signals,
             }
             return {LeaseAcquisition::Result::acquired, held, {}, 0};
         }
-        for (const auto slot : held) {
-            leases.release(slot);
-        }
         if (!options.wait) {
+            for (const auto slot : held) {
+                leases.release(slot);
+            }
             return {LeaseAcquisition::Result::none_free, {}, refused, 0};
         }
         for (const auto slot : refused) {
@@ -54,20 +54,36 @@ LeaseAcquisition acquire_leases(HostLeases& leases, SignalChannel& signals,
         if (!std::exchange(waiting, true) && options.on_wait) {
             options.on_wait(refused);
         }
+        // What we hold is kept while we wait for the rest (a GPU handed over to us is not
+        // given up again), except what a process that began to wait before us waits for:
+        // the oldest waiter always gets all it needs, so two waiters never hold each other's
+        // GPUs forever.
+        for (const auto slot : held) {
+            if (leases.hand_over(slot, HostLeases::k_no_time_limit, leases.wait_since())) {
+                leases.wait_for(slot);
+            }
+        }
 
         std::vector<pollfd> fds{{signals.fd(), POLLIN, 0}};
         leases.add_poll_fds(fds);
+        leases.add_holder_poll_fds(fds);
         const int ready = poll(fds.data(), fds.size(), poll_timeout_ms(options.deadline));
         if (ready < 0 && errno != EINTR) {
             throw_errno("poll");
         }
-        if (ready == 0) {
+        const auto give_up = [&] {
             leases.cancel_waits();
+            for (GpuSlot slot = 0; slot < leases.size(); ++slot) {
+                leases.release(slot);
+            }
+        };
+        if (ready == 0) {
+            give_up();
             return {LeaseAcquisition::Result::timed_out, {}, {}, 0};
         }
         for (const int signal : signals.take_pending()) {
             if (signal != SIGCHLD) {
-                leases.cancel_waits();
+                give_up();
                 return {LeaseAcquisition::Result::signalled, {}, {}, signal};
             }
         }

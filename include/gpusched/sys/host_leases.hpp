@@ -2,6 +2,7 @@
 
 #include <gpusched/gpu_pool.hpp>
 #include <gpusched/lease_record.hpp>
+#include <gpusched/sys/lease_handover.hpp>
 #include <gpusched/sys/lock_directory.hpp>
 #include <gpusched/sys/unique_fd.hpp>
 
@@ -56,7 +57,8 @@ public:
 
     // Writes who holds a held lease (us, running `jobs`) into its record file, for
     // `gpusched status`. Best effort: a record that cannot be written is only missing.
-    void describe(GpuSlot slot, std::vector<LeaseHolder> jobs);
+    void describe(GpuSlot slot, std::vector<LeaseHolder> jobs,
+                  std::optional<std::size_t> queued = std::nullopt);
     // Who holds the lease of `slot`, as far as can be told.
     LeaseOwner holder(GpuSlot slot) const;
 
@@ -71,6 +73,25 @@ public:
     std::optional<GpuSlots> on_ready(const pollfd& ready);
     // Stops every wait; returns the GPUs waited for.
     GpuSlots cancel_waits();
+
+    // Fair sharing (see lease_handover.hpp). What our waits tell the holders: our weight
+    // (--share), how many GPUs we wait for, and the GPU-seconds our jobs have used, sent again
+    // to the holders we wait for whenever it is noted.
+    void set_share(double weight) { m_weight = weight; }
+    void set_wanted(std::size_t gpus) { m_wanted = gpus; }
+    void note_usage(double used);
+    // At a job boundary on `slot` (none of our jobs left on it): hands the lease to the
+    // waiter that began to wait first among those owed the GPU by the fair-share rule, given
+    // the GPU-seconds we have used. Who got it; nothing when no one waits or is owed it.
+    // `waited_before`: only to a waiter that began to wait before then.
+    std::optional<LeaseTaker> hand_over(GpuSlot slot, double used,
+                                        double waited_before = k_no_time_limit);
+    static constexpr double k_no_time_limit = 1e300;
+    // When the waits under way began (0 when none is).
+    double wait_since() const { return m_wait_since; }
+    // For a process that holds some leases while it waits for more (`gpusched exec -n 2`):
+    // what tells it that someone began to wait for one of them, or said more.
+    void add_holder_poll_fds(std::vector<pollfd>& fds) const;
     // The lowest descriptor a lease is kept at: jobs get theirs at 3, 4, ... and, with the
     // sources above every target, one dup2 can never overwrite another's source.
     int first_private_fd() const { return m_first_private_fd; }
@@ -78,6 +99,14 @@ public:
 private:
     // What a lease that could not be taken is waiting for.
     enum class Blocker { own_name, whole_parent, mig_instance };
+
+    // A process waiting for a lease we hold: its connection, accepted, and what it said.
+    struct Waiter {
+        UniqueFd connection;
+        std::string unread; // the start of a line not yet complete
+        std::optional<WaiterLine> line;
+        bool gone = false;
+    };
 
     struct Lease {
         std::string key;
@@ -93,13 +122,20 @@ private:
         UniqueFd socket;     // the lease, while held
         int inherited = -1;  // a descriptor of this lease we were started with, if any
         UniqueFd connection; // to the holder, while waiting
+        std::vector<Waiter> waiters; // while held: those accepted at a job boundary
         bool retry = false;  // waiting, but could not connect: look again when m_retry fires
+        double taken_at = 0; // when it became ours
         UniqueFd record;     // its record file, while held and written
         std::size_t record_size = 0;
         bool record_warned = false;
     };
 
     bool take(Lease& lease);
+    bool adopt(Lease& lease, std::vector<UniqueFd> sockets);
+    void accept_waiters(Lease& lease);
+    void tell_holder(const Lease& lease) const;
+    bool any_waiting() const;
+    void update_wait_name();
     bool bind_names(Lease& lease);
     void start_wait(Lease& lease);
     void take_or_wait(GpuSlot slot, GpuSlots& granted);
@@ -118,6 +154,11 @@ private:
     bool m_retry_armed = false;
     unsigned m_retry_turns = 0;
     int m_first_private_fd = 0;
+    double m_weight = 1;
+    std::size_t m_wanted = 1;
+    double m_used = 0;
+    double m_wait_since = 0; // when the waits under way began
+    UniqueFd m_wait_name;    // bound while we wait (lease_wait_name)
 };
 
 } // namespace gpusched::sys

@@ -83,6 +83,9 @@ private:
     void stop_run(int signal);
     void fail_to_start(const RunningJob& job, const std::string& why);
     bool waits_for_descriptors(int error) const;
+    void hand_over_at_boundary(const GpuSlots& slots);
+    // GPU-seconds our jobs have used, the running ones so far: our side of the fair share.
+    double gpu_seconds_used() const;
     void defer_start(const RunningJob& job, int error);
     void record_attempt(const RunningJob& job, JobOutcome outcome, AttemptEnd end);
     void retry_unwritten_records(bool last_try);
@@ -132,6 +135,9 @@ private:
     std::size_t m_skipped = 0;
     Clock::time_point m_started;
     Clock::duration m_busy{};
+    double m_gpu_seconds = 0;  // of ended attempts, times their GPUs (the fair share)
+    std::string m_waiting_for; // for the status line, while a GPU we want is another's
+    std::map<GpuSlot, LeaseTaker> m_handed_to; // GPUs handed over, until they are ours again
     std::size_t m_attempts = 0;
     // The system refused to start a process (a fork limit): jobs start again at this time,
     // after a wait that doubles while it refuses.

@@ -26,11 +26,13 @@ struct AcquireOptions {
     std::function<void(const GpuSlots& refused)> on_wait;
 };
 
-// Leases `count` GPUs at once, waiting without polling until that many are free. It is all
-// or nothing: holding some GPUs while waiting for the rest could leave two waiters each
-// holding what the other needs, forever. Each wait ends when a holder lets go (its
-// connection to the holder hangs up), on a stop signal from `signals` (which must carry
-// SIGINT, SIGTERM and SIGHUP; SIGCHLD is let through), or at the deadline.
+// Leases `count` GPUs, waiting without polling until that many are ours. What it gets while
+// it waits (free, or handed over by a run at a job boundary) it keeps, except what a process
+// that began to wait earlier waits for: so the oldest waiter always gets all it needs, and two
+// waiters never each hold what the other needs, forever. Each wait ends when a holder hands
+// the lease over or lets go (its connection to the holder hangs up), on a stop signal from
+// `signals` (which must carry SIGINT, SIGTERM and SIGHUP; SIGCHLD is let through), or at
+// the deadline; what it held is then let go.
 LeaseAcquisition acquire_leases(HostLeases& leases, SignalChannel& signals,
                                 const AcquireOptions& options);
 

@@ -1,0 +1,232 @@
+// Sharing a server fairly: runs hand a GPU someone waits for over at their job boundaries, by
+// the fair-share rule, to runs and `gpusched exec`s of the same user or another (a second
+// account, through runuser). Each job appends its GPU and times to the test's record of runs;
+// the tests read who had which GPU when.
+#include "leases_fixture.hpp"
+
+#include <fmt/format.h>
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <csignal>
+#include <memory>
+#include <sstream>
+#include <thread>
+
+namespace gpusched::testing {
+namespace {
+
+using namespace std::chrono_literals;
+
+double now_seconds()
+{
+    return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch())
+        .count();
+}
+
+// One record per GPU of a job that had several ("0,2"), for `overlaps`.
+std::vector<JobRecord> per_gpu(const std::vector<JobRecord>& records)
+{
+    std::vector<JobRecord> split;
+    for (const auto& record : records) {
+        std::istringstream gpus(record.gpu);
+        for (std::string gpu; std::getline(gpus, gpu, ',');) {
+            auto one = record;
+            one.gpu = gpu;
+            split.push_back(one);
+        }
+    }
+    return split;
+}
+
+std::vector<JobRecord> tagged(const std::vector<JobRecord>& records, const std::string& tag)
+{
+    std::vector<JobRecord> found;
+    std::copy_if(records.begin(), records.end(), std::back_inserter(found),
+                 [&](const JobRecord& record) { return record.tag == tag; });
+    return found;
+}
+
+// GPU-seconds of `records` (one GPU each) within [from, to].
+double gpu_time(const std::vector<JobRecord>& records, double from, double to)
+{
+    double total = 0;
+    for (const auto& record : records) {
+        total += std::max(0.0, std::min(record.end, to) - std::max(record.start, from));
+    }
+    return total;
+}
+
+double last_end(const std::vector<JobRecord>& records)
+{
+    double last = 0;
+    for (const auto& record : records) {
+        last = std::max(last, record.end);
+    }
+    return last;
+}
+
+class FairShare : public Leases {
+protected:
+    std::string sweep(int count, double seconds, const std::string& tag) const
+    {
+        std::vector<std::string> lines = {marked_job(seconds, tag)};
+        for (int i = 1; i < count; ++i) {
+            lines.push_back(job(seconds, tag));
+        }
+        return join_lines(lines);
+    }
+};
+
+class FairShareOfTwoUsers : public LeasesOfTwoUsers {
+protected:
+    std::string sweep(int count, double seconds, const std::string& tag) const
+    {
+        std::vector<std::string> lines = {marked_job(seconds, tag)};
+        for (int i = 1; i < count; ++i) {
+            lines.push_back(job(seconds, tag));
+        }
+        return join_lines(lines);
+    }
+};
+
+// The scenario of the issue: alice runs a sweep on GPUs 0-3, bob asks for two GPUs a moment
+// later. He gets them at her next job boundaries, not after her whole sweep.
+TEST_F(FairShare, AnExecGetsItsGpusAtTheRunsNextJobBoundaries)
+{
+    constexpr double k_job = 1.5;
+    Process alice(m_dir, sharing({"--gpus", "0,1,2,3"}, sweep(12, k_job, "alice")));
+    ASSERT_TRUE(eventually([&] { return started("alice"); }));
+    std::this_thread::sleep_for(300ms);
+    const double arrived = now_seconds();
+    TempDir bob_dir;
+    const auto bob = run(bob_dir, sharing({"exec", "-n", "2", "--gpus", "0,1,2,3", "--", "sh",
+                                           "-c", job(0.5, "bob")}));
+    EXPECT_EQ(bob.exit_status, 0) << bob.err;
+    const auto alice_done = alice.wait();
+    EXPECT_EQ(alice_done.exit_status, 0) << alice_done.err;
+    EXPECT_NE(alice_done.err.find("handed over to"), std::string::npos) << alice_done.err;
+
+    const auto all = records();
+    const auto bobs = tagged(all, "bob");
+    ASSERT_EQ(bobs.size(), 1u);
+    double next_boundary = 1e300;
+    for (const auto& record : tagged(all, "alice")) {
+        if (record.end >= arrived) {
+            next_boundary = std::min(next_boundary, record.end);
+        }
+    }
+    EXPECT_LE(bobs[0].start, next_boundary + k_job)
+        << "bob waited more than one of alice's job lengths after her next job boundary";
+    EXPECT_LT(bobs[0].start, last_end(tagged(all, "alice"))) << "bob waited for the whole sweep";
+    EXPECT_EQ(overlaps(per_gpu(all)), "");
+    EXPECT_TRUE(leftover_processes().empty());
+}
+
+// A waiter killed while it waits leaves no trace: `status` no longer lists it, and the holder
+// goes on with its jobs on its GPU, handing it to no one.
+TEST_F(FairShare, AWaiterThatDiesLeavesNothingBehind)
+{
+    Process holder(m_dir, sharing({"--gpus", "0"}, sweep(3, 1, "holder")));
+    ASSERT_TRUE(eventually([&] { return started("holder"); }));
+    TempDir waiter_dir;
+    Process waiter(waiter_dir, sharing({"exec", "--gpus", "0", "--", "true"}));
+    const auto waiting = [&] {
+        return run(m_dir, sharing({"status", "--gpus", "0"})).out;
+    };
+    ASSERT_TRUE(eventually([&] {
+        return waiting().find(fmt::format("(pid {}) since", waiter.pid())) != std::string::npos;
+    }));
+    const auto shown = waiting();
+    EXPECT_NE(shown.find("for 1 GPU"), std::string::npos) << shown;
+    EXPECT_NE(shown.find("still queued"), std::string::npos) << shown;
+    waiter.signal(SIGKILL);
+    waiter.wait();
+    EXPECT_EQ(waiting().find("waiting:"), std::string::npos) << waiting();
+    const auto done = holder.wait();
+    EXPECT_EQ(done.exit_status, 0) << done.err;
+    EXPECT_EQ(done.err.find("handed over"), std::string::npos) << done.err;
+    EXPECT_EQ(tagged(records(), "holder").size(), 3u);
+}
+
+// Two users' runs on the same two GPUs, one started a moment after the other: while both have
+// jobs, each gets about half of the GPU time; the one that waits says for what.
+TEST_F(FairShareOfTwoUsers, TwoRunsGetAboutEqualShares)
+{
+    Process first(m_dir, sharing({"--gpus", "0,1"}, sweep(16, 0.6, "first")));
+    ASSERT_TRUE(eventually([&] { return started("first"); }));
+    const double arrived = now_seconds();
+    TempDir other;
+    Process second(other, as_user(*m_user, sharing({"--gpus", "0,1"}, sweep(16, 0.6, "second"))));
+    const auto second_done = second.wait();
+    const auto first_done = first.wait();
+    EXPECT_EQ(first_done.exit_status, 0) << first_done.err;
+    EXPECT_EQ(second_done.exit_status, 0) << second_done.err;
+    EXPECT_NE(second_done.err.find("waiting for GPU"), std::string::npos) << second_done.err;
+    EXPECT_NE(second_done.err.find(", held by root's run "), std::string::npos) << second_done.err;
+
+    const auto all = records();
+    const auto firsts = tagged(all, "first");
+    const auto seconds = tagged(all, "second");
+    const double until = std::min(last_end(firsts), last_end(seconds));
+    const double ratio = gpu_time(seconds, arrived, until) / gpu_time(firsts, arrived, until);
+    EXPECT_GT(ratio, 0.5) << "second run's GPU time over the first's while both ran";
+    EXPECT_LT(ratio, 2.0) << "second run's GPU time over the first's while both ran";
+    EXPECT_EQ(overlaps(per_gpu(all)), "");
+}
+
+// The same with --share 2 for the second run: it gets about twice the GPU time.
+TEST_F(FairShareOfTwoUsers, ShareWeighsTheGpuTime)
+{
+    Process first(m_dir, sharing({"--gpus", "0,1"}, sweep(24, 0.5, "first")));
+    ASSERT_TRUE(eventually([&] { return started("first"); }));
+    const double arrived = now_seconds();
+    TempDir other;
+    Process second(other, as_user(*m_user, sharing({"--gpus", "0,1", "--share", "2"},
+                                                    sweep(24, 0.5, "second"))));
+    const auto second_done = second.wait();
+    const auto first_done = first.wait();
+    EXPECT_EQ(first_done.exit_status, 0) << first_done.err;
+    EXPECT_EQ(second_done.exit_status, 0) << second_done.err;
+
+    const auto all = records();
+    const auto firsts = tagged(all, "first");
+    const auto seconds = tagged(all, "second");
+    const double until = std::min(last_end(firsts), last_end(seconds));
+    const double ratio = gpu_time(seconds, arrived, until) / gpu_time(firsts, arrived, until);
+    EXPECT_GT(ratio, 1.4) << "GPU time of the run of weight 2 over that of weight 1";
+    EXPECT_LT(ratio, 3.5) << "GPU time of the run of weight 2 over that of weight 1";
+    EXPECT_EQ(overlaps(per_gpu(all)), "");
+}
+
+// Three runs and twenty execs of one or two GPUs, all at once over four GPUs: every one runs,
+// no GPU ever has two holders, no wait lasts forever, nothing is left behind.
+TEST_F(FairShare, ThreeRunsAndTwentyExecsShareFourGpus)
+{
+    std::vector<std::unique_ptr<TempDir>> dirs;
+    std::vector<std::unique_ptr<Process>> processes;
+    for (int i = 0; i < 3; ++i) {
+        dirs.push_back(std::make_unique<TempDir>());
+        processes.push_back(std::make_unique<Process>(
+            *dirs.back(), sharing({"--gpus", "0,1,2,3"}, sweep(6, 0.3, fmt::format("run{}", i)))));
+    }
+    for (int i = 0; i < 20; ++i) {
+        dirs.push_back(std::make_unique<TempDir>());
+        processes.push_back(std::make_unique<Process>(
+            *dirs.back(), sharing({"exec", "-n", i % 2 == 0 ? "1" : "2", "--gpus", "0,1,2,3",
+                                   "--", "sh", "-c", job(0.2, "exec")})));
+    }
+    for (auto& process : processes) {
+        const auto done = process->wait(120s);
+        EXPECT_FALSE(done.timed_out);
+        EXPECT_EQ(done.exit_status, 0) << done.err;
+    }
+    const auto all = records();
+    EXPECT_EQ(tagged(all, "exec").size(), 20u);
+    EXPECT_EQ(all.size(), 38u);
+    EXPECT_EQ(overlaps(per_gpu(all)), "");
+    EXPECT_TRUE(leftover_processes().empty());
+}
+
+} // namespace
+} // namespace gpusched::testing
