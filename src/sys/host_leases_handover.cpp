@@ -56,8 +56,10 @@ void HostLeases::tell_holder(const Lease& lease) const
     if (!lease.connection) {
         return;
     }
+    // The lease we want, not the one we wait on: a MIG instance waiting for its whole GPU's
+    // holder is not handed the whole GPU (it waits for it to be let go, as before).
     const auto line =
-        format_waiter_line({lease.blocker, m_wait_since, m_used, m_weight, m_wanted});
+        format_waiter_line({lease.name, m_wait_since, m_used, m_weight, m_wanted});
     [[maybe_unused]] const auto written =
         send(lease.connection.get(), line.data(), line.size(), MSG_NOSIGNAL | MSG_DONTWAIT);
 }

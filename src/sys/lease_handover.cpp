@@ -1,50 +1,18 @@
 #include <gpusched/sys/lease_handover.hpp>
 
-#include <fmt/format.h>
-
 #include <sys/socket.h>
 
 #include <array>
 #include <cerrno>
-#include <charconv>
-#include <cmath>
 #include <cstring>
-#include <sstream>
 
 namespace gpusched::sys {
 namespace {
 
-constexpr std::string_view k_tag = "gpusched-waiter";
 // A lease is at most two sockets (a MIG instance's own and its share of its GPU).
 constexpr std::size_t k_most_sockets = 2;
 
 } // namespace
-
-std::string format_waiter_line(const WaiterLine& line)
-{
-    return fmt::format("{} 1 {} {:.3f} {:.3f} {:g} {}\n", k_tag, line.lease, line.since, line.used,
-                       line.weight, line.gpus);
-}
-
-std::optional<WaiterLine> parse_waiter_line(std::string_view text)
-{
-    std::istringstream fields{std::string(text)};
-    std::string tag;
-    int version = 0;
-    WaiterLine line;
-    if (!(fields >> tag >> version >> line.lease >> line.since >> line.used >> line.weight >>
-          line.gpus) ||
-        tag != k_tag || version != 1 || !std::isfinite(line.since) || !std::isfinite(line.used) ||
-        !std::isfinite(line.weight) || line.weight <= 0 || line.used < 0 || line.gpus == 0) {
-        return std::nullopt;
-    }
-    return line;
-}
-
-bool owed_the_gpu(const WaiterLine& waiter, double holder_used, double holder_weight)
-{
-    return waiter.used / waiter.weight <= holder_used / holder_weight;
-}
 
 bool send_lease(int connection, const std::vector<int>& sockets)
 {

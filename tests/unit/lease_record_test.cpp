@@ -95,5 +95,37 @@ TEST(LeaseOwner, WithoutATakerTheRecordIsAllThereIs)
     EXPECT_EQ(describe_lease_holder(LeaseOwner{}), "another process");
 }
 
+TEST(LeaseRecord, KeepsWhenTheLeaseWasTakenAndWhatIsStillQueued)
+{
+    auto record = sample();
+    EXPECT_EQ(format_lease_record(record).find("queued"), std::string::npos);
+    record.since = 1763712000.5;
+    record.queued = 84;
+    const auto read = parse_lease_record(format_lease_record(record));
+    ASSERT_TRUE(read);
+    EXPECT_DOUBLE_EQ(read->since, 1763712000.5);
+    ASSERT_TRUE(read->queued);
+    EXPECT_EQ(*read->queued, 84u);
+    const auto older = parse_lease_record(format_lease_record(sample()));
+    ASSERT_TRUE(older);
+    EXPECT_FALSE(older->queued);
+}
+
+TEST(LeaseRecord, AWaiterNamesTheHolderByItsRun)
+{
+    auto record = sample();
+    record.since = 0;
+    EXPECT_EQ(describe_lease_wait(LeaseOwner{LeaseTaker{4321, 1000, "alice"}, record,
+                                             RecordCheck::matches}),
+              "alice's run 4321");
+    EXPECT_EQ(describe_lease_wait(LeaseOwner{LeaseTaker{77, 1001, "bob"}, std::nullopt,
+                                             RecordCheck::none}),
+              "bob's process 77");
+    EXPECT_EQ(describe_lease_wait(LeaseOwner{}), "another process");
+    record.since = 1763712000;
+    const auto described = describe_lease_wait(LeaseOwner{std::nullopt, record, RecordCheck::unverified});
+    EXPECT_EQ(described.rfind("alice's run 4321 since ", 0), 0u) << described;
+}
+
 } // namespace
 } // namespace gpusched

@@ -1,11 +1,9 @@
 #pragma once
 
+#include <gpusched/lease_waiter_line.hpp>
 #include <gpusched/sys/unique_fd.hpp>
 
 #include <cstddef>
-#include <optional>
-#include <string>
-#include <string_view>
 #include <vector>
 
 namespace gpusched::sys {
@@ -20,22 +18,6 @@ namespace gpusched::sys {
 // lease's sockets themselves (SCM_RIGHTS) and lets go of its own descriptors. Everything else
 // is as before: a holder that ends, or lets a GPU go without handing it over, closes the
 // connections, and the waiters take the lease or wait for its new holder.
-
-// What a waiter tells the holder of a lease.
-struct WaiterLine {
-    std::string lease;   // the socket name it waits for
-    double since = 0;    // when it began to wait, seconds since the epoch
-    double used = 0;     // GPU-seconds its jobs have used
-    double weight = 1;   // its --share
-    std::size_t gpus = 1; // how many GPUs it waits for in all
-};
-
-std::string format_waiter_line(const WaiterLine& line); // ends in '\n'
-std::optional<WaiterLine> parse_waiter_line(std::string_view line);
-
-// The fair-share rule, decided at a job boundary: the GPU goes to a waiter whose GPU time,
-// divided by its weight, is not above the holder's.
-bool owed_the_gpu(const WaiterLine& waiter, double holder_used, double holder_weight);
 
 // Sends a lease's sockets over a waiter's connection; false when the waiter is gone.
 bool send_lease(int connection, const std::vector<int>& sockets);
