@@ -27,7 +27,8 @@ std::optional<WaiterLine> parse_waiter_line(std::string_view text)
     if (!(fields >> tag >> version >> line.lease >> line.since >> line.used >> line.weight >>
           line.gpus) ||
         tag != k_tag || version != 1 || !std::isfinite(line.since) || !std::isfinite(line.used) ||
-        !std::isfinite(line.weight) || line.weight <= 0 || line.used < 0 || line.gpus == 0) {
+        !std::isfinite(line.weight) || line.weight < 0.01 || line.weight > 1000 ||
+        line.used < 0 || line.gpus == 0) {
         return std::nullopt;
     }
     return line;

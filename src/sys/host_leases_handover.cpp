@@ -17,6 +17,11 @@
 #include <climits>
 
 namespace gpusched::sys {
+namespace {
+
+constexpr std::size_t k_most_waiters = 32; // per lease
+
+} // namespace
 
 bool HostLeases::any_waiting() const
 {
@@ -75,7 +80,10 @@ void HostLeases::note_usage(double used)
 // The waiters that connected since the last look, and what each has said since.
 void HostLeases::accept_waiters(Lease& lease)
 {
-    while (true) {
+    // Each waiter kept costs a descriptor: a few dozen are kept at most, so that a flood of
+    // connections (anyone may connect) never leaves the run's jobs without descriptors. The
+    // others stay in the kernel's queue, and take the lease when it is let go, as before.
+    while (lease.waiters.size() < k_most_waiters) {
         UniqueFd connection(accept4(lease.socket.get(), nullptr, nullptr,
                                     SOCK_CLOEXEC | SOCK_NONBLOCK));
         if (!connection) {
@@ -113,6 +121,12 @@ void HostLeases::accept_waiters(Lease& lease)
                 waiter.line = std::move(*line);
             }
             waiter.unread.erase(0, end + 1);
+        }
+        if (!waiter.line) {
+            // A waiter writes its line as it connects: one that has said nothing valid is not
+            // one (a `status` asking who holds the lease, a stranger). Closed; a waiter that
+            // was about to write connects again and is heard at the next boundary.
+            waiter.gone = true;
         }
     }
     std::erase_if(lease.waiters, [](const Waiter& waiter) { return waiter.gone; });
@@ -157,6 +171,11 @@ std::optional<LeaseTaker> HostLeases::hand_over(GpuSlot slot, double used, doubl
     for (auto* waiter : owed) {
         const auto who = taker_of(waiter->connection.get());
         if (send_lease(waiter->connection.get(), sockets)) {
+            if (lease.record) {
+                // Ours no longer: `status` shows the kernel's word until the new holder
+                // writes its own record.
+                [[maybe_unused]] const int emptied = ftruncate(lease.record.get(), 0);
+            }
             release(slot);
             return who.value_or(LeaseTaker{});
         }

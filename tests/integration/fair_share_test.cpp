@@ -4,10 +4,18 @@
 // the tests read who had which GPU when.
 #include "leases_fixture.hpp"
 
+#include <gpusched/lease_names.hpp>
+
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
+
 #include <algorithm>
+#include <cstddef>
+#include <cstring>
 #include <csignal>
 #include <memory>
 #include <sstream>
@@ -197,6 +205,41 @@ TEST_F(FairShareOfTwoUsers, ShareWeighsTheGpuTime)
     EXPECT_GT(ratio, 1.4) << "GPU time of the run of weight 2 over that of weight 1";
     EXPECT_LT(ratio, 3.5) << "GPU time of the run of weight 2 over that of weight 1";
     EXPECT_EQ(overlaps(per_gpu(all)), "");
+}
+
+// Anyone may connect to a lease: a flood of connections that say nothing costs the holder
+// no more than a few descriptors, and its jobs, under a tight descriptor limit, all run.
+TEST_F(FairShare, AFloodOfConnectionsToALeaseFailsNoJob)
+{
+    TempDir run_dir;
+    LaunchOptions options = sharing(
+        {"-c", fmt::format("ulimit -n 48; exec {} --gpus 0 {}", binary().string(),
+                           (m_dir / "jobs.txt").string())});
+    options.program = "/bin/sh";
+    write_file(m_dir / "jobs.txt", sweep(10, 0.3, "held"));
+    Process holder(run_dir, options);
+    ASSERT_TRUE(eventually([&] { return started("held"); }));
+    const auto name = lease_socket_name(lease_space(leases()), "0");
+    std::vector<int> connections;
+    for (int i = 0; i < 300; ++i) {
+        const int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+        sockaddr_un address{};
+        address.sun_family = AF_UNIX;
+        std::memcpy(address.sun_path + 1, name.data(), name.size());
+        const auto length = static_cast<socklen_t>(offsetof(sockaddr_un, sun_path) + 1 + name.size());
+        if (fd >= 0 && connect(fd, reinterpret_cast<const sockaddr*>(&address), length) == 0) {
+            connections.push_back(fd);
+        } else if (fd >= 0) {
+            close(fd);
+        }
+    }
+    EXPECT_GT(connections.size(), 100u) << "the flood must reach the holder";
+    const auto done = holder.wait();
+    for (const int fd : connections) {
+        close(fd);
+    }
+    EXPECT_EQ(done.exit_status, 0) << done.err;
+    EXPECT_EQ(tagged(records(), "held").size(), 10u);
 }
 
 // Three runs and twenty execs of one or two GPUs, all at once over four GPUs: every one runs,

@@ -25,7 +25,8 @@ TEST(LeaseWaiterLine, WhatIsNotALineOfAWaiterIsNone)
     for (const char* text : {"", "hello", "gpusched-waiter 2 x 1 1 1 1", "gpusched-waiter 1 x 1 1 1",
                              "gpusched-waiter 1 x nan 1 1 1", "gpusched-waiter 1 x 1 inf 1 1",
                              "gpusched-waiter 1 x 1 1 0 1", "gpusched-waiter 1 x 1 -5 1 1",
-                             "gpusched-waiter 1 x 1 1 1 0", "gpusched-waiter 1 x 1 1 -1 1"}) {
+                             "gpusched-waiter 1 x 1 1 1 0", "gpusched-waiter 1 x 1 1 -1 1",
+                             "gpusched-waiter 1 x 1 1 1e9 1", "gpusched-waiter 1 x 1 1 0.001 1"}) {
         EXPECT_FALSE(parse_waiter_line(text)) << text;
     }
 }
