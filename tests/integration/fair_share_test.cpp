@@ -100,7 +100,7 @@ protected:
 
 // The scenario of the issue: alice runs a sweep on GPUs 0-3, bob asks for two GPUs a moment
 // later. He gets them at her next job boundaries, not after her whole sweep.
-TEST_F(FairShare, AnExecGetsItsGpusAtTheRunsNextJobBoundaries)
+TEST_F(FairShareOfTwoUsers, AnExecGetsItsGpusAtTheRunsNextJobBoundaries)
 {
     constexpr double k_job = 1.5;
     Process alice(m_dir, sharing({"--gpus", "0,1,2,3"}, sweep(12, k_job, "alice")));
@@ -108,8 +108,8 @@ TEST_F(FairShare, AnExecGetsItsGpusAtTheRunsNextJobBoundaries)
     std::this_thread::sleep_for(300ms);
     const double arrived = now_seconds();
     TempDir bob_dir;
-    const auto bob = run(bob_dir, sharing({"exec", "-n", "2", "--gpus", "0,1,2,3", "--", "sh",
-                                           "-c", job(0.5, "bob")}));
+    const auto bob = run(bob_dir, as_user(*m_user, sharing({"exec", "-n", "2", "--gpus", "0,1,2,3",
+                                                            "--", "sh", "-c", job(0.5, "bob")})));
     EXPECT_EQ(bob.exit_status, 0) << bob.err;
     const auto alice_done = alice.wait();
     EXPECT_EQ(alice_done.exit_status, 0) << alice_done.err;
@@ -244,20 +244,23 @@ TEST_F(FairShare, AFloodOfConnectionsToALeaseFailsNoJob)
 
 // Three runs and twenty execs of one or two GPUs, all at once over four GPUs: every one runs,
 // no GPU ever has two holders, no wait lasts forever, nothing is left behind.
-TEST_F(FairShare, ThreeRunsAndTwentyExecsShareFourGpus)
+TEST_F(FairShareOfTwoUsers, ThreeRunsAndTwentyExecsShareFourGpus)
 {
     std::vector<std::unique_ptr<TempDir>> dirs;
     std::vector<std::unique_ptr<Process>> processes;
     for (int i = 0; i < 3; ++i) {
         dirs.push_back(std::make_unique<TempDir>());
+        auto options = sharing({"--gpus", "0,1,2,3"}, sweep(6, 0.3, fmt::format("run{}", i)));
         processes.push_back(std::make_unique<Process>(
-            *dirs.back(), sharing({"--gpus", "0,1,2,3"}, sweep(6, 0.3, fmt::format("run{}", i)))));
+            *dirs.back(), i == 1 ? as_user(*m_user, options) : options));
     }
     for (int i = 0; i < 20; ++i) {
         dirs.push_back(std::make_unique<TempDir>());
+        // Half of them the second user's.
+        auto options = sharing({"exec", "-n", i % 2 == 0 ? "1" : "2", "--gpus", "0,1,2,3", "--",
+                                "sh", "-c", job(0.2, "exec")});
         processes.push_back(std::make_unique<Process>(
-            *dirs.back(), sharing({"exec", "-n", i % 2 == 0 ? "1" : "2", "--gpus", "0,1,2,3",
-                                   "--", "sh", "-c", job(0.2, "exec")})));
+            *dirs.back(), i % 4 < 2 ? as_user(*m_user, options) : options));
     }
     for (auto& process : processes) {
         const auto done = process->wait(120s);
