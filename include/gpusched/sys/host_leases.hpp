@@ -20,7 +20,9 @@ namespace gpusched::sys {
 // lease_socket.hpp); each job on the GPU inherits a descriptor of it, so the lease lasts
 // while this process or any of those jobs (or anything they started) still holds one. So two
 // gpusched processes never share a GPU, one that is killed keeps its GPUs leased exactly as
-// long as its jobs run, and nothing in the file system can end or fake a lease.
+// long as its jobs run, and nothing in the file system can end or fake a lease. A lease
+// passes from one process to another only whole: handed over at a job boundary to a process
+// that waits for it (hand_over; see lease_handover.hpp), or let go.
 //
 // A MIG instance and its GPU exclude each other (see lease_share_name): the lease of a MIG
 // instance whose GPU is known is two sockets, its own name and a share of its GPU, and a job
