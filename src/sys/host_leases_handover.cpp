@@ -138,7 +138,11 @@ void HostLeases::add_holder_poll_fds(std::vector<pollfd>& fds) const
         if (!lease.socket || lease.inherited >= 0) {
             continue;
         }
-        fds.push_back({lease.socket.get(), POLLIN, 0}); // a connection waits to be accepted
+        if (lease.waiters.size() < k_most_waiters) {
+            // A connection waits to be accepted (past the limit it would stay readable, and
+            // wake us again and again, until one of those we keep goes).
+            fds.push_back({lease.socket.get(), POLLIN, 0});
+        }
         for (const auto& waiter : lease.waiters) {
             fds.push_back({waiter.connection.get(), POLLIN, 0});
         }
