@@ -135,7 +135,11 @@ TEST_F(FairShareOfTwoUsers, AnExecGetsItsGpusAtTheRunsNextJobBoundaries)
 // goes on with its jobs on its GPU, handing it to no one.
 TEST_F(FairShare, AWaiterThatDiesLeavesNothingBehind)
 {
-    Process holder(m_dir, sharing({"--gpus", "0"}, sweep(3, 1, "holder")));
+    // Its first job long enough for the waiter to be seen and killed before its first
+    // boundary (at which the waiter would be handed the GPU), however slow the machine.
+    Process holder(m_dir, sharing({"--gpus", "0"}, join_lines({marked_job(6, "holder"),
+                                                                 job(0.3, "holder"),
+                                                                 job(0.3, "holder")})));
     ASSERT_TRUE(eventually([&] { return started("holder"); }));
     TempDir waiter_dir;
     Process waiter(waiter_dir, sharing({"exec", "--gpus", "0", "--", "true"}));
