@@ -116,14 +116,16 @@ TEST_F(LeasesOfTwoUsers, AKilledSchedulersJobKeepsItsLeaseWithoutAnyFile)
 {
     // The run guard stops the jobs of a killed scheduler; this one ignores SIGTERM, so it
     // runs on to its end, and holds GPU 0 all that time.
-    Process killed(m_dir, {{"--gpus", "0"}, "trap '' TERM; " + marked_job(1.5, "orphan") + "\n"});
+    // Long enough to outlast a slow (sanitized, loaded) `status` below.
+    Process killed(m_dir, {{"--gpus", "0"}, "trap '' TERM; " + marked_job(5, "orphan") + "\n"});
     ASSERT_TRUE(eventually([&] { return started("orphan"); }));
     killed.signal(SIGKILL);
     killed.wait();
     fs::remove_all(leases());
     const auto shown = status({"0"});
     ASSERT_EQ(shown.size(), 1u);
-    EXPECT_EQ(shown[0]["state"], "leased");
+    ASSERT_EQ(shown[0]["state"], "leased");
+    ASSERT_TRUE(shown[0].contains("holder"));
     EXPECT_EQ(shown[0]["holder"]["pid"], killed.pid()) << "the kernel remembers who took it";
     TempDir other;
     const auto next =
