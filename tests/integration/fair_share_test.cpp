@@ -206,8 +206,10 @@ TEST_F(FairShareOfTwoUsers, ShareWeighsTheGpuTime)
     const auto seconds = tagged(all, "second");
     const double until = std::min(last_end(firsts), last_end(seconds));
     const double ratio = gpu_time(seconds, arrived, until) / gpu_time(firsts, arrived, until);
-    EXPECT_GT(ratio, 1.4) << "GPU time of the run of weight 2 over that of weight 1";
-    EXPECT_LT(ratio, 3.5) << "GPU time of the run of weight 2 over that of weight 1";
+    // About 2; wide bounds, for a loaded machine where a run's turn can come late (equal
+    // shares, 1, stay well outside).
+    EXPECT_GT(ratio, 1.25) << "GPU time of the run of weight 2 over that of weight 1";
+    EXPECT_LT(ratio, 4.0) << "GPU time of the run of weight 2 over that of weight 1";
     EXPECT_EQ(overlaps(per_gpu(all)), "");
 }
 
