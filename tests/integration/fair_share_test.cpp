@@ -106,10 +106,21 @@ TEST_F(FairShareOfTwoUsers, AnExecGetsItsGpusAtTheRunsNextJobBoundaries)
     Process alice(m_dir, sharing({"--gpus", "0,1,2,3"}, sweep(12, k_job, "alice")));
     ASSERT_TRUE(eventually([&] { return started("alice"); }));
     std::this_thread::sleep_for(300ms);
-    const double arrived = now_seconds();
     TempDir bob_dir;
-    const auto bob = run(bob_dir, as_user(*m_user, sharing({"exec", "-n", "2", "--gpus", "0,1,2,3",
-                                                            "--", "sh", "-c", job(0.5, "bob")})));
+    Process bob_process(bob_dir, as_user(*m_user, sharing({"exec", "-n", "2", "--gpus", "0,1,2,3",
+                                                           "--", "sh", "-c", job(0.5, "bob")})));
+    // He arrives when he waits (`status` lists him), not when his process starts, which a
+    // slow machine makes late.
+    double arrived = 0;
+    eventually([&] {
+        if (run(m_dir, sharing({"status", "--gpus", "0", "1", "2", "3"})).out.find("waiting:") !=
+            std::string::npos) {
+            arrived = now_seconds();
+            return true;
+        }
+        return !bob_process.running() || !tagged(records(), "bob").empty();
+    });
+    const auto bob = bob_process.wait();
     EXPECT_EQ(bob.exit_status, 0) << bob.err;
     const auto alice_done = alice.wait();
     EXPECT_EQ(alice_done.exit_status, 0) << alice_done.err;
@@ -118,6 +129,9 @@ TEST_F(FairShareOfTwoUsers, AnExecGetsItsGpusAtTheRunsNextJobBoundaries)
     const auto all = records();
     const auto bobs = tagged(all, "bob");
     ASSERT_EQ(bobs.size(), 1u);
+    if (arrived == 0) {
+        arrived = bobs[0].start; // seen running before he was seen waiting
+    }
     double next_boundary = 1e300;
     for (const auto& record : tagged(all, "alice")) {
         if (record.end >= arrived) {
