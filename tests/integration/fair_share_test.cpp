@@ -74,29 +74,8 @@ double last_end(const std::vector<JobRecord>& records)
     return last;
 }
 
-class FairShare : public Leases {
-protected:
-    std::string sweep(int count, double seconds, const std::string& tag) const
-    {
-        std::vector<std::string> lines = {marked_job(seconds, tag)};
-        for (int i = 1; i < count; ++i) {
-            lines.push_back(job(seconds, tag));
-        }
-        return join_lines(lines);
-    }
-};
-
-class FairShareOfTwoUsers : public LeasesOfTwoUsers {
-protected:
-    std::string sweep(int count, double seconds, const std::string& tag) const
-    {
-        std::vector<std::string> lines = {marked_job(seconds, tag)};
-        for (int i = 1; i < count; ++i) {
-            lines.push_back(job(seconds, tag));
-        }
-        return join_lines(lines);
-    }
-};
+using FairShare = Leases;
+using FairShareOfTwoUsers = LeasesOfTwoUsers;
 
 // The scenario of the issue: alice runs a sweep on GPUs 0-3, bob asks for two GPUs a moment
 // later. He gets them at her next job boundaries, not after her whole sweep.

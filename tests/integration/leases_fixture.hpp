@@ -44,6 +44,15 @@ protected:
                            job(seconds, tag));
     }
     bool started(const std::string& tag) const { return fs::exists(m_dir / ("started-" + tag)); }
+    // A run's commands: `count` jobs of `seconds`, the first marked when it starts.
+    std::string sweep(int count, double seconds, const std::string& tag) const
+    {
+        std::vector<std::string> lines = {marked_job(seconds, tag)};
+        for (int i = 1; i < count; ++i) {
+            lines.push_back(job(seconds, tag));
+        }
+        return join_lines(lines);
+    }
 
     TempDir m_dir;
 };
