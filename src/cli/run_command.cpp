@@ -276,7 +276,9 @@ sys::RunnerOptions runner_options(const RunOptions& options)
         runner.timeout = to_milliseconds(*options.timeout_seconds);
     }
     if (options.output_dir) {
-        runner.output_files.emplace(*options.output_dir);
+        runner.output_files.emplace(*options.output_dir, options.output_info
+                                                             ? sys::OutputFiles::Info::written
+                                                             : sys::OutputFiles::Info::left_out);
     }
     runner.tag = options.tag;
     if (options.skip_busy) {

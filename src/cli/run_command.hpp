@@ -30,6 +30,7 @@ struct RunOptions {
     std::string halt = "never";
     std::optional<double> timeout_seconds;
     std::optional<std::string> output_dir;
+    bool output_info = true; // DIR/SEQ.info beside each job's output (a worker's own DIR has none)
     bool tag = false;
     bool dry_run = false;
     bool progress = false;

@@ -53,6 +53,7 @@ std::string local_output_directory(const std::filesystem::path& database, Worker
     }
     if (!options.run.output_dir) {
         options.run.output_dir = (database.string() + "-output") + "/" + options.queue.queue;
+        options.run.output_info = false; // the queue's records say what a .info file would
     }
     return std::filesystem::absolute(*options.run.output_dir).string();
 }
@@ -106,6 +107,7 @@ int run_worker(WorkerOptions options)
         // Each job's output goes to files, whose ends go with its result for `gpusched logs`.
         if (!options.run.output_dir) {
             options.run.output_dir = redis_output_directory(options.queue.queue).string();
+            options.run.output_info = false; // the result says what a .info file would
             settings.output_directory_is_ours = true;
         }
         settings.output_directory = std::filesystem::absolute(*options.run.output_dir);

@@ -15,7 +15,8 @@
 
 namespace gpusched::sys {
 
-OutputFiles::OutputFiles(std::filesystem::path directory) : m_directory(std::move(directory))
+OutputFiles::OutputFiles(std::filesystem::path directory, Info info)
+    : m_directory(std::move(directory)), m_info(info)
 {
     std::error_code error;
     std::filesystem::create_directories(m_directory, error);
@@ -88,6 +89,9 @@ OutputFiles::Opened OutputFiles::open(JobId job, unsigned attempt) const
 std::optional<std::string> OutputFiles::write_info(const JoblogRecord& record,
                                                    unsigned attempt) const
 {
+    if (m_info == Info::left_out) {
+        return std::nullopt;
+    }
     const auto name = base(record.seq, attempt).string() + ".info";
     const auto text =
         fmt::format("job: {}\nattempt: {}\ncommand: {}\ngpu: {}\nstart: {:.3f}\n"

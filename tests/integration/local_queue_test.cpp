@@ -121,6 +121,29 @@ TEST_F(LocalQueue, JobsSubmittedBeforeAnyWorkerWaitAndThenRunInOrder)
     EXPECT_EQ(read_file(m_dir / "log"), "1\n2\n3\n4\n5\n");
 }
 
+// The queue records a job's command, GPU, times and outcome: the worker's own output directory
+// holds what `logs` shows and nothing more; a chosen --output-dir gets a run's .info files.
+TEST_F(LocalQueue, AWorkersOwnOutputDirectoryHoldsTheJobsStreamsOnly)
+{
+    start_worker("0");
+    ASSERT_EQ(run(m_dir, submit("echo out; echo err >&2\n", {"--wait"})).exit_status, 0);
+    const auto own = m_dir / "queue.db-output" / "default";
+    EXPECT_EQ(read_file(own / "1.out"), "out\n");
+    EXPECT_EQ(read_file(own / "1.err"), "err\n");
+    EXPECT_FALSE(std::filesystem::exists(own / "1.info"));
+    TempDir logs_dir;
+    const auto logs = run(logs_dir, {{"logs", "--db", db(), "1"}});
+    EXPECT_EQ(logs.exit_status, 0) << logs.err;
+    EXPECT_NE(logs.out.find("out"), std::string::npos) << logs.out;
+    stop_workers();
+
+    const auto chosen = m_dir / "chosen";
+    start_worker("0", {"--output-dir", chosen.string()});
+    ASSERT_EQ(run(m_dir, submit("echo again\n", {"--wait"})).exit_status, 0);
+    EXPECT_EQ(read_file(chosen / "2.out"), "again\n");
+    EXPECT_NE(read_file(chosen / "2.info").find("exit: 0\n"), std::string::npos);
+}
+
 TEST_F(LocalQueue, AWorkerWakesAsSoonAsAJobIsSubmitted)
 {
     start_worker("0");

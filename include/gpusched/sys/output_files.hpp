@@ -14,16 +14,20 @@ namespace gpusched::sys {
 // command, GPU, attempt and outcome.
 class OutputFiles {
 public:
+    // Whether each attempt gets its .info file: a queue worker's own output directory does
+    // without, since the queue records all it says (and a file less per job is a faster start).
+    enum class Info { written, left_out };
+
     // Creates the directory (and its parents) when missing.
-    explicit OutputFiles(std::filesystem::path directory);
+    explicit OutputFiles(std::filesystem::path directory, Info info = Info::written);
 
     struct Opened {
         UniqueFd out;
         UniqueFd err;
     };
     Opened open(JobId job, unsigned attempt) const;
-    // Writes the attempt's .info file; on failure (a full disk) removes what was written and
-    // returns the error, naming the call and the file.
+    // Writes the attempt's .info file (unless left out); on failure (a full disk) removes what
+    // was written and returns the error, naming the call and the file.
     std::optional<std::string> write_info(const JoblogRecord& record, unsigned attempt) const;
     // Where an attempt's output is, for a person to look: "out/7.2.out, out/7.2.err".
     std::string describe(JobId job, unsigned attempt) const;
@@ -33,6 +37,7 @@ private:
     std::filesystem::path base(JobId job, unsigned attempt) const;
 
     std::filesystem::path m_directory;
+    Info m_info;
 };
 
 // Where OutputFiles in `directory` puts an attempt's files, without the extension
