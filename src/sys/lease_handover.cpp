@@ -12,6 +12,25 @@ namespace {
 // A lease is at most two sockets (a MIG instance's own and its share of its GPU).
 constexpr std::size_t k_most_sockets = 2;
 
+// One message of a hand-over, sent or received: a byte ('L'), with room beside it for a
+// lease's sockets. Its header points into itself, so it is never copied.
+struct LeaseMessage {
+    LeaseMessage()
+    {
+        header.msg_iov = &data;
+        header.msg_iovlen = 1;
+        header.msg_control = control.data();
+        header.msg_controllen = control.size();
+    }
+    LeaseMessage(const LeaseMessage&) = delete;
+    LeaseMessage& operator=(const LeaseMessage&) = delete;
+
+    char byte = 0;
+    iovec data{&byte, 1};
+    alignas(cmsghdr) std::array<char, CMSG_SPACE(sizeof(int) * k_most_sockets)> control{};
+    msghdr header{};
+};
+
 } // namespace
 
 bool send_lease(int connection, const std::vector<int>& sockets)
@@ -19,13 +38,9 @@ bool send_lease(int connection, const std::vector<int>& sockets)
     if (sockets.empty() || sockets.size() > k_most_sockets) {
         return false;
     }
-    char byte = 'L';
-    iovec data{&byte, 1};
-    alignas(cmsghdr) std::array<char, CMSG_SPACE(sizeof(int) * k_most_sockets)> control{};
-    msghdr message{};
-    message.msg_iov = &data;
-    message.msg_iovlen = 1;
-    message.msg_control = control.data();
+    LeaseMessage lease;
+    lease.byte = 'L';
+    msghdr& message = lease.header;
     message.msg_controllen = CMSG_SPACE(sizeof(int) * sockets.size());
     cmsghdr* header = CMSG_FIRSTHDR(&message);
     header->cmsg_level = SOL_SOCKET;
@@ -41,14 +56,8 @@ bool send_lease(int connection, const std::vector<int>& sockets)
 
 std::vector<UniqueFd> receive_lease(int connection)
 {
-    char byte = 0;
-    iovec data{&byte, 1};
-    alignas(cmsghdr) std::array<char, CMSG_SPACE(sizeof(int) * k_most_sockets)> control{};
-    msghdr message{};
-    message.msg_iov = &data;
-    message.msg_iovlen = 1;
-    message.msg_control = control.data();
-    message.msg_controllen = control.size();
+    LeaseMessage lease;
+    msghdr& message = lease.header;
     ssize_t got = -1;
     do {
         got = recvmsg(connection, &message, MSG_DONTWAIT | MSG_CMSG_CLOEXEC);
@@ -69,7 +78,7 @@ std::vector<UniqueFd> receive_lease(int connection)
             sockets.emplace_back(fd);
         }
     }
-    if (byte != 'L' || (message.msg_flags & MSG_CTRUNC) != 0) {
+    if (lease.byte != 'L' || (message.msg_flags & MSG_CTRUNC) != 0) {
         sockets.clear(); // not a hand-over: closed again
     }
     return sockets;
