@@ -16,21 +16,15 @@ JOBS=${JOBS:-2000}            # trivial jobs for the cost per boundary
 RUNS=${RUNS:-5}
 
 source bench/common.sh
-work=$(mktemp -d /tmp/gpusched-bench.XXXXXX)
-pids=()
-cleanup() { kill "${pids[@]}" 2>/dev/null || true; wait 2>/dev/null || true; rm -rf "$work"; }
-trap cleanup EXIT
-# Leases of its own, so a benchmark never waits for (or blocks) real work on this machine.
-export GPUSCHED_LOCK_DIR=$work/leases
+start_work
 # A UUID prefix, not an index: no CUDA probe, so only the lease machinery is measured.
 gpu=GPU-fa1e
-now() { date +%s.%N; }
 stats() {
   sort -g | awk '{ v[NR] = $1 } END {
     printf "median %.2f, max %.2f (%d waiters)\n", v[int((NR + 1) / 2)], v[NR], NR }'
 }
 
-echo "# machine: $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs), $(uname -r)"
+machine
 echo "# $("$gpusched" --version | head -1)"
 
 echo; echo "## 1. A waiter's wait, over the holder's job length L"
@@ -76,7 +70,7 @@ PY
 hyperfine --runs "$RUNS" --warmup 1 --export-markdown "$work/alone.md" \
   -n "alone" "$gpusched -q --gpus $gpu $work/true.txt" >/dev/null
 python3 "$work/waiter.py" "$name" &
-pids+=($!)
+background+=($!)
 hyperfine --runs "$RUNS" --warmup 1 --export-markdown "$work/waited.md" \
   -n "with a waiter" "$gpusched -q --gpus $gpu $work/true.txt" >/dev/null
 cat "$work/alone.md"; tail -1 "$work/waited.md"

@@ -13,10 +13,7 @@ HANDOFFS=${HANDOFFS:-1000}    # sequential jobs for hand-off latency
 RUNS=${RUNS:-5}
 
 source bench/common.sh
-work=$(mktemp -d /tmp/gpusched-bench.XXXXXX)
-trap 'rm -rf "$work"' EXIT
-# Leases of its own, so a benchmark never waits for (or blocks) real work on this machine.
-export GPUSCHED_LOCK_DIR=$work/leases
+start_work
 # UUID prefixes, not indices: no CUDA probe, so only the lease machinery is measured.
 gpu=GPU-be0c
 eight=GPU-b0,GPU-b1,GPU-b2,GPU-b3,GPU-b4,GPU-b5,GPU-b6,GPU-b7
@@ -30,7 +27,7 @@ stats() {
 # The gap from the holder's last instant to the waiter's first, one per line, in us.
 gaps() { paste -d' ' "$1" "$2" | awk '{ print ($5 - $3) / 1000 }'; }
 
-echo "# machine: $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs), $(uname -r)"
+machine
 echo "# $("$gpusched" --version)"
 
 echo; echo "## 1. Release to start: the holder of GPU $gpu exits, the waiting process starts its job"

@@ -26,12 +26,7 @@ RUNS=${RUNS:-5}               # hyperfine runs of submit
 LISTINGS=${LISTINGS:-20}      # hyperfine runs of the listing
 
 source bench/common.sh
-work=$(mktemp -d /tmp/gpusched-bench.XXXXXX)
-workers=()
-cleanup() { kill "${workers[@]}" 2>/dev/null || true; wait 2>/dev/null || true; rm -rf "$work"; }
-trap cleanup EXIT
-# Leases of its own, so a benchmark never waits for (or blocks) real work on this machine.
-export GPUSCHED_LOCK_DIR=$work/leases
+start_work
 unset GPUSCHED_DB GPUSCHED_REDIS GPUSCHED_QUEUE
 # Where submit starts a worker by itself when none serves the queue, this script starts its own.
 no_start=()
@@ -39,10 +34,9 @@ if "$gpusched" submit --help | grep -q -- --no-start; then
   no_start=(--no-start)
 fi
 submit() { "$gpusched" submit -q "${no_start[@]}" "$@"; }
-now() { date +%s.%N; }
 median() { sort -g | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
 
-echo "# machine: $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs), $(uname -r)"
+machine
 echo "# $("$gpusched" --version | head -1), SQLite $(sqlite3 --version | cut -d' ' -f1)"
 
 echo; echo "## 1. Submit: $BIG 'true' commands into a fresh database (hyperfine, $RUNS runs)"
@@ -67,13 +61,13 @@ for round in $(seq "$ROUNDS"); do
   submit --db "$db" "$work/true.txt"
   start=$(now)
   "$gpusched" worker -q --db "$db" --gpus 0-7 &
-  workers+=($!)
+  background+=($!)
   until [ "$(sqlite3 "$db" "SELECT count(*) FROM jobs WHERE state IN ('queued', 'running')")" = 0 ]; do
     sleep 1
   done
   worker=$(sqlite3 "$db" "SELECT printf('%.3f', max(ended) - $start) FROM jobs")
   failed=$(sqlite3 "$db" "SELECT count(*) FROM jobs WHERE state != 'succeeded'")
-  kill -USR1 "${workers[@]}"; wait "${workers[@]}"; workers=()
+  kill -USR1 "${background[@]}"; wait "${background[@]}"; background=()
   [ "$failed" = 0 ] || { echo "round $round: $failed jobs did not succeed" >&2; exit 1; }
 
   ratio=$(awk -v p="$plain" -v w="$worker" 'BEGIN { printf "%.2f", p / w }')

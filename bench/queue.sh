@@ -12,10 +12,9 @@ JOBS=${JOBS:-5000}
 SAMPLES=${SAMPLES:-50}
 
 source bench/common.sh
-work=$(mktemp -d /tmp/gpusched-bench.XXXXXX)
+start_work
 port=$(( 20000 + RANDOM % 20000 ))
 url=redis://127.0.0.1:$port
-export GPUSCHED_LOCK_DIR=$work/leases
 redis-server --port "$port" --bind 127.0.0.1 --save "" --appendonly no --dir "$work" \
   --daemonize no > "$work/redis.log" 2>&1 &
 redis=$!
@@ -24,7 +23,7 @@ cleanup() { kill "${workers[@]}" 2>/dev/null || true; kill "$redis"; wait 2>/dev
 trap cleanup EXIT
 until redis-cli -p "$port" ping >/dev/null 2>&1; do sleep 0.05; done
 
-echo "# machine: $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs), $(uname -r)"
+machine
 echo "# $("$gpusched" --version), $(redis-server --version | cut -d' ' -f1-3)"
 
 echo; echo "## 1. Throughput: $JOBS 'true' jobs, two workers with 4 GPU ids each"

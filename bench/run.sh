@@ -12,13 +12,10 @@ BIG=${BIG:-1000000}           # lines for the memory test
 RUNS=${RUNS:-5}
 
 source bench/common.sh
-work=$(mktemp -d /tmp/gpusched-bench.XXXXXX)
-trap 'rm -rf "$work"' EXIT
-# Leases of its own, so a benchmark never waits for (or blocks) real work on this machine.
-export GPUSCHED_LOCK_DIR=$work/leases
+start_work
 
 
-echo "# machine: $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs), $(uname -r)"
+machine
 echo "# versions: $("$gpusched" --version), $(parallel --version | head -1), xargs $(xargs --version | head -1 | awk '{print $NF}')"
 
 echo; echo "## 1. Throughput: $JOBS 'true' jobs over 8 GPU ids (hyperfine, $RUNS runs)"

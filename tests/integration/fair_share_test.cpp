@@ -74,6 +74,16 @@ double last_end(const std::vector<JobRecord>& records)
     return last;
 }
 
+// The GPU time of the jobs tagged "second" over that of those tagged "first", from `arrived`
+// (when the second run came) until the first of the two runs ended: while both wanted GPUs.
+double second_over_first(const std::vector<JobRecord>& records, double arrived)
+{
+    const auto firsts = tagged(records, "first");
+    const auto seconds = tagged(records, "second");
+    const double until = std::min(last_end(firsts), last_end(seconds));
+    return gpu_time(seconds, arrived, until) / gpu_time(firsts, arrived, until);
+}
+
 using FairShare = Leases;
 using FairShareOfTwoUsers = LeasesOfTwoUsers;
 
@@ -171,10 +181,7 @@ TEST_F(FairShareOfTwoUsers, TwoRunsGetAboutEqualShares)
     EXPECT_NE(second_done.err.find(", held by root's run "), std::string::npos) << second_done.err;
 
     const auto all = records();
-    const auto firsts = tagged(all, "first");
-    const auto seconds = tagged(all, "second");
-    const double until = std::min(last_end(firsts), last_end(seconds));
-    const double ratio = gpu_time(seconds, arrived, until) / gpu_time(firsts, arrived, until);
+    const double ratio = second_over_first(all, arrived);
     EXPECT_GT(ratio, 0.5) << "second run's GPU time over the first's while both ran";
     EXPECT_LT(ratio, 2.0) << "second run's GPU time over the first's while both ran";
     EXPECT_EQ(overlaps(per_gpu(all)), "");
@@ -195,10 +202,7 @@ TEST_F(FairShareOfTwoUsers, ShareWeighsTheGpuTime)
     EXPECT_EQ(second_done.exit_status, 0) << second_done.err;
 
     const auto all = records();
-    const auto firsts = tagged(all, "first");
-    const auto seconds = tagged(all, "second");
-    const double until = std::min(last_end(firsts), last_end(seconds));
-    const double ratio = gpu_time(seconds, arrived, until) / gpu_time(firsts, arrived, until);
+    const double ratio = second_over_first(all, arrived);
     // About 2; wide bounds, for a loaded machine where a run's turn can come late (equal
     // shares, 1, stay well outside).
     EXPECT_GT(ratio, 1.25) << "GPU time of the run of weight 2 over that of weight 1";
