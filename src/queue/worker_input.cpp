@@ -680,8 +680,6 @@ JobResult WorkerInput::ended_result(const Handed& handed, const sys::JobEnd& end
             std::error_code error;
             std::filesystem::remove(paths.out, error);
             std::filesystem::remove(paths.err, error);
-            std::filesystem::remove(std::filesystem::path(paths.out).replace_extension(".info"),
-                                    error);
         }
     }
     return result;
