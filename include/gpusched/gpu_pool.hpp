@@ -42,6 +42,9 @@ public:
 
     // True when `count` distinct GPUs could take one more job each right now.
     bool can_take(std::size_t count) const;
+    // How many jobs of `gpus_per_job` distinct GPUs each could start right now, one after
+    // another.
+    std::size_t room_for(std::size_t gpus_per_job) const;
     // `count` distinct usable GPUs with room for one more job each, or nothing if there are not
     // that many. GPUs in `avoid` (where the job just failed) are passed over if others will do.
     std::optional<GpuSlots> acquire(std::size_t count = 1, const GpuSlots& avoid = {});

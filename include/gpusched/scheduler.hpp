@@ -74,6 +74,8 @@ public:
 
     // True while the caller should read more input.
     bool wants_input() const;
+    // How many commands it would take now, one after another (0 when !wants_input()).
+    std::size_t commands_wanted() const;
 
     std::vector<Action> on_command(Command command);
     // A command that cannot run (it holds a NUL byte): it counts as failed.

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <functional>
 #include <stdexcept>
 
 namespace gpusched {
@@ -44,6 +45,32 @@ bool GpuPool::can_take(std::size_t count) const
         with_room += has_room(slot) ? 1 : 0;
     }
     return with_room >= count;
+}
+
+std::size_t GpuPool::room_for(std::size_t gpus_per_job) const
+{
+    std::vector<unsigned> room;
+    for (GpuSlot slot = 0; slot < m_gpus.size(); ++slot) {
+        if (has_room(slot)) {
+            room.push_back(m_jobs_per_gpu - m_gpus[slot].load);
+        }
+    }
+    if (gpus_per_job == 0) {
+        return 0;
+    }
+    // Each job takes the GPUs with the most room left, as acquire() spreads them.
+    std::size_t jobs = 0;
+    while (room.size() >= gpus_per_job) {
+        std::sort(room.begin(), room.end(), std::greater<>());
+        if (room[gpus_per_job - 1] == 0) {
+            break;
+        }
+        for (std::size_t i = 0; i < gpus_per_job; ++i) {
+            --room[i];
+        }
+        ++jobs;
+    }
+    return jobs;
 }
 
 std::optional<GpuSlots> GpuPool::acquire(std::size_t count, const GpuSlots& avoid)

@@ -34,6 +34,17 @@ bool Scheduler::wants_input() const
     return m_queue.size() < m_options.read_ahead;
 }
 
+std::size_t Scheduler::commands_wanted() const
+{
+    if (!wants_input()) {
+        return 0;
+    }
+    if (m_options.only_when_free) {
+        return m_pool.room_for(m_options.gpus_per_job);
+    }
+    return m_options.read_ahead - m_queue.size();
+}
+
 std::vector<Action> Scheduler::on_command(Command command)
 {
     if (m_phase == Phase::draining && command.replayable) {

@@ -339,18 +339,15 @@ std::int64_t LocalQueue::reclaim(const std::function<bool(const WorkerRecord&)>&
 
 std::optional<JobRecord> LocalQueue::take(const std::string& worker, const std::string& output)
 {
+    // Nothing is taken while the whole queue is paused (a pause row with no GPU).
+    static const auto sql = fmt::format(
+        "UPDATE jobs SET state = 'running', worker = ?1, output = nullif(?3, '') WHERE id = "
+        "(SELECT id FROM jobs WHERE queue = ?2 AND state = 'queued' AND NOT EXISTS "
+        "(SELECT 1 FROM pauses WHERE queue = ?2 AND gpu = '') "
+        "ORDER BY priority DESC, position LIMIT 1) RETURNING {}",
+        k_job_columns);
     return m_database.write([&]() -> std::optional<JobRecord> {
-        auto& paused = m_database.prepare_kept("SELECT 1 FROM pauses WHERE queue = ? AND gpu = ''");
-        if (paused.bind(1, m_name).step()) {
-            paused.reset();
-            return std::nullopt;
-        }
-        paused.reset();
-        auto& take = m_database.prepare_kept(fmt::format(
-            "UPDATE jobs SET state = 'running', worker = ?1, output = nullif(?3, '') WHERE id = "
-            "(SELECT id FROM jobs WHERE queue = ?2 AND state = 'queued' "
-            "ORDER BY priority DESC, position LIMIT 1) RETURNING {}",
-            k_job_columns));
+        auto& take = m_database.prepare_kept(sql);
         take.bind(1, worker).bind(2, m_name).bind(3, output);
         if (!take.step()) {
             take.reset();

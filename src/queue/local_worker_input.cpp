@@ -10,6 +10,8 @@
 
 #include <unistd.h>
 
+#include <algorithm>
+#include <iterator>
 #include <random>
 #include <utility>
 
@@ -116,6 +118,10 @@ void LocalWorkerInput::reclaim_dead()
 void LocalWorkerInput::add_poll_fds(std::vector<pollfd>& fds, bool wants_commands)
 {
     m_wants_commands = wants_commands;
+    m_wanted = 0; // a new turn: the runner says again what it can take
+    if (!wants_commands && !m_ready.empty()) {
+        give_back_ready();
+    }
     if (wants_commands && !m_stopped && m_look && m_ready.empty() && !m_retry_at) {
         look();
     }
@@ -128,18 +134,36 @@ void LocalWorkerInput::add_poll_fds(std::vector<pollfd>& fds, bool wants_command
 void LocalWorkerInput::look()
 {
     attempt("taking a job", [&] {
-        // The results owed go in the same transaction: one commit per job, not two.
-        auto job = m_database.write([&] {
+        // The results owed and as many jobs as the runner can start now go in one
+        // transaction: one commit for every GPU that freed in this turn, not one per job
+        // and per result.
+        std::deque<JobRecord> taken;
+        m_database.write([&] {
             write_owed_items();
-            return m_queue.take(m_worker, m_settings.output_directory);
+            for (std::size_t i = 0; i < std::max<std::size_t>(m_wanted, 1); ++i) {
+                auto job = m_queue.take(m_worker, m_settings.output_directory);
+                if (!job) {
+                    break;
+                }
+                taken.push_back(std::move(*job));
+            }
         });
         owed_written();
-        if (!job) {
+        if (taken.empty()) {
             m_look = false; // until a wake-up or the next tick
             return;
         }
-        m_ready.push_back(std::move(*job));
+        std::move(taken.begin(), taken.end(), std::back_inserter(m_ready));
     });
+}
+
+void LocalWorkerInput::give_back_ready()
+{
+    // Each goes to the front of the queue: the last first, so that they keep their order.
+    for (auto job = m_ready.rbegin(); job != m_ready.rend(); ++job) {
+        owe(GiveBackJob{job->id});
+    }
+    m_ready.clear();
 }
 
 bool LocalWorkerInput::on_ready(const pollfd& ready)
@@ -238,6 +262,9 @@ std::optional<sys::InputLine> LocalWorkerInput::next_line()
     }
     auto job = std::move(m_ready.front());
     m_ready.pop_front();
+    if (m_wanted > 0) {
+        --m_wanted;
+    }
     m_last_handed = job.id;
     if (job.command.find('\0') != std::string::npos) {
         // Never run: a shell would see only what comes before the NUL byte.
@@ -261,10 +288,7 @@ void LocalWorkerInput::stop_reading()
 std::vector<sys::InputLine> LocalWorkerInput::take_buffered()
 {
     m_stopped = true;
-    for (const auto& job : m_ready) {
-        owe(GiveBackJob{job.id});
-    }
-    m_ready.clear();
+    give_back_ready();
     return {};
 }
 

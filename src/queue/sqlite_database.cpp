@@ -57,7 +57,7 @@ Database::~Database()
 
 Statement& Database::prepare_kept(std::string_view sql)
 {
-    auto found = m_kept.find(std::string(sql));
+    auto found = m_kept.find(sql);
     if (found == m_kept.end()) {
         found = m_kept.try_emplace(std::string(sql), *this, sql).first;
     }

@@ -221,6 +221,9 @@ void JobRunner::wait_for_events()
 
 void JobRunner::take_input()
 {
+    if (const auto wanted = m_scheduler.commands_wanted(); wanted > 0) {
+        m_input.will_take(wanted);
+    }
     while (m_scheduler.wants_input()) {
         auto input = m_input.next_line();
         if (!input) {

@@ -14,6 +14,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <atomic>
 #include <csignal>
 #include <fstream>
 #include <map>
@@ -164,6 +166,65 @@ TEST_F(LocalQueue, TwoWorkersRunEachJobOnce)
     for (const auto& [line, count] : counts) {
         EXPECT_EQ(count, 1) << "job " << line << " ran " << count << " times";
     }
+}
+
+// A worker takes several jobs in one transaction when several GPUs are free, but never more
+// than it can start at once: what it holds, no other worker can run. Its jobs still start in
+// the queue's order.
+TEST_F(LocalQueue, AWorkerTakesNoMoreJobsThanItCanStartAndKeepsTheirOrder)
+{
+    ASSERT_EQ(run(m_dir, submit(logging_commands(300, "sleep 0.01; "))).exit_status, 0);
+    std::atomic<bool> done = false;
+    std::atomic<int> most_running = 0;
+    std::thread sampler([&] {
+        sqlite3* handle = nullptr;
+        sqlite3_open_v2(db().c_str(), &handle, SQLITE_OPEN_READONLY, nullptr);
+        sqlite3_busy_timeout(handle, 1000);
+        sqlite3_stmt* query = nullptr;
+        sqlite3_prepare_v2(handle,
+                           "SELECT count(*) FROM jobs WHERE state = 'running' GROUP BY worker",
+                           -1, &query, nullptr);
+        while (!done) {
+            while (sqlite3_step(query) == SQLITE_ROW) {
+                most_running = std::max(most_running.load(), sqlite3_column_int(query, 0));
+            }
+            sqlite3_reset(query);
+        }
+        sqlite3_finalize(query);
+        sqlite3_close(handle);
+    });
+    start_worker("0,1,2", {"--jobs-per-gpu", "2"});
+    start_worker("3");
+    const bool all_ran = eventually([&] { return logged().size() == 300; }, 60s);
+    done = true;
+    sampler.join();
+    ASSERT_TRUE(all_ran) << logged().size() << " of 300 ran";
+    EXPECT_LE(most_running, 6) << "a worker held jobs it could not start";
+    EXPECT_GE(most_running, 2) << "the sampler saw the jobs run";
+    for (const auto& [line, count] : logged()) {
+        EXPECT_EQ(count, 1) << line;
+    }
+    // Each worker started its jobs in the order it took them: the queue's.
+    sqlite3* handle = nullptr;
+    ASSERT_EQ(sqlite3_open_v2(db().c_str(), &handle, SQLITE_OPEN_READONLY, nullptr), SQLITE_OK);
+    sqlite3_stmt* query = nullptr;
+    EXPECT_EQ(sqlite3_prepare_v2(handle, "SELECT worker, id, started FROM jobs ORDER BY worker, id",
+                                 -1, &query, nullptr),
+              SQLITE_OK);
+    std::map<std::string, std::pair<int, double>> last_start;
+    while (query != nullptr && sqlite3_step(query) == SQLITE_ROW) {
+        const std::string worker = reinterpret_cast<const char*>(sqlite3_column_text(query, 0));
+        const auto id = sqlite3_column_int(query, 1);
+        const auto started = sqlite3_column_double(query, 2);
+        if (const auto last = last_start.find(worker); last != last_start.end()) {
+            EXPECT_LE(last->second.second, started)
+                << "job " << id << " started before job " << last->second.first;
+        }
+        last_start[worker] = {id, started};
+    }
+    sqlite3_finalize(query);
+    sqlite3_close(handle);
+    EXPECT_EQ(last_start.size(), 2u) << "both workers ran jobs";
 }
 
 TEST_F(LocalQueue, ConcurrentSubmittersLoseNothing)

@@ -99,5 +99,21 @@ TEST(GpuPool, BusyOrLeasedElsewhereGpusGetNoJob)
     EXPECT_FALSE(pool.usable(0)) << "the two reasons are kept apart";
 }
 
+TEST(GpuPool, RoomForCountsTheJobsThatCouldStartOneAfterAnother)
+{
+    GpuPool pool({"a", "b", "c"}, 2);
+    EXPECT_EQ(pool.room_for(1), 6u);
+    EXPECT_EQ(pool.room_for(2), 3u) << "a+b, c+a, b+c";
+    EXPECT_EQ(pool.room_for(3), 2u);
+    EXPECT_EQ(pool.room_for(4), 0u) << "more GPUs than the pool has";
+    ASSERT_TRUE(pool.acquire(1).has_value());
+    pool.set_paused(1, true);
+    EXPECT_EQ(pool.room_for(1), 3u) << "one left on the used GPU, none on the paused one";
+    EXPECT_EQ(pool.room_for(2), 1u) << "a and c, once: a has room for one more";
+    pool.set_leased_elsewhere(2, true);
+    EXPECT_EQ(pool.room_for(1), 1u);
+    EXPECT_EQ(pool.room_for(2), 0u);
+}
+
 } // namespace
 } // namespace gpusched

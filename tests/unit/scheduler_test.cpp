@@ -589,6 +589,30 @@ TEST(Scheduler, OnlyWhenFreeTakesNothingItCannotStart)
     EXPECT_TRUE(scheduler.wants_input());
 }
 
+TEST(Scheduler, CommandsWantedIsWhatItWouldTakeNow)
+{
+    auto options = ahead(3);
+    Scheduler reader(GpuPool({"0"}), options);
+    EXPECT_EQ(reader.commands_wanted(), 3u) << "its read-ahead";
+    reader.on_command(command(1)); // starts
+    reader.on_command(command(2)); // waits
+    EXPECT_EQ(reader.commands_wanted(), 2u);
+
+    options.only_when_free = true;
+    Scheduler worker(GpuPool({"0", "1", "2"}), options);
+    EXPECT_EQ(worker.commands_wanted(), 3u) << "one per free GPU, whatever the read-ahead";
+    worker.on_command(command(1));
+    worker.on_command(command(2));
+    EXPECT_EQ(worker.commands_wanted(), 1u);
+    worker.on_command(command(3));
+    EXPECT_EQ(worker.commands_wanted(), 0u);
+    EXPECT_FALSE(worker.wants_input());
+    worker.on_job_exit(2, k_success);
+    EXPECT_EQ(worker.commands_wanted(), 1u);
+    worker.on_input_end();
+    EXPECT_EQ(worker.commands_wanted(), 0u) << "no more input once it ended";
+}
+
 TEST(Scheduler, UnknownJobExitIsALogicError)
 {
     Scheduler scheduler(GpuPool({"0"}), ahead(4));

@@ -25,10 +25,11 @@ struct LocalWorkerSettings {
     std::string output_directory;
 };
 
-// A worker's input from a local queue: a job is taken (in one transaction, so never by two
-// workers) only when the runner wants one, and its result recorded when it ends, in the same
-// transaction as the next take when one follows in that turn of the runner's loop (else
-// before the worker sleeps); where it started is noted with the next write, within a tick. The worker
+// A worker's input from a local queue: jobs are taken (in a transaction, so never by two
+// workers) only when the runner can start them, as many at once as it can start in that turn
+// of its loop, and a job's result is recorded when it ends, in the same transaction as the
+// next take when one follows in that turn (else before the worker sleeps); where it started
+// is noted with the next write, within a tick. The worker
 // sleeps in the runner's poll on its presence socket, which submitters, cancels and resumes
 // connect to, and looks at the queue on its own every second too (for what a wake-up missed,
 // for cancels, and to return the jobs of workers that died). Database calls wait at most a
@@ -48,6 +49,7 @@ public:
     std::optional<Clock::time_point> next_deadline() const override;
     void on_time(Clock::time_point now) override;
 
+    void will_take(std::size_t count) override { m_wanted = count; }
     std::optional<sys::InputLine> next_line() override;
     sys::InputRequests take_requests() override;
     std::vector<int> held_while_jobs_run() const override { return {m_presence.fd()}; }
@@ -78,6 +80,8 @@ private:
     using Owed = std::variant<LocalResult, GiveBackJob, StartNote>;
 
     void look();
+    // Jobs taken that the runner cannot start now go back to the queue, for other workers.
+    void give_back_ready();
     // Cancels of this worker's jobs and pauses of its GPUs, asked for since the last look.
     void look_for_requests();
     void expire_old_jobs();
@@ -104,6 +108,8 @@ private:
     std::set<std::int64_t> m_cancels_asked;
     std::set<std::string> m_paused_gpus;
     std::deque<JobRecord> m_ready;
+    // Jobs the runner can still take in this turn of its loop: taken in one transaction.
+    std::size_t m_wanted = 0;
     std::optional<std::int64_t> m_last_handed;
     std::unordered_map<JobId, std::int64_t> m_handed;
     std::deque<Owed> m_owed;

@@ -3,6 +3,7 @@
 #include <chrono>
 #include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <optional>
 #include <stdexcept>
 #include <string>
@@ -123,17 +124,18 @@ public:
     sqlite3* handle() const { return m_handle; }
 
 private:
+    // BEGIN and COMMIT are kept prepared too: a worker runs them for every job.
     template <class Work>
     auto run_transaction(std::string_view begin, Work&& work)
     {
-        execute(begin);
+        prepare_kept(begin).run();
         try {
             if constexpr (std::is_void_v<decltype(work())>) {
                 work();
-                execute("COMMIT");
+                prepare_kept("COMMIT").run();
             } else {
                 auto result = work();
-                execute("COMMIT");
+                prepare_kept("COMMIT").run();
                 return result;
             }
         } catch (...) {
@@ -145,7 +147,15 @@ private:
 
     std::filesystem::path m_path;
     sqlite3* m_handle = nullptr;
-    std::unordered_map<std::string, Statement> m_kept;
+    // Looked up by the SQL's text without copying it into a string first.
+    struct TextHash {
+        using is_transparent = void;
+        std::size_t operator()(std::string_view text) const
+        {
+            return std::hash<std::string_view>{}(text);
+        }
+    };
+    std::unordered_map<std::string, Statement, TextHash, std::equal_to<>> m_kept;
 };
 
 } // namespace gpusched::queue

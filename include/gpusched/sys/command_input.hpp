@@ -63,6 +63,9 @@ public:
     virtual std::optional<Clock::time_point> next_deadline() const { return std::nullopt; }
     virtual void on_time(Clock::time_point /*now*/) {}
 
+    // The runner can take `count` commands now and asks for them with next_line() next: an
+    // input that pays for each read (a queue's transaction) may read them in one go.
+    virtual void will_take(std::size_t /*count*/) {}
     // The next command among those already read, or nothing until more is read.
     virtual std::optional<InputLine> next_line() = 0;
     // True when no command will come any more.
