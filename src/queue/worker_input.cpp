@@ -676,10 +676,9 @@ JobResult WorkerInput::ended_result(const Handed& handed, const sys::JobEnd& end
         result.err_tail = std::move(err);
         result.complete = out_whole && err_whole;
         if (m_settings.output_directory_is_ours) {
-            // Sent with the result: what is kept is in Redis from now on.
-            std::error_code error;
-            std::filesystem::remove(paths.out, error);
-            std::filesystem::remove(paths.err, error);
+            // Sent with the result: what is kept is in Redis from now on. Every attempt's
+            // files go (with --retries, the earlier ones' too).
+            sys::remove_output_of(*m_settings.output_directory, end.id);
         }
     }
     return result;

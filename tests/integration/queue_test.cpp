@@ -236,6 +236,32 @@ TEST_F(Queue, LogsOfALongOutputShowItsLast64KiBAndSaySo)
     stop_workers();
 }
 
+// A worker's own output directory is a way station: once a result (with its output's tail)
+// is in Redis, the files of every attempt of the job go, not the last one's only.
+TEST_F(Queue, AWorkerKeepsNoOutputOfAJobWhoseResultIsSent)
+{
+    const auto state = m_dir / "state";
+    m_worker_dirs.push_back(std::make_unique<TempDir>());
+    LaunchOptions options{{"worker", "--redis", m_redis.url(), "--gpus", "0", "--retries", "2"}};
+    options.env["XDG_STATE_HOME"] = state.string();
+    m_workers.push_back(std::make_unique<Process>(*m_worker_dirs.back(), options));
+    const auto submitted = run(m_dir, submit("echo try; echo failed >&2; exit 3\n", {"--wait"}));
+    EXPECT_EQ(submitted.exit_status, 1) << submitted.err;
+    const auto id = queue_status()["recent"].at(0)["id"].get<long long>();
+    const auto logs = run(m_dir, {{"logs", "--redis", m_redis.url(), std::to_string(id)}});
+    EXPECT_EQ(logs.out, "try\n") << "the last attempt's output, from Redis";
+    EXPECT_NE(m_workers.back()->err_so_far().find("attempt 3"), std::string::npos)
+        << "tried three times";
+    std::vector<std::string> left;
+    for (const auto& entry : fs::recursive_directory_iterator(state / "gpusched" / "output")) {
+        if (entry.is_regular_file()) {
+            left.push_back(entry.path().string());
+        }
+    }
+    EXPECT_TRUE(left.empty()) << left.size() << " files left, the first " << left.front();
+    stop_workers();
+}
+
 TEST(QueueLogin, ThePasswordComesFromTheUrlOrRediscliAuth)
 {
     RedisServer redis(std::string("s3cret"));
