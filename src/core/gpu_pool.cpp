@@ -49,14 +49,14 @@ bool GpuPool::can_take(std::size_t count) const
 
 std::size_t GpuPool::room_for(std::size_t gpus_per_job) const
 {
+    if (gpus_per_job == 0) {
+        return 0;
+    }
     std::vector<unsigned> room;
     for (GpuSlot slot = 0; slot < m_gpus.size(); ++slot) {
         if (has_room(slot)) {
             room.push_back(m_jobs_per_gpu - m_gpus[slot].load);
         }
-    }
-    if (gpus_per_job == 0) {
-        return 0;
     }
     // Each job takes the GPUs with the most room left, as acquire() spreads them.
     std::size_t jobs = 0;

@@ -136,7 +136,7 @@ void LocalWorkerInput::look()
     attempt("taking a job", [&] {
         // The results owed and as many jobs as the runner can start now go in one
         // transaction: one commit for every GPU that freed in this turn, not one per job
-        // and per result.
+        // and per result. They are the worker's once committed: a rolled-back take is none.
         std::deque<JobRecord> taken;
         m_database.write([&] {
             write_owed_items();

@@ -29,13 +29,13 @@ struct LocalWorkerSettings {
 // workers) only when the runner can start them, as many at once as it can start in that turn
 // of its loop, and a job's result is recorded when it ends, in the same transaction as the
 // next take when one follows in that turn (else before the worker sleeps); where it started
-// is noted with the next write, within a tick. The worker
-// sleeps in the runner's poll on its presence socket, which submitters, cancels and resumes
-// connect to, and looks at the queue on its own every second too (for what a wake-up missed,
-// for cancels, and to return the jobs of workers that died). Database calls wait at most a
-// short busy timeout, so another process holding the write lock delays a signal or a job's
-// start by no more than that; a failed write (a full disk, a lock held longer) is kept and
-// tried again, and the run does not end before it is written or given up on.
+// is noted with the next write, within a tick. The worker sleeps in the runner's poll on its
+// presence socket, which submitters, cancels and resumes connect to, and looks at the queue
+// on its own every second too (for what a wake-up missed, for cancels, and to return the jobs
+// of workers that died). Database calls wait at most a short busy timeout, so another process
+// holding the write lock delays a signal or a job's start by no more than that; a failed
+// write (a full disk, a lock held longer) is kept and tried again, and the run does not end
+// before it is written or given up on.
 class LocalWorkerInput final : public sys::CommandInput {
 public:
     explicit LocalWorkerInput(LocalWorkerSettings settings);
