@@ -253,7 +253,7 @@ int run_status(const StatusOptions& options)
 {
     const auto directory = sys::LockDirectory::open_existing(options.lock_dir);
     const auto space = sys::lease_space_of(options.lock_dir);
-    const auto bound = sys::bound_lease_names(space);
+    const auto bound = sys::bound_lease_names(space).value_or(std::vector<std::string>{});
     const std::set<std::string> held(bound.begin(), bound.end());
     // Signals are taken while the probe runs, so that they act at once: see wait_for_answer.
     std::signal(SIGCHLD, SIG_DFL);

@@ -55,10 +55,13 @@ LocalQueueBackend::LocalQueueBackend(std::filesystem::path database, std::string
 void LocalQueueBackend::reclaim_gone_workers()
 {
     const auto present = present_workers(m_path);
+    if (!present) {
+        return; // who is present cannot be told now; the workers look every second
+    }
     const auto host = this_host();
     try {
         if (m_queue.reclaim([&](const WorkerRecord& worker) {
-                return !worker_gone(worker.id, worker.host, present, host);
+                return !worker_gone(worker.id, worker.host, *present, host);
             }) > 0) {
             wake_workers(m_path);
         }

@@ -104,8 +104,11 @@ void LocalWorkerInput::reclaim_dead()
 {
     attempt("returning the jobs of ended workers", [&] {
         const auto present = present_workers(m_settings.database);
+        if (!present) {
+            return; // who is present cannot be told now: the next tick looks again
+        }
         const auto returned = m_queue.reclaim([&](const WorkerRecord& worker) {
-            return !worker_gone(worker.id, worker.host, present, m_settings.host);
+            return !worker_gone(worker.id, worker.host, *present, m_settings.host);
         });
         if (returned > 0) {
             spdlog::warn("queue {}: {} of workers that ended went back to the queue",

@@ -51,14 +51,18 @@ void WorkerPresence::drain()
     }
 }
 
-std::set<std::string> present_workers(const std::filesystem::path& database)
+std::optional<std::set<std::string>> present_workers(const std::filesystem::path& database)
 {
     const auto space = worker_space_of(database);
-    std::set<std::string> workers;
     if (space.empty()) {
-        return workers;
+        return std::nullopt;
     }
-    for (const auto& name : sys::bound_lease_names(space)) {
+    const auto bound = sys::bound_lease_names(space);
+    if (!bound) {
+        return std::nullopt;
+    }
+    std::set<std::string> workers;
+    for (const auto& name : *bound) {
         if (auto worker = lease_key_of_socket_name(space, name)) {
             workers.insert(std::move(*worker));
         }
@@ -100,7 +104,7 @@ void wake_workers(const std::filesystem::path& database)
     if (space.empty()) {
         return;
     }
-    for (const auto& name : sys::bound_lease_names(space)) {
+    for (const auto& name : sys::bound_lease_names(space).value_or(std::vector<std::string>{})) {
         try {
             sys::connect_to_lease(name); // closed at once: the connection is the message
         } catch (const std::exception&) {

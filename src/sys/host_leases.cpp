@@ -136,7 +136,14 @@ bool HostLeases::bind_names(Lease& lease)
         }
         lease.share = duplicate_above(share->get(), m_first_private_fd);
     } else if (!lease.shares_prefix.empty()) {
-        for (const auto& name : bound_lease_names(lease.shares_prefix)) {
+        const auto shares = bound_lease_names(lease.shares_prefix);
+        if (!shares) {
+            // Whether a MIG instance of it is held cannot be told now: not taken, for now.
+            lease.blocker = lease.shares_prefix;
+            lease.blocked = Blocker::mig_instance;
+            return false;
+        }
+        for (const auto& name : *shares) {
             if (is_lease_share(m_space, name)) {
                 lease.blocker = name;
                 lease.blocked = Blocker::mig_instance;

@@ -68,7 +68,7 @@ struct Bound {
     std::size_t queued = 0; // connections waiting in the holder's queue
 };
 
-std::map<std::string, Bound> read_bound(std::string_view prefix)
+std::optional<std::map<std::string, Bound>> read_bound(std::string_view prefix)
 {
     // Lines: "Num RefCount Protocol Flags Type St Inode Path", an abstract path written as '@'
     // and its bytes. A connection waiting to be accepted has the listener's name, no inode
@@ -77,7 +77,9 @@ std::map<std::string, Bound> read_bound(std::string_view prefix)
     std::map<std::string, Bound> bound;
     std::ifstream table("/proc/net/unix");
     std::string line;
-    std::getline(table, line); // the header
+    if (!std::getline(table, line)) { // the header
+        return std::nullopt;
+    }
     while (std::getline(table, line)) {
         std::istringstream fields(line);
         std::string num, refcount, protocol, flags, type, state, inode, path;
@@ -167,8 +169,12 @@ std::optional<LeaseTaker> taker_of(int connection)
 std::optional<LeaseTaker> ask_lease_taker(const std::string& name)
 {
     const auto bound = read_bound(name);
-    const auto found = bound.find(name);
-    if (found == bound.end() || !found->second.held || found->second.queued >= queue_limit() / 2) {
+    if (!bound) {
+        return std::nullopt;
+    }
+    const auto found = bound->find(name);
+    if (found == bound->end() || !found->second.held ||
+        found->second.queued >= queue_limit() / 2) {
         return std::nullopt;
     }
     // A lease being taken is bound a moment before it listens, and refuses connections then.
@@ -196,10 +202,14 @@ bool holds_lease(int fd, const std::string& name)
            int_option(fd, SO_TYPE) == SOCK_STREAM && int_option(fd, SO_ACCEPTCONN) == 1;
 }
 
-std::vector<std::string> bound_lease_names(std::string_view prefix)
+std::optional<std::vector<std::string>> bound_lease_names(std::string_view prefix)
 {
+    const auto bound = read_bound(prefix);
+    if (!bound) {
+        return std::nullopt;
+    }
     std::vector<std::string> names;
-    for (const auto& [name, entry] : read_bound(prefix)) {
+    for (const auto& [name, entry] : *bound) {
         if (entry.held) {
             names.push_back(name);
         }

@@ -456,6 +456,33 @@ TEST_F(LocalQueue, AProducersCommandsAreQueuedAsTheyComeAndAHalfWrittenOneIsNot)
     }
 }
 
+// A listing with too few descriptors to read the table of sockets cannot tell which workers
+// are present: it must not take a running worker for gone and send its job to be run again.
+// Every limit from too few to open the database to plenty is tried.
+TEST_F(LocalQueue, AListingShortOfDescriptorsReturnsNoRunningJob)
+{
+#if defined(__SANITIZE_ADDRESS__)
+    GTEST_SKIP() << "the sanitizers' runtime needs descriptors of its own";
+#endif
+    start_worker("0");
+    ASSERT_EQ(run(m_dir, submit(fmt::format("echo run >> {}; sleep 60\n", log()))).exit_status,
+              0);
+    ASSERT_TRUE(eventually([&] { return logged()["run"] == 1; }));
+    for (int limit = 4; limit <= 24; ++limit) {
+        TempDir dir;
+        LaunchOptions options{{"-c", fmt::format("ulimit -n {}; exec {} queue --db {}", limit,
+                                                 binary().string(), db())}};
+        options.program = "/bin/sh";
+        run(dir, options);
+    }
+    const auto status = queue_status();
+    ASSERT_EQ(status["running"].size(), 1u) << status.dump();
+    EXPECT_EQ(status["running"][0]["returned"], 0) << status.dump();
+    EXPECT_EQ(status["queued"], 0);
+    std::this_thread::sleep_for(1500ms); // a tick of the worker: a job returned would start
+    EXPECT_EQ(logged()["run"], 1);
+}
+
 // A worker short of descriptors (ulimit -n) starts what it can and the rest as jobs end:
 // none of the queue's jobs is failed for it, none is lost, none runs twice.
 TEST_F(LocalQueue, AWorkerShortOfDescriptorsDelaysJobsAndFailsNone)

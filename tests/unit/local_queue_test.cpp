@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <poll.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -262,7 +263,7 @@ TEST_F(LocalQueueFile, AWorkerIsPresentWhileItHoldsItsSocketAndOnlyThisHostsWork
     const std::string id = worker_id_prefix("node.1") + "42-abc";
     {
         WorkerPresence presence(db_path(), id);
-        const auto present = present_workers(db_path());
+        const auto present = present_workers(db_path()).value();
         EXPECT_TRUE(present.contains(id));
         EXPECT_FALSE(worker_gone(id, "node.1", present, "node.1"));
         // Woken: its socket becomes readable.
@@ -272,13 +273,35 @@ TEST_F(LocalQueueFile, AWorkerIsPresentWhileItHoldsItsSocketAndOnlyThisHostsWork
         presence.drain();
         EXPECT_EQ(poll(&ready, 1, 0), 0);
     }
-    const auto present = present_workers(db_path());
+    const auto present = present_workers(db_path()).value();
     EXPECT_FALSE(present.contains(id));
     EXPECT_TRUE(worker_gone(id, "node.1", present, "node.1"));
     EXPECT_TRUE(worker_gone(id, "", present, "node.1"));
     // Another host's (or container's) worker may be alive where this machine cannot see it.
     EXPECT_FALSE(worker_gone(id, "node.2", present, "node.1"));
     EXPECT_FALSE(worker_gone(id, "", present, "node.2"));
+}
+
+// With no descriptor free, the table of sockets cannot be read: who is present is unknown,
+// not "no one" (else every running job of this host's workers would be run a second time).
+TEST_F(LocalQueueFile, WhoIsPresentIsUnknownWithoutAFreeDescriptor)
+{
+    Database database(db_path(), 1s);
+    prepare_local_queue_schema(database);
+    WorkerPresence presence(db_path(), worker_id_prefix("node.1") + "7-abc");
+    rlimit before{};
+    ASSERT_EQ(getrlimit(RLIMIT_NOFILE, &before), 0);
+    const int lowest_free = dup(0);
+    ASSERT_GE(lowest_free, 0);
+    close(lowest_free);
+    rlimit none_free = before;
+    none_free.rlim_cur = static_cast<rlim_t>(lowest_free);
+    ASSERT_EQ(setrlimit(RLIMIT_NOFILE, &none_free), 0);
+    const auto present = present_workers(db_path());
+    ASSERT_EQ(setrlimit(RLIMIT_NOFILE, &before), 0);
+    EXPECT_FALSE(present.has_value());
+    ASSERT_TRUE(present_workers(db_path()).has_value());
+    EXPECT_EQ(present_workers(db_path())->size(), 1u);
 }
 
 } // namespace

@@ -34,8 +34,10 @@ private:
 // path to the file meets the same workers); empty when the file cannot be looked at.
 std::string worker_space_of(const std::filesystem::path& database);
 
-// The ids of the workers present on the database.
-std::set<std::string> present_workers(const std::filesystem::path& database);
+// The ids of the workers present on the database; nothing when that cannot be told now (the
+// database cannot be looked at, or the table of sockets read): no worker may then be taken
+// for gone, or its running jobs would run a second time.
+std::optional<std::set<std::string>> present_workers(const std::filesystem::path& database);
 
 // How the ids of workers on `host` begin.
 std::string worker_id_prefix(const std::string& host);

@@ -44,7 +44,8 @@ std::optional<LeaseTaker> ask_lease_taker(const std::string& name);
 bool holds_lease(int fd, const std::string& name);
 
 // The names starting with `prefix` that sockets of this network namespace have bound, each
-// once (from /proc/net/unix).
-std::vector<std::string> bound_lease_names(std::string_view prefix);
+// once (from /proc/net/unix); nothing when that table cannot be read (no descriptor free,
+// say): who holds a name is then unknown, which is not the same as no one.
+std::optional<std::vector<std::string>> bound_lease_names(std::string_view prefix);
 
 } // namespace gpusched::sys
