@@ -79,14 +79,9 @@ pid_t spawn_worker(const std::filesystem::path& database, const std::string& nam
 
 bool served_by_a_worker(const std::filesystem::path& database, queue::LocalQueue& queue)
 {
-    const auto present = queue::present_workers(database);
-    if (!present) {
+    if (!queue::reclaim_gone_workers(queue, database, queue::this_host())) {
         return true; // cannot be told now: the workers listed are taken as there
     }
-    const auto host = queue::this_host();
-    queue.reclaim([&](const queue::WorkerRecord& worker) {
-        return !queue::worker_gone(worker.id, worker.host, *present, host);
-    });
     return !queue.workers().empty();
 }
 

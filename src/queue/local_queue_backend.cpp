@@ -54,15 +54,9 @@ LocalQueueBackend::LocalQueueBackend(std::filesystem::path database, std::string
 
 void LocalQueueBackend::reclaim_gone_workers()
 {
-    const auto present = present_workers(m_path);
-    if (!present) {
-        return; // who is present cannot be told now; the workers look every second
-    }
-    const auto host = this_host();
     try {
-        if (m_queue.reclaim([&](const WorkerRecord& worker) {
-                return !worker_gone(worker.id, worker.host, *present, host);
-            }) > 0) {
+        // Nothing when who is present cannot be told now; the workers look every second.
+        if (queue::reclaim_gone_workers(m_queue, m_path, this_host()).value_or(0) > 0) {
             wake_workers(m_path);
         }
     } catch (const DatabaseError& error) {

@@ -103,13 +103,9 @@ bool LocalWorkerInput::attempt(const char* doing, Work&& work)
 void LocalWorkerInput::reclaim_dead()
 {
     attempt("returning the jobs of ended workers", [&] {
-        const auto present = present_workers(m_settings.database);
-        if (!present) {
-            return; // who is present cannot be told now: the next tick looks again
-        }
-        const auto returned = m_queue.reclaim([&](const WorkerRecord& worker) {
-            return !worker_gone(worker.id, worker.host, *present, m_settings.host);
-        });
+        // Nothing when who is present cannot be told now: the next tick looks again.
+        const auto returned =
+            reclaim_gone_workers(m_queue, m_settings.database, m_settings.host).value_or(0);
         if (returned > 0) {
             spdlog::warn("queue {}: {} of workers that ended went back to the queue",
                          m_settings.queue, counted(static_cast<std::size_t>(returned), "job"));

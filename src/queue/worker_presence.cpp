@@ -1,6 +1,7 @@
 #include <gpusched/queue/worker_presence.hpp>
 
 #include <gpusched/lease_names.hpp>
+#include <gpusched/queue/local_queue.hpp>
 #include <gpusched/sys/lease_socket.hpp>
 
 #include <fmt/format.h>
@@ -68,6 +69,19 @@ std::optional<std::set<std::string>> present_workers(const std::filesystem::path
         }
     }
     return workers;
+}
+
+std::optional<std::int64_t> reclaim_gone_workers(LocalQueue& queue,
+                                                 const std::filesystem::path& database,
+                                                 const std::string& host)
+{
+    const auto present = present_workers(database);
+    if (!present) {
+        return std::nullopt;
+    }
+    return queue.reclaim([&](const WorkerRecord& worker) {
+        return !worker_gone(worker.id, worker.host, *present, host);
+    });
 }
 
 std::string worker_id_prefix(const std::string& host)

@@ -2,6 +2,7 @@
 
 #include <gpusched/sys/unique_fd.hpp>
 
+#include <cstdint>
 #include <filesystem>
 #include <optional>
 #include <set>
@@ -38,6 +39,15 @@ std::string worker_space_of(const std::filesystem::path& database);
 // database cannot be looked at, or the table of sockets read): no worker may then be taken
 // for gone, or its running jobs would run a second time.
 std::optional<std::set<std::string>> present_workers(const std::filesystem::path& database);
+
+class LocalQueue;
+
+// Puts the running jobs of this host's workers that are gone back at the front of `queue`,
+// and returns how many; nothing when who is present cannot be told now (no job is returned
+// then).
+std::optional<std::int64_t> reclaim_gone_workers(LocalQueue& queue,
+                                                 const std::filesystem::path& database,
+                                                 const std::string& host);
 
 // How the ids of workers on `host` begin.
 std::string worker_id_prefix(const std::string& host);
