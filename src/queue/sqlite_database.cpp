@@ -3,7 +3,9 @@
 #include <fmt/format.h>
 #include <sqlite3.h>
 
+#include <chrono>
 #include <cstring>
+#include <thread>
 
 namespace gpusched::queue {
 
@@ -41,11 +43,31 @@ Database::Database(std::filesystem::path path, std::chrono::milliseconds busy_ti
         // transaction when a process dies, only (on a power failure) the last ones before
         // the next checkpoint; a commit then costs no fsync, which a worker starting
         // thousands of short jobs would feel.
-        execute("PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; PRAGMA foreign_keys=ON");
+        switch_to_wal(busy_timeout);
+        execute("PRAGMA synchronous=NORMAL; PRAGMA foreign_keys=ON");
     } catch (...) {
         sqlite3_close(m_handle);
         m_handle = nullptr;
         throw;
+    }
+}
+
+void Database::switch_to_wal(std::chrono::milliseconds busy_timeout)
+{
+    // Processes opening a new database together race to switch it to WAL, and the losers
+    // are told SQLITE_BUSY at once, without the busy handler: they try again, within the
+    // timeout, until the winner is done (a database in WAL mode already switches at once).
+    const auto give_up = std::chrono::steady_clock::now() + busy_timeout;
+    for (;;) {
+        const int result =
+            sqlite3_exec(m_handle, "PRAGMA journal_mode=WAL", nullptr, nullptr, nullptr);
+        if (result == SQLITE_OK) {
+            return;
+        }
+        if ((result & 0xff) != SQLITE_BUSY || std::chrono::steady_clock::now() >= give_up) {
+            fail(result, "PRAGMA journal_mode");
+        }
+        std::this_thread::sleep_for(std::chrono::milliseconds(2));
     }
 }
 

@@ -144,6 +144,7 @@ private:
         }
     }
     void roll_back() noexcept;
+    void switch_to_wal(std::chrono::milliseconds busy_timeout);
 
     std::filesystem::path m_path;
     sqlite3* m_handle = nullptr;
