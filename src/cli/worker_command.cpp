@@ -2,9 +2,10 @@
 
 #include "option_values.hpp"
 
-#include <gpusched/queue/local_worker_input.hpp>
+#include <gpusched/queue/queue_worker.hpp>
+#include <gpusched/queue/redis/redis_worker_store.hpp>
 #include <gpusched/queue/result_spool.hpp>
-#include <gpusched/queue/worker_input.hpp>
+#include <gpusched/queue/sqlite/sqlite_worker_store.hpp>
 #include <gpusched/queue/worker_presence.hpp>
 #include <gpusched/sys/state_directory.hpp>
 
@@ -71,10 +72,27 @@ std::filesystem::path redis_output_directory(const std::string& queue)
     return base / queue / fmt::format("worker-{}", getpid());
 }
 
+// Runs the jobs of the store `make_store` makes, as a run would, on the GPUs of the run.
+template <class MakeStore>
+int run_queue_worker(WorkerOptions& options, MakeStore make_store)
+{
+    queue::QueueWorker* worker = nullptr;
+    return run_jobs(
+        options.run,
+        [&]() -> std::unique_ptr<sys::CommandInput> {
+            auto made = std::make_unique<queue::QueueWorker>(make_store(), queue::this_host());
+            worker = made.get();
+            return made;
+        },
+        [&](const std::vector<std::string>& ids) {
+            worker->set_gpus(fmt::format("{}", fmt::join(ids, ",")));
+        });
+}
+
 int run_local_worker(WorkerOptions& options)
 {
     const auto database = local_database_of(options.queue);
-    queue::LocalWorkerSettings settings{database, options.queue.queue, queue::this_host(), "",
+    queue::SqliteWorkerSettings settings{database, options.queue.queue, queue::this_host(), "",
                                         local_output_directory(database, options)};
     options.run.only_when_free = true;
     // SQLite allocates and frees a scratch buffer of several pages at each job's take (the
@@ -82,17 +100,9 @@ int run_local_worker(WorkerOptions& options)
     // to the system after each and be taken again at the next: two system calls and a TLB
     // flush per job, on a worker that starts jobs as fast as processes can be made.
     mallopt(M_TRIM_THRESHOLD, k_kept_heap_bytes);
-    queue::LocalWorkerInput* input = nullptr;
-    return run_jobs(
-        options.run,
-        [&]() -> std::unique_ptr<sys::CommandInput> {
-            auto made = std::make_unique<queue::LocalWorkerInput>(settings);
-            input = made.get();
-            return made;
-        },
-        [&](const std::vector<std::string>& ids) {
-            input->set_gpus(fmt::format("{}", fmt::join(ids, ",")));
-        });
+    return run_queue_worker(options, [&] {
+        return std::make_unique<queue::SqliteWorkerStore>(settings);
+    });
 }
 
 } // namespace
@@ -102,7 +112,7 @@ int run_worker(WorkerOptions options)
     if (options.queue.is_local()) {
         return run_local_worker(options);
     }
-    queue::WorkerSettings settings;
+    queue::RedisWorkerSettings settings;
     settings.url = redis_url_of(options.queue);
     settings.queue = options.queue.queue;
     settings.key = read_key(options.queue);
@@ -129,17 +139,9 @@ int run_worker(WorkerOptions options)
                      "another worker starts it",
                      options.run.kill_after_seconds, options.lease_timeout_seconds);
     }
-    queue::WorkerInput* input = nullptr;
-    return run_jobs(
-        options.run,
-        [&]() -> std::unique_ptr<sys::CommandInput> {
-            auto made = std::make_unique<queue::WorkerInput>(settings);
-            input = made.get();
-            return made;
-        },
-        [&](const std::vector<std::string>& ids) {
-            input->set_gpus(fmt::format("{}", fmt::join(ids, ",")));
-        });
+    return run_queue_worker(options, [&] {
+        return std::make_unique<queue::RedisWorkerStore>(settings);
+    });
 }
 
 } // namespace gpusched::cli

@@ -253,12 +253,12 @@ RedisCommand JobQueue::fetch_taken(const std::string& worker, const std::string&
                               {id});
 }
 
-std::optional<TakenJob> JobQueue::read_taken(const std::string& id, const RedisReply& reply)
+std::optional<FetchedTakenJob> JobQueue::read_taken(const std::string& id, const RedisReply& reply)
 {
     if (reply.type != RedisReply::Type::array || reply.elements.size() < 2) {
         return std::nullopt;
     }
-    TakenJob taken{reply.elements[0].text, reply.elements[1].integer == 1, {id, {}},
+    FetchedTakenJob taken{reply.elements[0].text, reply.elements[1].integer == 1, {id, {}},
                    reply.elements[1].integer == 2};
     if (taken.ours && reply.elements.size() == 3) {
         taken.job = to_job(id, reply.elements[2]);
@@ -275,17 +275,38 @@ RedisCommand JobQueue::start(const std::string& worker, const std::string& id,
                               {id, worker, host, gpu, fmt::format("{:.6f}", started), marker});
 }
 
-RedisCommand JobQueue::finish(const std::string& worker, const JobResult& result) const
+RedisCommand JobQueue::finish(const std::string& worker, const OwedResult& owed) const
 {
+    const auto& result = owed.result;
+    const auto id = std::to_string(result.id);
     return RedisCommand::call(
         k_finish,
-        {key("job:" + result.id), key("taken:" + worker), key("stats"), key("failures"),
-         key("batch:" + result.batch + ":done"), key("marker"), key("ended"), key("rank")},
-        {result.id, result.outcome, std::to_string(result.exit_code),
-         std::to_string(result.signal), result.host, result.gpu,
+        {key("job:" + id), key("taken:" + worker), key("stats"), key("failures"),
+         key("batch:" + owed.batch + ":done"), key("marker"), key("ended"), key("rank")},
+        {id, std::string(to_string(result.state)), std::to_string(result.exit_code),
+         std::to_string(result.signal), owed.host, result.gpu,
          fmt::format("{:.6f}", result.started), fmt::format("{:.6f}", result.runtime),
-         result.note, result.marker, result.out_tail, result.err_tail,
+         result.note, owed.marker, result.out_tail, result.err_tail,
          result.complete ? "1" : "0"});
+}
+
+std::optional<TakenJobReply> read_taken_job_reply(const RedisReply& reply)
+{
+    if (reply.type != RedisReply::Type::integer) {
+        return std::nullopt;
+    }
+    switch (reply.integer) {
+    case 1:
+        return TakenJobReply::applied;
+    case 0:
+        return TakenJobReply::not_this_workers;
+    case -1:
+        return TakenJobReply::no_such_job;
+    case -2:
+        return TakenJobReply::queue_reset;
+    default:
+        return std::nullopt;
+    }
 }
 
 RedisCommand JobQueue::give_back(const std::string& worker, const std::string& id,

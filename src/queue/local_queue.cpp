@@ -6,6 +6,7 @@
 
 #include <array>
 #include <map>
+#include <optional>
 
 namespace gpusched::queue {
 namespace {
@@ -77,12 +78,7 @@ constexpr std::array<std::string_view, 6> k_state_names = {"queued",    "running
 
 JobState state_of(const std::string& name)
 {
-    for (std::size_t i = 0; i < k_state_names.size(); ++i) {
-        if (k_state_names[i] == name) {
-            return static_cast<JobState>(i);
-        }
-    }
-    return JobState::failed;
+    return job_state_named(name).value_or(JobState::failed);
 }
 
 constexpr std::string_view k_job_columns =
@@ -130,6 +126,16 @@ std::vector<JobRecord> read_jobs(Statement& query)
 std::string_view to_string(JobState state)
 {
     return k_state_names.at(static_cast<std::size_t>(state));
+}
+
+std::optional<JobState> job_state_named(std::string_view name)
+{
+    for (std::size_t i = 0; i < k_state_names.size(); ++i) {
+        if (k_state_names[i] == name) {
+            return static_cast<JobState>(i);
+        }
+    }
+    return std::nullopt;
 }
 
 void prepare_local_queue_schema(Database& database)
@@ -359,7 +365,7 @@ std::optional<JobRecord> LocalQueue::take(const std::string& worker, const std::
     });
 }
 
-bool LocalQueue::finish(const std::string& worker, const LocalResult& result)
+bool LocalQueue::finish(const std::string& worker, const JobResult& result)
 {
     return m_database.write([&] {
         m_database

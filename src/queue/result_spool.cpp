@@ -27,23 +27,38 @@ namespace {
 namespace fs = std::filesystem;
 using Json = nlohmann::json;
 
+// Ids are written as strings and outcomes as words, as Redis keeps them: a spool left by an
+// earlier version is read the same.
 Json to_json(const Owed& owed)
 {
     Json line = {{"n", owed.number}, {"worker", owed.worker}};
-    if (const auto* result = std::get_if<JobResult>(&owed.what)) {
-        line["result"] = {{"id", result->id},         {"batch", result->batch},
-                          {"outcome", result->outcome}, {"exit", result->exit_code},
-                          {"signal", result->signal}, {"host", result->host},
-                          {"gpu", result->gpu},         {"started", result->started},
-                          {"runtime", result->runtime}, {"note", result->note},
-                          {"marker", result->marker},   {"out_tail", result->out_tail},
-                          {"err_tail", result->err_tail}, {"complete", result->complete}};
+    if (const auto* owed_result = std::get_if<OwedResult>(&owed.what)) {
+        const auto& result = owed_result->result;
+        line["result"] = {{"id", std::to_string(result.id)},
+                          {"batch", owed_result->batch},
+                          {"outcome", to_string(result.state)},
+                          {"exit", result.exit_code},
+                          {"signal", result.signal},
+                          {"host", owed_result->host},
+                          {"gpu", result.gpu},
+                          {"started", result.started},
+                          {"runtime", result.runtime},
+                          {"note", result.note},
+                          {"marker", owed_result->marker},
+                          {"out_tail", result.out_tail},
+                          {"err_tail", result.err_tail},
+                          {"complete", result.complete}};
     } else {
         const auto& give_back = std::get<GiveBack>(owed.what);
-        line["give_back"] = give_back.id;
+        line["give_back"] = std::to_string(give_back.id);
         line["marker"] = give_back.marker;
     }
     return line;
+}
+
+std::int64_t id_of(const Json& id)
+{
+    return id.is_string() ? std::stoll(id.get<std::string>()) : id.get<std::int64_t>();
 }
 
 std::optional<Owed> from_json(const Json& line)
@@ -51,25 +66,26 @@ std::optional<Owed> from_json(const Json& line)
     Owed owed;
     owed.worker = line.at("worker").get<std::string>();
     if (line.contains("give_back")) {
-        owed.what = GiveBack{line.at("give_back").get<std::string>(),
-                             line.at("marker").get<std::string>()};
+        owed.what = GiveBack{id_of(line.at("give_back")), line.at("marker").get<std::string>()};
         return owed;
     }
     const auto& result = line.at("result");
-    owed.what = JobResult{result.at("id").get<std::string>(),
-                          result.at("outcome").get<std::string>(),
-                          result.at("exit").get<int>(),
-                          result.at("signal").get<int>(),
-                          result.at("host").get<std::string>(),
-                          result.at("gpu").get<std::string>(),
-                          result.at("started").get<double>(),
-                          result.at("runtime").get<double>(),
-                          result.at("note").get<std::string>(),
-                          result.at("batch").get<std::string>(),
-                          result.at("marker").get<std::string>(),
-                          result.value("out_tail", std::string()),
-                          result.value("err_tail", std::string()),
-                          result.value("complete", true)};
+    const auto state = job_state_named(result.at("outcome").get<std::string>());
+    if (!state) {
+        return std::nullopt;
+    }
+    owed.what = OwedResult{JobResult{id_of(result.at("id")), *state, result.at("exit").get<int>(),
+                                     result.at("signal").get<int>(),
+                                     result.at("gpu").get<std::string>(),
+                                     result.at("started").get<double>(),
+                                     result.at("runtime").get<double>(),
+                                     result.at("note").get<std::string>(),
+                                     result.value("out_tail", std::string()),
+                                     result.value("err_tail", std::string()),
+                                     result.value("complete", true)},
+                           result.at("host").get<std::string>(),
+                           result.at("batch").get<std::string>(),
+                           result.at("marker").get<std::string>()};
     return owed;
 }
 
@@ -99,7 +115,7 @@ std::vector<Owed> unsent_in(int fd, const fs::path& path)
             } else if (auto owed = from_json(line)) {
                 entries.emplace_back(line.at("n").get<std::uint64_t>(), std::move(*owed));
             }
-        } catch (const Json::exception&) {
+        } catch (const std::exception&) { // Json's errors, and an id that is not a number
             spdlog::warn("{}: skipping a damaged line", path.string());
         }
     }
@@ -113,6 +129,12 @@ std::vector<Owed> unsent_in(int fd, const fs::path& path)
 }
 
 } // namespace
+
+std::int64_t Owed::job_id() const
+{
+    const auto* result = std::get_if<OwedResult>(&what);
+    return result != nullptr ? result->result.id : std::get<GiveBack>(what).id;
+}
 
 fs::path ResultSpool::default_directory()
 {

@@ -69,6 +69,7 @@ int JobRunner::run()
     try {
         tend_busy_gpus(); // no GPU is known to be free of others' work before the first look
         take_input();
+        m_input.end_turn();
         while (!finished()) {
             run_once();
         }
@@ -111,6 +112,7 @@ void JobRunner::run_once()
         wait_for_events();
         take_input_requests();
         take_input();
+        m_input.end_turn();
         if (m_scheduler.done() && m_jobs.empty()) {
             m_input.on_jobs_over();
         }
@@ -221,9 +223,7 @@ void JobRunner::wait_for_events()
 
 void JobRunner::take_input()
 {
-    if (const auto wanted = m_scheduler.commands_wanted(); wanted > 0) {
-        m_input.will_take(wanted);
-    }
+    m_input.begin_turn(m_scheduler.commands_wanted());
     while (m_scheduler.wants_input()) {
         auto input = m_input.next_line();
         if (!input) {

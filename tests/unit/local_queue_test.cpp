@@ -44,9 +44,9 @@ protected:
         return jobs;
     }
 
-    static LocalResult succeeded(std::int64_t id)
+    static JobResult succeeded(std::int64_t id)
     {
-        return LocalResult{id, JobState::succeeded, 0, 0, "0", 100.0, 1.5, ""};
+        return JobResult{id, JobState::succeeded, 0, 0, "0", 100.0, 1.5, ""};
     }
 
     fs::path m_dir;
@@ -160,7 +160,7 @@ TEST_F(LocalQueueFile, CancelRemovesAQueuedJobAndAsksTheWorkerOfARunningOne)
     EXPECT_EQ(queue.cancel(ids[0]), CancelOutcome::stopping);
     EXPECT_EQ(queue.cancel_requests("w"), std::vector<std::int64_t>{ids[0]});
     EXPECT_EQ(queue.cancel(999), CancelOutcome::unknown);
-    LocalResult cancelled = succeeded(ids[0]);
+    JobResult cancelled = succeeded(ids[0]);
     cancelled.state = JobState::cancelled;
     cancelled.signal = 15;
     EXPECT_TRUE(queue.finish("w", cancelled));
@@ -191,7 +191,7 @@ TEST_F(LocalQueueFile, RetryQueuesAFailedJobAgainButNotARunningOrSucceededOne)
     const auto ids = queue.submit(commands({"fails", "works"}), {}).ids;
     const auto fails = queue.take("w");
     EXPECT_TRUE(queue.retry(fails->id).has_value()); // running
-    LocalResult failed = succeeded(fails->id);
+    JobResult failed = succeeded(fails->id);
     failed.state = JobState::failed;
     failed.exit_code = 3;
     ASSERT_TRUE(queue.finish("w", failed));

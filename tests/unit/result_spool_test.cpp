@@ -30,9 +30,10 @@ protected:
     }
     void TearDown() override { fs::remove_all(m_dir); }
 
-    static JobResult result(const std::string& id)
+    static OwedResult result(std::int64_t id)
     {
-        return JobResult{id, "succeeded", 0, 0, "host", "GPU-a0", 1.5, 2.5, "", "7", "m1"};
+        return OwedResult{JobResult{id, JobState::succeeded, 0, 0, "GPU-a0", 1.5, 2.5, ""},
+                          "host", "7", "m1"};
     }
 
     fs::path m_dir;
@@ -42,9 +43,9 @@ TEST_F(SpoolDirectory, WhatADeadWorkerOwedIsAdoptedOnceAndWhatItSentIsNot)
 {
     {
         ResultSpool dead(m_dir, "queue", "dead");
-        Owed sent{0, "dead", result("1")};
-        Owed owed{0, "dead", result("2")};
-        Owed returned{0, "dead", GiveBack{"3", "m1"}};
+        Owed sent{0, "dead", result(1)};
+        Owed owed{0, "dead", result(2)};
+        Owed returned{0, "dead", GiveBack{3, "m1"}};
         ASSERT_TRUE(dead.add(sent));
         ASSERT_TRUE(dead.add(owed));
         ASSERT_TRUE(dead.add(returned));
@@ -55,12 +56,13 @@ TEST_F(SpoolDirectory, WhatADeadWorkerOwedIsAdoptedOnceAndWhatItSentIsNot)
     ResultSpool next(m_dir, "queue", "next");
     const auto adopted = next.adopt_orphans();
     ASSERT_EQ(adopted.size(), 2u);
-    const auto& first = std::get<JobResult>(adopted[0].what);
-    EXPECT_EQ(first.id, "2");
+    const auto& first = std::get<OwedResult>(adopted[0].what);
+    EXPECT_EQ(first.result.id, 2);
+    EXPECT_EQ(first.result.state, JobState::succeeded);
     EXPECT_EQ(first.batch, "7");
-    EXPECT_EQ(first.runtime, 2.5);
+    EXPECT_EQ(first.result.runtime, 2.5);
     EXPECT_EQ(adopted[0].worker, "dead") << "sent for the worker whose list holds the job";
-    EXPECT_EQ(std::get<GiveBack>(adopted[1].what).id, "3");
+    EXPECT_EQ(std::get<GiveBack>(adopted[1].what).id, 3);
     EXPECT_FALSE(fs::exists(m_dir / "queue" / "dead.spool"));
     EXPECT_EQ(next.owed(), 2u) << "adopted entries are owed by the adopter, in its own file";
     EXPECT_TRUE(next.adopt_orphans().empty());
@@ -69,7 +71,7 @@ TEST_F(SpoolDirectory, WhatADeadWorkerOwedIsAdoptedOnceAndWhatItSentIsNot)
 TEST_F(SpoolDirectory, ALiveWorkersFileIsLeftToIt)
 {
     ResultSpool alive(m_dir, "queue", "alive");
-    Owed owed{0, "alive", result("1")};
+    Owed owed{0, "alive", result(1)};
     ASSERT_TRUE(alive.add(owed));
     ResultSpool other(m_dir, "queue", "other");
     EXPECT_TRUE(other.adopt_orphans().empty());
@@ -79,7 +81,7 @@ TEST_F(SpoolDirectory, ALiveWorkersFileIsLeftToIt)
 TEST_F(SpoolDirectory, AFileWithNothingOwedIsCutAndRemovedAtTheEnd)
 {
     auto spool = std::make_unique<ResultSpool>(m_dir, "queue", "worker");
-    Owed owed{0, "worker", result("1")};
+    Owed owed{0, "worker", result(1)};
     ASSERT_TRUE(spool->add(owed));
     EXPECT_GT(fs::file_size(spool->path()), 0u);
     spool->mark_sent(owed.number);
@@ -99,7 +101,7 @@ TEST_F(SpoolDirectory, DamagedLinesAreSkippedAndTheRestIsSent)
     ResultSpool next(m_dir, "queue", "next");
     const auto adopted = next.adopt_orphans();
     ASSERT_EQ(adopted.size(), 1u);
-    EXPECT_EQ(std::get<GiveBack>(adopted[0].what).id, "4");
+    EXPECT_EQ(std::get<GiveBack>(adopted[0].what).id, 4) << "ids written as strings are read";
 }
 
 TEST_F(SpoolDirectory, APlantedSymlinkIsNotFollowed)
@@ -110,7 +112,7 @@ TEST_F(SpoolDirectory, APlantedSymlinkIsNotFollowed)
     {
         // The worker's own file replaces the link; nothing is written through it.
         ResultSpool worker(m_dir, "queue", "worker");
-        Owed owed{0, "worker", result("1")};
+        Owed owed{0, "worker", result(1)};
         ASSERT_TRUE(worker.add(owed));
         EXPECT_FALSE(fs::is_symlink(worker.path()));
     }
@@ -147,8 +149,9 @@ TEST_F(SpoolDirectory, AFullDiskLosesOnlyWhatCouldNotBeWritten)
     {
         ResultSpool spool(disk, "queue", "full");
         auto result_of = [](int id) {
-            return JobResult{std::to_string(id), "succeeded", 0, 0, "host", "GPU-a0", 1.5,
-                             2.5, std::string(900, 'x'), "7", "m1"};
+            return OwedResult{
+                JobResult{id, JobState::succeeded, 0, 0, "GPU-a0", 1.5, 2.5, std::string(900, 'x')},
+                "host", "7", "m1"};
         };
         // Fill the disk but for a few KiB, then write until entries are refused.
         std::ofstream(disk / "filler") << std::string(60 * 1024 - 4096, 'f');
@@ -172,7 +175,7 @@ TEST_F(SpoolDirectory, AFullDiskLosesOnlyWhatCouldNotBeWritten)
     {
         ResultSpool next(disk, "queue", "next");
         for (const auto& owed : next.adopt_orphans()) {
-            adopted.push_back(std::get<JobResult>(owed.what).id);
+            adopted.push_back(std::to_string(std::get<OwedResult>(owed.what).result.id));
         }
     }
     EXPECT_EQ(std::system(("umount " + disk.string()).c_str()), 0);

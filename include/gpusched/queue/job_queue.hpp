@@ -1,5 +1,6 @@
 #pragma once
 
+#include <gpusched/queue/job_record.hpp>
 #include <gpusched/queue/redis_client.hpp>
 #include <gpusched/queue/redis_command.hpp>
 
@@ -19,26 +20,27 @@ struct QueuedJob {
     const std::string& field(const std::string& name) const;
 };
 
-struct JobResult {
-    std::string id;
-    std::string outcome; // succeeded, failed, cancelled, refused
-    int exit_code = 0;
-    int signal = 0;
+// A job's result as a worker sends it to Redis: the result, and what the queue files it
+// under (the host that ran it, the job's batch, the queue's marker when it was taken).
+struct OwedResult {
+    JobResult result;
     std::string host;
-    std::string gpu;
-    double started = 0;
-    double runtime = 0;
-    std::string note;   // why a job was refused
-    std::string batch;  // the job's batch, whose list of ended jobs it joins
-    std::string marker; // the queue's marker when the job was taken: it was this queue's job
-    std::string out_tail{}; // the end of what the job wrote (the last 64 KiB of each stream)
-    std::string err_tail{};
-    bool complete = true; // the tails are all it wrote
+    std::string batch;
+    std::string marker;
 };
+
+// The reply of the scripts that change one taken job (start, finish, give_back).
+enum class TakenJobReply {
+    applied,      // 1
+    not_this_workers, // 0: no longer in the worker's list, or ended already
+    no_such_job,  // -1 (finish): the job's record is gone
+    queue_reset,  // -2: the queue's marker changed since the job was taken
+};
+std::optional<TakenJobReply> read_taken_job_reply(const RedisReply& reply);
 
 // A job a worker took, read with the queue's marker: `ours` is false when the job is no
 // longer in the worker's list (returned to the queue, or the queue was reset meanwhile).
-struct TakenJob {
+struct FetchedTakenJob {
     std::string marker;
     bool ours = false;
     QueuedJob job;
@@ -83,7 +85,7 @@ public:
     RedisCommand fetch(const std::string& id) const;    // reply: the job's fields
     // A job of the worker's list and the queue's marker, read together.
     RedisCommand fetch_taken(const std::string& worker, const std::string& id) const;
-    static std::optional<TakenJob> read_taken(const std::string& id, const RedisReply& reply);
+    static std::optional<FetchedTakenJob> read_taken(const std::string& id, const RedisReply& reply);
     // The commands on one taken job name the queue's marker the job was taken under: after a
     // reset they change nothing and reply -2.
     // Notes the job started (reply 1), or 0 when it is no longer this worker's to run.
@@ -91,7 +93,7 @@ public:
                        const std::string& gpu, double started, const std::string& marker) const;
     // Records a job's result once (a late duplicate changes nothing) and drops it from the
     // taken list of `worker`.
-    RedisCommand finish(const std::string& worker, const JobResult& result) const;
+    RedisCommand finish(const std::string& worker, const OwedResult& owed) const;
     // Puts a job `worker` took back at the head of the queue.
     RedisCommand give_back(const std::string& worker, const std::string& id,
                            const std::string& marker) const;

@@ -14,6 +14,25 @@ namespace gpusched::queue {
 enum class JobState { queued, running, succeeded, failed, cancelled, refused };
 
 std::string_view to_string(JobState state);
+// The state named `name` (as to_string writes it); nothing for any other word.
+std::optional<JobState> job_state_named(std::string_view name);
+
+// How a job ended, as a worker records it in either store: the one result of the queue.
+struct JobResult {
+    std::int64_t id = 0;
+    JobState state = JobState::succeeded; // an ended state
+    int exit_code = 0;
+    int signal = 0;
+    std::string gpu;      // the GPUs it ran on ("" when it never started)
+    double started = 0;   // seconds since the epoch (0 when it never started)
+    double runtime = 0;   // seconds
+    std::string note;     // why it was refused or cancelled
+    // The end of what it wrote (the last 64 KiB of each stream), where the store keeps its
+    // jobs' output itself (Redis); `complete` when that is all of it.
+    std::string out_tail{};
+    std::string err_tail{};
+    bool complete = true;
+};
 
 struct JobRecord {
     std::int64_t id = 0;

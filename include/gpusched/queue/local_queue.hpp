@@ -12,18 +12,6 @@
 
 namespace gpusched::queue {
 
-// How a job ended, as a worker records it.
-struct LocalResult {
-    std::int64_t id = 0;
-    JobState state = JobState::succeeded;
-    int exit_code = 0;
-    int signal = 0;
-    std::string gpu;
-    double started = 0;
-    double runtime = 0;
-    std::string note;
-};
-
 struct NewLocalJob {
     std::string command;
 };
@@ -40,7 +28,7 @@ struct SubmitOrder {
 
 // A queue kept in an SQLite database: the jobs of every queue NAME in one file, each taken by
 // one worker at a time in one transaction, each result recorded once. Nothing here waits: a
-// worker is told of new jobs by a wake-up (see LocalWorkerInput) and asks again.
+// worker is told of new jobs by a wake-up (see SqliteWorkerStore) and asks again.
 //
 // A worker's death is noticed without heartbeats: it holds a liveness mark while it lives (an
 // abstract socket, as leases do; see worker_presence.hpp), and any process that finds a
@@ -77,7 +65,7 @@ public:
     std::optional<JobRecord> take(const std::string& worker, const std::string& output = "");
     // Records a job's end once: false when the job is no longer this worker's (it was
     // reclaimed from a worker thought dead) or already ended.
-    bool finish(const std::string& worker, const LocalResult& result);
+    bool finish(const std::string& worker, const JobResult& result);
     // Notes where and when a job of `worker` started, for the listing.
     void note_start(const std::string& worker, std::int64_t id, const std::string& gpu,
                     double started);

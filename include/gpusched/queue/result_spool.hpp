@@ -15,14 +15,16 @@ namespace gpusched::queue {
 // Something a worker owes the queue: a job's result, or a job it gives back unrun. `worker` is
 // the worker that took the job (its taken list), which need not be the one that sends it.
 struct GiveBack {
-    std::string id;
+    std::int64_t id = 0;
     std::string marker; // the queue's marker when the job was taken
 };
 struct Owed {
     std::uint64_t number = 0;
     std::string worker;
-    std::variant<JobResult, GiveBack> what;
+    std::variant<OwedResult, GiveBack> what;
     bool spooled = false; // written whole to the spool file
+
+    std::int64_t job_id() const;
 };
 
 // What a worker owes the queue, on disk: each result is written to the worker's spool file

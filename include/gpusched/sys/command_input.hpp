@@ -48,12 +48,13 @@ struct InputRequests {
 };
 
 // Where the runner's commands come from: the files and pipes of a run (InputReader), or a
-// queue (a worker). The runner drives it from its one poll and tells it what becomes of each
-// command, which a queue reports back.
-class CommandInput {
+// queue (a worker). The runner drives it from its one poll. Each turn of the runner's loop
+// waits on the poll, then takes commands: begin_turn() says how many it can start, next_line()
+// hands them out, end_turn() closes the turn before the runner sleeps again.
+class CommandSource {
 public:
     using Clock = std::chrono::steady_clock;
-    virtual ~CommandInput() = default;
+    virtual ~CommandSource() = default;
 
     // Adds what to wait on; `wants_commands` is false while the scheduler holds all it may.
     virtual void add_poll_fds(std::vector<pollfd>& fds, bool wants_commands) = 0;
@@ -63,11 +64,15 @@ public:
     virtual std::optional<Clock::time_point> next_deadline() const { return std::nullopt; }
     virtual void on_time(Clock::time_point /*now*/) {}
 
-    // The runner can take `count` commands now and asks for them with next_line() next: an
-    // input that pays for each read (a queue's transaction) may read them in one go.
-    virtual void will_take(std::size_t /*count*/) {}
+    // A turn begins: the runner can start `count` commands now (0: none) and asks for them
+    // with next_line() next. An input that pays for each read (a queue's take) reads them
+    // here, in one go.
+    virtual void begin_turn(std::size_t /*count*/) {}
     // The next command among those already read, or nothing until more is read.
     virtual std::optional<InputLine> next_line() = 0;
+    // The turn is over and the runner will sleep: what was read for it and not taken is
+    // the input's to keep or give back.
+    virtual void end_turn() {}
     // True when no command will come any more.
     virtual bool finished() const = 0;
     // True when what was read cannot be read again, so unstarted commands must be listed.
@@ -85,9 +90,26 @@ public:
     // A queue worker's presence, say: while it is held, no one takes the worker for gone and
     // starts its jobs again elsewhere.
     virtual std::vector<int> held_while_jobs_run() const { return {}; }
+    // True when a job that finds no descriptor free (EMFILE, ENFILE) waits and starts later,
+    // as on a process limit, rather than failing: a queue worker's jobs are not its own to
+    // fail, and would all fail in a moment, every one the queue holds.
+    virtual bool starts_wait_for_descriptors() const { return false; }
+};
+
+// What the input asks of the runner (a queue's cancels and pauses), gathered since it was
+// last asked.
+class RunnerRequests {
+public:
+    virtual ~RunnerRequests() = default;
     // Asked after each turn of the poll, before the next command is taken.
     virtual InputRequests take_requests() { return {}; }
+};
 
+// Where what becomes of each command goes: nowhere for a run's files (its job log and
+// records are the runner's own), the queue for a worker.
+class JobEndSink {
+public:
+    virtual ~JobEndSink() = default;
     // The line next_line() returned last became job `id`.
     virtual void on_accepted(JobId /*id*/) {}
     virtual void on_started(JobId /*id*/, const std::string& /*gpu*/) {}
@@ -96,15 +118,14 @@ public:
     virtual void on_unstarted(const std::vector<Command>& /*commands*/) {}
     // What becomes of jobs a stop interrupted, for the run's summary ("" when nothing does).
     virtual std::string interrupted_fate() const { return {}; }
-    // True when a job that finds no descriptor free (EMFILE, ENFILE) waits and starts later,
-    // as on a process limit, rather than failing: a queue worker's jobs are not its own to
-    // fail, and would all fail in a moment, every one the queue holds.
-    virtual bool starts_wait_for_descriptors() const { return false; }
     // No job is left to run or running: the run ends once settled(). Called on every turn
     // of the loop from then on.
     virtual void on_jobs_over() {}
     // True once everything it still had to send (results) is sent; the runner waits for it.
     virtual bool settled() const { return true; }
 };
+
+// The runner's input: the three roles of one object (a run's files play the first only).
+class CommandInput : public CommandSource, public RunnerRequests, public JobEndSink {};
 
 } // namespace gpusched::sys

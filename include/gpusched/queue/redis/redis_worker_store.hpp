@@ -3,20 +3,19 @@
 #include <gpusched/queue/async_redis.hpp>
 #include <gpusched/queue/job_queue.hpp>
 #include <gpusched/queue/result_spool.hpp>
-#include <gpusched/sys/command_input.hpp>
+#include <gpusched/queue/worker_store.hpp>
 
 #include <chrono>
-#include <deque>
 #include <filesystem>
 #include <map>
 #include <optional>
 #include <set>
 #include <string>
-#include <unordered_map>
+#include <variant>
 
 namespace gpusched::queue {
 
-struct WorkerSettings {
+struct RedisWorkerSettings {
     RedisUrl url;
     std::string queue;
     std::optional<std::string> key; // run only jobs signed with it
@@ -32,7 +31,7 @@ struct WorkerSettings {
     bool output_directory_is_ours = false;
 };
 
-// A worker's input: jobs taken from the Redis queue, one at a time and only when a GPU is
+// A worker's store in a Redis queue: jobs are taken one at a time, and only when a GPU is
 // free to run it (BLMOVE into this worker's taken list, so a job is never in two places), and
 // their results sent back. All its Redis traffic is asynchronous, driven by the runner's one
 // poll, so nothing Redis does (dying, pausing, answering errors) delays a signal, a timeout
@@ -42,51 +41,35 @@ struct WorkerSettings {
 // queue. Failures are told apart (no connection, no answer in time, an error reply): each is
 // logged once when it begins and once when it ends, and retried with a back-off that only a
 // success resets.
-class WorkerInput final : public sys::CommandInput {
+class RedisWorkerStore final : public WorkerStore {
 public:
-    explicit WorkerInput(WorkerSettings settings);
-    ~WorkerInput() override;
+    explicit RedisWorkerStore(RedisWorkerSettings settings);
+    ~RedisWorkerStore() override;
 
-    const std::string& worker_id() const { return m_worker; }
-    // The GPUs it runs jobs on, shown by `gpusched queue` from the next heartbeat on.
-    void set_gpus(std::string gpus) { m_settings.gpus = std::move(gpus); }
+    void attach(Events& events) override { m_events = &events; }
+    const std::string& worker_id() const override { return m_worker; }
+    std::string where() const override;
+    // Shown by `gpusched queue` from the next heartbeat on.
+    void set_gpus(std::string gpus) override { m_settings.gpus = std::move(gpus); }
 
-    void add_poll_fds(std::vector<pollfd>& fds, bool wants_commands) override;
+    void add_poll_fds(std::vector<pollfd>& fds) override;
     bool on_ready(const pollfd& ready) override;
     std::optional<Clock::time_point> next_deadline() const override;
     void on_time(Clock::time_point now) override;
 
-    std::optional<sys::InputLine> next_line() override;
-    bool finished() const override { return m_stopped; } // not before a signal
-    bool has_unrepeatable_input() const override { return false; }
-    // Takes no more jobs, and gives back at once those taken but not handed out.
-    void stop_reading() override;
-    std::vector<sys::InputLine> take_buffered() override;
+    void take(std::size_t count) override;
+    void note_start(std::int64_t id, const std::string& gpu) override;
+    void record(JobResult result) override;
+    void give_back(std::int64_t id) override;
 
-    sys::InputRequests take_requests() override;
-
-    void on_accepted(JobId id) override;
-    void on_started(JobId id, const std::string& gpu) override;
-    void on_ended(const sys::JobEnd& end) override;
-    void on_unstarted(const std::vector<Command>& commands) override;
-    std::string interrupted_fate() const override { return "returned to the queue"; }
-    bool starts_wait_for_descriptors() const override { return true; }
-    void on_jobs_over() override;
+    void leave() override;
     bool settled() const override;
 
 private:
-    struct Ready {
-        std::string id;
+    // A job handed to the worker, and what the queue files its result under.
+    struct Taken {
         std::string batch;
         std::string marker;
-        std::string attempt; // how often it was queued again (`gpusched retry`)
-        sys::InputLine line;
-    };
-    struct Handed {
-        std::string id;
-        std::string batch;
-        std::string marker;
-        std::string attempt;
     };
 
     bool connected() const { return m_control.ready() && m_take.ready(); }
@@ -100,20 +83,18 @@ private:
     void adopt_taken();
     void take_arrived(const std::string& id);
     void fetched(const std::string& id, const std::string& marker, const QueuedJob& job);
-    void refuse(const std::string& id, const std::string& batch, const std::string& marker,
-                const std::string& why);
-    void owe(std::string worker, std::variant<JobResult, GiveBack> what);
+    void owe(std::string worker, std::variant<OwedResult, GiveBack> what);
     void pump(bool resyncing = false);
     void send_owed(std::uint64_t number);
     void heartbeat();
     void look();
     void on_requests(const WorkerRequests& requests);
-    JobResult ended_result(const Handed& handed, const sys::JobEnd& end) const;
-    void leave();
+    void attach_output(JobResult& result) const;
+    void send_leave();
     bool is_known(const std::string& id) const;
-    std::string where() const;
 
-    WorkerSettings m_settings;
+    RedisWorkerSettings m_settings;
+    Events* m_events = nullptr;
     JobQueue m_queue;
     std::string m_worker;
     ResultSpool m_spool;
@@ -135,19 +116,11 @@ private:
     // What `gpusched cancel` and `pause` ask, looked at every second.
     std::optional<Clock::time_point> m_next_look;
     bool m_look_in_flight = false;
-    bool m_looked = false; // nothing is taken before the first look says the queue runs
     std::set<std::string> m_paused;
-    bool m_paused_changed = false;
-    std::vector<JobId> m_to_stop;
-    std::set<std::string> m_stop_asked;
 
-    bool m_stopped = false;
     bool m_take_in_flight = false;
-    std::set<std::string> m_fetching; // ids taken, their jobs being read
-    std::deque<Ready> m_ready;
-    std::optional<Handed> m_last_handed;
-    std::unordered_map<JobId, Handed> m_handed;
-    std::set<std::string> m_ran; // MARKER/ID of jobs run here: never run twice
+    std::set<std::string> m_fetching;                      // ids taken, their jobs being read
+    std::map<std::int64_t, Taken> m_taken;                 // handed to the worker, not yet recorded
     std::map<std::string, Clock::time_point> m_refetch_at; // jobs whose reads failed
     std::set<std::string> m_refused_reads;                 // ... said once each
 

@@ -1,4 +1,4 @@
-#include <gpusched/queue/worker_input.hpp>
+#include <gpusched/queue/redis/redis_worker_store.hpp>
 
 #include <gpusched/counted.hpp>
 #include <gpusched/job_messages.hpp>
@@ -45,13 +45,6 @@ std::pair<std::string, bool> tail_of(const std::filesystem::path& path)
             from == 0};
 }
 
-// The job an entry of the spool is about.
-std::string owed_id(const Owed& owed)
-{
-    const auto* result = std::get_if<JobResult>(&owed.what);
-    return result != nullptr ? result->id : std::get<GiveBack>(owed.what).id;
-}
-
 std::string random_word()
 {
     std::random_device random;
@@ -69,14 +62,16 @@ std::string spool_key(const RedisUrl& url, const std::string& queue)
     auto host = url.host;
     std::replace_if(
         host.begin(), host.end(),
-        [](char c) { return !(std::isalnum(static_cast<unsigned char>(c)) || c == '.' || c == '-'); },
+        [](char c) {
+            return !(std::isalnum(static_cast<unsigned char>(c)) || c == '.' || c == '-');
+        },
         '_');
     return fmt::format("{}_{}_{}_{}", host, url.port, url.db, queue);
 }
 
 } // namespace
 
-WorkerInput::WorkerInput(WorkerSettings settings)
+RedisWorkerStore::RedisWorkerStore(RedisWorkerSettings settings)
     : m_settings(std::move(settings)), m_queue(m_settings.queue),
       m_worker(new_worker_id(m_settings.host)),
       m_spool(m_settings.spool_directory, spool_key(m_settings.url, m_settings.queue), m_worker),
@@ -90,7 +85,7 @@ WorkerInput::WorkerInput(WorkerSettings settings)
     connect();
 }
 
-WorkerInput::~WorkerInput()
+RedisWorkerStore::~RedisWorkerStore()
 {
     m_spool.close_if_settled();
     if (m_settings.output_directory_is_ours && m_settings.output_directory) {
@@ -99,12 +94,12 @@ WorkerInput::~WorkerInput()
     }
 }
 
-std::string WorkerInput::where() const
+std::string RedisWorkerStore::where() const
 {
     return fmt::format("{} at {}", m_settings.queue, describe_redis_url(m_settings.url));
 }
 
-void WorkerInput::connect()
+void RedisWorkerStore::connect()
 {
     m_synced = false;
     m_take_in_flight = false;
@@ -119,7 +114,7 @@ void WorkerInput::connect()
     m_take.connect([this] { on_up(); }, down);
 }
 
-void WorkerInput::on_up()
+void RedisWorkerStore::on_up()
 {
     if (connected()) {
         resync();
@@ -129,7 +124,7 @@ void WorkerInput::on_up()
 // On a new connection, or after error replies: what is owed goes first (so a result a dead
 // worker owed lands before any reclaim), then the marker, then a heartbeat, whose success
 // makes the worker take jobs again.
-void WorkerInput::resync()
+void RedisWorkerStore::resync()
 {
     pump(true);
     m_control.send(m_queue.open_marker(random_word() + random_word()), [this](RedisResult result) {
@@ -146,7 +141,7 @@ void WorkerInput::resync()
 // Redis fails the worker as a whole: a connection that broke or timed out, or an error reply
 // to one of the worker's own commands (`operation`: a heartbeat, a take ...). Said once; tried
 // again with a growing back-off until that operation succeeds.
-void WorkerInput::trouble(RedisFailure why, const std::string& error, const char* operation)
+void RedisWorkerStore::trouble(RedisFailure why, const std::string& error, const char* operation)
 {
     const auto now = Clock::now();
     if (!m_trouble) {
@@ -176,11 +171,12 @@ void WorkerInput::trouble(RedisFailure why, const std::string& error, const char
 }
 
 // `operation` succeeded: the trouble it had is over (a heartbeat ends a connection's).
-void WorkerInput::recovered(const char* operation)
+void RedisWorkerStore::recovered(const char* operation)
 {
-    const bool ends = m_trouble && (m_trouble_operation == operation ||
-                                    (*m_trouble != RedisFailure::error_reply &&
-                                     std::string_view(operation) == "heartbeat"));
+    const bool ends =
+        m_trouble &&
+        (m_trouble_operation == operation ||
+         (*m_trouble != RedisFailure::error_reply && std::string_view(operation) == "heartbeat"));
     if (!m_trouble || ends) {
         m_backoff = k_first_backoff;
         m_retry_at.reset();
@@ -194,43 +190,43 @@ void WorkerInput::recovered(const char* operation)
     }
 }
 
-void WorkerInput::heartbeat()
+void RedisWorkerStore::heartbeat()
 {
     if (m_heartbeat_in_flight || !m_control.ready()) {
         return;
     }
     m_heartbeat_in_flight = true;
     m_next_heartbeat = Clock::now() + m_settings.lease_timeout / 3;
-    m_control.send(
-        m_queue.heartbeat(m_worker, fmt::format("{} GPUs {}", m_settings.host, m_settings.gpus),
-                          m_settings.lease_timeout.count()),
-        [this](RedisResult result) {
-            m_heartbeat_in_flight = false;
-            if (!result.ok()) {
-                if (result.failure == RedisFailure::error_reply) {
-                    trouble(result.failure, result.error, "heartbeat");
-                }
-                return;
-            }
-            const auto reply = JobQueue::read_heartbeat(*result.reply);
-            if (!reply) {
-                trouble(RedisFailure::error_reply, "a heartbeat got an unexpected reply",
-                        "heartbeat");
-                return;
-            }
-            const bool was_synced = m_synced;
-            m_synced = true;
-            recovered("heartbeat");
-            on_heartbeat(*reply);
-            if (!was_synced) {
-                pump();
-                adopt_taken();
-                look();
-            }
-        });
+    m_control.send(m_queue.heartbeat(m_worker,
+                                     fmt::format("{} GPUs {}", m_settings.host, m_settings.gpus),
+                                     m_settings.lease_timeout.count()),
+                   [this](RedisResult result) {
+                       m_heartbeat_in_flight = false;
+                       if (!result.ok()) {
+                           if (result.failure == RedisFailure::error_reply) {
+                               trouble(result.failure, result.error, "heartbeat");
+                           }
+                           return;
+                       }
+                       const auto reply = JobQueue::read_heartbeat(*result.reply);
+                       if (!reply) {
+                           trouble(RedisFailure::error_reply, "a heartbeat got an unexpected reply",
+                                   "heartbeat");
+                           return;
+                       }
+                       const bool was_synced = m_synced;
+                       m_synced = true;
+                       recovered("heartbeat");
+                       on_heartbeat(*reply);
+                       if (!was_synced) {
+                           pump();
+                           adopt_taken();
+                           look();
+                       }
+                   });
 }
 
-void WorkerInput::look()
+void RedisWorkerStore::look()
 {
     if (m_look_in_flight || !m_control.ready()) {
         return;
@@ -252,53 +248,16 @@ void WorkerInput::look()
     });
 }
 
-void WorkerInput::on_requests(const WorkerRequests& requests)
+void RedisWorkerStore::on_requests(const WorkerRequests& requests)
 {
-    if (!m_looked || requests.paused != m_paused) {
-        std::set<std::string> gpus = requests.paused;
-        gpus.erase("");
-        std::set<std::string> before = m_paused;
-        before.erase("");
-        m_paused_changed = m_paused_changed || gpus != before;
-        if (requests.paused.contains("") != m_paused.contains("")) {
-            spdlog::info("queue {} {}", where(),
-                         requests.paused.contains("") ? "paused: taking no new job"
-                                                      : "resumed");
-        }
-        m_paused = requests.paused;
-    }
-    m_looked = true;
+    m_paused = requests.paused;
+    m_events->on_paused(m_paused);
     for (const auto& id : requests.cancel) {
-        const auto ready = std::find_if(m_ready.begin(), m_ready.end(),
-                                        [&](const Ready& candidate) { return candidate.id == id; });
-        if (ready != m_ready.end()) {
-            spdlog::info("queue job {} cancelled before it started", id);
-            owe(m_worker, JobResult{id, "cancelled", 0, 0, m_settings.host, "", 0, 0,
-                                    "cancelled before it started", ready->batch, ready->marker});
-            m_ready.erase(ready);
-            continue;
-        }
-        for (const auto& [job, handed] : m_handed) {
-            if (handed.id == id && m_stop_asked.insert(id).second) {
-                m_to_stop.push_back(job);
-            }
-        }
+        m_events->on_cancel_asked(std::strtoll(id.c_str(), nullptr, 10));
     }
 }
 
-sys::InputRequests WorkerInput::take_requests()
-{
-    sys::InputRequests requests;
-    requests.cancel = std::exchange(m_to_stop, {});
-    if (std::exchange(m_paused_changed, false)) {
-        std::set<std::string> gpus = m_paused;
-        gpus.erase("");
-        requests.paused_gpus = std::move(gpus);
-    }
-    return requests;
-}
-
-void WorkerInput::on_heartbeat(const HeartbeatReply& reply)
+void RedisWorkerStore::on_heartbeat(const HeartbeatReply& reply)
 {
     check_marker(reply.marker);
     if (reply.next_expiry) {
@@ -330,7 +289,7 @@ void WorkerInput::on_heartbeat(const HeartbeatReply& reply)
 }
 
 // A queue whose marker is gone or changed was emptied under us: said loudly, once each time.
-void WorkerInput::check_marker(const std::string& marker)
+void RedisWorkerStore::check_marker(const std::string& marker)
 {
     if (!marker.empty() && (m_marker.empty() || marker == m_marker)) {
         m_marker = marker;
@@ -338,7 +297,7 @@ void WorkerInput::check_marker(const std::string& marker)
     }
     if (!m_marker.empty()) {
         // Ids start again at 1 in the new queue: the old ones say nothing of the new jobs.
-        m_ran.clear();
+        m_events->on_queue_reset();
         spdlog::error("queue {} was reset (FLUSHALL, or Redis restarted without its data): the "
                       "jobs it held and their records are lost; submitters waiting for them "
                       "are told so",
@@ -357,7 +316,7 @@ void WorkerInput::check_marker(const std::string& marker)
 
 // A take whose reply was lost with the connection still moved its job into our list: what
 // is there and not known here is ours to run.
-void WorkerInput::adopt_taken()
+void RedisWorkerStore::adopt_taken()
 {
     m_control.send(m_queue.taken(m_worker), [this](RedisResult result) {
         if (!result.ok()) {
@@ -375,54 +334,52 @@ void WorkerInput::adopt_taken()
     });
 }
 
-bool WorkerInput::is_known(const std::string& id) const
+bool RedisWorkerStore::is_known(const std::string& id) const
 {
-    return m_fetching.contains(id) || m_refetch_at.contains(id) ||
-           std::any_of(m_ready.begin(), m_ready.end(),
-                       [&](const Ready& ready) { return ready.id == id; }) ||
-           std::any_of(m_handed.begin(), m_handed.end(),
-                       [&](const auto& entry) { return entry.second.id == id; }) ||
-           std::any_of(m_owed.begin(), m_owed.end(), [&](const auto& entry) {
-               const auto& what = entry.second.what;
-               const auto* result = std::get_if<JobResult>(&what);
-               return result != nullptr ? result->id == id : std::get<GiveBack>(what).id == id;
-           });
+    const auto number = std::strtoll(id.c_str(), nullptr, 10);
+    return m_fetching.contains(id) || m_refetch_at.contains(id) || m_taken.contains(number) ||
+           std::any_of(m_owed.begin(), m_owed.end(),
+                       [&](const auto& entry) { return entry.second.job_id() == number; });
 }
 
-void WorkerInput::add_poll_fds(std::vector<pollfd>& fds, bool wants_commands)
+void RedisWorkerStore::take(std::size_t /*count*/)
 {
-    // While the whole queue is paused no take is sent; one already waiting in Redis finds
-    // the pause in the fetch script, which puts its job back.
-    if (wants_commands && !m_stopped && m_synced && m_looked && !m_paused.contains("") &&
-        m_take.ready() && !m_take_in_flight && m_fetching.empty() && m_ready.empty()) {
-        m_take_in_flight = true;
-        m_take.send(
-            m_queue.take(m_worker),
-            [this](RedisResult result) {
-                m_take_in_flight = false;
-                if (!result.ok()) {
-                    if (result.failure == RedisFailure::error_reply) {
-                        trouble(result.failure, result.error, "take");
-                    }
-                    return;
-                }
-                recovered("take");
-                if (result.reply->type == RedisReply::Type::string) {
-                    take_arrived(result.reply->text);
-                }
-            },
-            true);
+    // One job per take. While the whole queue is paused the worker asks for none; a take
+    // already waiting in Redis finds the pause in the fetch script, which puts its job back.
+    if (!m_synced || !m_take.ready() || m_take_in_flight || !m_fetching.empty()) {
+        return;
     }
+    m_take_in_flight = true;
+    m_take.send(
+        m_queue.take(m_worker),
+        [this](RedisResult result) {
+            m_take_in_flight = false;
+            if (!result.ok()) {
+                if (result.failure == RedisFailure::error_reply) {
+                    trouble(result.failure, result.error, "take");
+                }
+                return;
+            }
+            recovered("take");
+            if (result.reply->type == RedisReply::Type::string) {
+                take_arrived(result.reply->text);
+            }
+        },
+        true);
+}
+
+void RedisWorkerStore::add_poll_fds(std::vector<pollfd>& fds)
+{
     m_control.add_poll_fds(fds);
     m_take.add_poll_fds(fds);
 }
 
-bool WorkerInput::on_ready(const pollfd& ready)
+bool RedisWorkerStore::on_ready(const pollfd& ready)
 {
     return m_control.on_ready(ready) || m_take.on_ready(ready);
 }
 
-void WorkerInput::take_arrived(const std::string& id)
+void RedisWorkerStore::take_arrived(const std::string& id)
 {
     m_refetch_at.erase(id);
     m_fetching.insert(id);
@@ -447,7 +404,7 @@ void WorkerInput::take_arrived(const std::string& id)
         check_marker(taken->marker);
         if (taken->paused && !m_paused.contains("")) {
             m_paused.insert("");
-            spdlog::info("queue {} paused: taking no new job", where());
+            m_events->on_paused(m_paused);
         }
         if (taken->ours) {
             fetched(id, taken->marker, taken->job);
@@ -455,72 +412,42 @@ void WorkerInput::take_arrived(const std::string& id)
     });
 }
 
-void WorkerInput::refuse(const std::string& id, const std::string& batch,
-                         const std::string& marker, const std::string& why)
-{
-    owe(m_worker, JobResult{id, "refused", 0, 0, m_settings.host, "", 0, 0, why, batch, marker});
-}
-
-void WorkerInput::fetched(const std::string& id, const std::string& marker, const QueuedJob& job)
+// What the queue holds of a job this worker took, for the worker to decide on.
+void RedisWorkerStore::fetched(const std::string& id, const std::string& marker,
+                               const QueuedJob& job)
 {
     // Read twice (a read lost with a connection, then the list adopted): one copy is enough.
-    if (is_known(id)) {
+    const auto number = std::strtoll(id.c_str(), nullptr, 10);
+    if (m_taken.contains(number)) {
         return;
     }
-    const auto& command = job.field("command");
-    const auto& batch = job.field("batch");
-    if (command.empty()) {
-        spdlog::warn("queue job {} is not in the queue (was the queue reset?); nothing to run", id);
-        refuse(id, batch, marker, "no such job");
-        return;
-    }
-    if (!job.field("outcome").empty()) {
+    TakenJob taken;
+    taken.id = number;
+    taken.line = std::strtoull(job.field("seq").c_str(), nullptr, 10);
+    taken.command = job.field("command");
+    taken.run = marker + "/" + id + "/" + job.field("attempt");
+    if (taken.command.empty()) {
+        taken.record = TakenJob::Record::missing;
+    } else if (!job.field("outcome").empty()) {
         // Run already, by a worker taken for dead that finished after all; or queued again.
-        spdlog::warn("queue job {} has ended already ({}); not running it again", id,
-                     job.field("outcome"));
-        refuse(id, batch, marker, "ended already");
-        return;
+        taken.record = TakenJob::Record::ended;
+        taken.ended_as = job.field("outcome");
     }
-    if (job.field("cancel") == "1") {
-        spdlog::info("queue job {} was cancelled before it started", id);
-        owe(m_worker, JobResult{id, "cancelled", 0, 0, m_settings.host, "", 0, 0,
-                                "cancelled before it started", batch, marker});
-        return;
-    }
-    const auto& attempt = job.field("attempt");
-    if (m_ran.contains(marker + "/" + id + "/" + attempt)) {
-        spdlog::error("queue job {} was queued again after this worker ran it (its outcome was "
-                      "removed from Redis?); refused, never run twice: {}",
-                      id, shorten_command(command));
-        refuse(id, batch, marker, "ran already on " + m_settings.host);
-        return;
-    }
-    if (command.find('\0') != std::string::npos) {
-        spdlog::error("queue job {} refused, never run: the command contains a NUL byte", id);
-        refuse(id, batch, marker, "NUL byte");
-        return;
-    }
+    taken.cancel_asked = job.field("cancel") == "1";
     if (m_settings.key) {
         const auto& signature = job.field("sig");
-        if (signature.empty() ||
-            !signature_matches(*m_settings.key, m_settings.queue, id, command, signature)) {
-            const auto why = signature.empty() ? "unsigned" : "wrong signature";
-            spdlog::error("queue job {} refused, never run: {}: {}", id, why,
-                          shorten_command(command));
-            refuse(id, batch, marker, why);
-            return;
+        if (signature.empty()) {
+            taken.untrusted = "unsigned";
+        } else if (!signature_matches(*m_settings.key, m_settings.queue, id, taken.command,
+                                      signature)) {
+            taken.untrusted = "wrong signature";
         }
     }
-    const auto seq = std::strtoull(job.field("seq").c_str(), nullptr, 10);
-    // The queue's id is the job's number here too, in the log and the job log.
-    // Replayable: a job not started here goes back to the queue, for another worker.
-    m_ready.push_back({id, batch, marker, attempt,
-                       sys::InputLine{LogicalLine{command, seq, LineFault::none},
-                                      fmt::format("queue job {}", id),
-                                      std::strtoull(id.c_str(), nullptr, 10), true}});
+    m_taken[number] = Taken{job.field("batch"), marker};
+    m_events->on_taken(std::move(taken));
 }
 
-std::optional<WorkerInput::Clock::time_point> WorkerInput::next_deadline() const
+std::optional<RedisWorkerStore::Clock::time_point> RedisWorkerStore::next_deadline() const
 {
     std::optional<Clock::time_point> next;
     const auto earlier = [&next](std::optional<Clock::time_point> candidate) {
@@ -545,7 +472,7 @@ std::optional<WorkerInput::Clock::time_point> WorkerInput::next_deadline() const
     return next;
 }
 
-void WorkerInput::on_time(Clock::time_point now)
+void RedisWorkerStore::on_time(Clock::time_point now)
 {
     m_control.on_time(now);
     m_take.on_time(now);
@@ -577,131 +504,74 @@ void WorkerInput::on_time(Clock::time_point now)
     }
 }
 
-std::optional<sys::InputLine> WorkerInput::next_line()
+void RedisWorkerStore::note_start(std::int64_t id, const std::string& gpu)
 {
-    if (m_stopped || m_ready.empty()) {
-        return std::nullopt;
-    }
-    auto ready = std::move(m_ready.front());
-    m_ready.pop_front();
-    m_last_handed = Handed{std::move(ready.id), std::move(ready.batch), std::move(ready.marker),
-                           std::move(ready.attempt)};
-    return std::move(ready.line);
-}
-
-void WorkerInput::stop_reading()
-{
-    take_buffered();
-}
-
-std::vector<sys::InputLine> WorkerInput::take_buffered()
-{
-    m_stopped = true;
-    for (auto& ready : m_ready) {
-        owe(m_worker, GiveBack{ready.id, ready.marker});
-    }
-    m_ready.clear();
-    return {};
-}
-
-void WorkerInput::on_accepted(JobId id)
-{
-    if (m_last_handed) {
-        m_handed[id] = std::move(*m_last_handed);
-        m_last_handed.reset();
-    }
-}
-
-void WorkerInput::on_started(JobId id, const std::string& gpu)
-{
-    const auto found = m_handed.find(id);
-    if (found == m_handed.end()) {
-        return;
-    }
-    const auto queue_id = found->second.id;
-    const auto marker = found->second.marker;
-    m_ran.insert(marker + "/" + queue_id + "/" + found->second.attempt);
-    if (!m_synced) {
+    const auto taken = m_taken.find(id);
+    if (!m_synced || taken == m_taken.end()) {
         return; // only `gpusched queue` shows where a job started
     }
-    m_control.send(m_queue.start(m_worker, queue_id, m_settings.host, gpu, seconds_since_epoch(),
-                                 marker),
-                   [this, queue_id](RedisResult result) {
-                       if (result.ok() && result.reply->integer == 0) {
+    m_control.send(m_queue.start(m_worker, std::to_string(id), m_settings.host, gpu,
+                                 seconds_since_epoch(), taken->second.marker),
+                   [id](RedisResult result) {
+                       if (result.ok() &&
+                           read_taken_job_reply(*result.reply) == TakenJobReply::not_this_workers) {
                            spdlog::warn("queue job {} is no longer this worker's: it went back "
                                         "to the queue while this worker could not reach Redis, "
                                         "and may run elsewhere too",
-                                        queue_id);
+                                        id);
                        }
                    });
 }
 
-void WorkerInput::on_ended(const sys::JobEnd& end)
+void RedisWorkerStore::record(JobResult result)
 {
-    const auto found = m_handed.find(end.id);
-    if (found == m_handed.end()) {
-        return;
+    const auto taken = m_taken.find(result.id);
+    Taken filed = taken != m_taken.end() ? taken->second : Taken{"", m_marker};
+    if (taken != m_taken.end()) {
+        m_taken.erase(taken);
     }
-    const auto handed = std::move(found->second);
-    m_handed.erase(found);
-    m_stop_asked.erase(handed.id);
-    if (end.stopped && !end.cancelled && !end.outcome.succeeded()) {
-        spdlog::info("queue job {} returned to the queue: the worker is stopping", handed.id);
-        owe(m_worker, GiveBack{handed.id, handed.marker});
-        return;
+    if (!result.gpu.empty()) {
+        attach_output(result); // it ran
     }
-    owe(m_worker, ended_result(handed, end));
+    owe(m_worker, OwedResult{std::move(result), m_settings.host, std::move(filed.batch),
+                             std::move(filed.marker)});
 }
 
-JobResult WorkerInput::ended_result(const Handed& handed, const sys::JobEnd& end) const
+void RedisWorkerStore::attach_output(JobResult& result) const
 {
-    JobResult result{handed.id,
-                     end.cancelled                ? "cancelled"
-                     : end.outcome.succeeded()    ? "succeeded"
-                                                  : "failed",
-                     end.outcome.exit_code,
-                     end.outcome.signal,
-                     m_settings.host,
-                     end.gpu,
-                     end.started,
-                     end.runtime,
-                     end.cancelled ? "cancelled while running" : "",
-                     handed.batch,
-                     handed.marker};
-    if (m_settings.output_directory) {
-        const auto paths = sys::last_output_of(*m_settings.output_directory, end.id);
-        auto [out, out_whole] = tail_of(paths.out);
-        auto [err, err_whole] = tail_of(paths.err);
-        result.out_tail = std::move(out);
-        result.err_tail = std::move(err);
-        result.complete = out_whole && err_whole;
-        if (m_settings.output_directory_is_ours) {
-            // Sent with the result: what is kept is in Redis from now on. Every attempt's
-            // files go (with --retries, the earlier ones' too).
-            sys::remove_output_of(*m_settings.output_directory, end.id);
-        }
+    if (!m_settings.output_directory) {
+        return;
     }
-    return result;
+    const auto job = static_cast<JobId>(result.id);
+    const auto paths = sys::last_output_of(*m_settings.output_directory, job);
+    auto [out, out_whole] = tail_of(paths.out);
+    auto [err, err_whole] = tail_of(paths.err);
+    result.out_tail = std::move(out);
+    result.err_tail = std::move(err);
+    result.complete = out_whole && err_whole;
+    if (m_settings.output_directory_is_ours) {
+        // Sent with the result: what is kept is in Redis from now on. Every attempt's files
+        // go (with --retries, the earlier ones' too).
+        sys::remove_output_of(*m_settings.output_directory, job);
+    }
 }
 
-// After the run's loop: a job accepted but never started went back to the queue with the
-// worker's leaving, or, where that could not be sent, is owed (in the spool).
-void WorkerInput::on_unstarted(const std::vector<Command>& commands)
+// After the worker left, whatever its taken list held went back to the queue already.
+void RedisWorkerStore::give_back(std::int64_t id)
 {
-    for (const auto& command : commands) {
-        if (const auto found = m_handed.find(command.id); found != m_handed.end()) {
-            if (!m_leave_done) {
-                owe(m_worker, GiveBack{found->second.id, found->second.marker});
-            }
-            m_handed.erase(found);
-        }
+    const auto taken = m_taken.find(id);
+    const auto marker = taken != m_taken.end() ? taken->second.marker : m_marker;
+    if (taken != m_taken.end()) {
+        m_taken.erase(taken);
     }
-    take_buffered();
+    if (!m_leave_done) {
+        owe(m_worker, GiveBack{id, marker});
+    }
 }
 
 // The last step of a worker: once everything owed is sent, whatever its taken list still
 // holds goes back to the queue, and the worker leaves the set of workers.
-void WorkerInput::leave()
+void RedisWorkerStore::send_leave()
 {
     if (m_left || !m_owed.empty() || !m_synced || !m_control.ready()) {
         return;
@@ -720,7 +590,7 @@ void WorkerInput::leave()
 // may move a job into our list up to its end: closing it ends it, and leaving returns
 // whatever our list holds. What is owed gets the timeout to reach Redis; when Redis is away
 // it stays in the spool, for the next worker on the queue.
-void WorkerInput::on_jobs_over()
+void RedisWorkerStore::leave()
 {
     if (m_leaving) {
         return;
@@ -733,10 +603,10 @@ void WorkerInput::on_jobs_over()
     m_give_up_at = Clock::now() + (all_spooled ? k_spooled_grace : m_settings.timeout);
     m_take.close();
     m_take_in_flight = false;
-    leave();
+    send_leave();
 }
 
-bool WorkerInput::settled() const
+bool RedisWorkerStore::settled() const
 {
     if (m_leave_done || (!m_leaving && m_owed.empty())) {
         return true;
@@ -749,7 +619,7 @@ bool WorkerInput::settled() const
         std::vector<std::string> lost;
         for (const auto& [number, owed] : m_owed) {
             if (!owed.spooled) {
-                lost.push_back(owed_id(owed));
+                lost.push_back(std::to_string(owed.job_id()));
             }
         }
         if (lost.size() < m_owed.size()) {
@@ -766,7 +636,7 @@ bool WorkerInput::settled() const
     return settle;
 }
 
-void WorkerInput::owe(std::string worker, std::variant<JobResult, GiveBack> what)
+void RedisWorkerStore::owe(std::string worker, std::variant<OwedResult, GiveBack> what)
 {
     Owed owed{0, std::move(worker), std::move(what)};
     m_spool.add(owed);
@@ -777,7 +647,7 @@ void WorkerInput::owe(std::string worker, std::variant<JobResult, GiveBack> what
     }
 }
 
-void WorkerInput::pump(bool resyncing)
+void RedisWorkerStore::pump(bool resyncing)
 {
     if (!m_control.ready() || !(m_synced || resyncing)) {
         return;
@@ -792,16 +662,16 @@ void WorkerInput::pump(bool resyncing)
     }
 }
 
-void WorkerInput::send_owed(std::uint64_t number)
+void RedisWorkerStore::send_owed(std::uint64_t number)
 {
     const auto& owed = m_owed.at(number);
     const auto command = std::visit(
         [&](const auto& what) {
             using What = std::decay_t<decltype(what)>;
-            if constexpr (std::is_same_v<What, JobResult>) {
+            if constexpr (std::is_same_v<What, OwedResult>) {
                 return m_queue.finish(owed.worker, what);
             } else {
-                return m_queue.give_back(owed.worker, what.id, what.marker);
+                return m_queue.give_back(owed.worker, std::to_string(what.id), what.marker);
             }
         },
         owed.what);
@@ -820,8 +690,8 @@ void WorkerInput::send_owed(std::uint64_t number)
                 if (m_failing_owed.insert(number).second) {
                     spdlog::error("queue job {}: its {} cannot be recorded: {}; trying again "
                                   "every {}",
-                                  owed_id(found->second),
-                                  std::holds_alternative<JobResult>(found->second.what)
+                                  found->second.job_id(),
+                                  std::holds_alternative<OwedResult>(found->second.what)
                                       ? "result"
                                       : "return to the queue",
                                   result.error, format_duration(k_longest_backoff));
@@ -830,18 +700,18 @@ void WorkerInput::send_owed(std::uint64_t number)
             }
             return;
         }
-        if (result.reply->integer == -2) {
+        if (read_taken_job_reply(*result.reply) == TakenJobReply::queue_reset) {
             spdlog::warn("queue job {} belonged to the queue before it was reset; its {} is "
                          "dropped",
-                         owed_id(found->second),
-                         std::holds_alternative<JobResult>(found->second.what) ? "result"
-                                                                               : "return");
+                         found->second.job_id(),
+                         std::holds_alternative<OwedResult>(found->second.what) ? "result"
+                                                                                : "return");
         }
         m_failing_owed.erase(number);
         m_owed.erase(found);
         m_spool.mark_sent(number);
         if (m_leaving) {
-            leave();
+            send_leave();
         }
     });
 }

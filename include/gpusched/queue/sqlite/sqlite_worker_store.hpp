@@ -1,0 +1,102 @@
+#pragma once
+
+#include <gpusched/queue/local_queue.hpp>
+#include <gpusched/queue/worker_presence.hpp>
+#include <gpusched/queue/worker_store.hpp>
+
+#include <chrono>
+#include <deque>
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <variant>
+
+namespace gpusched::queue {
+
+struct SqliteWorkerSettings {
+    std::filesystem::path database;
+    std::string queue;
+    std::string host;
+    std::string gpus; // shown by `gpusched queue`
+    // Where the runner writes each job's output (--output-dir), for `gpusched logs`.
+    std::string output_directory;
+};
+
+// A worker's store in a local queue (an SQLite database). Jobs are taken in a transaction, so
+// never by two workers, as many at once as the runner can start in a turn; a job's result is
+// recorded in the same transaction as the next take when one follows in that turn (else
+// before the worker sleeps); where it started is noted with the next write, within a tick.
+// The worker sleeps in the runner's poll on its presence socket, which submitters, cancels
+// and resumes connect to, and looks at the queue on its own every second too (for what a
+// wake-up missed, for cancels, and to return the jobs of workers that died). Database calls
+// wait at most a short busy timeout, so another process holding the write lock delays a
+// signal or a job's start by no more than that; a failed write (a full disk, a lock held
+// longer) is kept and tried again, and the run does not end before it is written or given
+// up on.
+class SqliteWorkerStore final : public WorkerStore {
+public:
+    explicit SqliteWorkerStore(SqliteWorkerSettings settings);
+    ~SqliteWorkerStore() override;
+
+    void attach(Events& events) override;
+    const std::string& worker_id() const override { return m_worker; }
+    std::string where() const override;
+    void set_gpus(std::string gpus) override;
+
+    void add_poll_fds(std::vector<pollfd>& fds) override;
+    bool on_ready(const pollfd& ready) override;
+    std::optional<Clock::time_point> next_deadline() const override;
+    void on_time(Clock::time_point now) override;
+
+    void take(std::size_t count) override;
+    void note_start(std::int64_t id, const std::string& gpu) override;
+    void record(JobResult result) override;
+    void give_back(std::int64_t id) override;
+    void flush() override;
+
+    std::vector<int> held_while_jobs_run() const override { return {m_presence.fd()}; }
+    void leave() override;
+    bool settled() const override;
+
+private:
+    struct GiveBackJob {
+        std::int64_t id = 0;
+    };
+    struct StartNote {
+        std::int64_t id = 0;
+        std::string gpu;
+        double started = 0;
+    };
+    // Writes the worker owes the queue, in the order they came.
+    using Write = std::variant<JobResult, GiveBackJob, StartNote>;
+
+    // Cancels of this worker's jobs and pauses, asked for since the last look.
+    void look_for_requests();
+    void expire_old_jobs();
+    void reclaim_dead();
+    void owe(Write write);
+    void write_owed();
+    void write_owed_items(); // inside a transaction
+    void owed_written();
+    template <class Work>
+    bool attempt(const char* doing, Work&& work);
+
+    SqliteWorkerSettings m_settings;
+    Events* m_events = nullptr;
+    std::string m_worker;
+    Database m_database;
+    LocalQueue m_queue;
+    WorkerPresence m_presence;
+
+    bool m_look = true; // the queue may hold a job for us
+    std::uint64_t m_takes = 0;
+    Clock::time_point m_next_tick;
+    Clock::time_point m_next_expiry;
+    std::deque<Write> m_owed;
+    bool m_flush = false; // m_owed holds more than starts
+    std::optional<Clock::time_point> m_retry_at;
+    std::optional<std::string> m_failing; // said once until a write works again
+    std::optional<Clock::time_point> m_give_up_at;
+};
+
+} // namespace gpusched::queue
