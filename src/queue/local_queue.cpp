@@ -11,8 +11,10 @@
 namespace gpusched::queue {
 namespace {
 
-// The version of the tables below; a database made by a later version is not touched.
-// 2: jobs.output, the directory a job's output files are in.
+// The version of the tables below, kept in the database header (PRAGMA user_version) and in
+// meta; a database made by a later version is not touched.
+// 1: the tables below but jobs.output. 2: jobs.output, the directory a job's output files
+// are in.
 constexpr int k_schema_version = 2;
 
 // Every queue of the database shares these tables, told apart by the `queue` column. A job's
@@ -138,50 +140,81 @@ std::optional<JobState> job_state_named(std::string_view name)
     return std::nullopt;
 }
 
+namespace {
+
+// The schema's version, kept in the database header (PRAGMA user_version): read without
+// touching a table. 0 for a new database, and for one made before the version was kept there
+// (its version is then in meta).
+int header_version(Database& database)
+{
+    auto version = database.prepare("PRAGMA user_version");
+    const int found = version.step() ? static_cast<int>(version.integer(0)) : 0;
+    version.reset();
+    return found;
+}
+
+DatabaseError made_by_a_later_version(Database& database, const std::string& found)
+{
+    return DatabaseError(fmt::format("database {}: made by another version of gpusched (schema "
+                                     "{}, this one reads {})",
+                                     database.path().string(), found, k_schema_version),
+                         0);
+}
+
+// Makes the tables of a new database, or brings one made before the header kept the
+// version up to date (schema 1: no jobs.output).
+void make_or_upgrade(Database& database)
+{
+    database.execute(k_schema);
+    auto legacy = database.prepare("SELECT value FROM meta WHERE key = 'schema'");
+    std::optional<std::string> found;
+    if (legacy.step()) {
+        found = legacy.text(0);
+    }
+    legacy.reset();
+    if (found == "1") {
+        database.execute("ALTER TABLE jobs ADD COLUMN output TEXT");
+    } else if (found && found != std::to_string(k_schema_version)) {
+        throw made_by_a_later_version(database, *found);
+    }
+    // meta keeps the version too, for the versions of gpusched that read it there.
+    database.prepare("INSERT OR REPLACE INTO meta (key, value) VALUES ('schema', ?)")
+        .bind(1, std::to_string(k_schema_version))
+        .run();
+    database.execute(fmt::format("PRAGMA user_version = {}", k_schema_version));
+}
+
+} // namespace
+
 void prepare_local_queue_schema(Database& database)
 {
     // Most opens find the schema made: a read then, which never waits for a writer (a
     // listing works while another process holds the write lock).
     try {
-        const bool current = database.read([&] {
-            auto version = database.prepare("SELECT value FROM meta WHERE key = 'schema'");
-            const bool found =
-                version.step() && version.text(0) == std::to_string(k_schema_version);
-            version.reset();
-            return found;
-        });
-        if (current) {
+        const int version = database.read([&] { return header_version(database); });
+        if (version == k_schema_version) {
             return;
+        }
+        if (version > k_schema_version) {
+            throw made_by_a_later_version(database, std::to_string(version));
         }
     } catch (const DatabaseError& error) {
-        if (error.busy()) {
+        if (!error.busy()) {
             throw;
         }
-        // No meta table yet: a new database, made below.
+        // Another process is making the database (its switch to WAL turns readers away
+        // without waiting): its write lock is waited for below.
     }
     database.write([&] {
-        database.execute(k_schema);
-        auto version = database.prepare("SELECT value FROM meta WHERE key = 'schema'");
-        if (!version.step()) {
-            database.prepare("INSERT INTO meta (key, value) VALUES ('schema', ?)")
-                .bind(1, std::to_string(k_schema_version))
-                .run();
+        // Looked at again under the write lock: another process may have made it meanwhile.
+        const int now = header_version(database);
+        if (now == k_schema_version) {
             return;
         }
-        const auto found = version.text(0);
-        version.reset();
-        if (found == "1") {
-            database.execute("ALTER TABLE jobs ADD COLUMN output TEXT; "
-                             "UPDATE meta SET value = '2' WHERE key = 'schema'");
-            return;
+        if (now > k_schema_version) {
+            throw made_by_a_later_version(database, std::to_string(now));
         }
-        if (found != std::to_string(k_schema_version)) {
-            throw DatabaseError(
-                fmt::format("database {}: made by another version of gpusched (schema {}, this "
-                            "one reads {})",
-                            database.path().string(), found, k_schema_version),
-                0);
-        }
+        make_or_upgrade(database);
     });
 }
 

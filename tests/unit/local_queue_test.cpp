@@ -44,6 +44,14 @@ protected:
         return jobs;
     }
 
+    static std::int64_t user_version(Database& database)
+    {
+        auto version = database.prepare("PRAGMA user_version");
+        const auto found = version.step() ? version.integer(0) : -1;
+        version.reset();
+        return found;
+    }
+
     static JobResult succeeded(std::int64_t id)
     {
         return JobResult{id, JobState::succeeded, 0, 0, "0", 100.0, 1.5, ""};
@@ -240,6 +248,40 @@ TEST_F(LocalQueueFile, AFileThatIsNotADatabaseIsNamedInTheError)
         EXPECT_NE(std::string(error.what()).find(db_path().string()), std::string::npos)
             << error.what();
         EXPECT_NE(std::string(error.what()).find("move it aside"), std::string::npos)
+            << error.what();
+    }
+}
+
+// The schema's version is in the database header, where a look costs no table read; a
+// database of an earlier version (kept in meta only, and without jobs.output) is brought up
+// to date with its jobs, and one of a later version is refused.
+TEST_F(LocalQueueFile, TheSchemaVersionIsKeptInTheHeaderAndAnOlderDatabaseIsBroughtUpToDate)
+{
+    {
+        Database database(db_path(), 1s);
+        prepare_local_queue_schema(database);
+        EXPECT_EQ(user_version(database), 2);
+        LocalQueue(database, "default").submit(commands({"kept"}), {});
+        // As version 1 left it.
+        database.execute("ALTER TABLE jobs DROP COLUMN output; UPDATE meta SET value = '1' "
+                         "WHERE key = 'schema'; PRAGMA user_version = 0");
+    }
+    Database database(db_path(), 1s);
+    prepare_local_queue_schema(database);
+    EXPECT_EQ(user_version(database), 2);
+    LocalQueue queue(database, "default");
+    const auto job = queue.take("worker", "/output");
+    ASSERT_TRUE(job);
+    EXPECT_EQ(job->command, "kept");
+    EXPECT_EQ(job->output, "/output");
+
+    database.execute("PRAGMA user_version = 3");
+    try {
+        prepare_local_queue_schema(database);
+        ADD_FAILURE() << "a database of a later version was used";
+    } catch (const DatabaseError& error) {
+        EXPECT_NE(std::string(error.what()).find("made by another version of gpusched (schema 3"),
+                  std::string::npos)
             << error.what();
     }
 }
