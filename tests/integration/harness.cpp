@@ -308,6 +308,29 @@ void adopt_orphans()
     }
 }
 
+void stop_leftovers(pid_t keep)
+{
+    for (int round = 0; round < 100; ++round) {
+        std::vector<pid_t> children;
+        std::ifstream list(fmt::format("/proc/{0}/task/{0}/children", getpid()));
+        for (pid_t pid = 0; list >> pid;) {
+            if (pid != keep) {
+                children.push_back(pid);
+            }
+        }
+        if (children.empty()) {
+            return;
+        }
+        for (const pid_t pid : children) {
+            kill(-pid, SIGKILL); // a job leads its own process group
+            kill(pid, SIGKILL);
+        }
+        for (const pid_t pid : children) {
+            waitpid(pid, nullptr, 0);
+        }
+    }
+}
+
 std::vector<pid_t> leftover_processes()
 {
     while (waitpid(-1, nullptr, WNOHANG) > 0) {

@@ -117,6 +117,9 @@ std::string overlaps(const std::vector<JobRecord>& records);
 // reaping those that have exited.
 void adopt_orphans();
 std::vector<pid_t> leftover_processes();
+// Kills what the test started and still runs, but `keep`: the jobs that killed workers left
+// behind, adopted here (adopt_orphans), with their own children; until none is left.
+void stop_leftovers(pid_t keep = -1);
 
 bool process_exists(pid_t pid);
 // True while `pid` runs: a zombie has ended, whoever has yet to reap it.

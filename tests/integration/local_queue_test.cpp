@@ -1,7 +1,8 @@
-// The local queue (an SQLite database, no server) with real processes: submitters and workers
-// started and killed, two workers on one queue, concurrent submitters, and a database that is
-// not one, cannot be written, or sits on a full disk.
-#include "harness.hpp"
+// What only a local queue (an SQLite database, no server) does, with real processes: workers
+// whose presence ends with them, a first submit that starts a worker, a worker's batch take,
+// descriptors running short, and a database that is not one, cannot be written, or sits on a
+// full disk. What both stores do is in queue_test.cpp.
+#include "queue_fixture.hpp"
 
 #include <fmt/format.h>
 #include <gtest/gtest.h>
@@ -27,104 +28,11 @@ namespace {
 
 using namespace std::chrono_literals;
 
-class LocalQueue : public ::testing::Test {
+class LocalQueue : public ::testing::Test, public QueueFixture {
 protected:
-    void SetUp() override { adopt_orphans(); }
-
-    std::string db() const { return (m_dir / "queue.db").string(); }
-
-    Process& start_worker(const std::string& gpus, std::vector<std::string> extra = {})
-    {
-        m_worker_dirs.push_back(std::make_unique<TempDir>());
-        std::vector<std::string> args = {"worker", "--db", db(), "--gpus", gpus};
-        args.insert(args.end(), extra.begin(), extra.end());
-        m_workers.push_back(std::make_unique<Process>(*m_worker_dirs.back(), LaunchOptions{args}));
-        return *m_workers.back();
-    }
-
-    LaunchOptions submit(const std::string& commands, std::vector<std::string> extra = {}) const
-    {
-        std::vector<std::string> args = {"submit", "--db", db(), "--no-start"};
-        args.insert(args.end(), extra.begin(), extra.end());
-        return {args, commands};
-    }
-
-    nlohmann::json queue_status() const
-    {
-        TempDir dir;
-        const auto result = run(dir, {{"queue", "--db", db(), "--json"}});
-        EXPECT_EQ(result.exit_status, 0) << result.err;
-        return nlohmann::json::parse(result.out);
-    }
-
-    // Lines of the shared log jobs write, counted.
-    std::map<std::string, int> logged() const
-    {
-        std::map<std::string, int> counts;
-        for (const auto& line : split_lines(read_file(m_dir / "log"))) {
-            ++counts[line];
-        }
-        return counts;
-    }
-
-    std::string log() const { return (m_dir / "log").string(); }
-
-    // Commands that each append their own number to the log, `count` of them.
-    std::string logging_commands(int count, const std::string& before = "") const
-    {
-        std::string commands;
-        for (int i = 1; i <= count; ++i) {
-            commands += fmt::format("{}echo {} >> {}\n", before, i, log());
-        }
-        return commands;
-    }
-
-    void stop_workers()
-    {
-        for (auto& worker : m_workers) {
-            if (!worker->running()) {
-                continue;
-            }
-            worker->signal(SIGTERM); // its running jobs stop and go back to the queue
-            const auto finished = worker->wait(30s);
-            EXPECT_FALSE(finished.timed_out);
-        }
-    }
-
-    void TearDown() override { stop_workers(); }
-
-    TempDir m_dir;
-    std::vector<std::unique_ptr<TempDir>> m_worker_dirs;
-    std::vector<std::unique_ptr<Process>> m_workers;
+    LocalQueue() : QueueFixture(Store::sqlite) {}
 };
 
-TEST_F(LocalQueue, SubmitWaitsForTheOutcomesAndExitsAsARunWould)
-{
-    start_worker("0,1");
-    const auto result = run(m_dir, submit("true\nexit 3\nsh -c 'kill -9 $$'\n", {"--wait"}));
-    EXPECT_EQ(result.exit_status, 2) << result.err;
-    EXPECT_NE(result.err.find("3 jobs: 1 succeeded, 2 failed"), std::string::npos) << result.err;
-    EXPECT_NE(result.err.find("exit 3"), std::string::npos) << result.err;
-    const auto status = queue_status();
-    EXPECT_EQ(status["succeeded"], 1);
-    EXPECT_EQ(status["failed"], 2);
-    EXPECT_EQ(status["queued"], 0);
-}
-
-TEST_F(LocalQueue, JobsSubmittedBeforeAnyWorkerWaitAndThenRunInOrder)
-{
-    ASSERT_EQ(run(m_dir, submit(logging_commands(5))).exit_status, 0);
-    const auto status = queue_status();
-    EXPECT_EQ(status["queued"], 5);
-    ASSERT_EQ(status["next"].size(), 5u);
-    EXPECT_EQ(status["next"][0]["command"], fmt::format("echo 1 >> {}", log()));
-    start_worker("0");
-    ASSERT_TRUE(eventually([&] { return logged().size() == 5; }));
-    EXPECT_EQ(read_file(m_dir / "log"), "1\n2\n3\n4\n5\n");
-}
-
-// The queue records a job's command, GPU, times and outcome: the worker's own output directory
-// holds what `logs` shows and nothing more; a chosen --output-dir gets a run's .info files.
 TEST_F(LocalQueue, AWorkersOwnOutputDirectoryHoldsTheJobsStreamsOnly)
 {
     start_worker("0");
@@ -146,31 +54,6 @@ TEST_F(LocalQueue, AWorkersOwnOutputDirectoryHoldsTheJobsStreamsOnly)
     EXPECT_NE(read_file(chosen / "2.info").find("exit: 0\n"), std::string::npos);
 }
 
-TEST_F(LocalQueue, AWorkerWakesAsSoonAsAJobIsSubmitted)
-{
-    start_worker("0");
-    // Let the worker find the queue empty and go to sleep on its presence socket.
-    ASSERT_TRUE(eventually([&] { return queue_status()["workers"].size() == 1; }));
-    const auto result = run(m_dir, submit("true\n", {"--wait"}));
-    EXPECT_EQ(result.exit_status, 0) << result.err;
-}
-
-TEST_F(LocalQueue, TwoWorkersRunEachJobOnce)
-{
-    start_worker("0,1");
-    start_worker("2,3");
-    const auto result = run(m_dir, submit(logging_commands(200), {"--wait", "-q"}));
-    EXPECT_EQ(result.exit_status, 0) << result.err;
-    const auto counts = logged();
-    EXPECT_EQ(counts.size(), 200u);
-    for (const auto& [line, count] : counts) {
-        EXPECT_EQ(count, 1) << "job " << line << " ran " << count << " times";
-    }
-}
-
-// A worker takes several jobs in one transaction when several GPUs are free, but never more
-// than it can start at once: what it holds, no other worker can run. Its jobs still start in
-// the queue's order.
 TEST_F(LocalQueue, AWorkerTakesNoMoreJobsThanItCanStartAndKeepsTheirOrder)
 {
     ASSERT_EQ(run(m_dir, submit(logging_commands(300, "sleep 0.01; "))).exit_status, 0);
@@ -227,40 +110,14 @@ TEST_F(LocalQueue, AWorkerTakesNoMoreJobsThanItCanStartAndKeepsTheirOrder)
     EXPECT_EQ(last_start.size(), 2u) << "both workers ran jobs";
 }
 
-TEST_F(LocalQueue, ConcurrentSubmittersLoseNothing)
-{
-    // Each submitter in a directory of its own: a process's stdin data is a file there.
-    std::vector<std::unique_ptr<TempDir>> dirs;
-    std::vector<std::unique_ptr<Process>> submitters;
-    for (int i = 0; i < 4; ++i) {
-        std::string commands;
-        for (int j = 0; j < 250; ++j) {
-            commands += fmt::format("echo {}-{} >> {}\n", i, j, log());
-        }
-        dirs.push_back(std::make_unique<TempDir>());
-        submitters.push_back(std::make_unique<Process>(*dirs.back(), submit(commands)));
-    }
-    for (auto& submitter : submitters) {
-        EXPECT_EQ(submitter->wait().exit_status, 0);
-    }
-    EXPECT_EQ(queue_status()["queued"], 1000);
-    start_worker("0,1,2,3");
-    ASSERT_TRUE(eventually([&] { return logged().size() == 1000; }, 60s))
-        << logged().size() << " of 1000 ran; queue: " << queue_status().dump();
-    for (const auto& [line, count] : logged()) {
-        EXPECT_EQ(count, 1) << line;
-    }
-}
-
 TEST_F(LocalQueue, AKilledWorkersJobGoesBackToTheQueueAndRunsOnAnotherWorker)
 {
     auto& first = start_worker("0");
     const auto marker = m_dir / "started";
-    ASSERT_EQ(run(m_dir, submit(fmt::format("echo start >> {0}; touch {1}; sleep 30; echo end "
-                                            ">> {0}\n",
-                                            log(), marker.string())))
-                  .exit_status,
-              0);
+    const auto submitted = run(m_dir, submit(fmt::format("echo start >> {0}; touch {1}; sleep "
+                                                         "30; echo end >> {0}\n",
+                                                         log(), marker.string())));
+    ASSERT_EQ(submitted.exit_status, 0) << submitted.err;
     ASSERT_TRUE(eventually([&] { return fs::exists(marker); }));
     first.signal(SIGKILL);
     first.wait();
@@ -294,22 +151,6 @@ TEST_F(LocalQueue, AKilledWorkersJobIsNotStartedAgainWhileItsFirstRunLives)
     first.wait();
     ASSERT_TRUE(eventually([&] { return logged().size() == 2; }, 30s));
     EXPECT_FALSE(process_alive(first_run)) << "started again while its first run lived";
-}
-
-TEST_F(LocalQueue, AStoppedWorkerGivesItsRunningJobBackAndAFinishedJobNeverRunsAgain)
-{
-    auto& worker = start_worker("0");
-    ASSERT_EQ(run(m_dir, submit(fmt::format("echo done >> {0}\nsleep 30\n", log()))).exit_status,
-              0);
-    ASSERT_TRUE(eventually([&] { return queue_status()["running"].size() == 1; }));
-    worker.signal(SIGTERM);
-    worker.wait();
-    const auto status = queue_status();
-    EXPECT_EQ(status["succeeded"], 1);
-    EXPECT_EQ(status["queued"], 1);
-    start_worker("0");
-    ASSERT_TRUE(eventually([&] { return queue_status()["running"].size() == 1; }));
-    EXPECT_EQ(logged()["done"], 1);
 }
 
 // The worker a submit starts outlives it (a session of its own): stopped here as a user would.

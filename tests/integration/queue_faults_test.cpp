@@ -1,8 +1,7 @@
 // The Redis queue when Redis fails under it: a server killed, paused, answering errors or
 // emptied, and workers killed. Each test bounds its waits, so a hang fails it, and stops every
 // process it started (workers, redis-server, jobs left behind) whatever its outcome.
-#include "harness.hpp"
-#include "redis_server.hpp"
+#include "queue_fixture.hpp"
 
 #include <fmt/format.h>
 #include <gtest/gtest.h>
@@ -28,31 +27,6 @@ using Clock = std::chrono::steady_clock;
 // Beyond what the contract promises, the time a loaded machine may add before a test calls
 // it a hang.
 constexpr auto k_slack = 5s;
-
-// Kills what the test started and still runs, but `keep`: the jobs that killed workers left
-// behind, adopted here (adopt_orphans), with their own children; until none is left.
-void stop_leftovers(pid_t keep)
-{
-    for (int round = 0; round < 100; ++round) {
-        std::vector<pid_t> children;
-        std::ifstream list(fmt::format("/proc/{0}/task/{0}/children", getpid()));
-        for (pid_t pid = 0; list >> pid;) {
-            if (pid != keep) {
-                children.push_back(pid);
-            }
-        }
-        if (children.empty()) {
-            return;
-        }
-        for (const pid_t pid : children) {
-            kill(-pid, SIGKILL); // a job leads its own process group
-            kill(pid, SIGKILL);
-        }
-        for (const pid_t pid : children) {
-            waitpid(pid, nullptr, 0);
-        }
-    }
-}
 
 // The pid in the first line of `path` once a job has written it whole, else -1.
 pid_t pid_in(const fs::path& path)
@@ -87,46 +61,15 @@ std::vector<fs::path> spooled(const fs::path& spool)
     return files;
 }
 
-class QueueFaults : public ::testing::Test {
+class QueueFaults : public ::testing::Test, public QueueFixture {
 protected:
-    explicit QueueFaults(Persistence persistence = Persistence::every_write) : m_redis(persistence)
+    explicit QueueFaults(Persistence persistence = Persistence::every_write)
+        : QueueFixture(Store::redis, persistence)
     {
     }
 
-    ~QueueFaults() override
-    {
-        m_workers.clear();
-        stop_leftovers(m_redis.pid());
-    }
-
-    void SetUp() override { adopt_orphans(); }
-
-    // A worker with its own directory (its stdout, stderr and lock directory).
-    Process& start_worker(const std::string& gpus, std::vector<std::string> extra = {})
-    {
-        m_worker_dirs.push_back(std::make_unique<TempDir>());
-        const auto& dir = *m_worker_dirs.back();
-        std::vector<std::string> args = {"worker", "--redis", m_redis.url(), "--gpus", gpus};
-        args.insert(args.end(), extra.begin(), extra.end());
-        LaunchOptions options{args};
-        // Whatever a worker keeps by default under these stays in the test's directory.
-        options.env["XDG_STATE_HOME"] = (dir / "state").string();
-        options.env["XDG_CACHE_HOME"] = (dir / "cache").string();
-        m_workers.push_back(std::make_unique<Process>(dir, options));
-        return *m_workers.back();
-    }
-
-    std::string worker_err(std::size_t index) const
-    {
-        return read_file(*m_worker_dirs.at(index) / "gpusched.err");
-    }
-
-    LaunchOptions submit(const std::string& commands, std::vector<std::string> extra = {}) const
-    {
-        std::vector<std::string> args = {"submit", "--redis", m_redis.url()};
-        args.insert(args.end(), extra.begin(), extra.end());
-        return {args, commands};
-    }
+    // Workers are killed, not stopped: a stop with Redis away would wait for it in vain.
+    ~QueueFaults() override { m_workers.clear(); }
 
     // Submits without waiting; the submission itself must succeed.
     void submit_now(const std::string& commands)
@@ -136,21 +79,10 @@ protected:
         ASSERT_EQ(result.exit_status, 0) << result.err;
     }
 
-    // `queue --json`, or nothing while Redis does not answer it.
-    std::optional<nlohmann::json> queue_status() const
-    {
-        TempDir dir;
-        const auto result = run(dir, {{"queue", "--redis", m_redis.url(), "--json"}}, 20s);
-        if (result.exit_status != 0) {
-            return std::nullopt;
-        }
-        return nlohmann::json::parse(result.out);
-    }
-
     // A count of `queue --json` ("succeeded", "failed", "returned"), or -1 where it is missing.
     long long counted(const std::string& field) const
     {
-        const auto status = queue_status();
+        const auto status = try_queue_status();
         if (!status || !status->contains(field) || !(*status)[field].is_number_integer()) {
             return -1;
         }
@@ -159,21 +91,10 @@ protected:
 
     std::string dump_status() const
     {
-        const auto status = queue_status();
+        const auto status = try_queue_status();
         return status ? status->dump() : "(queue --json failed)";
     }
 
-    // Lines of the shared log jobs write, counted.
-    std::map<std::string, int> logged() const
-    {
-        std::map<std::string, int> counts;
-        for (const auto& line : split_lines(read_file(m_dir / "log"))) {
-            ++counts[line];
-        }
-        return counts;
-    }
-
-    std::string log() const { return (m_dir / "log").string(); }
     std::string path(const std::string& name) const { return (m_dir / name).string(); }
 
     // The pid a job wrote to `name`, once it has; -1 (and the worker's stderr in the failure)
@@ -206,7 +127,7 @@ protected:
         submit_now(fmt::format("echo $$ > {}; exec sleep 30\n", path("pid")));
         const pid_t job = started_job(worker);
         ASSERT_GT(job, 0);
-        m_redis.kill();
+        redis().kill();
         worker.signal(signal);
         const auto finished = worker.wait(2s + k_slack);
         EXPECT_FALSE(finished.timed_out)
@@ -269,10 +190,6 @@ protected:
         }
     }
 
-    RedisServer m_redis;
-    TempDir m_dir;
-    std::vector<std::unique_ptr<TempDir>> m_worker_dirs;
-    std::vector<std::unique_ptr<Process>> m_workers;
 };
 
 // A server without persistence: killed and started again, it is empty.
@@ -300,7 +217,7 @@ TEST_F(QueueFaults, AJobPastItsTimeoutIsStoppedWhileRedisIsPausedAndSigtermThenS
     const pid_t job = started_job(worker);
     ASSERT_GT(job, 0);
     const auto started = Clock::now();
-    m_redis.pause();
+    redis().pause();
     // Stopped 4 s after its start, killed 2 s later if it lingers.
     EXPECT_TRUE(eventually([&] { return !process_alive(job); }, 4s + 2s + k_slack))
         << "the job ran past its --timeout while Redis was paused; the worker says:\n"
@@ -328,7 +245,7 @@ TEST_F(QueueFaults, AResultSpooledWhileRedisWasPausedIsSentByTheNextWorkerAndThe
                            log(), path("pid"), path("go")));
     const pid_t job = started_job(worker);
     ASSERT_GT(job, 0);
-    m_redis.pause();
+    redis().pause();
     write_file(m_dir / "go", "");
     ASSERT_TRUE(eventually([&] { return !process_alive(job); }));
     EXPECT_TRUE(eventually([&] { return !spooled(spool).empty(); }))
@@ -344,7 +261,7 @@ TEST_F(QueueFaults, AResultSpooledWhileRedisWasPausedIsSentByTheNextWorkerAndThe
         EXPECT_EQ(finished.exit_status, 143) << finished.err;
     }
 
-    m_redis.resume();
+    redis().resume();
     start_worker("GPU-b0", {"--lease-timeout", "3", "--spool", spool});
     EXPECT_TRUE(eventually([&] { return counted("succeeded") == 1; }))
         << "the spooled result never reached the queue: " << dump_status() << "\n"
@@ -365,7 +282,7 @@ TEST_F(QueueFaults, AFailureSpooledWhileRedisWasDownIsSentOnceItIsBackAndTheJobD
                            log(), path("pid"), path("go")));
     const pid_t job = started_job(worker);
     ASSERT_GT(job, 0);
-    m_redis.kill();
+    redis().kill();
     write_file(m_dir / "go", "");
     ASSERT_TRUE(eventually([&] { return !process_alive(job); }));
     EXPECT_TRUE(eventually([&] { return !spooled(spool).empty(); }))
@@ -381,7 +298,7 @@ TEST_F(QueueFaults, AFailureSpooledWhileRedisWasDownIsSentOnceItIsBackAndTheJobD
         EXPECT_EQ(finished.exit_status, 143) << finished.err;
     }
 
-    m_redis.start(); // with its data
+    redis().start(); // with its data
     start_worker("GPU-b0", {"--lease-timeout", "3", "--spool", spool});
     EXPECT_TRUE(eventually([&] { return counted("failed") == 1; }))
         << "the spooled failure never reached the queue: " << dump_status() << "\n"
@@ -404,15 +321,15 @@ TEST_F(QueueFaults, AWorkerAnsweredWithErrorsNeitherReconnectsNorLogsInALoopAndR
         ASSERT_EQ(first.exit_status, 0) << first.err << worker_err(0);
     }
     const auto lines = [&] { return split_lines(worker_err(0)).size(); };
-    const auto connections_before = m_redis.info("total_connections_received");
+    const auto connections_before = redis().info("total_connections_received");
     const auto lines_before = lines();
     // No memory left, and no eviction: every write is refused with an OOM error.
-    ASSERT_EQ(m_redis.cli({"CONFIG", "GET", "maxmemory-policy"}), "maxmemory-policy\nnoeviction\n");
-    ASSERT_EQ(m_redis.cli({"CONFIG", "SET", "maxmemory", "1"}), "OK\n");
+    ASSERT_EQ(redis().cli({"CONFIG", "GET", "maxmemory-policy"}), "maxmemory-policy\nnoeviction\n");
+    ASSERT_EQ(redis().cli({"CONFIG", "SET", "maxmemory", "1"}), "OK\n");
     std::this_thread::sleep_for(8s); // what the worker does while refused, over a while
-    const auto connections_after = m_redis.info("total_connections_received");
+    const auto connections_after = redis().info("total_connections_received");
     const auto lines_in_outage = lines() - lines_before;
-    ASSERT_EQ(m_redis.cli({"CONFIG", "SET", "maxmemory", "0"}), "OK\n");
+    ASSERT_EQ(redis().cli({"CONFIG", "SET", "maxmemory", "0"}), "OK\n");
     // Two of the connections were redis-cli's: CONFIG SET and the second INFO.
     EXPECT_LE(connections_after - connections_before - 2, 5)
         << "the worker reconnected on error replies";
@@ -435,14 +352,14 @@ TEST_F(QueueFaults, AWorkerAnsweredWithErrorsNeitherReconnectsNorLogsInALoopAndR
 TEST_F(VolatileQueue, AWorkerAndAWaitingSubmitterSayTheQueueWasResetWhenRedisComesBackEmpty)
 {
     expect_reset_reported([&] {
-        m_redis.kill();
-        m_redis.start();
+        redis().kill();
+        redis().start();
     });
 }
 
 TEST_F(QueueFaults, AWorkerAndAWaitingSubmitterSayTheQueueWasResetWhenRedisIsFlushed)
 {
-    expect_reset_reported([&] { EXPECT_EQ(m_redis.cli({"FLUSHALL"}), "OK\n"); });
+    expect_reset_reported([&] { EXPECT_EQ(redis().cli({"FLUSHALL"}), "OK\n"); });
 }
 
 // Ids start again at 1 in a reset queue: what a worker still owes the old queue never lands
@@ -452,7 +369,7 @@ TEST_F(QueueFaults, NothingOfTheQueueBeforeAResetLandsOnTheNewQueue)
     auto& worker = start_worker("GPU-a0");
     submit_now(fmt::format("echo old-1 >> {0}; sleep 2; echo old-end >> {0}\n", log()));
     ASSERT_TRUE(eventually([&] { return logged().contains("old-1"); })) << worker.err_so_far();
-    EXPECT_EQ(m_redis.cli({"FLUSHALL"}), "OK\n");
+    EXPECT_EQ(redis().cli({"FLUSHALL"}), "OK\n");
     // Job 1 of the new queue, while the old job 1 still runs; then job 2, after the old one.
     TempDir dir;
     const auto result = run(dir,
@@ -463,7 +380,7 @@ TEST_F(QueueFaults, NothingOfTheQueueBeforeAResetLandsOnTheNewQueue)
     auto counts = logged();
     EXPECT_EQ(counts["new-1"], 1) << read_file(m_dir / "log") << worker.err_so_far();
     EXPECT_EQ(counts["new-2"], 1) << read_file(m_dir / "log") << worker.err_so_far();
-    const auto job = m_redis.cli({"HGET", "gpusched:{default}:job:1", "command"});
+    const auto job = redis().cli({"HGET", "gpusched:{default}:job:1", "command"});
     EXPECT_NE(job.find("new-1"), std::string::npos) << job;
 }
 
@@ -474,16 +391,16 @@ TEST_F(QueueFaults, ADamagedJobRecordIsSaidOnceAndTheOtherJobsRun)
     auto& worker = start_worker("GPU-a0", {"--lease-timeout", "3"});
     submit_now(fmt::format("echo damaged >> {0}; sleep 1\n", log()));
     ASSERT_TRUE(eventually([&] { return logged().contains("damaged"); })) << worker.err_so_far();
-    m_redis.cli({"DEL", "gpusched:{default}:job:1"});
-    m_redis.cli({"SET", "gpusched:{default}:job:1", "not a hash"});
-    const auto commands_before = m_redis.info("total_commands_processed");
+    redis().cli({"DEL", "gpusched:{default}:job:1"});
+    redis().cli({"SET", "gpusched:{default}:job:1", "not a hash"});
+    const auto commands_before = redis().info("total_commands_processed");
     TempDir dir;
     const auto result = run(
         dir, submit(fmt::format("echo fine-1 >> {0}\necho fine-2 >> {0}\n", log()), {"--wait"}),
         30s);
     EXPECT_EQ(result.exit_status, 0) << result.err << worker.err_so_far();
     std::this_thread::sleep_for(4s);
-    const auto commands = m_redis.info("total_commands_processed") - commands_before;
+    const auto commands = redis().info("total_commands_processed") - commands_before;
     const auto err = worker.err_so_far();
     std::size_t said = 0;
     for (const auto& line : split_lines(err)) {
@@ -547,7 +464,7 @@ TEST_F(QueueFaults, AKilledWorkersJobGoesBackAfterItsOwnLeaseTimeoutNotTheOtherW
     kill(-job, SIGKILL);
     kill(job, SIGKILL);
     const auto running_on_b = [&] {
-        const auto status = queue_status();
+        const auto status = try_queue_status();
         if (!status || logged().count("start GPU-b0") == 0) {
             return false;
         }

@@ -2,8 +2,7 @@
 // queue --purge) against real workers, on each backend: a local queue (an SQLite database)
 // and a Redis queue (a real redis-server started by the test). The same test runs on both:
 // the commands do not know which backend they talk to, and neither do these tests.
-#include "harness.hpp"
-#include "redis_server.hpp"
+#include "queue_fixture.hpp"
 
 #include <fmt/format.h>
 #include <gtest/gtest.h>
@@ -19,65 +18,19 @@ namespace {
 
 using namespace std::chrono_literals;
 
-enum class Backend { local, redis };
+// A worker's jobs get SIGKILL 5 s after a cancel's SIGTERM.
+const std::vector<std::string> k_kill_soon = {"--kill-after", "5s"};
 
-std::string backend_name(const ::testing::TestParamInfo<Backend>& info)
-{
-    return info.param == Backend::local ? "Local" : "Redis";
-}
-
-class QueueVerbs : public ::testing::TestWithParam<Backend> {
+class QueueVerbs : public ::testing::TestWithParam<Store>, public QueueFixture {
 protected:
-    void SetUp() override
-    {
-        adopt_orphans();
-        if (GetParam() == Backend::redis) {
-            m_redis = std::make_unique<RedisServer>(Persistence::none);
-        }
-    }
-
-    void TearDown() override
-    {
-        for (auto& worker : m_workers) {
-            if (worker->running()) {
-                worker->signal(SIGTERM);
-                EXPECT_FALSE(worker->wait(30s).timed_out);
-            }
-        }
-    }
-
-    // The options that name the queue, whichever backend keeps it.
-    std::vector<std::string> where() const
-    {
-        if (m_redis) {
-            return {"--redis", m_redis->url()};
-        }
-        return {"--db", (m_dir / "queue.db").string()};
-    }
-
-    LaunchOptions command(const std::string& name, std::vector<std::string> args = {},
-                          std::optional<std::string> stdin_data = std::nullopt) const
-    {
-        std::vector<std::string> full = {name};
-        const auto queue = where();
-        full.insert(full.end(), queue.begin(), queue.end());
-        full.insert(full.end(), args.begin(), args.end());
-        return {full, stdin_data};
-    }
-
-    Finished gpusched(const std::string& name, std::vector<std::string> args = {},
-                      std::optional<std::string> stdin_data = std::nullopt) const
-    {
-        TempDir dir;
-        return run(dir, command(name, std::move(args), std::move(stdin_data)));
-    }
+    QueueVerbs() : QueueFixture(GetParam()) {}
 
     // Submits `commands` (no worker is started for them); their ids.
-    std::vector<std::int64_t> submit(const std::string& commands, std::vector<std::string> extra = {})
+    std::vector<std::int64_t> submit_jobs(const std::string& commands,
+                                          std::vector<std::string> extra = {})
     {
         const auto before = listed_ids();
-        extra.push_back("--no-start");
-        const auto result = gpusched("submit", extra, commands);
+        const auto result = run(m_dir, submit(commands, std::move(extra)));
         EXPECT_EQ(result.exit_status, 0) << result.err;
         std::vector<std::int64_t> ids;
         for (const auto id : listed_ids()) {
@@ -121,45 +74,31 @@ protected:
         return "";
     }
 
-    Process& start_worker(const std::string& gpus)
-    {
-        m_worker_dirs.push_back(std::make_unique<TempDir>());
-        auto options = command("worker", {"--gpus", gpus, "--kill-after", "5s"});
-        m_workers.push_back(std::make_unique<Process>(*m_worker_dirs.back(), options));
-        return *m_workers.back();
-    }
-
-    std::string log() const { return (m_dir / "log").string(); }
-    std::vector<std::string> logged() const { return split_lines(read_file(m_dir / "log")); }
-
-    TempDir m_dir;
-    std::unique_ptr<RedisServer> m_redis;
-    std::vector<std::unique_ptr<TempDir>> m_worker_dirs;
-    std::vector<std::unique_ptr<Process>> m_workers;
+    std::vector<std::string> log_lines() const { return split_lines(read_file(m_dir / "log")); }
 };
 
 TEST_P(QueueVerbs, CancelRemovesAQueuedJob)
 {
-    const auto ids = submit(fmt::format("echo 1 >> {0}\necho 2 >> {0}\necho 3 >> {0}\n", log()));
+    const auto ids = submit_jobs(fmt::format("echo 1 >> {0}\necho 2 >> {0}\necho 3 >> {0}\n", log()));
     ASSERT_EQ(ids.size(), 3u);
     const auto cancelled = gpusched("cancel", {std::to_string(ids[1])});
     EXPECT_EQ(cancelled.exit_status, 0) << cancelled.err;
     EXPECT_NE(cancelled.out.find("removed from the queue"), std::string::npos) << cancelled.out;
     EXPECT_EQ(state_of(ids[1]), "cancelled");
     EXPECT_EQ(listing()["queued"], 2);
-    start_worker("0");
+    start_worker("0", k_kill_soon);
     const auto waited = gpusched("wait", {std::to_string(ids[0]), std::to_string(ids[2])});
     EXPECT_EQ(waited.exit_status, 0) << waited.err;
-    EXPECT_EQ(logged(), (std::vector<std::string>{"1", "3"}));
+    EXPECT_EQ(log_lines(), (std::vector<std::string>{"1", "3"}));
 }
 
 TEST_P(QueueVerbs, CancelStopsARunningJobWhichIsRecordedCancelledAndNeverRunAgain)
 {
-    start_worker("0");
-    const auto ids = submit(fmt::format(
+    start_worker("0", k_kill_soon);
+    const auto ids = submit_jobs(fmt::format(
         "trap 'echo term >> {0}; exit 1' TERM; echo start >> {0}; sleep 30 & wait\n", log()));
     ASSERT_EQ(ids.size(), 1u);
-    ASSERT_TRUE(eventually([&] { return logged().size() == 1; }));
+    ASSERT_TRUE(eventually([&] { return log_lines().size() == 1; }));
     const auto cancelled = gpusched("cancel", {std::to_string(ids[0])});
     EXPECT_EQ(cancelled.exit_status, 0) << cancelled.err;
     EXPECT_NE(cancelled.out.find("its worker stops it"), std::string::npos) << cancelled.out;
@@ -168,17 +107,17 @@ TEST_P(QueueVerbs, CancelStopsARunningJobWhichIsRecordedCancelledAndNeverRunAgai
     EXPECT_EQ(waited.exit_status, 1) << waited.err;
     EXPECT_NE(waited.err.find("cancelled"), std::string::npos) << waited.err;
     EXPECT_EQ(state_of(ids[0]), "cancelled");
-    EXPECT_EQ(logged(), (std::vector<std::string>{"start", "term"}));
+    EXPECT_EQ(log_lines(), (std::vector<std::string>{"start", "term"}));
     // The worker goes on with the next job; the cancelled one is not run again.
-    const auto next = submit(fmt::format("echo next >> {}\n", log()));
+    const auto next = submit_jobs(fmt::format("echo next >> {}\n", log()));
     EXPECT_EQ(gpusched("wait", {std::to_string(next.at(0))}).exit_status, 0);
-    EXPECT_EQ(logged(), (std::vector<std::string>{"start", "term", "next"}));
+    EXPECT_EQ(log_lines(), (std::vector<std::string>{"start", "term", "next"}));
 }
 
 TEST_P(QueueVerbs, CancellingAnEndedOrUnknownJobSaysSoAndCountsIt)
 {
-    start_worker("0");
-    const auto ids = submit("true\n");
+    start_worker("0", k_kill_soon);
+    const auto ids = submit_jobs("true\n");
     EXPECT_EQ(gpusched("wait", {std::to_string(ids.at(0))}).exit_status, 0);
     const auto result = gpusched("cancel", {std::to_string(ids[0]), "999999"});
     EXPECT_EQ(result.exit_status, 2) << result.err;
@@ -193,21 +132,21 @@ TEST_P(QueueVerbs, PauseStartsNothingNewUntilResume)
 {
     ASSERT_EQ(gpusched("pause").exit_status, 0);
     EXPECT_EQ(listing()["paused"], nlohmann::json::array({""}));
-    start_worker("0");
-    const auto ids = submit(fmt::format("echo 1 >> {0}\necho 2 >> {0}\n", log()));
+    start_worker("0", k_kill_soon);
+    const auto ids = submit_jobs(fmt::format("echo 1 >> {0}\necho 2 >> {0}\n", log()));
     // Long enough for the worker to have looked at the queue more than once.
     std::this_thread::sleep_for(2500ms);
-    EXPECT_TRUE(logged().empty());
+    EXPECT_TRUE(log_lines().empty());
     EXPECT_EQ(listing()["queued"], 2);
     ASSERT_EQ(gpusched("resume").exit_status, 0);
     const auto waited = gpusched("wait");
     EXPECT_EQ(waited.exit_status, 0) << waited.err;
-    EXPECT_EQ(logged(), (std::vector<std::string>{"1", "2"}));
+    EXPECT_EQ(log_lines(), (std::vector<std::string>{"1", "2"}));
 }
 
 TEST_P(QueueVerbs, APausedGpuGetsNoNewJobWhileTheOthersGoOn)
 {
-    start_worker("0,1");
+    start_worker("0,1", k_kill_soon);
     ASSERT_EQ(gpusched("pause", {"--gpu", "0"}).exit_status, 0);
     // The pause reaches the worker before the jobs do (it looks at least once a second).
     std::this_thread::sleep_for(2500ms);
@@ -215,36 +154,36 @@ TEST_P(QueueVerbs, APausedGpuGetsNoNewJobWhileTheOthersGoOn)
     for (int i = 0; i < 6; ++i) {
         commands += fmt::format("echo $CUDA_VISIBLE_DEVICES >> {}\n", log());
     }
-    submit(commands);
+    submit_jobs(commands);
     const auto waited = gpusched("wait");
     EXPECT_EQ(waited.exit_status, 0) << waited.err;
-    EXPECT_EQ(logged(), std::vector<std::string>(6, "1"));
+    EXPECT_EQ(log_lines(), std::vector<std::string>(6, "1"));
     ASSERT_EQ(gpusched("resume", {"--gpu", "0"}).exit_status, 0);
     EXPECT_TRUE(listing()["paused"].empty());
 }
 
 TEST_P(QueueVerbs, PriorityAndFrontDecideTheOrder)
 {
-    submit(fmt::format("echo a >> {0}\necho b >> {0}\n", log()));
-    submit(fmt::format("echo c >> {0}\necho d >> {0}\n", log()), {"--front"});
-    submit(fmt::format("echo e >> {0}\n", log()), {"--priority", "5"});
-    submit(fmt::format("echo z >> {0}\n", log()), {"--priority=-1"});
+    submit_jobs(fmt::format("echo a >> {0}\necho b >> {0}\n", log()));
+    submit_jobs(fmt::format("echo c >> {0}\necho d >> {0}\n", log()), {"--front"});
+    submit_jobs(fmt::format("echo e >> {0}\n", log()), {"--priority", "5"});
+    submit_jobs(fmt::format("echo z >> {0}\n", log()), {"--priority=-1"});
     std::vector<std::string> listed;
     const auto json = listing();
     for (const auto& job : json["next"]) {
         listed.push_back(job["command"].get<std::string>().substr(5, 1));
     }
     EXPECT_EQ(listed, (std::vector<std::string>{"e", "c", "d", "a", "b", "z"}));
-    start_worker("0");
+    start_worker("0", k_kill_soon);
     EXPECT_EQ(gpusched("wait").exit_status, 0);
-    EXPECT_EQ(logged(), listed);
+    EXPECT_EQ(log_lines(), listed);
 }
 
 TEST_P(QueueVerbs, RetryQueuesAFailedJobAgain)
 {
-    start_worker("0");
+    start_worker("0", k_kill_soon);
     const auto flag = (m_dir / "flag").string();
-    const auto ids = submit(
+    const auto ids = submit_jobs(
         fmt::format("if [ -e {0} ]; then echo second >> {1}; else touch {0}; exit 3; fi\n", flag,
                     log()));
     EXPECT_EQ(gpusched("wait", {std::to_string(ids.at(0))}).exit_status, 1);
@@ -253,7 +192,7 @@ TEST_P(QueueVerbs, RetryQueuesAFailedJobAgain)
     EXPECT_EQ(retried.exit_status, 0) << retried.err;
     EXPECT_EQ(gpusched("wait", {std::to_string(ids[0])}).exit_status, 0);
     EXPECT_EQ(state_of(ids[0]), "succeeded");
-    EXPECT_EQ(logged(), std::vector<std::string>{"second"});
+    EXPECT_EQ(log_lines(), std::vector<std::string>{"second"});
     const auto again = gpusched("retry", {std::to_string(ids[0])});
     EXPECT_EQ(again.exit_status, 1);
     EXPECT_NE(again.err.find("not queued again"), std::string::npos) << again.err;
@@ -261,8 +200,8 @@ TEST_P(QueueVerbs, RetryQueuesAFailedJobAgain)
 
 TEST_P(QueueVerbs, LogsShowAJobsStdoutAndStderrApart)
 {
-    start_worker("0");
-    const auto ids = submit("echo to-out; echo to-err >&2; exit 4\n");
+    start_worker("0", k_kill_soon);
+    const auto ids = submit_jobs("echo to-out; echo to-err >&2; exit 4\n");
     EXPECT_EQ(gpusched("wait", {std::to_string(ids.at(0))}).exit_status, 1);
     const auto logs = gpusched("logs", {std::to_string(ids[0])});
     EXPECT_EQ(logs.exit_status, 0) << logs.err;
@@ -272,10 +211,10 @@ TEST_P(QueueVerbs, LogsShowAJobsStdoutAndStderrApart)
 
 TEST_P(QueueVerbs, LogsFollowWaitsForTheStartAndShowsEverythingToTheEnd)
 {
-    const auto ids = submit("echo one; sleep 1; echo two\n");
+    const auto ids = submit_jobs("echo one; sleep 1; echo two\n");
     TempDir dir;
     Process follower(dir, command("logs", {"--follow", std::to_string(ids.at(0))}));
-    start_worker("0");
+    start_worker("0", k_kill_soon);
     const auto followed = follower.wait(30s);
     EXPECT_FALSE(followed.timed_out);
     EXPECT_EQ(followed.exit_status, 0) << followed.err;
@@ -285,8 +224,8 @@ TEST_P(QueueVerbs, LogsFollowWaitsForTheStartAndShowsEverythingToTheEnd)
 TEST_P(QueueVerbs, WaitWithoutIdsWaitsForEveryUnendedJobAndCountsFailures)
 {
     ASSERT_EQ(gpusched("pause").exit_status, 0);
-    start_worker("0,1");
-    submit("true\nexit 3\nsleep 1\nsh -c 'kill -9 $$'\n");
+    start_worker("0,1", k_kill_soon);
+    submit_jobs("true\nexit 3\nsleep 1\nsh -c 'kill -9 $$'\n");
     TempDir dir;
     Process waiting(dir, command("wait"));
     ASSERT_TRUE(eventually([&] { return waiting.err_so_far().find("waiting for 4 jobs") !=
@@ -299,11 +238,11 @@ TEST_P(QueueVerbs, WaitWithoutIdsWaitsForEveryUnendedJobAndCountsFailures)
 
 TEST_P(QueueVerbs, PurgeRemovesEndedJobsButNotQueuedOnes)
 {
-    start_worker("0");
-    const auto ended = submit("echo gone\n");
+    start_worker("0", k_kill_soon);
+    const auto ended = submit_jobs("echo gone\n");
     EXPECT_EQ(gpusched("wait").exit_status, 0);
     ASSERT_EQ(gpusched("pause").exit_status, 0);
-    const auto queued = submit("true\n");
+    const auto queued = submit_jobs("true\n");
     const auto purged = gpusched("queue", {"--purge"});
     EXPECT_EQ(purged.exit_status, 0) << purged.err;
     EXPECT_NE(purged.out.find("1 ended job removed"), std::string::npos) << purged.out;
@@ -321,13 +260,13 @@ TEST_P(QueueVerbs, PurgeRemovesEndedJobsButNotQueuedOnes)
 // local queue's counterpart, a write lock held by a stopped process, is in local_queue_test.)
 TEST_P(QueueVerbs, EveryCommandGivesUpClearlyOnAStoppedServer)
 {
-    if (!m_redis) {
+    if (!on_redis()) {
         GTEST_SKIP() << "a Redis server's fault";
     }
-    const auto ids = submit("true\n");
+    const auto ids = submit_jobs("true\n");
     ASSERT_EQ(ids.size(), 1u);
     const auto id = std::to_string(ids[0]);
-    m_redis->pause();
+    redis().pause();
     const std::vector<std::pair<std::string, std::vector<std::string>>> commands = {
         {"queue", {}},        {"cancel", {id}}, {"pause", {}},  {"resume", {}},
         {"retry", {id}},      {"logs", {id}},   {"wait", {id}}, {"submit", {"--no-start"}}};
@@ -338,12 +277,12 @@ TEST_P(QueueVerbs, EveryCommandGivesUpClearlyOnAStoppedServer)
         EXPECT_EQ(result.exit_status, name == "submit" ? 75 : 255) << name << ": " << result.err;
         EXPECT_NE(result.err.find("no answer within"), std::string::npos) << name << ": " << result.err;
     }
-    m_redis->resume();
+    redis().resume();
     EXPECT_EQ(gpusched("queue").exit_status, 0);
 }
 
-INSTANTIATE_TEST_SUITE_P(Backends, QueueVerbs, ::testing::Values(Backend::local, Backend::redis),
-                         backend_name);
+INSTANTIATE_TEST_SUITE_P(Stores, QueueVerbs, ::testing::Values(Store::sqlite, Store::redis),
+                         store_name);
 
 } // namespace
 } // namespace gpusched::testing

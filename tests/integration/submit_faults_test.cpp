@@ -1,8 +1,7 @@
 // `gpusched submit` against a Redis that cannot be reached, goes away or forgets its data:
 // it gives up within its retry policy (exit status 75) and says a reset queue lost its jobs
 // (exit status 255), rather than waiting forever.
-#include "harness.hpp"
-#include "redis_server.hpp"
+#include "queue_fixture.hpp"
 
 #include <fmt/format.h>
 #include <gtest/gtest.h>
@@ -66,20 +65,13 @@ private:
     int m_port = 0;
 };
 
-class SubmitFaults : public ::testing::Test {
+class SubmitFaults : public ::testing::Test, public QueueFixture {
 protected:
-    void SetUp() override { adopt_orphans(); }
+    SubmitFaults() : QueueFixture(Store::redis, Persistence::every_write) {}
 
-    void TearDown() override
-    {
-        if (m_worker && m_worker->running()) {
-            m_worker->signal(SIGUSR1);
-            EXPECT_FALSE(m_worker->wait(30s).timed_out);
-        }
-    }
-
-    LaunchOptions submit(const std::string& url, const std::string& input,
-                         std::vector<std::string> extra = {}) const
+    // A submit to the server at `url`, which need not be this test's.
+    LaunchOptions submit_to(const std::string& url, const std::string& input,
+                            std::vector<std::string> extra = {}) const
     {
         std::vector<std::string> args = {"submit", "--redis", url};
         args.insert(args.end(), extra.begin(), extra.end());
@@ -91,23 +83,17 @@ protected:
                                             std::vector<std::string> extra)
     {
         extra.push_back("--wait");
-        auto process = std::make_unique<Process>(m_dir, submit(m_redis.url(), input, extra));
+        auto process = std::make_unique<Process>(m_dir, submit(input, extra));
         const bool submitted =
             eventually([&] { return contains(process->err_so_far(), "submitted to queue"); });
         EXPECT_TRUE(submitted) << process->err_so_far();
         return process;
     }
 
-    void start_worker()
-    {
-        m_worker = std::make_unique<Process>(
-            m_worker_dir, LaunchOptions{{"worker", "--redis", m_redis.url(), "--gpus", "GPU-a0"}});
-    }
-
     void flushall()
     {
         const TempDir dir; // not m_dir, whose gpusched.err the submit is writing
-        const auto flushed = run(dir, {{"-p", std::to_string(m_redis.port()), "FLUSHALL"},
+        const auto flushed = run(dir, {{"-p", std::to_string(redis().port()), "FLUSHALL"},
                                        {},
                                        {},
                                        {},
@@ -115,16 +101,11 @@ protected:
                                        {}});
         ASSERT_EQ(flushed.exit_status, 0) << flushed.err;
     }
-
-    RedisServer m_redis;
-    TempDir m_dir;
-    TempDir m_worker_dir;
-    std::unique_ptr<Process> m_worker;
 };
 
 TEST_F(SubmitFaults, AWrongAddressIsGivenUpOnWithStatus75NamingIt)
 {
-    const auto result = run(m_dir, submit("redis://127.0.0.1:1", commands(2)), k_bound);
+    const auto result = run(m_dir, submit_to("redis://127.0.0.1:1", commands(2)), k_bound);
     ASSERT_FALSE(result.timed_out) << "still trying after " << k_bound.count() << " s";
     EXPECT_EQ(result.exit_status, 75) << result.err;
     EXPECT_TRUE(contains(result.err, "gpusched: error: cannot reach Redis at "
@@ -138,12 +119,12 @@ TEST_F(SubmitFaults, TheConnectTimeoutIsHonoured)
 {
     // Well under the default of 10 s: only the option, or its variable, can make it.
     const auto given =
-        run(m_dir, submit("redis://127.0.0.1:1", commands(2), {"--connect-timeout", "0.5"}), 8s);
+        run(m_dir, submit_to("redis://127.0.0.1:1", commands(2), {"--connect-timeout", "0.5"}), 8s);
     ASSERT_FALSE(given.timed_out);
     EXPECT_EQ(given.exit_status, 75) << given.err;
     EXPECT_TRUE(contains(given.err, "within 0.5 s (--connect-timeout)")) << given.err;
 
-    auto from_environment = submit("redis://127.0.0.1:1", commands(2));
+    auto from_environment = submit_to("redis://127.0.0.1:1", commands(2));
     from_environment.env["GPUSCHED_CONNECT_TIMEOUT"] = "1";
     const auto variable = run(m_dir, from_environment, 8s);
     ASSERT_FALSE(variable.timed_out);
@@ -151,7 +132,7 @@ TEST_F(SubmitFaults, TheConnectTimeoutIsHonoured)
 
     for (const auto* bad : {"0", "-1", "nan", "1e10"}) {
         const auto refused =
-            run(m_dir, submit(m_redis.url(), commands(1), {"--connect-timeout", bad}));
+            run(m_dir, submit_to(redis().url(), commands(1), {"--connect-timeout", bad}));
         EXPECT_EQ(refused.exit_status, 255) << bad;
         EXPECT_TRUE(contains(refused.err, "--connect-timeout")) << refused.err;
     }
@@ -163,7 +144,7 @@ TEST_F(SubmitFaults, AServerThatNeverAnswersCostsNoMoreThanTheConnectTimeout)
     // may take.
     const SilentServer silent;
     const auto result =
-        run(m_dir, submit(silent.url(), commands(2), {"--connect-timeout", "1"}), 4500ms);
+        run(m_dir, submit_to(silent.url(), commands(2), {"--connect-timeout", "1"}), 4500ms);
     ASSERT_FALSE(result.timed_out);
     EXPECT_EQ(result.exit_status, 75) << result.err;
     EXPECT_TRUE(contains(result.err, "cannot reach Redis at " + silent.url() + "/0 within 1 s"))
@@ -173,11 +154,11 @@ TEST_F(SubmitFaults, AServerThatNeverAnswersCostsNoMoreThanTheConnectTimeout)
 TEST_F(SubmitFaults, RedisGoneForGoodDuringAWaitEndsItWith75NamingTheJobs)
 {
     auto submitter = waiting_submit(commands(3), {"--connect-timeout", "2"});
-    m_redis.stop();
+    redis().stop();
     const auto result = submitter->wait(k_bound);
     ASSERT_FALSE(result.timed_out) << "waited on after Redis was gone: " << result.err;
     EXPECT_EQ(result.exit_status, 75) << result.err;
-    EXPECT_TRUE(contains(result.err, "lost the connection to Redis at " + m_redis.url() + "/0"))
+    EXPECT_TRUE(contains(result.err, "lost the connection to Redis at " + redis().url() + "/0"))
         << result.err;
     EXPECT_TRUE(contains(result.err, "could not connect again within 2 s (--connect-timeout)"))
         << result.err;
@@ -187,10 +168,10 @@ TEST_F(SubmitFaults, RedisGoneForGoodDuringAWaitEndsItWith75NamingTheJobs)
 TEST_F(SubmitFaults, RedisBackWithinThePolicyLetsTheWaitGoOnToTheEnd)
 {
     auto submitter = waiting_submit(commands(3), {"--connect-timeout", "30"});
-    m_redis.stop();
+    redis().stop();
     std::this_thread::sleep_for(1500ms);
-    m_redis.start(); // with its data: the queue was not reset
-    start_worker();
+    redis().start(); // with its data: the queue was not reset
+    start_worker("GPU-a0");
     const auto result = submitter->wait(k_bound);
     ASSERT_FALSE(result.timed_out) << result.err;
     EXPECT_EQ(result.exit_status, 0) << result.err;
@@ -210,7 +191,7 @@ TEST_F(SubmitFaults, AQueueResetDuringAWaitEndsItWith255NamingTheLostJobs)
         fmt::format("gpusched: error: queue faults at {}/0 was reset after these jobs were "
                     "submitted; 25 jobs lost: 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, "
                     "16, 17, 18, 19, 20 and 5 more",
-                    m_redis.url())))
+                    redis().url())))
         << result.err;
 }
 

@@ -2,8 +2,7 @@
 // random moments and started again: every job ends, succeeds and is counted once; a job runs
 // again only where a run of it was cut short by its worker's death, never for a Redis crash
 // alone. Labelled `stress`: it takes a few minutes.
-#include "../integration/harness.hpp"
-#include "../integration/redis_server.hpp"
+#include "../integration/queue_fixture.hpp"
 
 #include <fmt/format.h>
 #include <gtest/gtest.h>
@@ -37,30 +36,6 @@ constexpr auto k_chaos = 120s;
 // From the start, the longest the run may take before the test calls it a hang.
 constexpr auto k_deadline = 270s;
 
-// Kills what the test started and still runs, but `keep`, adopted orphans included.
-void stop_leftovers(pid_t keep)
-{
-    for (int round = 0; round < 100; ++round) {
-        std::vector<pid_t> children;
-        std::ifstream list(fmt::format("/proc/{0}/task/{0}/children", getpid()));
-        for (pid_t pid = 0; list >> pid;) {
-            if (pid != keep) {
-                children.push_back(pid);
-            }
-        }
-        if (children.empty()) {
-            return;
-        }
-        for (const pid_t pid : children) {
-            kill(-pid, SIGKILL);
-            kill(pid, SIGKILL);
-        }
-        for (const pid_t pid : children) {
-            waitpid(pid, nullptr, 0);
-        }
-    }
-}
-
 // One life of a worker: which of the three it is, and whether it was SIGKILLed. Its tag
 // (QUEUE_CHAOS_WORKER in its environment, inherited by its jobs) names it in the log.
 struct Incarnation {
@@ -77,26 +52,26 @@ struct JobRun {
     bool ended = false;
 };
 
-class QueueChaos : public ::testing::Test {
+// Every write on disk before Redis answers it.
+class QueueChaos : public ::testing::Test, public QueueFixture {
 protected:
+    QueueChaos() : QueueFixture(Store::redis, Persistence::every_write) {}
+    // Its workers are killed; what they left behind goes with the fixture.
     ~QueueChaos() override
     {
         for (auto& incarnation : m_incarnations) {
             incarnation.process.reset();
         }
-        stop_leftovers(m_redis.pid());
     }
 
-    void SetUp() override { adopt_orphans(); }
-
     // Starts worker `slot` again, with the same GPUs, spool and lock directory as before.
-    void start_worker(int slot)
+    void start_worker_in(int slot)
     {
         const auto tag = fmt::format("w{}.{}", slot, m_lives[slot]++);
         Incarnation incarnation{tag, std::make_unique<TempDir>(), nullptr};
         const auto slot_dir = m_dir / fmt::format("worker-{}", slot);
         fs::create_directories(slot_dir / "spool");
-        LaunchOptions options{{"worker", "--redis", m_redis.url(), "--gpus",
+        LaunchOptions options{{"worker", "--redis", redis().url(), "--gpus",
                                fmt::format("GPU-a{0},GPU-b{0}", slot), "--lease-timeout", "2",
                                "--spool", (slot_dir / "spool").string(), "-q"}};
         options.env["QUEUE_CHAOS_WORKER"] = tag;
@@ -107,18 +82,6 @@ protected:
         m_incarnations.push_back(std::move(incarnation));
     }
 
-    std::optional<nlohmann::json> queue_status() const
-    {
-        TempDir dir;
-        const auto result = run(dir, {{"queue", "--redis", m_redis.url(), "--json"}}, 20s);
-        if (result.exit_status != 0) {
-            return std::nullopt;
-        }
-        return nlohmann::json::parse(result.out);
-    }
-
-    RedisServer m_redis; // every write on disk before it is answered
-    TempDir m_dir;
     std::vector<Incarnation> m_incarnations;
     std::map<int, int> m_lives;
     std::map<int, std::size_t> m_current; // slot -> its live incarnation
@@ -141,12 +104,12 @@ TEST_F(QueueChaos, TenThousandJobsEachSucceedOnceThroughWorkerAndRedisCrashes)
                                    id, log, id % 10 == 0 ? "sleep 0.2; " : ""));
     }
     for (int slot = 0; slot < k_workers; ++slot) {
-        start_worker(slot);
+        start_worker_in(slot);
     }
     const auto started = Clock::now();
     TempDir submit_dir;
     Process submitter(submit_dir,
-                      {{"submit", "--redis", m_redis.url(), "--wait", "-q"}, join_lines(jobs)});
+                      {{"submit", "--redis", redis().url(), "--wait", "-q"}, join_lines(jobs)});
 
     // Redis is killed only once every job is in it: what submit does when Redis dies under it
     // is another test's concern.
@@ -177,7 +140,7 @@ TEST_F(QueueChaos, TenThousandJobsEachSucceedOnceThroughWorkerAndRedisCrashes)
             break;
         }
         if (!all_submitted) {
-            const auto status = queue_status();
+            const auto status = try_queue_status();
             all_submitted = status && (*status)["submitted"] == k_jobs;
         }
         const int target = std::uniform_int_distribution<int>(0, k_workers)(random);
@@ -185,8 +148,8 @@ TEST_F(QueueChaos, TenThousandJobsEachSucceedOnceThroughWorkerAndRedisCrashes)
             if (!all_submitted) {
                 continue;
             }
-            m_redis.kill();
-            m_redis.start(); // with its data
+            redis().kill();
+            redis().start(); // with its data
             ++redis_kills;
         } else {
             auto& victim = m_incarnations[m_current[target]];
@@ -194,7 +157,7 @@ TEST_F(QueueChaos, TenThousandJobsEachSucceedOnceThroughWorkerAndRedisCrashes)
             victim.process->wait();
             victim.killed = true;
             ++worker_kills;
-            start_worker(target);
+            start_worker_in(target);
         }
     }
     const bool ended = eventually(over, std::chrono::duration_cast<std::chrono::milliseconds>(
@@ -210,7 +173,7 @@ TEST_F(QueueChaos, TenThousandJobsEachSucceedOnceThroughWorkerAndRedisCrashes)
                        << " s; it says:\n"
                        << submitter.err_so_far();
     EXPECT_EQ(finished->exit_status, 0) << finished->err;
-    const auto status = queue_status();
+    const auto status = try_queue_status();
     ASSERT_TRUE(status.has_value());
     EXPECT_EQ((*status)["succeeded"], k_jobs) << status->dump();
     EXPECT_EQ((*status)["failed"], 0) << status->dump();
