@@ -7,8 +7,8 @@
 #include <gpusched/counted.hpp>
 #include <gpusched/exit_status.hpp>
 #include <gpusched/job_messages.hpp>
-#include <gpusched/queue/local_queue.hpp>
-#include <gpusched/queue/worker_presence.hpp>
+#include <gpusched/queue/sqlite/sqlite_queue.hpp>
+#include <gpusched/queue/sqlite/worker_presence.hpp>
 #include <gpusched/sys/input_reader.hpp>
 
 #include <fmt/format.h>
@@ -36,7 +36,7 @@ std::string jobs(std::size_t count)
 }
 
 // Follows the jobs of `batch` until each has ended; the number that failed.
-std::size_t wait_for(queue::LocalQueue& queue, std::int64_t batch, std::size_t count)
+std::size_t wait_for(queue::SqliteQueue& queue, std::int64_t batch, std::size_t count)
 {
     std::set<std::int64_t> reported;
     std::size_t failed = 0;
@@ -66,8 +66,8 @@ int submit_to_local_queue(const SubmitOptions& options)
 {
     const auto path = local_database_of(options.queue);
     queue::Database database(path, k_busy_timeout);
-    queue::prepare_local_queue_schema(database);
-    queue::LocalQueue queue(database, options.queue.queue);
+    queue::prepare_sqlite_queue_schema(database);
+    queue::SqliteQueue queue(database, options.queue.queue);
     sys::InputReader input(options.inputs, std::nullopt);
     const auto batch = queue.new_batch();
     std::vector<std::int64_t> ids;
@@ -79,7 +79,7 @@ int submit_to_local_queue(const SubmitOptions& options)
         if (lines.empty()) {
             break;
         }
-        std::vector<queue::NewLocalJob> chunk;
+        std::vector<queue::NewSqliteJob> chunk;
         chunk.reserve(lines.size());
         for (const auto& line : lines) {
             ++seq;

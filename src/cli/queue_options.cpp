@@ -3,7 +3,7 @@
 #include "help_format.hpp"
 
 #include <gpusched/errors.hpp>
-#include <gpusched/queue/job_queue.hpp>
+#include <gpusched/queue/redis/redis_queue.hpp>
 #include <gpusched/sys/state_directory.hpp>
 
 #include <fmt/format.h>

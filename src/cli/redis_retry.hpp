@@ -1,6 +1,6 @@
 #pragma once
 
-#include <gpusched/queue/redis_client.hpp>
+#include <gpusched/queue/redis/redis_client.hpp>
 
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>

@@ -10,8 +10,8 @@
 #include <gpusched/counted.hpp>
 #include <gpusched/exit_status.hpp>
 #include <gpusched/job_messages.hpp>
-#include <gpusched/queue/job_signature.hpp>
-#include <gpusched/queue/job_queue.hpp>
+#include <gpusched/queue/redis/job_signature.hpp>
+#include <gpusched/queue/redis/redis_queue.hpp>
 #include <gpusched/sys/input_reader.hpp>
 
 #include <fmt/format.h>
@@ -37,7 +37,7 @@ struct Submitted {
 // Queues the commands of the input as one batch. Throws RedisUnreachable saying what was
 // submitted when Redis stays out of reach.
 Submitted submit_input(const SubmitOptions& options, RedisConnection& redis,
-                       const queue::JobQueue& jobs, Submission& submission)
+                       const queue::RedisQueue& jobs, Submission& submission)
 {
     const auto key = read_key(options.queue);
     sys::InputReader input(options.inputs, std::nullopt);
@@ -55,7 +55,7 @@ Submitted submit_input(const SubmitOptions& options, RedisConnection& redis,
         if (lines.empty()) {
             break;
         }
-        std::vector<queue::JobQueue::NewJob> chunk;
+        std::vector<queue::RedisQueue::NewJob> chunk;
         for (const auto& line : lines) {
             ++seq;
             if (line.line.fault != LineFault::none) {
@@ -98,7 +98,7 @@ int submit(const SubmitOptions& options)
 {
     RedisConnection redis(redis_url_of(options.queue), k_command_timeout,
                           RetryPolicy{to_milliseconds(options.connect_timeout_seconds)});
-    const queue::JobQueue jobs(options.queue.queue);
+    const queue::RedisQueue jobs(options.queue.queue);
     Submission submission(redis, jobs);
     Submitted submitted;
     try {

@@ -60,7 +60,7 @@ std::string list_ids(const std::vector<std::string>& ids)
     return text;
 }
 
-Submission::Submission(RedisConnection& redis, const queue::JobQueue& jobs)
+Submission::Submission(RedisConnection& redis, const queue::RedisQueue& jobs)
     : m_redis(redis), m_jobs(jobs)
 {
 }

@@ -2,7 +2,7 @@
 
 #include "redis_retry.hpp"
 
-#include <gpusched/queue/job_queue.hpp>
+#include <gpusched/queue/redis/redis_queue.hpp>
 
 #include <cstddef>
 #include <set>
@@ -19,7 +19,7 @@ namespace gpusched::cli {
 // after every reconnection, after each chunk submitted and on every round of the wait.
 class Submission {
 public:
-    Submission(RedisConnection& redis, const queue::JobQueue& jobs);
+    Submission(RedisConnection& redis, const queue::RedisQueue& jobs);
 
     // Makes the queue's marker if need be, and remembers it.
     void open();
@@ -56,7 +56,7 @@ private:
     std::vector<std::string> unreported() const;
 
     RedisConnection& m_redis;
-    const queue::JobQueue& m_jobs;
+    const queue::RedisQueue& m_jobs;
     std::string m_marker;
     std::vector<std::string> m_ids; // in the order submitted
     std::size_t m_confirmed = 0;

@@ -1,7 +1,7 @@
 #include "worker_autostart.hpp"
 
 #include <gpusched/lease_names.hpp>
-#include <gpusched/queue/worker_presence.hpp>
+#include <gpusched/queue/sqlite/worker_presence.hpp>
 #include <gpusched/sys/lease_socket.hpp>
 #include <gpusched/sys/spawn_actions.hpp>
 #include <gpusched/sys/state_directory.hpp>
@@ -77,7 +77,7 @@ pid_t spawn_worker(const std::filesystem::path& database, const std::string& nam
 
 } // namespace
 
-bool served_by_a_worker(const std::filesystem::path& database, queue::LocalQueue& queue)
+bool served_by_a_worker(const std::filesystem::path& database, queue::SqliteQueue& queue)
 {
     if (!queue::reclaim_gone_workers(queue, database, queue::this_host())) {
         return true; // cannot be told now: the workers listed are taken as there
@@ -85,7 +85,7 @@ bool served_by_a_worker(const std::filesystem::path& database, queue::LocalQueue
     return !queue.workers().empty();
 }
 
-void start_worker_if_none(const std::filesystem::path& database, queue::LocalQueue& queue)
+void start_worker_if_none(const std::filesystem::path& database, queue::SqliteQueue& queue)
 {
     try {
         if (served_by_a_worker(database, queue)) {

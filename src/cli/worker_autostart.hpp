@@ -1,6 +1,6 @@
 #pragma once
 
-#include <gpusched/queue/local_queue.hpp>
+#include <gpusched/queue/sqlite/sqlite_queue.hpp>
 
 #include <filesystem>
 
@@ -16,8 +16,8 @@ namespace gpusched::cli {
 // says so, naming its log, when it ended instead (no GPU found, say). Never throws: the jobs
 // are queued whatever happens here.
 // True when a worker serves the queue (those of workers that are gone are returned first).
-bool served_by_a_worker(const std::filesystem::path& database, queue::LocalQueue& queue);
+bool served_by_a_worker(const std::filesystem::path& database, queue::SqliteQueue& queue);
 
-void start_worker_if_none(const std::filesystem::path& database, queue::LocalQueue& queue);
+void start_worker_if_none(const std::filesystem::path& database, queue::SqliteQueue& queue);
 
 } // namespace gpusched::cli

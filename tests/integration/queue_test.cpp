@@ -1,6 +1,6 @@
 // What a queue does whichever store keeps it: each test runs on a local queue (an SQLite
 // database) and on a Redis queue (a real redis-server), with submitters and workers as
-// separate processes. What only one store does is tested in local_queue_test.cpp and
+// separate processes. What only one store does is tested in sqlite_queue_test.cpp and
 // redis_queue_test.cpp.
 #include "queue_fixture.hpp"
 

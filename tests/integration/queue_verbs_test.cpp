@@ -257,7 +257,7 @@ TEST_P(QueueVerbs, PurgeRemovesEndedJobsButNotQueuedOnes)
 
 // A Redis server stopped (SIGSTOP) while the commands talk to it: each gives up after its
 // command timeout with an error that says the server did not answer, and none hangs. (The
-// local queue's counterpart, a write lock held by a stopped process, is in local_queue_test.)
+// local queue's counterpart, a write lock held by a stopped process, is in sqlite_queue_test.cpp.)
 TEST_P(QueueVerbs, EveryCommandGivesUpClearlyOnAStoppedServer)
 {
     if (!on_redis()) {

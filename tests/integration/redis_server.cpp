@@ -1,6 +1,6 @@
 #include "redis_server.hpp"
 
-#include <gpusched/queue/redis_client.hpp>
+#include <gpusched/queue/redis/redis_client.hpp>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>

@@ -1,4 +1,4 @@
-#include <gpusched/queue/job_signature.hpp>
+#include <gpusched/queue/redis/job_signature.hpp>
 
 #include <gtest/gtest.h>
 

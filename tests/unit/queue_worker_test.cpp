@@ -3,7 +3,7 @@
 // is read back from the database.
 #include <gpusched/queue/queue_worker.hpp>
 #include <gpusched/queue/sqlite/sqlite_worker_store.hpp>
-#include <gpusched/queue/worker_presence.hpp>
+#include <gpusched/queue/sqlite/worker_presence.hpp>
 
 #include <gtest/gtest.h>
 
@@ -33,7 +33,7 @@ fs::path new_directory()
 
 class Worker : public ::testing::Test {
 protected:
-    void SetUp() override { prepare_local_queue_schema(m_database); }
+    void SetUp() override { prepare_sqlite_queue_schema(m_database); }
     void TearDown() override
     {
         m_worker.reset();
@@ -42,7 +42,7 @@ protected:
 
     std::vector<std::int64_t> submit(std::vector<std::string> commands)
     {
-        std::vector<NewLocalJob> jobs;
+        std::vector<NewSqliteJob> jobs;
         for (auto& command : commands) {
             jobs.push_back({std::move(command)});
         }
@@ -93,7 +93,7 @@ protected:
 
     fs::path m_dir = new_directory();
     Database m_database{m_dir / "queue.db", 1s};
-    LocalQueue m_queue{m_database, "default"};
+    SqliteQueue m_queue{m_database, "default"};
     std::unique_ptr<QueueWorker> m_worker;
 };
 

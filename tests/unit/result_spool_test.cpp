@@ -1,6 +1,6 @@
 // The worker's spool with real files: what is owed survives the worker, what was sent does
 // not come back, and a live worker's file is never taken from it.
-#include <gpusched/queue/result_spool.hpp>
+#include <gpusched/queue/redis/result_spool.hpp>
 
 #include <gtest/gtest.h>
 

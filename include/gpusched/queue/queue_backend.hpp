@@ -19,7 +19,7 @@ struct JobOutput {
 };
 
 // One queue as the queue commands (queue, cancel, pause, resume, retry, logs, wait) see it,
-// whichever backend keeps it: an SQLite database on this machine (LocalQueueBackend) or a
+// whichever backend keeps it: an SQLite database on this machine (SqliteQueueBackend) or a
 // Redis server (RedisQueueBackend). Job ids are the queue's own. Every call is one short
 // exchange with the backend; none waits for jobs (wait and logs --follow ask again).
 class QueueBackend {

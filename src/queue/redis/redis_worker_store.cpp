@@ -2,7 +2,7 @@
 
 #include <gpusched/counted.hpp>
 #include <gpusched/job_messages.hpp>
-#include <gpusched/queue/job_signature.hpp>
+#include <gpusched/queue/redis/job_signature.hpp>
 #include <gpusched/sys/output_files.hpp>
 #include <gpusched/wall_clock.hpp>
 
@@ -75,7 +75,7 @@ RedisWorkerStore::RedisWorkerStore(RedisWorkerSettings settings)
     : m_settings(std::move(settings)), m_queue(m_settings.queue),
       m_worker(new_worker_id(m_settings.host)),
       m_spool(m_settings.spool_directory, spool_key(m_settings.url, m_settings.queue), m_worker),
-      m_control(m_settings.url, m_settings.timeout, JobQueue::scripts()),
+      m_control(m_settings.url, m_settings.timeout, RedisQueue::scripts()),
       m_take(m_settings.url, m_settings.timeout, {}), m_backoff(k_first_backoff)
 {
     for (auto& owed : m_spool.adopt_orphans()) {
@@ -208,7 +208,7 @@ void RedisWorkerStore::heartbeat()
                            }
                            return;
                        }
-                       const auto reply = JobQueue::read_heartbeat(*result.reply);
+                       const auto reply = RedisQueue::read_heartbeat(*result.reply);
                        if (!reply) {
                            trouble(RedisFailure::error_reply, "a heartbeat got an unexpected reply",
                                    "heartbeat");
@@ -241,7 +241,7 @@ void RedisWorkerStore::look()
             }
             return;
         }
-        if (const auto requests = JobQueue::read_requests(*result.reply)) {
+        if (const auto requests = RedisQueue::read_requests(*result.reply)) {
             recovered("look");
             on_requests(*requests);
         }
@@ -326,7 +326,7 @@ void RedisWorkerStore::adopt_taken()
             return;
         }
         recovered("taken");
-        for (const auto& id : JobQueue::to_strings(*result.reply)) {
+        for (const auto& id : RedisQueue::to_strings(*result.reply)) {
             if (!is_known(id)) {
                 take_arrived(id);
             }
@@ -385,7 +385,7 @@ void RedisWorkerStore::take_arrived(const std::string& id)
     m_fetching.insert(id);
     m_control.send(m_queue.fetch_taken(m_worker, id), [this, id](RedisResult result) {
         m_fetching.erase(id);
-        const auto taken = result.ok() ? JobQueue::read_taken(id, *result.reply) : std::nullopt;
+        const auto taken = result.ok() ? RedisQueue::read_taken(id, *result.reply) : std::nullopt;
         if (!taken) {
             // The id stays in our taken list: a connection's loss is retried by the next
             // resync, an error reply (this job's record may be damaged) on its own, once.

@@ -2,7 +2,7 @@
 
 #include <gpusched/counted.hpp>
 #include <gpusched/job_messages.hpp>
-#include <gpusched/queue/local_queue_backend.hpp>
+#include <gpusched/queue/sqlite/sqlite_queue_backend.hpp>
 #include <gpusched/wall_clock.hpp>
 
 #include <fmt/format.h>
@@ -44,7 +44,7 @@ std::string new_worker_id(const std::string& host)
 SqliteWorkerStore::SqliteWorkerStore(SqliteWorkerSettings settings)
     : m_settings(std::move(settings)), m_worker(new_worker_id(m_settings.host)),
       m_database(m_settings.database, k_busy_timeout), m_queue(m_database, m_settings.queue),
-      m_presence((prepare_local_queue_schema(m_database), m_settings.database), m_worker),
+      m_presence((prepare_sqlite_queue_schema(m_database), m_settings.database), m_worker),
       m_next_tick(Clock::now() + k_tick), m_next_expiry(Clock::now() + k_expiry_interval)
 {
     // Present first, then listed: a worker listed is never taken for dead while it starts.

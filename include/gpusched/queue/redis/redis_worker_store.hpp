@@ -1,8 +1,8 @@
 #pragma once
 
-#include <gpusched/queue/async_redis.hpp>
-#include <gpusched/queue/job_queue.hpp>
-#include <gpusched/queue/result_spool.hpp>
+#include <gpusched/queue/redis/async_redis.hpp>
+#include <gpusched/queue/redis/redis_queue.hpp>
+#include <gpusched/queue/redis/result_spool.hpp>
 #include <gpusched/queue/worker_store.hpp>
 
 #include <chrono>
@@ -95,7 +95,7 @@ private:
 
     RedisWorkerSettings m_settings;
     Events* m_events = nullptr;
-    JobQueue m_queue;
+    RedisQueue m_queue;
     std::string m_worker;
     ResultSpool m_spool;
     AsyncRedis m_control;

@@ -1,7 +1,7 @@
 #pragma once
 
-#include <gpusched/queue/local_queue.hpp>
-#include <gpusched/queue/worker_presence.hpp>
+#include <gpusched/queue/sqlite/sqlite_queue.hpp>
+#include <gpusched/queue/sqlite/worker_presence.hpp>
 #include <gpusched/queue/worker_store.hpp>
 
 #include <chrono>
@@ -85,7 +85,7 @@ private:
     Events* m_events = nullptr;
     std::string m_worker;
     Database m_database;
-    LocalQueue m_queue;
+    SqliteQueue m_queue;
     WorkerPresence m_presence;
 
     bool m_look = true; // the queue may hold a job for us

@@ -1,4 +1,4 @@
-#include <gpusched/queue/redis_queue_backend.hpp>
+#include <gpusched/queue/redis/redis_queue_backend.hpp>
 
 #include <fmt/format.h>
 
@@ -33,7 +33,7 @@ JobState state_of(const std::string& outcome, bool pending)
 
 // A worker's id is HOST:PID:RANDOM; its hash says "HOST GPUs LIST" and, in server
 // milliseconds, since when it works on the queue.
-WorkerRecord to_worker(const JobQueue::Snapshot::Worker& worker)
+WorkerRecord to_worker(const RedisQueue::Snapshot::Worker& worker)
 {
     WorkerRecord record;
     record.id = worker.id;
@@ -182,10 +182,10 @@ std::vector<std::int64_t> RedisQueueBackend::unended()
 CancelOutcome RedisQueueBackend::cancel(std::int64_t id)
 {
     switch (checked(m_queue.cancel(m_redis, std::to_string(id)))) {
-    case JobQueue::Cancelled::removed: return CancelOutcome::removed;
-    case JobQueue::Cancelled::stopping: return CancelOutcome::stopping;
-    case JobQueue::Cancelled::already_ended: return CancelOutcome::already_ended;
-    case JobQueue::Cancelled::unknown: break;
+    case RedisQueue::Cancelled::removed: return CancelOutcome::removed;
+    case RedisQueue::Cancelled::stopping: return CancelOutcome::stopping;
+    case RedisQueue::Cancelled::already_ended: return CancelOutcome::already_ended;
+    case RedisQueue::Cancelled::unknown: break;
     }
     return CancelOutcome::unknown;
 }

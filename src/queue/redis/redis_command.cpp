@@ -1,4 +1,4 @@
-#include <gpusched/queue/redis_command.hpp>
+#include <gpusched/queue/redis/redis_command.hpp>
 
 #include <fmt/format.h>
 #include <openssl/evp.h>

@@ -40,12 +40,12 @@ std::string worker_space_of(const std::filesystem::path& database);
 // for gone, or its running jobs would run a second time.
 std::optional<std::set<std::string>> present_workers(const std::filesystem::path& database);
 
-class LocalQueue;
+class SqliteQueue;
 
 // Puts the running jobs of this host's workers that are gone back at the front of `queue`,
 // and returns how many; nothing when who is present cannot be told now (no job is returned
 // then).
-std::optional<std::int64_t> reclaim_gone_workers(LocalQueue& queue,
+std::optional<std::int64_t> reclaim_gone_workers(SqliteQueue& queue,
                                                  const std::filesystem::path& database,
                                                  const std::string& host);
 

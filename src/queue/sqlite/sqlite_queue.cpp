@@ -1,4 +1,4 @@
-#include <gpusched/queue/local_queue.hpp>
+#include <gpusched/queue/sqlite/sqlite_queue.hpp>
 
 #include <gpusched/wall_clock.hpp>
 
@@ -186,7 +186,7 @@ void make_or_upgrade(Database& database)
 
 } // namespace
 
-void prepare_local_queue_schema(Database& database)
+void prepare_sqlite_queue_schema(Database& database)
 {
     // Most opens find the schema made: a read then, which never waits for a writer (a
     // listing works while another process holds the write lock).
@@ -218,12 +218,12 @@ void prepare_local_queue_schema(Database& database)
     });
 }
 
-LocalQueue::LocalQueue(Database& database, std::string name)
+SqliteQueue::SqliteQueue(Database& database, std::string name)
     : m_database(database), m_name(std::move(name))
 {
 }
 
-std::int64_t LocalQueue::new_batch()
+std::int64_t SqliteQueue::new_batch()
 {
     return m_database.write([&] {
         m_database.prepare("INSERT INTO batches (queue, made) VALUES (?, ?)")
@@ -234,7 +234,7 @@ std::int64_t LocalQueue::new_batch()
     });
 }
 
-LocalQueue::Submitted LocalQueue::submit(const std::vector<NewLocalJob>& jobs,
+SqliteQueue::Submitted SqliteQueue::submit(const std::vector<NewSqliteJob>& jobs,
                                          const SubmitOrder& order)
 {
     Submitted submitted;
@@ -243,8 +243,8 @@ LocalQueue::Submitted LocalQueue::submit(const std::vector<NewLocalJob>& jobs,
     return submitted;
 }
 
-std::vector<std::int64_t> LocalQueue::submit_to(std::int64_t batch,
-                                                const std::vector<NewLocalJob>& jobs,
+std::vector<std::int64_t> SqliteQueue::submit_to(std::int64_t batch,
+                                                const std::vector<NewSqliteJob>& jobs,
                                                 const SubmitOrder& order)
 {
     return m_database.write([&] {
@@ -288,7 +288,7 @@ std::vector<std::int64_t> LocalQueue::submit_to(std::int64_t batch,
     });
 }
 
-void LocalQueue::add_worker(const WorkerRecord& worker)
+void SqliteQueue::add_worker(const WorkerRecord& worker)
 {
     m_database.write([&] {
         m_database
@@ -304,14 +304,14 @@ void LocalQueue::add_worker(const WorkerRecord& worker)
     });
 }
 
-void LocalQueue::remove_worker(const std::string& worker)
+void SqliteQueue::remove_worker(const std::string& worker)
 {
     m_database.write([&] {
         m_database.prepare("DELETE FROM workers WHERE id = ?").bind(1, worker).run();
     });
 }
 
-std::vector<WorkerRecord> LocalQueue::workers()
+std::vector<WorkerRecord> SqliteQueue::workers()
 {
     auto query = m_database.prepare(
         "SELECT id, host, pid, gpus, since FROM workers WHERE queue = ? ORDER BY since");
@@ -325,7 +325,7 @@ std::vector<WorkerRecord> LocalQueue::workers()
     return workers;
 }
 
-std::int64_t LocalQueue::reclaim(const std::function<bool(const WorkerRecord&)>& alive)
+std::int64_t SqliteQueue::reclaim(const std::function<bool(const WorkerRecord&)>& alive)
 {
     // Liveness is looked at before the transaction (it is a system call per worker, and the
     // write lock should be short); a worker found dead stays dead, so nothing is lost by it.
@@ -376,7 +376,7 @@ std::int64_t LocalQueue::reclaim(const std::function<bool(const WorkerRecord&)>&
     });
 }
 
-std::optional<JobRecord> LocalQueue::take(const std::string& worker, const std::string& output)
+std::optional<JobRecord> SqliteQueue::take(const std::string& worker, const std::string& output)
 {
     // Nothing is taken while the whole queue is paused (a pause row with no GPU).
     static const auto sql = fmt::format(
@@ -398,7 +398,7 @@ std::optional<JobRecord> LocalQueue::take(const std::string& worker, const std::
     });
 }
 
-bool LocalQueue::finish(const std::string& worker, const JobResult& result)
+bool SqliteQueue::finish(const std::string& worker, const JobResult& result)
 {
     return m_database.write([&] {
         m_database
@@ -421,7 +421,7 @@ bool LocalQueue::finish(const std::string& worker, const JobResult& result)
     });
 }
 
-void LocalQueue::note_start(const std::string& worker, std::int64_t id, const std::string& gpu,
+void SqliteQueue::note_start(const std::string& worker, std::int64_t id, const std::string& gpu,
                             double started)
 {
     m_database.write([&] {
@@ -436,7 +436,7 @@ void LocalQueue::note_start(const std::string& worker, std::int64_t id, const st
     });
 }
 
-bool LocalQueue::give_back(const std::string& worker, std::int64_t id)
+bool SqliteQueue::give_back(const std::string& worker, std::int64_t id)
 {
     return m_database.write([&] {
         auto mine = m_database.prepare(
@@ -462,7 +462,7 @@ bool LocalQueue::give_back(const std::string& worker, std::int64_t id)
     });
 }
 
-void LocalQueue::to_front(std::int64_t id, std::string_view also_set)
+void SqliteQueue::to_front(std::int64_t id, std::string_view also_set)
 {
     m_database.prepare("INSERT OR IGNORE INTO queues (name) VALUES (?)").bind(1, m_name).run();
     m_database
@@ -477,14 +477,14 @@ void LocalQueue::to_front(std::int64_t id, std::string_view also_set)
         .run();
 }
 
-std::vector<std::int64_t> LocalQueue::cancel_requests(const std::string& worker)
+std::vector<std::int64_t> SqliteQueue::cancel_requests(const std::string& worker)
 {
     auto query = m_database.prepare(
         "SELECT id FROM jobs WHERE worker = ? AND state = 'running' AND cancel != 0");
     return query.bind(1, worker).integers();
 }
 
-CancelOutcome LocalQueue::cancel(std::int64_t id)
+CancelOutcome SqliteQueue::cancel(std::int64_t id)
 {
     return m_database.write([&] {
         auto state = m_database.prepare("SELECT state FROM jobs WHERE id = ? AND queue = ?");
@@ -511,7 +511,7 @@ CancelOutcome LocalQueue::cancel(std::int64_t id)
     });
 }
 
-std::optional<std::string> LocalQueue::retry(std::int64_t id)
+std::optional<std::string> SqliteQueue::retry(std::int64_t id)
 {
     return m_database.write([&]() -> std::optional<std::string> {
         auto state = m_database.prepare("SELECT state FROM jobs WHERE id = ? AND queue = ?");
@@ -544,7 +544,7 @@ std::optional<std::string> LocalQueue::retry(std::int64_t id)
     });
 }
 
-void LocalQueue::pause(const std::string& gpu)
+void SqliteQueue::pause(const std::string& gpu)
 {
     m_database.write([&] {
         m_database.prepare("INSERT OR IGNORE INTO pauses (queue, gpu) VALUES (?, ?)")
@@ -554,7 +554,7 @@ void LocalQueue::pause(const std::string& gpu)
     });
 }
 
-void LocalQueue::resume(const std::string& gpu)
+void SqliteQueue::resume(const std::string& gpu)
 {
     m_database.write([&] {
         if (gpu.empty()) {
@@ -568,7 +568,7 @@ void LocalQueue::resume(const std::string& gpu)
     });
 }
 
-std::set<std::string> LocalQueue::paused()
+std::set<std::string> SqliteQueue::paused()
 {
     auto query = m_database.prepare("SELECT gpu FROM pauses WHERE queue = ?");
     query.bind(1, m_name);
@@ -580,7 +580,7 @@ std::set<std::string> LocalQueue::paused()
     return gpus;
 }
 
-std::vector<PurgedJob> LocalQueue::purge(std::optional<double> before)
+std::vector<PurgedJob> SqliteQueue::purge(std::optional<double> before)
 {
     return m_database.write([&] {
         auto purge = m_database.prepare(
@@ -596,7 +596,7 @@ std::vector<PurgedJob> LocalQueue::purge(std::optional<double> before)
     });
 }
 
-std::optional<JobRecord> LocalQueue::job(std::int64_t id)
+std::optional<JobRecord> SqliteQueue::job(std::int64_t id)
 {
     auto query =
         m_database.prepare(fmt::format("SELECT {} FROM jobs WHERE id = ? AND queue = ?",
@@ -609,14 +609,14 @@ std::optional<JobRecord> LocalQueue::job(std::int64_t id)
     return std::move(jobs.front());
 }
 
-std::vector<std::int64_t> LocalQueue::unended()
+std::vector<std::int64_t> SqliteQueue::unended()
 {
     auto query = m_database.prepare(
         "SELECT id FROM jobs WHERE queue = ? AND state IN ('queued', 'running') ORDER BY id");
     return query.bind(1, m_name).integers();
 }
 
-std::vector<JobRecord> LocalQueue::jobs_of(const std::vector<std::int64_t>& ids)
+std::vector<JobRecord> SqliteQueue::jobs_of(const std::vector<std::int64_t>& ids)
 {
     std::vector<JobRecord> jobs;
     auto query =
@@ -630,7 +630,7 @@ std::vector<JobRecord> LocalQueue::jobs_of(const std::vector<std::int64_t>& ids)
     return jobs;
 }
 
-LocalQueue::BatchProgress LocalQueue::batch_progress(std::int64_t batch)
+SqliteQueue::BatchProgress SqliteQueue::batch_progress(std::int64_t batch)
 {
     BatchProgress progress;
     m_database.read([&] {
@@ -649,7 +649,7 @@ LocalQueue::BatchProgress LocalQueue::batch_progress(std::int64_t batch)
     return progress;
 }
 
-QueueListing LocalQueue::list(std::size_t queued_shown, std::size_t recent_shown)
+QueueListing SqliteQueue::list(std::size_t queued_shown, std::size_t recent_shown)
 {
     QueueListing listing;
     // One read transaction: the counts and the lists agree with each other.

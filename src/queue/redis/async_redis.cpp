@@ -1,4 +1,4 @@
-#include <gpusched/queue/async_redis.hpp>
+#include <gpusched/queue/redis/async_redis.hpp>
 
 #include "hiredis_reply.hpp"
 

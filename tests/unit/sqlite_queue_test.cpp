@@ -1,7 +1,7 @@
 // The local queue against a real SQLite database file: order, each job taken once, results
 // recorded once, a dead worker's jobs back at the front, and the verbs that change the queue.
-#include <gpusched/queue/local_queue.hpp>
-#include <gpusched/queue/worker_presence.hpp>
+#include <gpusched/queue/sqlite/sqlite_queue.hpp>
+#include <gpusched/queue/sqlite/worker_presence.hpp>
 
 #include <gtest/gtest.h>
 
@@ -23,7 +23,7 @@ namespace {
 namespace fs = std::filesystem;
 using namespace std::chrono_literals;
 
-class LocalQueueFile : public ::testing::Test {
+class SqliteQueueFile : public ::testing::Test {
 protected:
     void SetUp() override
     {
@@ -35,9 +35,9 @@ protected:
 
     fs::path db_path() const { return m_dir / "queue.db"; }
 
-    static std::vector<NewLocalJob> commands(std::initializer_list<const char*> texts)
+    static std::vector<NewSqliteJob> commands(std::initializer_list<const char*> texts)
     {
-        std::vector<NewLocalJob> jobs;
+        std::vector<NewSqliteJob> jobs;
         for (const auto* text : texts) {
             jobs.push_back({text});
         }
@@ -60,11 +60,11 @@ protected:
     fs::path m_dir;
 };
 
-TEST_F(LocalQueueFile, JobsAreTakenInOrderOfPriorityThenPositionAndFrontGoesFirst)
+TEST_F(SqliteQueueFile, JobsAreTakenInOrderOfPriorityThenPositionAndFrontGoesFirst)
 {
     Database database(db_path(), 1s);
-    prepare_local_queue_schema(database);
-    LocalQueue queue(database, "default");
+    prepare_sqlite_queue_schema(database);
+    SqliteQueue queue(database, "default");
     queue.submit(commands({"a", "b"}), {});
     queue.submit(commands({"c", "d"}), {0, true});
     queue.submit(commands({"urgent"}), {5, false});
@@ -78,22 +78,22 @@ TEST_F(LocalQueueFile, JobsAreTakenInOrderOfPriorityThenPositionAndFrontGoesFirs
     EXPECT_EQ(order, (std::vector<std::string>{"urgent", "c", "d", "a", "b"}));
 }
 
-TEST_F(LocalQueueFile, QueuesOfOneDatabaseAreApart)
+TEST_F(SqliteQueueFile, QueuesOfOneDatabaseAreApart)
 {
     Database database(db_path(), 1s);
-    prepare_local_queue_schema(database);
-    LocalQueue first(database, "first");
-    LocalQueue second(database, "second");
+    prepare_sqlite_queue_schema(database);
+    SqliteQueue first(database, "first");
+    SqliteQueue second(database, "second");
     first.submit(commands({"one"}), {});
     EXPECT_FALSE(second.take("w"));
     ASSERT_TRUE(first.take("w"));
 }
 
-TEST_F(LocalQueueFile, AResultIsRecordedOnceAndOnlyByTheWorkerThatHoldsTheJob)
+TEST_F(SqliteQueueFile, AResultIsRecordedOnceAndOnlyByTheWorkerThatHoldsTheJob)
 {
     Database database(db_path(), 1s);
-    prepare_local_queue_schema(database);
-    LocalQueue queue(database, "q");
+    prepare_sqlite_queue_schema(database);
+    SqliteQueue queue(database, "q");
     const auto submitted = queue.submit(commands({"x"}), {});
     const auto job = queue.take("w1");
     ASSERT_TRUE(job);
@@ -106,14 +106,14 @@ TEST_F(LocalQueueFile, AResultIsRecordedOnceAndOnlyByTheWorkerThatHoldsTheJob)
     EXPECT_DOUBLE_EQ(ended->runtime, 1.5);
 }
 
-TEST_F(LocalQueueFile, TwoConnectionsNeverTakeTheSameJob)
+TEST_F(SqliteQueueFile, TwoConnectionsNeverTakeTheSameJob)
 {
     Database one(db_path(), 5s);
-    prepare_local_queue_schema(one);
+    prepare_sqlite_queue_schema(one);
     Database two(db_path(), 5s);
-    LocalQueue first(one, "q");
-    LocalQueue second(two, "q");
-    std::vector<NewLocalJob> jobs(200, NewLocalJob{"true"});
+    SqliteQueue first(one, "q");
+    SqliteQueue second(two, "q");
+    std::vector<NewSqliteJob> jobs(200, NewSqliteJob{"true"});
     first.submit(jobs, {});
     std::set<std::int64_t> taken;
     for (int i = 0; i < 100; ++i) {
@@ -127,11 +127,11 @@ TEST_F(LocalQueueFile, TwoConnectionsNeverTakeTheSameJob)
     EXPECT_EQ(taken.size(), 200u);
 }
 
-TEST_F(LocalQueueFile, ADeadWorkersJobsGoBackToTheFrontInTheirOrderAndALiveOnesStay)
+TEST_F(SqliteQueueFile, ADeadWorkersJobsGoBackToTheFrontInTheirOrderAndALiveOnesStay)
 {
     Database database(db_path(), 1s);
-    prepare_local_queue_schema(database);
-    LocalQueue queue(database, "q");
+    prepare_sqlite_queue_schema(database);
+    SqliteQueue queue(database, "q");
     queue.submit(commands({"1", "2", "3", "4"}), {});
     queue.add_worker({"dead", "host", 1, "0,1", 0});
     queue.add_worker({"alive", "host", 2, "2", 0});
@@ -154,11 +154,11 @@ TEST_F(LocalQueueFile, ADeadWorkersJobsGoBackToTheFrontInTheirOrderAndALiveOnesS
     EXPECT_TRUE(queue.finish("alive", succeeded(three->id)));
 }
 
-TEST_F(LocalQueueFile, CancelRemovesAQueuedJobAndAsksTheWorkerOfARunningOne)
+TEST_F(SqliteQueueFile, CancelRemovesAQueuedJobAndAsksTheWorkerOfARunningOne)
 {
     Database database(db_path(), 1s);
-    prepare_local_queue_schema(database);
-    LocalQueue queue(database, "q");
+    prepare_sqlite_queue_schema(database);
+    SqliteQueue queue(database, "q");
     const auto ids = queue.submit(commands({"run", "wait"}), {}).ids;
     const auto running = queue.take("w");
     ASSERT_TRUE(running);
@@ -175,11 +175,11 @@ TEST_F(LocalQueueFile, CancelRemovesAQueuedJobAndAsksTheWorkerOfARunningOne)
     EXPECT_EQ(queue.cancel(ids[0]), CancelOutcome::already_ended);
 }
 
-TEST_F(LocalQueueFile, APausedQueueGivesNothingUntilResumed)
+TEST_F(SqliteQueueFile, APausedQueueGivesNothingUntilResumed)
 {
     Database database(db_path(), 1s);
-    prepare_local_queue_schema(database);
-    LocalQueue queue(database, "q");
+    prepare_sqlite_queue_schema(database);
+    SqliteQueue queue(database, "q");
     queue.submit(commands({"x"}), {});
     queue.pause("");
     queue.pause("1");
@@ -191,11 +191,11 @@ TEST_F(LocalQueueFile, APausedQueueGivesNothingUntilResumed)
     EXPECT_TRUE(queue.take("w"));
 }
 
-TEST_F(LocalQueueFile, RetryQueuesAFailedJobAgainButNotARunningOrSucceededOne)
+TEST_F(SqliteQueueFile, RetryQueuesAFailedJobAgainButNotARunningOrSucceededOne)
 {
     Database database(db_path(), 1s);
-    prepare_local_queue_schema(database);
-    LocalQueue queue(database, "q");
+    prepare_sqlite_queue_schema(database);
+    SqliteQueue queue(database, "q");
     const auto ids = queue.submit(commands({"fails", "works"}), {}).ids;
     const auto fails = queue.take("w");
     EXPECT_TRUE(queue.retry(fails->id).has_value()); // running
@@ -213,11 +213,11 @@ TEST_F(LocalQueueFile, RetryQueuesAFailedJobAgainButNotARunningOrSucceededOne)
     EXPECT_EQ(again->exit_code, 0);
 }
 
-TEST_F(LocalQueueFile, ListingCountsAndOrdersAndPurgeRemovesOnlyEndedJobs)
+TEST_F(SqliteQueueFile, ListingCountsAndOrdersAndPurgeRemovesOnlyEndedJobs)
 {
     Database database(db_path(), 1s);
-    prepare_local_queue_schema(database);
-    LocalQueue queue(database, "q");
+    prepare_sqlite_queue_schema(database);
+    SqliteQueue queue(database, "q");
     queue.submit(commands({"a", "b", "c", "d"}), {});
     const auto a = queue.take("w");
     queue.take("w");
@@ -234,7 +234,7 @@ TEST_F(LocalQueueFile, ListingCountsAndOrdersAndPurgeRemovesOnlyEndedJobs)
     EXPECT_EQ(queue.list(10, 10).running.size(), 1u);
 }
 
-TEST_F(LocalQueueFile, AFileThatIsNotADatabaseIsNamedInTheError)
+TEST_F(SqliteQueueFile, AFileThatIsNotADatabaseIsNamedInTheError)
 {
     {
         std::ofstream garbage(db_path());
@@ -242,7 +242,7 @@ TEST_F(LocalQueueFile, AFileThatIsNotADatabaseIsNamedInTheError)
     }
     try {
         Database database(db_path(), 1s);
-        prepare_local_queue_schema(database);
+        prepare_sqlite_queue_schema(database);
         FAIL() << "a file of garbage was opened as a database";
     } catch (const DatabaseError& error) {
         EXPECT_NE(std::string(error.what()).find(db_path().string()), std::string::npos)
@@ -255,21 +255,21 @@ TEST_F(LocalQueueFile, AFileThatIsNotADatabaseIsNamedInTheError)
 // The schema's version is in the database header, where a look costs no table read; a
 // database of an earlier version (kept in meta only, and without jobs.output) is brought up
 // to date with its jobs, and one of a later version is refused.
-TEST_F(LocalQueueFile, TheSchemaVersionIsKeptInTheHeaderAndAnOlderDatabaseIsBroughtUpToDate)
+TEST_F(SqliteQueueFile, TheSchemaVersionIsKeptInTheHeaderAndAnOlderDatabaseIsBroughtUpToDate)
 {
     {
         Database database(db_path(), 1s);
-        prepare_local_queue_schema(database);
+        prepare_sqlite_queue_schema(database);
         EXPECT_EQ(user_version(database), 2);
-        LocalQueue(database, "default").submit(commands({"kept"}), {});
+        SqliteQueue(database, "default").submit(commands({"kept"}), {});
         // As version 1 left it.
         database.execute("ALTER TABLE jobs DROP COLUMN output; UPDATE meta SET value = '1' "
                          "WHERE key = 'schema'; PRAGMA user_version = 0");
     }
     Database database(db_path(), 1s);
-    prepare_local_queue_schema(database);
+    prepare_sqlite_queue_schema(database);
     EXPECT_EQ(user_version(database), 2);
-    LocalQueue queue(database, "default");
+    SqliteQueue queue(database, "default");
     const auto job = queue.take("worker", "/output");
     ASSERT_TRUE(job);
     EXPECT_EQ(job->command, "kept");
@@ -277,7 +277,7 @@ TEST_F(LocalQueueFile, TheSchemaVersionIsKeptInTheHeaderAndAnOlderDatabaseIsBrou
 
     database.execute("PRAGMA user_version = 3");
     try {
-        prepare_local_queue_schema(database);
+        prepare_sqlite_queue_schema(database);
         ADD_FAILURE() << "a database of a later version was used";
     } catch (const DatabaseError& error) {
         EXPECT_NE(std::string(error.what()).find("made by another version of gpusched (schema 3"),
@@ -286,22 +286,22 @@ TEST_F(LocalQueueFile, TheSchemaVersionIsKeptInTheHeaderAndAnOlderDatabaseIsBrou
     }
 }
 
-TEST_F(LocalQueueFile, AHundredThousandJobsGoInAsOneTransaction)
+TEST_F(SqliteQueueFile, AHundredThousandJobsGoInAsOneTransaction)
 {
     Database database(db_path(), 1s);
-    prepare_local_queue_schema(database);
-    LocalQueue queue(database, "q");
-    std::vector<NewLocalJob> jobs(100'000, NewLocalJob{"python train.py --seed 1"});
+    prepare_sqlite_queue_schema(database);
+    SqliteQueue queue(database, "q");
+    std::vector<NewSqliteJob> jobs(100'000, NewSqliteJob{"python train.py --seed 1"});
     const auto submitted = queue.submit(jobs, {});
     ASSERT_EQ(submitted.ids.size(), 100'000u);
     EXPECT_EQ(submitted.ids.back() - submitted.ids.front(), 99'999);
     EXPECT_EQ(queue.list(5, 5).queued, 100'000);
 }
 
-TEST_F(LocalQueueFile, AWorkerIsPresentWhileItHoldsItsSocketAndOnlyThisHostsWorkersAreTakenForGone)
+TEST_F(SqliteQueueFile, AWorkerIsPresentWhileItHoldsItsSocketAndOnlyThisHostsWorkersAreTakenForGone)
 {
     Database database(db_path(), 1s);
-    prepare_local_queue_schema(database);
+    prepare_sqlite_queue_schema(database);
     const std::string id = worker_id_prefix("node.1") + "42-abc";
     {
         WorkerPresence presence(db_path(), id);
@@ -326,13 +326,13 @@ TEST_F(LocalQueueFile, AWorkerIsPresentWhileItHoldsItsSocketAndOnlyThisHostsWork
 
 // With no descriptor free, the table of sockets cannot be read: who is present is unknown,
 // not "no one" (else every running job of this host's workers would be run a second time).
-TEST_F(LocalQueueFile, WhoIsPresentIsUnknownWithoutAFreeDescriptor)
+TEST_F(SqliteQueueFile, WhoIsPresentIsUnknownWithoutAFreeDescriptor)
 {
 #if defined(__SANITIZE_ADDRESS__)
     GTEST_SKIP() << "the sanitizers' runtime needs descriptors of its own";
 #endif
     Database database(db_path(), 1s);
-    prepare_local_queue_schema(database);
+    prepare_sqlite_queue_schema(database);
     WorkerPresence presence(db_path(), worker_id_prefix("node.1") + "7-abc");
     rlimit before{};
     ASSERT_EQ(getrlimit(RLIMIT_NOFILE, &before), 0);

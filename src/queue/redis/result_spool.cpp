@@ -1,4 +1,4 @@
-#include <gpusched/queue/result_spool.hpp>
+#include <gpusched/queue/redis/result_spool.hpp>
 
 #include <gpusched/sys/state_directory.hpp>
 #include <gpusched/sys/system_error.hpp>

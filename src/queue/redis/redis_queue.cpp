@@ -1,4 +1,4 @@
-#include <gpusched/queue/job_queue.hpp>
+#include <gpusched/queue/redis/redis_queue.hpp>
 
 #include "pending_order.hpp"
 
@@ -168,7 +168,7 @@ std::optional<std::vector<std::string>> whole_list(RedisClient& redis, const std
     if (!ok(reply)) {
         return std::nullopt;
     }
-    return JobQueue::to_strings(*reply);
+    return RedisQueue::to_strings(*reply);
 }
 
 std::string new_marker()
@@ -199,12 +199,12 @@ std::optional<std::string> check_queue_name(const std::string& name)
 }
 
 // The braces make {NAME} the hash tag: Redis Cluster keeps all of a queue's keys on one node.
-JobQueue::JobQueue(std::string name)
+RedisQueue::RedisQueue(std::string name)
     : m_name(std::move(name)), m_prefix("gpusched:{" + m_name + "}:")
 {
 }
 
-std::vector<const LuaScript*> JobQueue::scripts()
+std::vector<const LuaScript*> RedisQueue::scripts()
 {
     std::vector<const LuaScript*> all = {&k_open,   &k_submit,    &k_move_all,  &k_fetch,
                                          &k_start,  &k_finish,    &k_give_back, &k_heartbeat,
@@ -215,12 +215,12 @@ std::vector<const LuaScript*> JobQueue::scripts()
     return all;
 }
 
-QueuedJob JobQueue::to_job(const std::string& id, const RedisReply& reply)
+QueuedJob RedisQueue::to_job(const std::string& id, const RedisReply& reply)
 {
     return QueuedJob{id, to_map(reply)};
 }
 
-std::vector<std::string> JobQueue::to_strings(const RedisReply& reply)
+std::vector<std::string> RedisQueue::to_strings(const RedisReply& reply)
 {
     std::vector<std::string> items;
     for (const auto& item : reply.elements) {
@@ -229,23 +229,23 @@ std::vector<std::string> JobQueue::to_strings(const RedisReply& reply)
     return items;
 }
 
-RedisCommand JobQueue::open_marker(const std::string& made) const
+RedisCommand RedisQueue::open_marker(const std::string& made) const
 {
     return RedisCommand::call(k_open, {key("marker")}, {made});
 }
 
-RedisCommand JobQueue::take(const std::string& worker) const
+RedisCommand RedisQueue::take(const std::string& worker) const
 {
     return RedisCommand::plain(
         {"BLMOVE", key("pending"), key("taken:" + worker), "LEFT", "RIGHT", "0"});
 }
 
-RedisCommand JobQueue::fetch(const std::string& id) const
+RedisCommand RedisQueue::fetch(const std::string& id) const
 {
     return RedisCommand::plain({"HGETALL", key("job:" + id)});
 }
 
-RedisCommand JobQueue::fetch_taken(const std::string& worker, const std::string& id) const
+RedisCommand RedisQueue::fetch_taken(const std::string& worker, const std::string& id) const
 {
     return RedisCommand::call(k_fetch,
                               {key("job:" + id), key("taken:" + worker), key("marker"),
@@ -253,7 +253,7 @@ RedisCommand JobQueue::fetch_taken(const std::string& worker, const std::string&
                               {id});
 }
 
-std::optional<FetchedTakenJob> JobQueue::read_taken(const std::string& id, const RedisReply& reply)
+std::optional<FetchedTakenJob> RedisQueue::read_taken(const std::string& id, const RedisReply& reply)
 {
     if (reply.type != RedisReply::Type::array || reply.elements.size() < 2) {
         return std::nullopt;
@@ -266,7 +266,7 @@ std::optional<FetchedTakenJob> JobQueue::read_taken(const std::string& id, const
     return taken;
 }
 
-RedisCommand JobQueue::start(const std::string& worker, const std::string& id,
+RedisCommand RedisQueue::start(const std::string& worker, const std::string& id,
                              const std::string& host, const std::string& gpu, double started,
                              const std::string& marker) const
 {
@@ -275,7 +275,7 @@ RedisCommand JobQueue::start(const std::string& worker, const std::string& id,
                               {id, worker, host, gpu, fmt::format("{:.6f}", started), marker});
 }
 
-RedisCommand JobQueue::finish(const std::string& worker, const OwedResult& owed) const
+RedisCommand RedisQueue::finish(const std::string& worker, const OwedResult& owed) const
 {
     const auto& result = owed.result;
     const auto id = std::to_string(result.id);
@@ -309,7 +309,7 @@ std::optional<TakenJobReply> read_taken_job_reply(const RedisReply& reply)
     }
 }
 
-RedisCommand JobQueue::give_back(const std::string& worker, const std::string& id,
+RedisCommand RedisQueue::give_back(const std::string& worker, const std::string& id,
                                  const std::string& marker) const
 {
     return RedisCommand::call(k_give_back,
@@ -317,7 +317,7 @@ RedisCommand JobQueue::give_back(const std::string& worker, const std::string& i
                               {id, marker});
 }
 
-RedisCommand JobQueue::heartbeat(const std::string& worker, const std::string& description,
+RedisCommand RedisQueue::heartbeat(const std::string& worker, const std::string& description,
                                  long long lease_ms) const
 {
     return RedisCommand::call(k_heartbeat,
@@ -325,7 +325,7 @@ RedisCommand JobQueue::heartbeat(const std::string& worker, const std::string& d
                               {worker, description, std::to_string(lease_ms)});
 }
 
-std::optional<HeartbeatReply> JobQueue::read_heartbeat(const RedisReply& reply)
+std::optional<HeartbeatReply> RedisQueue::read_heartbeat(const RedisReply& reply)
 {
     if (reply.type != RedisReply::Type::array || reply.elements.size() != 3) {
         return std::nullopt;
@@ -337,7 +337,7 @@ std::optional<HeartbeatReply> JobQueue::read_heartbeat(const RedisReply& reply)
     return HeartbeatReply{reply.elements[0].text, to_strings(reply.elements[1]), next};
 }
 
-RedisCommand JobQueue::reclaim(const std::string& worker) const
+RedisCommand RedisQueue::reclaim(const std::string& worker) const
 {
     return RedisCommand::call(k_reclaim,
                               {key("workers"), key("worker:" + worker), key("taken:" + worker),
@@ -345,12 +345,12 @@ RedisCommand JobQueue::reclaim(const std::string& worker) const
                               {worker});
 }
 
-RedisCommand JobQueue::taken(const std::string& worker) const
+RedisCommand RedisQueue::taken(const std::string& worker) const
 {
     return RedisCommand::plain({"LRANGE", key("taken:" + worker), "0", "-1"});
 }
 
-std::optional<std::string> JobQueue::open(RedisClient& redis) const
+std::optional<std::string> RedisQueue::open(RedisClient& redis) const
 {
     const auto reply = redis.run(open_marker(new_marker()));
     if (!ok(reply) || reply->type != RedisReply::Type::string) {
@@ -359,7 +359,7 @@ std::optional<std::string> JobQueue::open(RedisClient& redis) const
     return reply->text;
 }
 
-std::optional<std::string> JobQueue::marker(RedisClient& redis) const
+std::optional<std::string> RedisQueue::marker(RedisClient& redis) const
 {
     const auto reply = redis.command({"GET", key("marker")});
     if (!ok(reply)) {
@@ -368,19 +368,19 @@ std::optional<std::string> JobQueue::marker(RedisClient& redis) const
     return reply->type == RedisReply::Type::string ? reply->text : std::string();
 }
 
-std::optional<long long> JobQueue::reserve_ids(RedisClient& redis, long long count) const
+std::optional<long long> RedisQueue::reserve_ids(RedisClient& redis, long long count) const
 {
     const auto reply = redis.command({"INCRBY", key("next_id"), std::to_string(count)});
     return ok(reply) ? std::optional<long long>(reply->integer) : std::nullopt;
 }
 
-std::optional<long long> JobQueue::new_batch(RedisClient& redis) const
+std::optional<long long> RedisQueue::new_batch(RedisClient& redis) const
 {
     const auto reply = redis.command({"INCR", key("next_batch")});
     return ok(reply) ? std::optional<long long>(reply->integer) : std::nullopt;
 }
 
-bool JobQueue::submit(RedisClient& redis, const std::string& batch,
+bool RedisQueue::submit(RedisClient& redis, const std::string& batch,
                       const std::vector<NewJob>& jobs, long long priority, bool front) const
 {
     std::vector<RedisCommand> commands;
@@ -397,7 +397,7 @@ bool JobQueue::submit(RedisClient& redis, const std::string& batch,
 }
 
 std::optional<std::vector<std::string>>
-JobQueue::wait_ended(RedisClient& redis, const std::string& batch, double timeout_s) const
+RedisQueue::wait_ended(RedisClient& redis, const std::string& batch, double timeout_s) const
 {
     // Ids move from done to seen, so one whose reply is lost with the connection is still
     // found by ended_ids() afterwards.
@@ -423,13 +423,13 @@ JobQueue::wait_ended(RedisClient& redis, const std::string& batch, double timeou
     return ids;
 }
 
-std::optional<std::vector<std::string>> JobQueue::ended_ids(RedisClient& redis,
+std::optional<std::vector<std::string>> RedisQueue::ended_ids(RedisClient& redis,
                                                             const std::string& batch) const
 {
     return whole_list(redis, key("batch:" + batch + ":seen"));
 }
 
-std::optional<QueuedJob> JobQueue::fetch(RedisClient& redis, const std::string& id) const
+std::optional<QueuedJob> RedisQueue::fetch(RedisClient& redis, const std::string& id) const
 {
     const auto reply = redis.run(fetch(id));
     if (!ok(reply)) {

@@ -1,6 +1,6 @@
 #pragma once
 
-#include <gpusched/queue/local_queue.hpp>
+#include <gpusched/queue/sqlite/sqlite_queue.hpp>
 #include <gpusched/queue/queue_backend.hpp>
 
 #include <filesystem>
@@ -10,9 +10,9 @@ namespace gpusched::queue {
 // A local queue (an SQLite database on this machine) for the queue commands. Opening it
 // returns the jobs of workers that are gone to the queue, so what it shows is current;
 // changes that concern workers (a cancel, a retry, a resume) wake them.
-class LocalQueueBackend final : public QueueBackend {
+class SqliteQueueBackend final : public QueueBackend {
 public:
-    LocalQueueBackend(std::filesystem::path database, std::string name);
+    SqliteQueueBackend(std::filesystem::path database, std::string name);
 
     std::string describe() const override;
     QueueListing list(std::size_t queued_shown, std::size_t recent_shown) override;
@@ -31,11 +31,11 @@ private:
 
     std::filesystem::path m_path;
     Database m_database;
-    LocalQueue m_queue;
+    SqliteQueue m_queue;
 };
 
 // Removes ended jobs (those that ended before `ended_before`, if given) with their output
 // files; how many. For `queue --purge`, and for workers, which let old results expire.
-std::int64_t purge_ended_jobs(LocalQueue& queue, std::optional<double> ended_before);
+std::int64_t purge_ended_jobs(SqliteQueue& queue, std::optional<double> ended_before);
 
 } // namespace gpusched::queue

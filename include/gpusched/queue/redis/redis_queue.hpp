@@ -1,8 +1,8 @@
 #pragma once
 
 #include <gpusched/queue/job_record.hpp>
-#include <gpusched/queue/redis_client.hpp>
-#include <gpusched/queue/redis_command.hpp>
+#include <gpusched/queue/redis/redis_client.hpp>
+#include <gpusched/queue/redis/redis_command.hpp>
 
 #include <chrono>
 #include <map>
@@ -71,9 +71,9 @@ struct HeartbeatReply {
 // The worker's operations are commands to send (the worker sends them without waiting, from
 // its event loop) and readers of their replies; the command-line tools use the synchronous
 // forms at the end.
-class JobQueue {
+class RedisQueue {
 public:
-    explicit JobQueue(std::string name);
+    explicit RedisQueue(std::string name);
 
     const std::string& name() const { return m_name; }
     // Every script of the protocol, for connections to load once.

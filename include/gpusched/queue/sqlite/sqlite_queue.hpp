@@ -1,7 +1,7 @@
 #pragma once
 
 #include <gpusched/queue/job_record.hpp>
-#include <gpusched/queue/sqlite_database.hpp>
+#include <gpusched/queue/sqlite/sqlite_database.hpp>
 
 #include <cstdint>
 #include <functional>
@@ -12,7 +12,7 @@
 
 namespace gpusched::queue {
 
-struct NewLocalJob {
+struct NewSqliteJob {
     std::string command;
 };
 
@@ -33,9 +33,9 @@ struct SubmitOrder {
 // A worker's death is noticed without heartbeats: it holds a liveness mark while it lives (an
 // abstract socket, as leases do; see worker_presence.hpp), and any process that finds a
 // worker's mark gone returns that worker's running jobs to the front of the queue.
-class LocalQueue {
+class SqliteQueue {
 public:
-    LocalQueue(Database& database, std::string name);
+    SqliteQueue(Database& database, std::string name);
 
     const std::string& name() const { return m_name; }
     Database& database() { return m_database; }
@@ -45,9 +45,9 @@ public:
         std::int64_t batch = 0;
         std::vector<std::int64_t> ids;
     };
-    Submitted submit(const std::vector<NewLocalJob>& jobs, const SubmitOrder& order);
+    Submitted submit(const std::vector<NewSqliteJob>& jobs, const SubmitOrder& order);
     // Adds to an existing batch (a submission read in chunks).
-    std::vector<std::int64_t> submit_to(std::int64_t batch, const std::vector<NewLocalJob>& jobs,
+    std::vector<std::int64_t> submit_to(std::int64_t batch, const std::vector<NewSqliteJob>& jobs,
                                         const SubmitOrder& order);
     std::int64_t new_batch();
 
@@ -108,6 +108,6 @@ private:
 };
 
 // Makes the tables when the database is new (and checks its version when it is not).
-void prepare_local_queue_schema(Database& database);
+void prepare_sqlite_queue_schema(Database& database);
 
 } // namespace gpusched::queue

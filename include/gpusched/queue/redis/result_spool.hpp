@@ -1,6 +1,6 @@
 #pragma once
 
-#include <gpusched/queue/job_queue.hpp>
+#include <gpusched/queue/redis/redis_queue.hpp>
 #include <gpusched/sys/unique_fd.hpp>
 
 #include <cstdint>

@@ -1,7 +1,7 @@
-#include <gpusched/queue/worker_presence.hpp>
+#include <gpusched/queue/sqlite/worker_presence.hpp>
 
 #include <gpusched/lease_names.hpp>
-#include <gpusched/queue/local_queue.hpp>
+#include <gpusched/queue/sqlite/sqlite_queue.hpp>
 #include <gpusched/sys/lease_socket.hpp>
 
 #include <fmt/format.h>
@@ -71,7 +71,7 @@ std::optional<std::set<std::string>> present_workers(const std::filesystem::path
     return workers;
 }
 
-std::optional<std::int64_t> reclaim_gone_workers(LocalQueue& queue,
+std::optional<std::int64_t> reclaim_gone_workers(SqliteQueue& queue,
                                                  const std::filesystem::path& database,
                                                  const std::string& host)
 {

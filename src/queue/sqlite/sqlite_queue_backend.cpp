@@ -1,6 +1,6 @@
-#include <gpusched/queue/local_queue_backend.hpp>
+#include <gpusched/queue/sqlite/sqlite_queue_backend.hpp>
 
-#include <gpusched/queue/worker_presence.hpp>
+#include <gpusched/queue/sqlite/worker_presence.hpp>
 #include <gpusched/sys/output_files.hpp>
 
 #include <fmt/format.h>
@@ -33,7 +33,7 @@ std::string read_from(const std::filesystem::path& path, std::uint64_t from)
 
 } // namespace
 
-std::int64_t purge_ended_jobs(LocalQueue& queue, std::optional<double> ended_before)
+std::int64_t purge_ended_jobs(SqliteQueue& queue, std::optional<double> ended_before)
 {
     const auto purged = queue.purge(ended_before);
     for (const auto& job : purged) {
@@ -45,14 +45,14 @@ std::int64_t purge_ended_jobs(LocalQueue& queue, std::optional<double> ended_bef
     return static_cast<std::int64_t>(purged.size());
 }
 
-LocalQueueBackend::LocalQueueBackend(std::filesystem::path database, std::string name)
+SqliteQueueBackend::SqliteQueueBackend(std::filesystem::path database, std::string name)
     : m_path(std::move(database)), m_database(m_path, k_busy_timeout),
-      m_queue((prepare_local_queue_schema(m_database), m_database), std::move(name))
+      m_queue((prepare_sqlite_queue_schema(m_database), m_database), std::move(name))
 {
     reclaim_gone_workers();
 }
 
-void LocalQueueBackend::reclaim_gone_workers()
+void SqliteQueueBackend::reclaim_gone_workers()
 {
     try {
         // Nothing when who is present cannot be told now; the workers look every second.
@@ -68,27 +68,27 @@ void LocalQueueBackend::reclaim_gone_workers()
     }
 }
 
-std::string LocalQueueBackend::describe() const
+std::string SqliteQueueBackend::describe() const
 {
     return fmt::format("queue {} ({})", m_queue.name(), m_path.string());
 }
 
-QueueListing LocalQueueBackend::list(std::size_t queued_shown, std::size_t recent_shown)
+QueueListing SqliteQueueBackend::list(std::size_t queued_shown, std::size_t recent_shown)
 {
     return m_queue.list(queued_shown, recent_shown);
 }
 
-std::vector<JobRecord> LocalQueueBackend::jobs(const std::vector<std::int64_t>& ids)
+std::vector<JobRecord> SqliteQueueBackend::jobs(const std::vector<std::int64_t>& ids)
 {
     return m_queue.jobs_of(ids);
 }
 
-std::vector<std::int64_t> LocalQueueBackend::unended()
+std::vector<std::int64_t> SqliteQueueBackend::unended()
 {
     return m_queue.unended();
 }
 
-CancelOutcome LocalQueueBackend::cancel(std::int64_t id)
+CancelOutcome SqliteQueueBackend::cancel(std::int64_t id)
 {
     const auto outcome = m_queue.cancel(id);
     if (outcome == CancelOutcome::stopping) {
@@ -97,7 +97,7 @@ CancelOutcome LocalQueueBackend::cancel(std::int64_t id)
     return outcome;
 }
 
-std::optional<std::string> LocalQueueBackend::retry(std::int64_t id)
+std::optional<std::string> SqliteQueueBackend::retry(std::int64_t id)
 {
     auto refused = m_queue.retry(id);
     if (!refused) {
@@ -106,24 +106,24 @@ std::optional<std::string> LocalQueueBackend::retry(std::int64_t id)
     return refused;
 }
 
-void LocalQueueBackend::pause(const std::string& gpu)
+void SqliteQueueBackend::pause(const std::string& gpu)
 {
     m_queue.pause(gpu);
     wake_workers(m_path);
 }
 
-void LocalQueueBackend::resume(const std::string& gpu)
+void SqliteQueueBackend::resume(const std::string& gpu)
 {
     m_queue.resume(gpu);
     wake_workers(m_path);
 }
 
-std::int64_t LocalQueueBackend::purge(std::optional<double> ended_before)
+std::int64_t SqliteQueueBackend::purge(std::optional<double> ended_before)
 {
     return purge_ended_jobs(m_queue, ended_before);
 }
 
-JobOutput LocalQueueBackend::output(const JobRecord& job, std::uint64_t out_from,
+JobOutput SqliteQueueBackend::output(const JobRecord& job, std::uint64_t out_from,
                                     std::uint64_t err_from)
 {
     if (job.output.empty()) {

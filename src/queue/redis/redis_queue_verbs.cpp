@@ -1,7 +1,7 @@
 // The Redis side of the queue commands (cancel, retry, pause, resume, queue --purge, and what
 // queue, logs and wait read): their scripts and the commands that read a queue whole.
 // docs/queue-protocol.md describes them with the rest of the protocol.
-#include <gpusched/queue/job_queue.hpp>
+#include <gpusched/queue/redis/redis_queue.hpp>
 
 #include "pending_order.hpp"
 
@@ -108,23 +108,23 @@ bool all_ok(const std::optional<std::vector<RedisReply>>& replies)
 
 std::map<std::string, std::string> to_map(const RedisReply& reply)
 {
-    return JobQueue::to_job("", reply).fields;
+    return RedisQueue::to_job("", reply).fields;
 }
 
 } // namespace
 
-std::vector<const LuaScript*> JobQueue::verb_scripts()
+std::vector<const LuaScript*> RedisQueue::verb_scripts()
 {
     return {&k_requests, &k_cancel, &k_retry, &k_purge};
 }
 
-RedisCommand JobQueue::requests(const std::string& worker) const
+RedisCommand RedisQueue::requests(const std::string& worker) const
 {
     return RedisCommand::call(
         k_requests, {key("cancels:" + worker), key("taken:" + worker), key("paused")}, {});
 }
 
-std::optional<WorkerRequests> JobQueue::read_requests(const RedisReply& reply)
+std::optional<WorkerRequests> RedisQueue::read_requests(const RedisReply& reply)
 {
     if (reply.type != RedisReply::Type::array || reply.elements.size() != 2) {
         return std::nullopt;
@@ -133,7 +133,7 @@ std::optional<WorkerRequests> JobQueue::read_requests(const RedisReply& reply)
     return WorkerRequests{to_strings(reply.elements[0]), {paused.begin(), paused.end()}};
 }
 
-std::optional<JobQueue::Snapshot> JobQueue::snapshot(RedisClient& redis,
+std::optional<RedisQueue::Snapshot> RedisQueue::snapshot(RedisClient& redis,
                                                      std::size_t pending_shown,
                                                      std::size_t recent_shown) const
 {
@@ -211,7 +211,7 @@ std::optional<JobQueue::Snapshot> JobQueue::snapshot(RedisClient& redis,
     return snapshot;
 }
 
-std::optional<JobQueue::Found> JobQueue::jobs(RedisClient& redis,
+std::optional<RedisQueue::Found> RedisQueue::jobs(RedisClient& redis,
                                               const std::vector<std::string>& ids) const
 {
     Found found;
@@ -246,7 +246,7 @@ std::optional<JobQueue::Found> JobQueue::jobs(RedisClient& redis,
     return found;
 }
 
-std::optional<std::vector<std::string>> JobQueue::unended(RedisClient& redis) const
+std::optional<std::vector<std::string>> RedisQueue::unended(RedisClient& redis) const
 {
     const auto lists =
         redis.pipeline({{"LRANGE", key("pending"), "0", "-1"}, {"ZRANGE", key("workers"), "0", "-1"}});
@@ -272,7 +272,7 @@ std::optional<std::vector<std::string>> JobQueue::unended(RedisClient& redis) co
     return ids;
 }
 
-std::optional<JobQueue::Cancelled> JobQueue::cancel(RedisClient& redis,
+std::optional<RedisQueue::Cancelled> RedisQueue::cancel(RedisClient& redis,
                                                     const std::string& id) const
 {
     const auto known = redis.pipeline(
@@ -304,7 +304,7 @@ std::optional<JobQueue::Cancelled> JobQueue::cancel(RedisClient& redis,
     return reply->text == "ended" ? Cancelled::already_ended : Cancelled::unknown;
 }
 
-std::optional<std::string> JobQueue::retry(RedisClient& redis, const std::string& id) const
+std::optional<std::string> RedisQueue::retry(RedisClient& redis, const std::string& id) const
 {
     const auto reply = redis.run(RedisCommand::call(
         k_retry, {key("job:" + id), key("pending"), key("rank"), key("ended"), key("stats")},
@@ -315,18 +315,18 @@ std::optional<std::string> JobQueue::retry(RedisClient& redis, const std::string
     return reply->text;
 }
 
-bool JobQueue::pause(RedisClient& redis, const std::string& gpu) const
+bool RedisQueue::pause(RedisClient& redis, const std::string& gpu) const
 {
     return ok(redis.command({"SADD", key("paused"), gpu}));
 }
 
-bool JobQueue::resume(RedisClient& redis, const std::string& gpu) const
+bool RedisQueue::resume(RedisClient& redis, const std::string& gpu) const
 {
     return ok(gpu.empty() ? redis.command({"DEL", key("paused")})
                           : redis.command({"SREM", key("paused"), gpu}));
 }
 
-std::optional<long long> JobQueue::purge(RedisClient& redis,
+std::optional<long long> RedisQueue::purge(RedisClient& redis,
                                          std::optional<double> ended_before) const
 {
     // In rounds of a few hundred jobs, each one script, so no round holds Redis long.

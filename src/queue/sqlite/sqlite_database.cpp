@@ -1,4 +1,4 @@
-#include <gpusched/queue/sqlite_database.hpp>
+#include <gpusched/queue/sqlite/sqlite_database.hpp>
 
 #include <fmt/format.h>
 #include <sqlite3.h>

@@ -28,12 +28,12 @@ namespace {
 
 using namespace std::chrono_literals;
 
-class LocalQueue : public ::testing::Test, public QueueFixture {
+class SqliteQueue : public ::testing::Test, public QueueFixture {
 protected:
-    LocalQueue() : QueueFixture(Store::sqlite) {}
+    SqliteQueue() : QueueFixture(Store::sqlite) {}
 };
 
-TEST_F(LocalQueue, AWorkersOwnOutputDirectoryHoldsTheJobsStreamsOnly)
+TEST_F(SqliteQueue, AWorkersOwnOutputDirectoryHoldsTheJobsStreamsOnly)
 {
     start_worker("0");
     ASSERT_EQ(run(m_dir, submit("echo out; echo err >&2\n", {"--wait"})).exit_status, 0);
@@ -54,7 +54,7 @@ TEST_F(LocalQueue, AWorkersOwnOutputDirectoryHoldsTheJobsStreamsOnly)
     EXPECT_NE(read_file(chosen / "2.info").find("exit: 0\n"), std::string::npos);
 }
 
-TEST_F(LocalQueue, AWorkerTakesNoMoreJobsThanItCanStartAndKeepsTheirOrder)
+TEST_F(SqliteQueue, AWorkerTakesNoMoreJobsThanItCanStartAndKeepsTheirOrder)
 {
     ASSERT_EQ(run(m_dir, submit(logging_commands(300, "sleep 0.01; "))).exit_status, 0);
     std::atomic<bool> done = false;
@@ -110,7 +110,7 @@ TEST_F(LocalQueue, AWorkerTakesNoMoreJobsThanItCanStartAndKeepsTheirOrder)
     EXPECT_EQ(last_start.size(), 2u) << "both workers ran jobs";
 }
 
-TEST_F(LocalQueue, AKilledWorkersJobGoesBackToTheQueueAndRunsOnAnotherWorker)
+TEST_F(SqliteQueue, AKilledWorkersJobGoesBackToTheQueueAndRunsOnAnotherWorker)
 {
     auto& first = start_worker("0");
     const auto marker = m_dir / "started";
@@ -136,7 +136,7 @@ TEST_F(LocalQueue, AKilledWorkersJobGoesBackToTheQueueAndRunsOnAnotherWorker)
 // A killed worker's job that holds on after SIGTERM still runs until SIGKILL --kill-after
 // later: the worker counts as present until then (its guard holds its socket), so no other
 // worker starts the job while its first run lives.
-TEST_F(LocalQueue, AKilledWorkersJobIsNotStartedAgainWhileItsFirstRunLives)
+TEST_F(SqliteQueue, AKilledWorkersJobIsNotStartedAgainWhileItsFirstRunLives)
 {
     auto& first = start_worker("0", {"--kill-after", "2s"});
     ASSERT_EQ(run(m_dir, submit(fmt::format("trap '' TERM; echo $$ >> {0}; while :; do sleep "
@@ -162,7 +162,7 @@ void stop_started_worker(pid_t pid)
     ASSERT_TRUE(eventually([&] { return waitpid(pid, &status, WNOHANG) == pid; }, 30s));
 }
 
-TEST_F(LocalQueue, TheFirstSubmitStartsAWorkerWhenNoneServesTheQueue)
+TEST_F(SqliteQueue, TheFirstSubmitStartsAWorkerWhenNoneServesTheQueue)
 {
     TempDir state;
     const auto submit_started = [&](const std::string& commands) {
@@ -191,7 +191,7 @@ TEST_F(LocalQueue, TheFirstSubmitStartsAWorkerWhenNoneServesTheQueue)
     stop_started_worker(status["workers"][0]["pid"].get<pid_t>());
 }
 
-TEST_F(LocalQueue, AWorkerThatCannotStartIsNamedWithItsLogAndTheJobsWait)
+TEST_F(SqliteQueue, AWorkerThatCannotStartIsNamedWithItsLogAndTheJobsWait)
 {
     TempDir state;
     LaunchOptions options{{"submit", "--db", db()}, "true\n"};
@@ -204,7 +204,7 @@ TEST_F(LocalQueue, AWorkerThatCannotStartIsNamedWithItsLogAndTheJobsWait)
     EXPECT_EQ(queue_status()["queued"], 1);
 }
 
-TEST_F(LocalQueue, NoStartStartsNoWorker)
+TEST_F(SqliteQueue, NoStartStartsNoWorker)
 {
     LaunchOptions options{{"submit", "--db", db(), "--no-start"}, "true\n"};
     options.env["CUDA_VISIBLE_DEVICES"] = "0";
@@ -237,7 +237,7 @@ std::vector<std::string> queued_commands(const std::string& db)
 
 // A submitter killed while it writes (SIGKILL, an out-of-memory kill), at a moment of its
 // own: what it queued is a beginning of its input, whole, in order and once.
-TEST_F(LocalQueue, AKilledSubmitterLeavesABeginningOfItsInputQueuedOnce)
+TEST_F(SqliteQueue, AKilledSubmitterLeavesABeginningOfItsInputQueuedOnce)
 {
     constexpr int k_commands = 400'000;
     const auto input = m_dir / "commands";
@@ -266,7 +266,7 @@ TEST_F(LocalQueue, AKilledSubmitterLeavesABeginningOfItsInputQueuedOnce)
 // A live producer writing into a FIFO: what it wrote is queued at once, not when a chunk is
 // full; a command it stopped writing halfway is not queued, neither when the submitter waits
 // for the rest nor when it is killed then.
-TEST_F(LocalQueue, AProducersCommandsAreQueuedAsTheyComeAndAHalfWrittenOneIsNot)
+TEST_F(SqliteQueue, AProducersCommandsAreQueuedAsTheyComeAndAHalfWrittenOneIsNot)
 {
     const auto fifo = m_dir / "commands";
     ASSERT_EQ(mkfifo(fifo.c_str(), 0600), 0);
@@ -300,7 +300,7 @@ TEST_F(LocalQueue, AProducersCommandsAreQueuedAsTheyComeAndAHalfWrittenOneIsNot)
 // A listing with too few descriptors to read the table of sockets cannot tell which workers
 // are present: it must not take a running worker for gone and send its job to be run again.
 // Every limit from too few to open the database to plenty is tried.
-TEST_F(LocalQueue, AListingShortOfDescriptorsReturnsNoRunningJob)
+TEST_F(SqliteQueue, AListingShortOfDescriptorsReturnsNoRunningJob)
 {
 #if defined(__SANITIZE_ADDRESS__)
     GTEST_SKIP() << "the sanitizers' runtime needs descriptors of its own";
@@ -326,7 +326,7 @@ TEST_F(LocalQueue, AListingShortOfDescriptorsReturnsNoRunningJob)
 
 // A worker short of descriptors (ulimit -n) starts what it can and the rest as jobs end:
 // none of the queue's jobs is failed for it, none is lost, none runs twice.
-TEST_F(LocalQueue, AWorkerShortOfDescriptorsDelaysJobsAndFailsNone)
+TEST_F(SqliteQueue, AWorkerShortOfDescriptorsDelaysJobsAndFailsNone)
 {
 #if defined(__SANITIZE_ADDRESS__)
     GTEST_SKIP() << "the sanitizers' runtime needs descriptors of its own";
@@ -352,7 +352,7 @@ TEST_F(LocalQueue, AWorkerShortOfDescriptorsDelaysJobsAndFailsNone)
 }
 
 // A submit short of descriptors says so and queues nothing, rather than part of its input.
-TEST_F(LocalQueue, ASubmitShortOfDescriptorsIsAClearErrorAndQueuesNothing)
+TEST_F(SqliteQueue, ASubmitShortOfDescriptorsIsAClearErrorAndQueuesNothing)
 {
 #if defined(__SANITIZE_ADDRESS__)
     GTEST_SKIP() << "the sanitizers' runtime needs descriptors of its own";
@@ -371,7 +371,7 @@ TEST_F(LocalQueue, ASubmitShortOfDescriptorsIsAClearErrorAndQueuesNothing)
 // Another process holding the database's write lock (stopped with SIGSTOP inside a write, say):
 // the commands give up after a few seconds with an error that says so and change nothing; the
 // worker, which waits a moment at a time, goes on and records its results once it can.
-TEST_F(LocalQueue, AWriteLockHeldElsewhereIsAClearErrorAndHangsNothing)
+TEST_F(SqliteQueue, AWriteLockHeldElsewhereIsAClearErrorAndHangsNothing)
 {
     start_worker("0");
     ASSERT_EQ(run(m_dir, submit(fmt::format("echo 1 >> {}\n", log()), {"--wait"})).exit_status,
@@ -395,7 +395,7 @@ TEST_F(LocalQueue, AWriteLockHeldElsewhereIsAClearErrorAndHangsNothing)
     EXPECT_EQ(read_file(m_dir / "log"), "1\n2\n");
 }
 
-TEST_F(LocalQueue, AFileThatIsNotADatabaseIsAClearErrorAndIsLeftAlone)
+TEST_F(SqliteQueue, AFileThatIsNotADatabaseIsAClearErrorAndIsLeftAlone)
 {
     const std::string garbage(10000, 'x');
     write_file(db(), garbage);
@@ -406,7 +406,7 @@ TEST_F(LocalQueue, AFileThatIsNotADatabaseIsAClearErrorAndIsLeftAlone)
     EXPECT_EQ(read_file(db()), garbage);
 }
 
-TEST_F(LocalQueue, AReadOnlyDatabaseIsAClearErrorAndKeepsItsJobs)
+TEST_F(SqliteQueue, AReadOnlyDatabaseIsAClearErrorAndKeepsItsJobs)
 {
     if (geteuid() == 0) {
         // Root writes through permissions: take them from another user.
@@ -430,7 +430,7 @@ TEST_F(LocalQueue, AReadOnlyDatabaseIsAClearErrorAndKeepsItsJobs)
     EXPECT_NE(result.err.find(db()), std::string::npos) << result.err;
 }
 
-TEST_F(LocalQueue, AFullDiskIsAClearErrorAndWhatWasQueuedStays)
+TEST_F(SqliteQueue, AFullDiskIsAClearErrorAndWhatWasQueuedStays)
 {
     if (geteuid() != 0) {
         GTEST_SKIP() << "mounting a small tmpfs needs root";

@@ -1,6 +1,6 @@
 #pragma once
 
-#include <gpusched/queue/redis_command.hpp>
+#include <gpusched/queue/redis/redis_command.hpp>
 
 struct redisReply;
 

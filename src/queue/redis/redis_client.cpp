@@ -1,4 +1,4 @@
-#include <gpusched/queue/redis_client.hpp>
+#include <gpusched/queue/redis/redis_client.hpp>
 
 #include "hiredis_reply.hpp"
 

@@ -1,8 +1,8 @@
 #pragma once
 
-#include <gpusched/queue/job_queue.hpp>
+#include <gpusched/queue/redis/redis_queue.hpp>
 #include <gpusched/queue/queue_backend.hpp>
-#include <gpusched/queue/redis_client.hpp>
+#include <gpusched/queue/redis/redis_client.hpp>
 
 namespace gpusched::queue {
 
@@ -29,7 +29,7 @@ private:
     template <typename T> T checked(std::optional<T> answer);
 
     RedisClient m_redis;
-    JobQueue m_queue;
+    RedisQueue m_queue;
 };
 
 // A job as the queue commands see it, from its hash; `running` when it is not pending and
