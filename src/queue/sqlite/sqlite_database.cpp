@@ -28,8 +28,12 @@ Database::Database(std::filesystem::path path, std::chrono::milliseconds busy_ti
                                            SQLITE_OPEN_NOMUTEX,
                                        nullptr);
     if (opened != SQLITE_OK) {
-        const std::string why = m_handle != nullptr ? sqlite3_errmsg(m_handle)
-                                                    : sqlite3_errstr(opened);
+        std::string why = m_handle != nullptr ? sqlite3_errmsg(m_handle) : sqlite3_errstr(opened);
+        // "unable to open database file" does not say why; the system's error does.
+        if (const int error = m_handle != nullptr ? sqlite3_system_errno(m_handle) : 0;
+            error != 0) {
+            why += fmt::format(" ({})", std::strerror(error));
+        }
         sqlite3_close(m_handle);
         m_handle = nullptr;
         throw DatabaseError(fmt::format("database {}: cannot open: {}", m_path.string(), why),
