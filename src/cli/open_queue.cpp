@@ -1,7 +1,9 @@
 #include "open_queue.hpp"
 
-#include <gpusched/queue/sqlite/sqlite_queue_backend.hpp>
 #include <gpusched/queue/redis/redis_queue_backend.hpp>
+#include <gpusched/queue/redis/redis_submission.hpp>
+#include <gpusched/queue/sqlite/sqlite_queue_backend.hpp>
+#include <gpusched/queue/sqlite/sqlite_submission.hpp>
 
 namespace gpusched::cli {
 
@@ -12,6 +14,16 @@ std::unique_ptr<queue::QueueBackend> open_queue(const QueueOptions& options)
                                                           options.queue);
     }
     return std::make_unique<queue::RedisQueueBackend>(redis_url_of(options), options.queue);
+}
+
+std::unique_ptr<queue::Submission> open_submission(const QueueOptions& options,
+                                                   queue::SubmissionSettings settings)
+{
+    settings.queue = options.queue;
+    if (options.is_local()) {
+        return queue::open_sqlite_submission(local_database_of(options), std::move(settings));
+    }
+    return queue::open_redis_submission(redis_url_of(options), std::move(settings));
 }
 
 } // namespace gpusched::cli

@@ -3,6 +3,7 @@
 #include "queue_options.hpp"
 
 #include <gpusched/queue/queue_backend.hpp>
+#include <gpusched/queue/submission.hpp>
 
 #include <memory>
 
@@ -12,5 +13,10 @@ namespace gpusched::cli {
 // commands use it through QueueBackend alone. Errors (no server, a bad database) are thrown,
 // naming what could not be opened.
 std::unique_ptr<queue::QueueBackend> open_queue(const QueueOptions& options);
+
+// A submission to the queue the options name (settings.queue is set from them), by the store
+// that keeps it: the one place `submit` learns which that is.
+std::unique_ptr<queue::Submission> open_submission(const QueueOptions& options,
+                                                   queue::SubmissionSettings settings);
 
 } // namespace gpusched::cli

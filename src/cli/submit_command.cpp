@@ -2,16 +2,14 @@
 
 #include "command_line_errors.hpp"
 #include "input_chunks.hpp"
-#include "local_submit.hpp"
+#include "job_end_report.hpp"
+#include "open_queue.hpp"
 #include "option_values.hpp"
-#include "redis_retry.hpp"
-#include "submit_wait.hpp"
+#include "worker_autostart.hpp"
 
 #include <gpusched/counted.hpp>
 #include <gpusched/exit_status.hpp>
 #include <gpusched/job_messages.hpp>
-#include <gpusched/queue/redis/job_signature.hpp>
-#include <gpusched/queue/redis/redis_queue.hpp>
 #include <gpusched/sys/input_reader.hpp>
 
 #include <fmt/format.h>
@@ -22,96 +20,51 @@
 namespace gpusched::cli {
 namespace {
 
-// Commands sent in one round trip.
-constexpr std::size_t k_chunk = 500;
-
-// How long one command may take before the connection counts as lost: longer than the
-// wait's blocking read (2 s), short enough that a server gone silent is noticed.
-constexpr std::chrono::seconds k_command_timeout{5};
-
-struct Submitted {
-    std::string batch;
-    std::size_t rejected = 0; // commands that cannot run (a NUL byte, over 16 MiB)
-};
-
-// Queues the commands of the input as one batch. Throws RedisUnreachable saying what was
-// submitted when Redis stays out of reach.
-Submitted submit_input(const SubmitOptions& options, RedisConnection& redis,
-                       const queue::RedisQueue& jobs, Submission& submission)
+// Queues the commands of the inputs, read by the rules of a run, as one batch, chunk by chunk
+// as they come; with --wait, follows them to their end. Whichever store keeps the queue.
+int submit(const SubmitOptions& options)
 {
-    const auto key = read_key(options.queue);
     sys::InputReader input(options.inputs, std::nullopt);
-    if (const auto gave_up = redis.connect()) {
-        throw RedisUnreachable(*gave_up);
+    queue::SubmissionSettings settings;
+    settings.priority = options.priority;
+    settings.front = options.front;
+    settings.key = read_key(options.queue);
+    settings.connect_timeout = to_milliseconds(options.connect_timeout_seconds);
+    if (!options.no_start) {
+        settings.start_worker = start_worker;
     }
-    submission.open();
-    auto& client = redis.client();
-    Submitted submitted;
-    submitted.batch = std::to_string(submission.call([&] { return jobs.new_batch(client); }));
-    std::size_t seq = 0;
-    std::size_t count = 0;
+    const auto submission = open_submission(options.queue, std::move(settings));
+    std::size_t rejected = 0; // commands that cannot run (a NUL byte, over 16 MiB)
+    std::uint64_t number = 0;
     while (true) {
-        const auto lines = read_chunk(input, k_chunk);
+        const auto lines = read_chunk(input, submission->chunk_size());
         if (lines.empty()) {
             break;
         }
-        std::vector<queue::RedisQueue::NewJob> chunk;
+        std::vector<queue::CommandToQueue> chunk;
+        chunk.reserve(lines.size());
         for (const auto& line : lines) {
-            ++seq;
+            ++number;
             if (line.line.fault != LineFault::none) {
                 spdlog::error("{}:{}: command {} not submitted: {}", line.source,
-                              line.line.first_line, seq, describe_fault(line.line.fault));
-                ++submitted.rejected;
+                              line.line.first_line, number, describe_fault(line.line.fault));
+                ++rejected;
                 continue;
             }
-            chunk.push_back({"", line.line.text, std::to_string(seq), ""});
+            chunk.push_back({line.line.text, number});
         }
-        if (chunk.empty()) {
-            continue;
+        if (!chunk.empty()) {
+            submission->add(chunk);
         }
-        const auto size = static_cast<long long>(chunk.size());
-        const auto last = submission.call([&] { return jobs.reserve_ids(client, size); });
-        std::vector<std::string> ids;
-        for (long long i = 0; i < size; ++i) {
-            auto& job = chunk[static_cast<std::size_t>(i)];
-            job.id = std::to_string(last - size + 1 + i);
-            job.signature = key ? sign_job(*key, options.queue.queue, job.id, job.command) : "";
-            ids.push_back(job.id);
-        }
-        submission.add(ids);
-        submission.call([&] {
-            return jobs.submit(client, submitted.batch, chunk, options.priority, options.front)
-                       ? std::optional(true)
-                       : std::nullopt;
-        });
-        // A reset between two chunks would leave this one in a queue without the others.
-        submission.check_marker();
-        submission.confirm();
-        count += chunk.size();
     }
-    spdlog::info("{} submitted to queue {} at {} (batch {})", counted(count, "job"),
-                 options.queue.queue, redis.address(), submitted.batch);
-    return submitted;
-}
-
-int submit(const SubmitOptions& options)
-{
-    RedisConnection redis(redis_url_of(options.queue), k_command_timeout,
-                          RetryPolicy{to_milliseconds(options.connect_timeout_seconds)});
-    const queue::RedisQueue jobs(options.queue.queue);
-    Submission submission(redis, jobs);
-    Submitted submitted;
-    try {
-        submitted = submit_input(options, redis, jobs, submission);
-    } catch (const RedisUnreachable& error) {
-        throw RedisUnreachable(
-            fmt::format("{}; {}", error.what(), submission.describe_submitted()));
-    }
+    submission->close();
     if (!options.wait) {
-        return exit_status_for_failures(submitted.rejected);
+        return exit_status_for_failures(rejected);
     }
-    const auto failed = submitted.rejected + submission.wait(submitted.batch);
-    const auto total = submission.size() + submitted.rejected;
+    const auto failed = rejected + submission->wait([](const queue::EndedJob& job) {
+        return report_job_end(job);
+    });
+    const auto total = submission->size() + rejected;
     spdlog::info("{}: {} succeeded, {} failed", counted(total, "job"), total - failed, failed);
     return exit_status_for_failures(failed);
 }
@@ -165,12 +118,9 @@ int run_submit(const SubmitOptions& options)
     if (options.quiet) {
         spdlog::set_level(spdlog::level::err);
     }
-    if (options.queue.is_local()) {
-        return submit_to_local_queue(options);
-    }
     try {
         return submit(options);
-    } catch (const RedisUnreachable& error) {
+    } catch (const queue::QueueUnreachable& error) {
         // Not a fault of the queue: the same submit may work later (sysexits' EX_TEMPFAIL).
         fmt::print(stderr, "{}: error: {}\n", program_name(), error.what());
         return k_exit_temporary_failure;

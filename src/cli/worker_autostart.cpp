@@ -1,8 +1,5 @@
 #include "worker_autostart.hpp"
 
-#include <gpusched/lease_names.hpp>
-#include <gpusched/queue/sqlite/worker_presence.hpp>
-#include <gpusched/sys/lease_socket.hpp>
 #include <gpusched/sys/spawn_actions.hpp>
 #include <gpusched/sys/state_directory.hpp>
 
@@ -28,7 +25,7 @@ using namespace std::chrono_literals;
 constexpr auto k_start_wait = 5s;
 constexpr auto k_start_round = 50ms;
 
-std::filesystem::path log_path_of(const std::filesystem::path& database, const std::string& name)
+std::filesystem::path log_path_of(const std::filesystem::path& beside, const std::string& name)
 {
     // The user's own state directory, even for a database several users share: each user's
     // worker writes a log of its own.
@@ -42,11 +39,10 @@ std::filesystem::path log_path_of(const std::filesystem::path& database, const s
             return *state / file;
         }
     }
-    return database.parent_path() / file;
+    return beside / file;
 }
 
-pid_t spawn_worker(const std::filesystem::path& database, const std::string& name,
-                   const std::filesystem::path& log)
+pid_t spawn_worker(const std::vector<std::string>& arguments, const std::filesystem::path& log)
 {
     sys::SpawnFileActions files;
     files.open(STDIN_FILENO, "/dev/null", O_RDONLY)
@@ -59,8 +55,8 @@ pid_t spawn_worker(const std::filesystem::path& database, const std::string& nam
     sigfillset(&defaults);
     sys::SpawnAttributes attributes;
     attributes.new_session().signal_mask(none).default_signals(defaults);
-    const std::string db = std::filesystem::absolute(database).string();
-    std::vector<std::string> args = {"gpusched", "worker", "--db", db, "--queue", name};
+    std::vector<std::string> args = {"gpusched", "worker"};
+    args.insert(args.end(), arguments.begin(), arguments.end());
     std::vector<char*> argv;
     for (auto& arg : args) {
         argv.push_back(arg.data());
@@ -77,56 +73,31 @@ pid_t spawn_worker(const std::filesystem::path& database, const std::string& nam
 
 } // namespace
 
-bool served_by_a_worker(const std::filesystem::path& database, queue::SqliteQueue& queue)
+void start_worker(const queue::WorkerToStart& worker)
 {
-    if (!queue::reclaim_gone_workers(queue, database, queue::this_host())) {
-        return true; // cannot be told now: the workers listed are taken as there
-    }
-    return !queue.workers().empty();
-}
-
-void start_worker_if_none(const std::filesystem::path& database, queue::SqliteQueue& queue)
-{
-    try {
-        if (served_by_a_worker(database, queue)) {
+    const auto log = log_path_of(worker.beside, worker.queue);
+    const pid_t pid = spawn_worker(worker.arguments, log);
+    const auto give_up = std::chrono::steady_clock::now() + k_start_wait;
+    while (std::chrono::steady_clock::now() < give_up) {
+        int status = 0;
+        if (waitpid(pid, &status, WNOHANG) == pid) {
+            spdlog::error("no worker serves queue {}, and the one started for it ended at once "
+                          "({}): see {}; the jobs wait for `gpusched worker --gpus ID,...`",
+                          worker.queue,
+                          WIFEXITED(status) ? fmt::format("exit {}", WEXITSTATUS(status))
+                                            : fmt::format("signal {}", WTERMSIG(status)),
+                          log.string());
             return;
         }
-        // One submitter starts the worker; a racing one sees the name taken and leaves it.
-        const auto space = queue::worker_space_of(database);
-        auto starting = sys::bind_lease(lease_socket_name(space, "starting:" + queue.name()));
-        if (!starting || served_by_a_worker(database, queue)) {
+        if (worker.serving()) {
+            spdlog::info("started a worker for queue {} (pid {}, log {}); --no-start starts none",
+                         worker.queue, pid, log.string());
             return;
         }
-        const auto log = log_path_of(database, queue.name());
-        const pid_t pid = spawn_worker(database, queue.name(), log);
-        const auto give_up = std::chrono::steady_clock::now() + k_start_wait;
-        while (std::chrono::steady_clock::now() < give_up) {
-            int status = 0;
-            if (waitpid(pid, &status, WNOHANG) == pid) {
-                spdlog::error("no worker serves queue {}, and the one started for it ended at "
-                              "once ({}): see {}; the jobs wait for `gpusched worker --gpus "
-                              "ID,...`",
-                              queue.name(),
-                              WIFEXITED(status) ? fmt::format("exit {}", WEXITSTATUS(status))
-                                                : fmt::format("signal {}", WTERMSIG(status)),
-                              log.string());
-                return;
-            }
-            if (!queue.workers().empty()) {
-                spdlog::info("started a worker for queue {} (pid {}, log {}); --no-start "
-                             "starts none",
-                             queue.name(), pid, log.string());
-                return;
-            }
-            std::this_thread::sleep_for(k_start_round);
-        }
-        spdlog::warn("started a worker for queue {} (pid {}), not serving it yet: see {}",
-                     queue.name(), pid, log.string());
-    } catch (const std::exception& error) {
-        spdlog::error("no worker serves queue {}, and none could be started: {}; the jobs wait "
-                      "for `gpusched worker`",
-                      queue.name(), error.what());
+        std::this_thread::sleep_for(k_start_round);
     }
+    spdlog::warn("started a worker for queue {} (pid {}), not serving it yet: see {}",
+                 worker.queue, pid, log.string());
 }
 
 } // namespace gpusched::cli

@@ -1,23 +1,15 @@
 #pragma once
 
-#include <gpusched/queue/sqlite/sqlite_queue.hpp>
-
-#include <filesystem>
+#include <gpusched/queue/submission.hpp>
 
 namespace gpusched::cli {
 
-// The first `gpusched submit` to a local queue no worker serves starts one in the background,
-// as task-spooler starts its server: `gpusched worker --db DATABASE --queue NAME`, in a
-// session of its own (a closed terminal does not stop it), on the GPUs a run would use (it
-// inherits CUDA_VISIBLE_DEVICES), its log appended to worker-NAME.log in the user's state
-// directory ($XDG_STATE_HOME/gpusched, else beside the database).
-// Two submitters racing start one worker: the one that starts it holds a name on the
-// database's worker space meanwhile. Waits up to a few seconds for the worker to be listed;
-// says so, naming its log, when it ended instead (no GPU found, say). Never throws: the jobs
-// are queued whatever happens here.
-// True when a worker serves the queue (those of workers that are gone are returned first).
-bool served_by_a_worker(const std::filesystem::path& database, queue::SqliteQueue& queue);
-
-void start_worker_if_none(const std::filesystem::path& database, queue::SqliteQueue& queue);
+// Starts a worker for a queue that none serves, as task-spooler starts its server: `gpusched
+// worker ARGUMENTS`, in a session of its own (a closed terminal does not stop it), on the GPUs
+// a run would use (it inherits CUDA_VISIBLE_DEVICES), its log appended to worker-NAME.log in
+// the user's state directory ($XDG_STATE_HOME/gpusched, else beside the queue). Waits up to a
+// few seconds for the worker to serve the queue; says so, naming its log, when it ended
+// instead (no GPU found, say). Throws only when it cannot be started at all.
+void start_worker(const queue::WorkerToStart& worker);
 
 } // namespace gpusched::cli

@@ -1,6 +1,7 @@
 #pragma once
 
 #include <gpusched/queue/redis/redis_client.hpp>
+#include <gpusched/queue/submission.hpp>
 
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
@@ -13,9 +14,9 @@
 #include <thread>
 #include <utility>
 
-namespace gpusched::cli {
+namespace gpusched::queue {
 
-// How a command-line client (`submit`) reaches Redis, at the start and again after a lost
+// How a submitter reaches Redis, at the start and again after a lost
 // connection: a try at once, then tries after pauses of 0.1 s doubling to 2 s, until
 // `give_up_after` (--connect-timeout) has passed since the first. Each try is cut short by the
 // time left (though given at least 0.2 s), so a host that drops packets costs no more than one
@@ -26,13 +27,6 @@ struct RetryPolicy {
     std::chrono::milliseconds first_pause{100};
     std::chrono::milliseconds longest_pause{2'000};
     std::chrono::milliseconds shortest_try{200};
-};
-
-// The policy gave up: Redis could not be reached in time. Nothing is known to be wrong with
-// the queue itself; trying again later may work (exit status 75).
-class RedisUnreachable : public std::runtime_error {
-public:
-    using std::runtime_error::runtime_error;
 };
 
 // "10 s", "0.5 s".
@@ -50,7 +44,7 @@ public:
     {
     }
 
-    queue::RedisClient& client() { return m_redis; }
+    RedisClient& client() { return m_redis; }
     const RetryPolicy& policy() const { return m_policy; }
     std::string address() const { return describe_redis_url(m_redis.url()); }
 
@@ -66,7 +60,7 @@ public:
     }
 
     // Runs `operation` (which returns an optional) until it gives a value. A lost connection
-    // is made again under the policy (RedisUnreachable when it gives up), and then
+    // is made again under the policy (QueueUnreachable when it gives up), and then
     // `reconnected()` is called, which may find that the queue is not what it was, before
     // `operation` is tried again: operations given here must be safe to repeat. Redis
     // answering with an error is thrown, as trying again would get the same answer.
@@ -77,7 +71,7 @@ public:
             if (!m_redis.connected()) {
                 const auto lost = without_prefix(m_redis.error(), "lost the connection to Redis: ");
                 if (const auto reason = connect_within_policy()) {
-                    throw RedisUnreachable(fmt::format(
+                    throw QueueUnreachable(fmt::format(
                         "lost the connection to Redis at {}{} and could not connect again "
                         "within {} (--connect-timeout): {}",
                         address(), lost.empty() ? "" : fmt::format(" ({})", lost),
@@ -132,7 +126,7 @@ private:
         // the answer to its login. With less time left than m_redis could take, a client
         // bounded by the time left asks first, and m_redis connects once that one was answered.
         if (limit < 2 * m_timeout) {
-            queue::RedisClient quick(m_redis.url(), limit / 2);
+            RedisClient quick(m_redis.url(), limit / 2);
             if (!quick.connect()) {
                 return without_prefix(quick.error(), connect_prefix());
             }
@@ -150,9 +144,9 @@ private:
         return error.rfind(prefix, 0) == 0 ? error.substr(prefix.size()) : error;
     }
 
-    queue::RedisClient m_redis;
+    RedisClient m_redis;
     std::chrono::milliseconds m_timeout;
     RetryPolicy m_policy;
 };
 
-} // namespace gpusched::cli
+} // namespace gpusched::queue

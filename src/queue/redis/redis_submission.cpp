@@ -1,0 +1,297 @@
+#include <gpusched/queue/redis/redis_submission.hpp>
+
+#include "redis_connection.hpp"
+
+#include <gpusched/counted.hpp>
+#include <gpusched/queue/redis/job_signature.hpp>
+#include <gpusched/queue/redis/redis_queue.hpp>
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <set>
+
+namespace gpusched::queue {
+namespace {
+
+// Commands sent in one round trip.
+constexpr std::size_t k_chunk = 500;
+// How long one command may take before the connection counts as lost: longer than the
+// wait's blocking read, short enough that a server gone silent is noticed.
+constexpr std::chrono::seconds k_command_timeout{5};
+// Seconds one round of the wait blocks for ended jobs before the marker is checked again;
+// well under the command timeout, which a blocked read must not reach.
+constexpr double k_wait_round_s = 2;
+// The ids a message names before it counts the rest.
+constexpr std::size_t k_ids_named = 20;
+
+// "3, 4, 7", the first 20 of them, then "and 12 more".
+std::string list_ids(const std::vector<std::string>& ids)
+{
+    const auto named = std::min(ids.size(), k_ids_named);
+    auto text =
+        fmt::format("{}", fmt::join(ids.begin(), ids.begin() + static_cast<long>(named), ", "));
+    if (ids.size() > named) {
+        text += fmt::format(" and {} more", ids.size() - named);
+    }
+    return text;
+}
+
+double number_in(const std::string& text)
+{
+    return text.empty() ? 0 : std::atof(text.c_str());
+}
+
+// A job's hash, as its submitter reports its end.
+EndedJob ended_job(const QueuedJob& job)
+{
+    EndedJob ended;
+    auto& record = ended.record;
+    record.id = std::strtoll(job.id.c_str(), nullptr, 10);
+    record.command = job.field("command");
+    record.state = job_state_named(job.field("outcome")).value_or(JobState::refused);
+    record.gpu = job.field("gpu");
+    record.started = number_in(job.field("started"));
+    record.runtime = number_in(job.field("runtime"));
+    record.exit_code = std::atoi(job.field("exit").c_str());
+    record.signal = std::atoi(job.field("signal").c_str());
+    record.note = job.field("note");
+    ended.number = std::strtoull(job.field("seq").c_str(), nullptr, 10);
+    ended.host = job.field("host");
+    return ended;
+}
+
+class RedisSubmission final : public Submission {
+    // Runs a queue operation (safe to repeat) under the retry policy, checking the marker
+    // after a reconnection.
+    template <class Operation>
+    auto call(Operation operation)
+    {
+        return m_redis.with_retry(operation, [this] { check_marker_now(); });
+    }
+
+public:
+    RedisSubmission(const RedisUrl& url, SubmissionSettings settings)
+        : m_settings(std::move(settings)), m_queue(m_settings.queue),
+          m_redis(url, k_command_timeout, RetryPolicy{m_settings.connect_timeout})
+    {
+        try {
+            if (const auto gave_up = m_redis.connect()) {
+                throw QueueUnreachable(*gave_up);
+            }
+            m_marker = m_redis.with_retry([&] { return m_queue.open(m_redis.client()); }, [] {});
+            m_batch = std::to_string(call([&] { return m_queue.new_batch(m_redis.client()); }));
+        } catch (const QueueUnreachable& error) {
+            throw QueueUnreachable(fmt::format("{}; {}", error.what(), describe_submitted()));
+        }
+    }
+
+    std::size_t chunk_size() const override { return k_chunk; }
+
+    void add(const std::vector<CommandToQueue>& commands) override
+    {
+        try {
+            submit(commands);
+        } catch (const QueueUnreachable& error) {
+            throw QueueUnreachable(fmt::format("{}; {}", error.what(), describe_submitted()));
+        }
+    }
+
+    void close() override
+    {
+        spdlog::info("{} submitted to queue {} at {} (batch {})", counted(m_ids.size(), "job"),
+                     m_settings.queue, m_redis.address(), m_batch);
+    }
+
+    std::size_t size() const override { return m_ids.size(); }
+
+    std::size_t wait(const std::function<bool(const EndedJob&)>& report) override;
+
+private:
+    void submit(const std::vector<CommandToQueue>& commands)
+    {
+        if (commands.empty()) {
+            return;
+        }
+        auto& client = m_redis.client();
+        const auto size = static_cast<long long>(commands.size());
+        const auto last = call([&] { return m_queue.reserve_ids(client, size); });
+        std::vector<RedisQueue::NewJob> chunk;
+        std::vector<std::string> ids;
+        for (long long i = 0; i < size; ++i) {
+            const auto& command = commands[static_cast<std::size_t>(i)];
+            auto id = std::to_string(last - size + 1 + i);
+            auto signature = m_settings.key
+                                 ? sign_job(*m_settings.key, m_settings.queue, id, command.command)
+                                 : "";
+            ids.push_back(id);
+            chunk.push_back({std::move(id), command.command, std::to_string(command.number),
+                             std::move(signature)});
+        }
+        // They may be in the queue from now on.
+        m_ids.insert(m_ids.end(), ids.begin(), ids.end());
+        call([&] {
+            return m_queue.submit(client, m_batch, chunk, m_settings.priority, m_settings.front)
+                       ? std::optional(true)
+                       : std::nullopt;
+        });
+        // A reset between two chunks would leave this one in a queue without the others.
+        check_marker();
+        m_confirmed = m_ids.size();
+    }
+
+    // Throws when the queue's marker is gone or changed.
+    void check_marker()
+    {
+        const auto marker = call([&] { return m_queue.marker(m_redis.client()); });
+        if (marker != m_marker) {
+            reset();
+        }
+    }
+
+    // After a reconnection: as check_marker(), but a connection lost again is left to the
+    // retry that follows.
+    void check_marker_now()
+    {
+        auto& redis = m_redis.client();
+        const auto marker = m_queue.marker(redis);
+        if (!marker) {
+            if (!redis.connected()) {
+                return; // lost again: the next try reconnects, and checks again
+            }
+            throw std::runtime_error(fmt::format("{}: {}", m_redis.address(), redis.error()));
+        }
+        if (*marker != m_marker) {
+            reset();
+        }
+    }
+
+    [[noreturn]] void reset() const
+    {
+        const auto where = fmt::format("queue {} at {}", m_queue.name(), m_redis.address());
+        if (m_ids.empty()) {
+            // Nothing is lost, and the next submit starts afresh (the caller says nothing was
+            // submitted).
+            throw QueueUnreachable(fmt::format("{} was reset as this submit began", where));
+        }
+        const auto lost = m_waiting ? unreported() : m_ids;
+        throw std::runtime_error(
+            fmt::format("{} was reset after these jobs were submitted; {} lost: {}{}", where,
+                        counted(lost.size(), "job"), list_ids(lost),
+                        m_waiting ? "" : "; nothing more was submitted"));
+    }
+
+    // What a submission cut short left behind: "nothing was submitted", or which ids were.
+    std::string describe_submitted() const
+    {
+        if (m_ids.empty()) {
+            return "nothing was submitted";
+        }
+        std::string text;
+        if (m_confirmed > 0) {
+            const std::vector<std::string> in(m_ids.begin(),
+                                              m_ids.begin() + static_cast<long>(m_confirmed));
+            text = fmt::format("{} {} submitted to queue {} (queue ids {}), ",
+                               counted(in.size(), "job"), in.size() == 1 ? "was" : "were",
+                               m_queue.name(), list_ids(in));
+        }
+        if (m_confirmed < m_ids.size()) {
+            const std::vector<std::string> maybe(m_ids.begin() + static_cast<long>(m_confirmed),
+                                                 m_ids.end());
+            text += fmt::format("{} may have been (queue ids {}), ",
+                                m_confirmed > 0 ? fmt::format("{} more", maybe.size())
+                                                : counted(maybe.size(), "job"),
+                                list_ids(maybe));
+        }
+        return text + "the rest of the input was not submitted";
+    }
+
+    std::vector<std::string> unreported() const
+    {
+        std::vector<std::string> ids;
+        std::copy_if(m_ids.begin(), m_ids.end(), std::back_inserter(ids),
+                     [&](const std::string& id) { return !m_reported.contains(id); });
+        return ids;
+    }
+
+    SubmissionSettings m_settings;
+    RedisQueue m_queue;
+    RedisConnection m_redis;
+    std::string m_marker;
+    std::string m_batch;
+    std::vector<std::string> m_ids; // in the order submitted
+    std::size_t m_confirmed = 0;    // known to be in the queue
+    bool m_waiting = false;
+    std::set<std::string> m_reported; // ended, or lost
+    std::vector<std::string> m_lost;  // the record gone though the queue was not reset
+};
+
+std::size_t RedisSubmission::wait(const std::function<bool(const EndedJob&)>& report)
+{
+    m_waiting = true;
+    auto& redis = m_redis.client();
+    std::size_t failed = 0;
+    // After a lost connection, the ids whose reply was lost with it are found among all those
+    // that ended.
+    bool resync = false;
+    try {
+        while (m_reported.size() < m_ids.size()) {
+            check_marker();
+            std::optional<std::vector<std::string>> ended;
+            if (resync) {
+                ended = call([&] { return m_queue.ended_ids(redis, m_batch); });
+            } else {
+                ended = m_queue.wait_ended(redis, m_batch, k_wait_round_s);
+                if (!ended) {
+                    if (redis.connected()) {
+                        throw std::runtime_error(
+                            fmt::format("{}: {}", m_redis.address(), redis.error()));
+                    }
+                    resync = true;
+                    continue; // check_marker() reconnects
+                }
+            }
+            resync = false;
+            for (const auto& id : *ended) {
+                if (m_reported.contains(id)) {
+                    continue;
+                }
+                const auto job = call([&] { return m_queue.fetch(redis, id); });
+                if (job.fields.empty()) {
+                    check_marker(); // a reset explains it
+                    spdlog::error("queue job {} is lost: its record is gone from queue {} at {}",
+                                  id, m_queue.name(), m_redis.address());
+                    m_lost.push_back(id);
+                } else if (!report(ended_job(job))) {
+                    ++failed;
+                }
+                m_reported.insert(id);
+            }
+        }
+    } catch (const QueueUnreachable& error) {
+        const auto unknown = unreported();
+        throw QueueUnreachable(
+            fmt::format("{}; the outcome of {} is unknown: {} (they stay queued and may still run; "
+                        "`gpusched queue` shows them once Redis is back)",
+                        error.what(), counted(unknown.size(), "job"), list_ids(unknown)));
+    }
+    if (!m_lost.empty()) {
+        throw std::runtime_error(fmt::format("{} lost: their records are gone from queue {} "
+                                             "at {}: {}",
+                                             counted(m_lost.size(), "job"), m_queue.name(),
+                                             m_redis.address(), list_ids(m_lost)));
+    }
+    return failed;
+}
+
+} // namespace
+
+std::unique_ptr<Submission> open_redis_submission(const RedisUrl& url, SubmissionSettings settings)
+{
+    return std::make_unique<RedisSubmission>(url, std::move(settings));
+}
+
+} // namespace gpusched::queue

@@ -1,0 +1,172 @@
+#include <gpusched/queue/sqlite/sqlite_submission.hpp>
+
+#include <gpusched/counted.hpp>
+#include <gpusched/lease_names.hpp>
+#include <gpusched/queue/sqlite/sqlite_queue.hpp>
+#include <gpusched/queue/sqlite/worker_presence.hpp>
+#include <gpusched/sys/lease_socket.hpp>
+
+#include <fmt/format.h>
+#include <spdlog/spdlog.h>
+
+#include <chrono>
+#include <set>
+#include <thread>
+
+namespace gpusched::queue {
+namespace {
+
+using namespace std::chrono_literals;
+
+// Commands written in one transaction.
+constexpr std::size_t k_chunk = 10'000;
+// Another process may hold the write lock for a moment (a worker recording a result).
+constexpr std::chrono::seconds k_busy_timeout{10};
+// How often a wait looks for ended jobs.
+constexpr auto k_wait_round = 200ms;
+
+std::string jobs(std::size_t count)
+{
+    return counted(count, "job");
+}
+
+class SqliteSubmission final : public Submission {
+public:
+    SqliteSubmission(const std::filesystem::path& database, SubmissionSettings settings)
+        : m_path(database), m_settings(std::move(settings)), m_database(m_path, k_busy_timeout),
+          m_queue((prepare_sqlite_queue_schema(m_database), m_database), m_settings.queue),
+          m_batch(m_queue.new_batch())
+    {
+    }
+
+    std::size_t chunk_size() const override { return k_chunk; }
+
+    void add(const std::vector<CommandToQueue>& commands) override
+    {
+        std::vector<NewSqliteJob> chunk;
+        chunk.reserve(commands.size());
+        for (const auto& command : commands) {
+            chunk.push_back({command.command});
+        }
+        try {
+            const auto added =
+                m_queue.submit_to(m_batch, chunk, {m_settings.priority, m_settings.front});
+            m_ids.insert(m_ids.end(), added.begin(), added.end());
+        } catch (const DatabaseError& error) {
+            // Each chunk is one transaction: those before it are queued whole, it is not.
+            throw DatabaseError(
+                fmt::format("{}; {}", error.what(),
+                            m_ids.empty()
+                                ? std::string("nothing was submitted")
+                                : fmt::format("{} were submitted (ids {} to {}), "
+                                              "the commands after them were not",
+                                              jobs(m_ids.size()), m_ids.front(), m_ids.back())),
+                error.code());
+        }
+        wake_workers(m_path);
+        if (m_settings.start_worker && !m_ids.empty() && !std::exchange(m_start_looked_at, true)) {
+            start_worker_if_none();
+        }
+    }
+
+    void close() override
+    {
+        spdlog::info("{} submitted to queue {} in {}", jobs(m_ids.size()), m_settings.queue,
+                     m_path.string());
+        if (m_settings.start_worker || m_ids.empty()) {
+            return;
+        }
+        try {
+            if (!served()) {
+                spdlog::warn("no worker serves queue {}: the jobs wait for `gpusched worker`",
+                             m_settings.queue);
+            }
+        } catch (const DatabaseError&) {
+            // Only a hint: the jobs are queued whatever it would have said.
+        }
+    }
+
+    std::size_t size() const override { return m_ids.size(); }
+
+    std::size_t wait(const std::function<bool(const EndedJob&)>& report) override
+    {
+        std::set<std::int64_t> reported;
+        std::size_t failed = 0;
+        while (reported.size() < m_ids.size()) {
+            const auto progress = m_queue.batch_progress(m_batch);
+            for (const auto& job : progress.ended) {
+                if (reported.insert(job.id).second) {
+                    EndedJob ended;
+                    ended.record = job;
+                    failed += report(ended) ? 0 : 1;
+                }
+            }
+            if (progress.unended == 0 && reported.size() < m_ids.size()) {
+                // Removed (queue --purge) before its end was seen here.
+                const auto lost = m_ids.size() - reported.size();
+                spdlog::error("{} removed from the queue before their end was seen", jobs(lost));
+                return failed + lost;
+            }
+            if (reported.size() < m_ids.size()) {
+                std::this_thread::sleep_for(k_wait_round);
+            }
+        }
+        return failed;
+    }
+
+private:
+    // True when a worker serves the queue (those of workers that are gone are returned
+    // first).
+    bool served()
+    {
+        if (!reclaim_gone_workers(m_queue, m_path, this_host())) {
+            return true; // cannot be told now: the workers listed are taken as there
+        }
+        return !m_queue.workers().empty();
+    }
+
+    // Never throws: the jobs are queued whatever happens here.
+    void start_worker_if_none()
+    {
+        try {
+            if (served()) {
+                return;
+            }
+            // One submitter starts the worker; a racing one sees the name taken and leaves
+            // it.
+            const auto space = worker_space_of(m_path);
+            const auto starting =
+                sys::bind_lease(lease_socket_name(space, "starting:" + m_settings.queue));
+            if (!starting || served()) {
+                return;
+            }
+            m_settings.start_worker(WorkerToStart{
+                m_settings.queue,
+                {"--db", std::filesystem::absolute(m_path).string(), "--queue", m_settings.queue},
+                m_path.parent_path(),
+                [this] { return !m_queue.workers().empty(); }});
+        } catch (const std::exception& error) {
+            spdlog::error("no worker serves queue {}, and none could be started: {}; the jobs "
+                          "wait for `gpusched worker`",
+                          m_settings.queue, error.what());
+        }
+    }
+
+    std::filesystem::path m_path;
+    SubmissionSettings m_settings;
+    Database m_database;
+    SqliteQueue m_queue;
+    std::int64_t m_batch = 0;
+    std::vector<std::int64_t> m_ids;
+    bool m_start_looked_at = false;
+};
+
+} // namespace
+
+std::unique_ptr<Submission> open_sqlite_submission(const std::filesystem::path& database,
+                                                   SubmissionSettings settings)
+{
+    return std::make_unique<SqliteSubmission>(database, std::move(settings));
+}
+
+} // namespace gpusched::queue
