@@ -140,7 +140,7 @@ void QueueWorker::admit(TakenJob job)
             JobResult{job.id, JobState::cancelled, 0, 0, "", 0, 0, "cancelled before it started"});
         return;
     }
-    if (m_ran.contains(job.run)) {
+    if (!job.run.empty() && m_ran.contains(job.run)) {
         spdlog::error("queue job {} was queued again after this worker ran it (its outcome was "
                       "removed?); refused, never run twice: {}",
                       job.id, shorten_command(job.command));
@@ -234,7 +234,9 @@ void QueueWorker::on_started(JobId id, const std::string& gpu)
     }
     auto& handed = found->second;
     handed.started = true;
-    m_ran.insert(handed.run);
+    if (!handed.run.empty()) {
+        m_ran.insert(handed.run);
+    }
     m_store->note_start(static_cast<std::int64_t>(id), gpu);
     if (handed.cancel_asked && m_stop_asked.insert(id).second) {
         m_to_stop.push_back(id);

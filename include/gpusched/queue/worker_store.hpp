@@ -21,7 +21,8 @@ struct TakenJob {
     std::uint64_t line = 0;
     std::string command;
     // This run of the job: a job queued again (`gpusched retry`) is a new run. A worker never
-    // starts the same run twice.
+    // starts the same run twice. Empty where the store itself never hands a run out twice
+    // (SQLite's take is a transaction), so that a worker need not remember its runs.
     std::string run;
     // What the store found of its record.
     enum class Record { whole, missing, ended };

@@ -156,8 +156,7 @@ void SqliteWorkerStore::take(std::size_t count)
             next.id = job.id;
             next.line = static_cast<std::uint64_t>(job.id);
             next.command = std::move(job.command);
-            // Taken only while queued, in a transaction: each take is a run of its own.
-            next.run = fmt::format("{}#{}", job.id, ++m_takes);
+            // No run: taken only while queued, in a transaction, a job is never taken twice.
             m_events->on_taken(std::move(next));
         }
     });

@@ -89,7 +89,6 @@ private:
     WorkerPresence m_presence;
 
     bool m_look = true; // the queue may hold a job for us
-    std::uint64_t m_takes = 0;
     Clock::time_point m_next_tick;
     Clock::time_point m_next_expiry;
     std::deque<Write> m_owed;
