@@ -42,8 +42,11 @@ void QueueWorker::begin_turn(std::size_t count)
 {
     // Taken now, the next job starts in the same turn as the end of the one before, while
     // the GPU's lease is still held (else the lease is let go and taken again for every job).
-    if (count > 0 && !m_stopped && m_looked && !m_queue_paused && m_ready.empty()) {
-        m_store->take(count);
+    // What an asynchronous store took earlier and is ready now counts: the take asked for
+    // is what the runner has room for beyond it, so the next take is under way while those
+    // jobs start.
+    if (count > m_ready.size() && !m_stopped && m_looked && !m_queue_paused) {
+        m_store->take(count - m_ready.size());
     }
 }
 
