@@ -2,11 +2,11 @@
 
 #include "option_values.hpp"
 
+#include <gpusched/queue/host_name.hpp>
 #include <gpusched/queue/queue_worker.hpp>
 #include <gpusched/queue/redis/redis_worker_store.hpp>
 #include <gpusched/queue/redis/result_spool.hpp>
 #include <gpusched/queue/sqlite/sqlite_worker_store.hpp>
-#include <gpusched/queue/sqlite/worker_presence.hpp>
 #include <gpusched/sys/state_directory.hpp>
 
 #include <fmt/ranges.h>

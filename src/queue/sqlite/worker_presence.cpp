@@ -8,9 +8,7 @@
 
 #include <sys/socket.h>
 #include <sys/stat.h>
-#include <unistd.h>
 
-#include <array>
 #include <cctype>
 #include <cerrno>
 #include <stdexcept>
@@ -103,13 +101,6 @@ bool worker_gone(const std::string& worker_id, const std::string& worker_host,
         return false;
     }
     return worker_host.empty() ? worker_id.starts_with(worker_id_prefix(host)) : worker_host == host;
-}
-
-std::string this_host()
-{
-    std::array<char, 256> name{};
-    gethostname(name.data(), name.size() - 1);
-    return name.data();
 }
 
 void wake_workers(const std::filesystem::path& database)

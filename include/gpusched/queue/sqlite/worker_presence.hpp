@@ -1,5 +1,6 @@
 #pragma once
 
+#include <gpusched/queue/host_name.hpp>
 #include <gpusched/sys/unique_fd.hpp>
 
 #include <cstdint>
@@ -58,9 +59,6 @@ std::string worker_id_prefix(const std::string& host);
 // taken for dead from here.
 bool worker_gone(const std::string& worker_id, const std::string& worker_host,
                  const std::set<std::string>& present, const std::string& host);
-
-// This machine's host name, as workers record it.
-std::string this_host();
 
 // Wakes every worker present on the database; errors are ignored (a worker that misses a
 // wake-up still looks at the queue on its own, every second).
