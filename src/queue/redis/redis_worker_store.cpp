@@ -76,7 +76,7 @@ RedisWorkerStore::RedisWorkerStore(RedisWorkerSettings settings)
       m_worker(new_worker_id(m_settings.host)),
       m_spool(m_settings.spool_directory, spool_key(m_settings.url, m_settings.queue), m_worker),
       m_control(m_settings.url, m_settings.timeout, RedisQueue::scripts()),
-      m_take(m_settings.url, m_settings.timeout, {}), m_backoff(k_first_backoff)
+      m_take(m_settings.url, m_settings.timeout, {}), m_spell(k_first_backoff, k_longest_backoff)
 {
     for (auto& owed : m_spool.adopt_orphans()) {
         const auto number = owed.number;
@@ -144,12 +144,11 @@ void RedisWorkerStore::resync()
 void RedisWorkerStore::trouble(RedisFailure why, const std::string& error, const char* operation)
 {
     const auto now = Clock::now();
-    if (!m_trouble) {
-        m_trouble_since = now;
+    if (!m_spell.failing()) {
         spdlog::warn("queue {}: {}: {}; jobs running here go on, and their results wait in {} "
                      "until sent; trying again, every {} at most",
                      where(), describe_failure(why), error, m_spool.path().string(),
-                     format_duration(k_longest_backoff));
+                     format_duration(m_spell.longest()));
     }
     m_trouble = why;
     m_trouble_operation = operation;
@@ -164,10 +163,7 @@ void RedisWorkerStore::trouble(RedisFailure why, const std::string& error, const
         m_fetching.clear();
         m_in_flight.clear();
     }
-    if (!m_retry_at) {
-        m_retry_at = now + m_backoff;
-        m_backoff = std::min(m_backoff * 2, k_longest_backoff);
-    }
+    m_spell.failed(now, operation);
 }
 
 // `operation` succeeded: the trouble it had is over (a heartbeat ends a connection's).
@@ -177,13 +173,11 @@ void RedisWorkerStore::recovered(const char* operation)
         m_trouble &&
         (m_trouble_operation == operation ||
          (*m_trouble != RedisFailure::error_reply && std::string_view(operation) == "heartbeat"));
-    if (!m_trouble || ends) {
-        m_backoff = k_first_backoff;
-        m_retry_at.reset();
-    }
+    // A success when nothing failed resets the back-off too: it only grows while failing.
+    const auto lasted = !m_trouble || ends ? m_spell.ended(Clock::now()) : std::nullopt;
     if (ends) {
         spdlog::info("queue {}: Redis answers again, after {}", where(),
-                     format_duration(Clock::now() - m_trouble_since));
+                     format_duration(lasted.value_or(Clock::duration{})));
         m_trouble.reset();
     } else if (!m_trouble && !std::exchange(m_connect_logged, true)) {
         spdlog::info("worker {} on queue {}", m_worker, where());
@@ -457,7 +451,7 @@ std::optional<RedisWorkerStore::Clock::time_point> RedisWorkerStore::next_deadli
     };
     earlier(m_control.next_deadline());
     earlier(m_take.next_deadline());
-    earlier(m_retry_at);
+    earlier(m_spell.retry_at());
     if (m_synced) {
         earlier(m_next_heartbeat);
         earlier(m_next_look);
@@ -476,8 +470,8 @@ void RedisWorkerStore::on_time(Clock::time_point now)
 {
     m_control.on_time(now);
     m_take.on_time(now);
-    if (m_retry_at && now >= *m_retry_at) {
-        m_retry_at.reset();
+    if (const auto retry = m_spell.retry_at(); retry && now >= *retry) {
+        m_spell.retrying();
         if (connected()) {
             resync();
         } else {

@@ -45,7 +45,8 @@ SqliteWorkerStore::SqliteWorkerStore(SqliteWorkerSettings settings)
     : m_settings(std::move(settings)), m_worker(new_worker_id(m_settings.host)),
       m_database(m_settings.database, k_busy_timeout), m_queue(m_database, m_settings.queue),
       m_presence((prepare_sqlite_queue_schema(m_database), m_settings.database), m_worker),
-      m_next_tick(Clock::now() + k_tick), m_next_expiry(Clock::now() + k_expiry_interval)
+      m_next_tick(Clock::now() + k_tick), m_next_expiry(Clock::now() + k_expiry_interval),
+      m_spell(k_retry, k_retry)
 {
     // Present first, then listed: a worker listed is never taken for dead while it starts.
     m_queue.add_worker(
@@ -91,18 +92,15 @@ bool SqliteWorkerStore::attempt(const char* doing, Work&& work)
 {
     try {
         work();
-        if (m_failing) {
-            spdlog::info("queue {}: {} works again", m_settings.queue, *m_failing);
-            m_failing.reset();
+        if (m_spell.ended(Clock::now())) {
+            spdlog::info("queue {}: {} works again", m_settings.queue, m_spell.what());
         }
         return true;
     } catch (const DatabaseError& error) {
-        if (!m_failing) {
+        if (m_spell.failed(Clock::now(), doing)) {
             spdlog::error("queue {}: {}: {}; trying again every {}", m_settings.queue, doing,
                           error.what(), format_duration(k_retry));
-            m_failing = doing;
         }
-        m_retry_at = Clock::now() + k_retry;
         return false;
     }
 }
@@ -128,7 +126,7 @@ void SqliteWorkerStore::add_poll_fds(std::vector<pollfd>& fds)
 
 void SqliteWorkerStore::take(std::size_t count)
 {
-    if (!m_look || m_retry_at) {
+    if (!m_look || m_spell.retry_at()) {
         return;
     }
     attempt("taking a job", [&] {
@@ -176,21 +174,21 @@ bool SqliteWorkerStore::on_ready(const pollfd& ready)
 std::optional<SqliteWorkerStore::Clock::time_point> SqliteWorkerStore::next_deadline() const
 {
     auto next = m_next_tick;
-    if (m_retry_at) {
-        next = std::min(next, *m_retry_at);
+    if (const auto retry = m_spell.retry_at()) {
+        next = std::min(next, *retry);
     }
     return next;
 }
 
 void SqliteWorkerStore::on_time(Clock::time_point now)
 {
-    if (m_retry_at && now >= *m_retry_at) {
-        m_retry_at.reset();
+    if (const auto retry = m_spell.retry_at(); retry && now >= *retry) {
+        m_spell.retrying();
         write_owed();
     }
     if (now >= m_next_tick) {
         m_next_tick = now + k_tick;
-        if (!m_retry_at) {
+        if (!m_spell.retry_at()) {
             write_owed(); // the starts noted since the last write
         }
         m_look = true;
@@ -259,7 +257,7 @@ void SqliteWorkerStore::owe(Write write)
 
 void SqliteWorkerStore::flush()
 {
-    if (m_flush && !m_retry_at) {
+    if (m_flush && !m_spell.retry_at()) {
         write_owed();
     }
 }
@@ -300,7 +298,7 @@ void SqliteWorkerStore::owed_written()
 
 void SqliteWorkerStore::leave()
 {
-    if (!m_retry_at) {
+    if (!m_spell.retry_at()) {
         write_owed();
     }
     if (!m_give_up_at) {

@@ -1,5 +1,6 @@
 #pragma once
 
+#include <gpusched/queue/failure_spell.hpp>
 #include <gpusched/queue/redis/async_redis.hpp>
 #include <gpusched/queue/redis/redis_queue.hpp>
 #include <gpusched/queue/redis/result_spool.hpp>
@@ -104,10 +105,8 @@ private:
     // Health: synced once a heartbeat got through on the current connections.
     bool m_synced = false;
     std::optional<RedisFailure> m_trouble;
-    std::string m_trouble_operation; // what failed: it must succeed to end the trouble
-    Clock::time_point m_trouble_since{};
-    std::optional<Clock::time_point> m_retry_at;
-    std::chrono::milliseconds m_backoff;
+    std::string m_trouble_operation; // what failed last: it must succeed to end the trouble
+    FailureSpell m_spell;            // said once; tried again from 0.1 s doubling to 5 s
     std::optional<Clock::time_point> m_next_heartbeat;
     bool m_heartbeat_in_flight = false;
     std::string m_marker; // the queue's, as first seen

@@ -1,5 +1,6 @@
 #pragma once
 
+#include <gpusched/queue/failure_spell.hpp>
 #include <gpusched/queue/sqlite/sqlite_queue.hpp>
 #include <gpusched/queue/sqlite/worker_presence.hpp>
 #include <gpusched/queue/worker_store.hpp>
@@ -93,8 +94,7 @@ private:
     Clock::time_point m_next_expiry;
     std::deque<Write> m_owed;
     bool m_flush = false; // m_owed holds more than starts
-    std::optional<Clock::time_point> m_retry_at;
-    std::optional<std::string> m_failing; // said once until a write works again
+    FailureSpell m_spell; // a write that failed is tried again every second
     std::optional<Clock::time_point> m_give_up_at;
 };
 
