@@ -188,33 +188,31 @@ void make_or_upgrade(Database& database)
 
 void prepare_sqlite_queue_schema(Database& database)
 {
+    // True when the tables are those of this version; a later version's are not touched.
+    const auto current = [&database](int version) {
+        if (version > k_schema_version) {
+            throw made_by_a_later_version(database, std::to_string(version));
+        }
+        return version == k_schema_version;
+    };
     // Most opens find the schema made: a read then, which never waits for a writer (a
     // listing works while another process holds the write lock).
     try {
-        const int version = database.read([&] { return header_version(database); });
-        if (version == k_schema_version) {
+        if (current(database.read([&] { return header_version(database); }))) {
             return;
-        }
-        if (version > k_schema_version) {
-            throw made_by_a_later_version(database, std::to_string(version));
         }
     } catch (const DatabaseError& error) {
         if (!error.busy()) {
             throw;
         }
-        // Another process is making the database (its switch to WAL turns readers away
-        // without waiting): its write lock is waited for below.
+        // Readers turned away without waiting (a WAL file being recovered after a crash):
+        // the write lock is waited for below.
     }
     database.write([&] {
         // Looked at again under the write lock: another process may have made it meanwhile.
-        const int now = header_version(database);
-        if (now == k_schema_version) {
-            return;
+        if (!current(header_version(database))) {
+            make_or_upgrade(database);
         }
-        if (now > k_schema_version) {
-            throw made_by_a_later_version(database, std::to_string(now));
-        }
-        make_or_upgrade(database);
     });
 }
 
