@@ -34,6 +34,17 @@ std::optional<WaiterLine> parse_waiter_line(std::string_view text)
     return line;
 }
 
+double wait_start(double now)
+{
+    // Through the line's own text: what the other side parses is exactly this number.
+    return parse_waiter_line(format_waiter_line({"x", now, 0, 1, 1}))->since;
+}
+
+bool waited_first(double waiter_since, long waiter_pid, double our_since, long our_pid)
+{
+    return waiter_since < our_since || (waiter_since == our_since && waiter_pid < our_pid);
+}
+
 bool owed_the_gpu(const WaiterLine& waiter, double holder_used, double holder_weight)
 {
     return waiter.used / waiter.weight <= holder_used / holder_weight;

@@ -157,11 +157,19 @@ std::optional<LeaseTaker> HostLeases::hand_over(GpuSlot slot, double used, doubl
     }
     m_used = used;
     accept_waiters(lease);
-    // Served in the order they began to wait.
+    // Served in the order they began to wait; while we wait ourselves, only those that
+    // began before us (as both sides tell it), so that the oldest waiter always completes.
+    const auto began_before_us = [&](const Waiter& waiter) {
+        if (waited_before == k_no_time_limit) {
+            return true;
+        }
+        const auto who = taker_of(waiter.connection.get());
+        return who && waited_first(waiter.line->since, who->pid, waited_before, getpid());
+    };
     std::vector<Waiter*> owed;
     for (auto& waiter : lease.waiters) {
         if (waiter.line && waiter.line->lease == lease.name &&
-            waiter.line->since < waited_before && owed_the_gpu(*waiter.line, used, m_weight)) {
+            owed_the_gpu(*waiter.line, used, m_weight) && began_before_us(waiter)) {
             owed.push_back(&waiter);
         }
     }

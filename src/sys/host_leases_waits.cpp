@@ -2,6 +2,8 @@
 // holder's socket hangs up when its last descriptor closes, which frees the name.
 #include <gpusched/sys/host_leases.hpp>
 
+#include <gpusched/lease_waiter_line.hpp>
+
 #include <gpusched/sys/lease_handover.hpp>
 #include <gpusched/sys/lease_socket.hpp>
 #include <gpusched/sys/system_error.hpp>
@@ -43,7 +45,7 @@ void HostLeases::wait_for(GpuSlot slot)
     auto& lease = m_leases.at(slot);
     if (!lease.socket && !waiting(slot)) {
         if (!any_waiting()) {
-            m_wait_since = seconds_since_epoch();
+            m_wait_since = wait_start(seconds_since_epoch());
         }
         start_wait(lease);
         update_wait_name();

@@ -59,5 +59,25 @@ TEST(LeaseWaitName, ReadsBackWhatWasWritten)
     EXPECT_FALSE(parse_lease_wait_name(lease_space("/other"), name));
 }
 
+// Two processes that each hold a GPU the other waits for (`exec -n 2`, twice at once): the one
+// that began to wait first must get the other's GPU, and only it, even when both began within
+// one millisecond: each side compares what the lines carry, and ties go by process id.
+TEST(LeaseWaiterLine, OfTwoWaitersExactlyOneWaitedFirstAsBothSeeIt)
+{
+    const double a = wait_start(1'700'000'000.0004);
+    const double b = wait_start(1'700'000'000.0003);
+    EXPECT_EQ(a, b) << "the same millisecond";
+    EXPECT_EQ(parse_waiter_line(format_waiter_line({"x", a, 0, 1, 1}))->since, a)
+        << "a waiter's line carries exactly its start";
+    for (const auto& [pid_a, pid_b] : {std::pair{100L, 200L}, std::pair{200L, 100L}}) {
+        const bool b_hands_to_a = waited_first(a, pid_a, b, pid_b);
+        const bool a_hands_to_b = waited_first(b, pid_b, a, pid_a);
+        EXPECT_NE(b_hands_to_a, a_hands_to_b) << pid_a << " and " << pid_b;
+    }
+    const double later = wait_start(1'700'000'000.0021);
+    EXPECT_TRUE(waited_first(a, 999, later, 1));
+    EXPECT_FALSE(waited_first(later, 1, a, 999));
+}
+
 } // namespace
 } // namespace gpusched
