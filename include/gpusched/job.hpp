@@ -1,6 +1,7 @@
 #pragma once
 
 #include <gpusched/gpu_pool.hpp>
+#include <gpusched/job_context.hpp>
 
 #include <cstdint>
 #include <string>
@@ -21,6 +22,8 @@ struct Command {
     // Its input can give it again (a regular file, with --resume; a queue, to another
     // worker): a drain leaves it unstarted instead of running it.
     bool replayable = false;
+    // A queued job's directory, environment and umask; none for a run's own jobs.
+    SharedJobContext context;
 };
 
 // How a job's process ended: an exit code, or the signal that killed it.

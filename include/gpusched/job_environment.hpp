@@ -26,9 +26,16 @@ public:
     // A null-terminated envp for `job` running on `gpu`.
     std::vector<char*> for_job(JobId job, std::string_view gpu, JobVariables& storage) const;
 
+    // The environment of a job submitted with `submitted` (a queued job): the submitter's
+    // variables, but for those gpusched sets (GPUSCHED_*, CUDA_VISIBLE_DEVICES), which are
+    // ours, and CUDA_DEVICE_ORDER, ours too, since our GPU ids count in our order.
+    JobEnvironment for_submitted(const std::vector<std::string>& submitted) const;
+
     const std::vector<std::string>& base() const { return m_base; }
 
 private:
+    JobEnvironment() = default;
+
     std::vector<std::string> m_base;
 };
 

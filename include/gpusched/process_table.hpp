@@ -17,6 +17,8 @@ struct SpawnRequest {
     int out = -1; // a descriptor for its stdout, or -1 to share ours
     int err = -1;
     std::span<const int> inherited; // its GPUs' lease descriptors, at 3, 4, ...
+    const std::string* directory = nullptr; // where it starts, if not in ours
+    int umask = -1;                         // its umask, if not ours
 };
 
 struct Spawned {

@@ -8,6 +8,7 @@
 #include <gpusched/counted.hpp>
 #include <gpusched/errors.hpp>
 #include <gpusched/exit_status.hpp>
+#include <gpusched/job_messages.hpp>
 #include <gpusched/sys/write_all.hpp>
 
 #include <fmt/format.h>
@@ -57,6 +58,7 @@ int run_logs(const JobCommandOptions& options)
     std::uint64_t err_at = 0;
     bool said_waiting = false;
     bool said_partial = false;
+    bool said_where = false;
     while (true) {
         // The record first: when it says the job ended, the files read after it are whole.
         const auto job = job_of(*queue, ids.front());
@@ -72,6 +74,13 @@ int run_logs(const JobCommandOptions& options)
             }
             std::this_thread::sleep_for(k_round);
             continue;
+        }
+        if (!said_where && !job.directory.empty()) {
+            // Where it ran, for a reader who submitted from several directories.
+            fmt::print(stderr, "job {} in {}{}: {}\n", job.id, job.directory,
+                       job.submitter.user.empty() ? "" : " (" + job.submitter.describe() + ")",
+                       shorten_command(job.command));
+            said_where = true;
         }
         const auto output = queue->output(job, out_at, err_at);
         if (!output.complete && !said_partial) {

@@ -8,8 +8,14 @@
 #include <gpusched/exit_status.hpp>
 #include <gpusched/job_messages.hpp>
 #include <gpusched/parse_number.hpp>
+#include <gpusched/queue/sqlite/database_ownership.hpp>
+#include <gpusched/sys/user_account.hpp>
 
 #include <fmt/format.h>
+
+#include <unistd.h>
+
+#include <map>
 
 namespace gpusched::cli {
 namespace {
@@ -25,15 +31,74 @@ void add_ids(CLI::App& command, JobCommandOptions& options, bool required,
 
 void add_gpu(CLI::App& command, JobCommandOptions& options, const char* description)
 {
-    command.add_option("--gpu", options.gpu, description)->type_name("ID");
+    command.add_option("--gpu", options.gpu, description)
+        ->type_name("ID")
+        ->check(CLI::Validator(
+            [](const std::string& gpu) {
+                return gpu.empty() ? std::string("a GPU id, as the workers name it (without "
+                                                 "--gpu: the whole queue)")
+                                   : std::string();
+            },
+            "", "GPU"));
+}
+
+// Opens the queue to change it: a local queue of another user is theirs alone.
+std::unique_ptr<queue::QueueBackend> open_to_change(const QueueOptions& options)
+{
+    if (options.is_local()) {
+        queue::refuse_others_database(local_database_of(options));
+    }
+    return open_queue(options);
+}
+
+// Why job `job` is not ours to change, if it is not: each acts on their own jobs (root on
+// any). A job queued before its submitter was recorded is anyone's who can write the queue.
+std::optional<std::string> not_ours(const queue::JobRecord& job)
+{
+    const auto us = getuid();
+    if (us == 0) {
+        return std::nullopt;
+    }
+    const auto& submitter = job.submitter;
+    const bool theirs = submitter.uid >= 0 ? submitter.uid != static_cast<std::int64_t>(us)
+                                           : !submitter.user.empty() &&
+                                                 submitter.user != sys::user_name(us);
+    if (!theirs) {
+        return std::nullopt;
+    }
+    return fmt::format("it is {}'s job, and you are {}: each changes only their own jobs (root "
+                       "any)",
+                       submitter.describe(), sys::user_name(us));
+}
+
+// Refuses the jobs of `ids` that are someone else's, naming them; the ids left.
+std::vector<std::int64_t> own_jobs(queue::QueueBackend& queue, const std::vector<std::int64_t>& ids,
+                                   const char* verb, std::size_t& refused)
+{
+    std::vector<std::int64_t> own;
+    std::map<std::int64_t, queue::JobRecord> found;
+    for (auto& job : queue.jobs(ids)) {
+        found.emplace(job.id, std::move(job));
+    }
+    for (const auto id : ids) {
+        const auto job = found.find(id);
+        const auto why = job == found.end() ? std::nullopt : not_ours(job->second);
+        if (why) {
+            fmt::print(stderr, "{}: job {} not {}: {}\n", program_name(), id, verb, *why);
+            ++refused;
+        } else {
+            own.push_back(id);
+        }
+    }
+    return own;
 }
 
 
 int cancel(const JobCommandOptions& options)
 {
-    const auto ids = job_ids_of(options.ids);
-    auto queue = open_queue(options.queue);
+    auto queue = open_to_change(options.queue);
     std::size_t refused = 0;
+    const auto ids = own_jobs(*queue, job_ids_of(options.ids), "cancelled", refused);
     for (const auto id : ids) {
         switch (queue->cancel(id)) {
         case queue::CancelOutcome::removed:
@@ -63,9 +128,9 @@ int cancel(const JobCommandOptions& options)
 
 int retry(const JobCommandOptions& options)
 {
-    const auto ids = job_ids_of(options.ids);
-    auto queue = open_queue(options.queue);
+    auto queue = open_to_change(options.queue);
     std::size_t refused = 0;
+    const auto ids = own_jobs(*queue, job_ids_of(options.ids), "queued again", refused);
     for (const auto id : ids) {
         if (const auto why = queue->retry(id)) {
             fmt::print(stderr, "{}: job {} not queued again: {}\n", program_name(), id, *why);
@@ -79,7 +144,7 @@ int retry(const JobCommandOptions& options)
 
 int pause(const JobCommandOptions& options)
 {
-    auto queue = open_queue(options.queue);
+    auto queue = open_to_change(options.queue);
     queue->pause(options.gpu);
     if (options.gpu.empty()) {
         fmt::print("{} paused: no new job starts; running jobs go on (`gpusched resume` "
@@ -94,7 +159,7 @@ int pause(const JobCommandOptions& options)
 
 int resume(const JobCommandOptions& options)
 {
-    auto queue = open_queue(options.queue);
+    auto queue = open_to_change(options.queue);
     queue->resume(options.gpu);
     if (options.gpu.empty()) {
         fmt::print("{} resumed, on every GPU\n", queue->describe());
@@ -156,7 +221,8 @@ JobCommands add_job_commands(CLI::App& app, JobCommandOptions& options)
 
     for (auto* command : {commands.cancel, commands.pause, commands.resume, commands.retry,
                           commands.logs, commands.wait}) {
-        add_queue_options(*command, options.queue, false);
+        // A job queued again must be signed again, for workers that check signatures.
+        add_queue_options(*command, options.queue, command == commands.retry);
     }
     return commands;
 }

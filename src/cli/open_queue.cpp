@@ -13,7 +13,8 @@ std::unique_ptr<queue::QueueBackend> open_queue(const QueueOptions& options)
         return std::make_unique<queue::SqliteQueueBackend>(local_database_of(options),
                                                           options.queue);
     }
-    return std::make_unique<queue::RedisQueueBackend>(redis_url_of(options), options.queue);
+    return std::make_unique<queue::RedisQueueBackend>(redis_url_of(options), options.queue,
+                                                      read_key(options));
 }
 
 std::unique_ptr<queue::Submission> open_submission(const QueueOptions& options,

@@ -65,7 +65,32 @@ nlohmann::ordered_json to_json(const queue::JobRecord& job)
         json["note"] = job.note;
     }
     json["returned"] = job.returned;
+    if (!job.directory.empty()) {
+        json["directory"] = job.directory;
+    }
+    if (!job.submitter.user.empty()) {
+        json["user"] = job.submitter.user;
+    }
+    if (job.submitter.uid >= 0) {
+        json["uid"] = job.submitter.uid;
+    }
+    if (!job.submitter.host.empty()) {
+        json["submitted_from"] = job.submitter.host;
+    }
     return json;
+}
+
+// " in DIR (USER)": where and as whom a job runs, where the queue recorded it.
+std::string origin_of(const queue::JobRecord& job)
+{
+    std::string origin;
+    if (!job.directory.empty()) {
+        origin += " in " + job.directory;
+    }
+    if (!job.submitter.user.empty()) {
+        origin += " (" + job.submitter.describe() + ")";
+    }
+    return origin;
 }
 
 // The listing of any queue, from its backend.
@@ -137,8 +162,8 @@ int show_queue(queue::QueueBackend& queue, const QueueCommandOptions& options)
                    worker.gpus.empty() ? "-" : worker.gpus, since(worker.since));
     }
     for (const auto& job : listing.running) {
-        fmt::print("  job {} on {}GPU {} {}: {}\n", job.id, host_of(listing, job.worker),
-                   job.gpu.empty() ? "-" : job.gpu, since(job.started),
+        fmt::print("  job {} on {}GPU {} {}{}: {}\n", job.id, host_of(listing, job.worker),
+                   job.gpu.empty() ? "-" : job.gpu, since(job.started), origin_of(job),
                    shorten_command(job.command));
     }
     if (!listing.first_queued.empty()) {
@@ -146,9 +171,9 @@ int show_queue(queue::QueueBackend& queue, const QueueCommandOptions& options)
     }
     std::size_t position = 0;
     for (const auto& job : listing.first_queued) {
-        fmt::print("  {:>4}. job {}{}: {}\n", ++position, job.id,
+        fmt::print("  {:>4}. job {}{}{}: {}\n", ++position, job.id,
                    job.priority != 0 ? fmt::format(" (priority {})", job.priority) : "",
-                   shorten_command(job.command));
+                   origin_of(job), shorten_command(job.command));
     }
     if (listing.queued > static_cast<std::int64_t>(listing.first_queued.size())) {
         fmt::print("  ... and {} more\n",

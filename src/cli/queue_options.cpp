@@ -29,8 +29,8 @@ void add_queue_options(CLI::App& app, QueueOptions& options, bool with_key)
             ->group(k_queue_group);
     app.add_option("--db", options.database,
                    "The local queue's SQLite database (default: $XDG_STATE_HOME/gpusched/"
-                   "queue.db, else ~/.local/state/gpusched/queue.db); several users share one "
-                   "through its permissions")
+                   "queue.db, else ~/.local/state/gpusched/queue.db); each user keeps their own: "
+                   "submit and worker refuse one another user can write")
         ->type_name("FILE")
         ->envname("GPUSCHED_DB")
         ->group(k_queue_group)

@@ -10,10 +10,15 @@
 #include <gpusched/counted.hpp>
 #include <gpusched/exit_status.hpp>
 #include <gpusched/job_messages.hpp>
+#include <gpusched/queue/host_name.hpp>
 #include <gpusched/sys/input_reader.hpp>
+#include <gpusched/sys/process_context.hpp>
+#include <gpusched/sys/user_account.hpp>
 
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
+
+#include <unistd.h>
 
 #include <cstdio>
 
@@ -26,6 +31,9 @@ int submit(const SubmitOptions& options)
 {
     sys::InputReader input(options.inputs, std::nullopt);
     queue::SubmissionSettings settings;
+    // Each job runs as it was submitted: here, with this environment and umask, as us.
+    settings.context = sys::this_process_context();
+    settings.submitter = {getuid(), sys::user_name(getuid()), queue::this_host()};
     settings.priority = options.priority;
     settings.front = options.front;
     settings.key = read_key(options.queue);

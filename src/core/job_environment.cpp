@@ -39,6 +39,27 @@ JobEnvironment::JobEnvironment(const char* const* variables, std::string_view ru
     }
 }
 
+JobEnvironment JobEnvironment::for_submitted(const std::vector<std::string>& submitted) const
+{
+    const auto ours = [](std::string_view variable) {
+        return variable.starts_with("GPUSCHED_") || has_name(variable, "CUDA_VISIBLE_DEVICES") ||
+               has_name(variable, "CUDA_DEVICE_ORDER");
+    };
+    JobEnvironment job;
+    job.m_base.reserve(submitted.size() + 4);
+    for (const auto& variable : submitted) {
+        if (!ours(variable) && variable.find('=') != std::string::npos) {
+            job.m_base.push_back(variable);
+        }
+    }
+    for (const auto& variable : m_base) {
+        if (ours(variable)) {
+            job.m_base.push_back(variable);
+        }
+    }
+    return job;
+}
+
 std::vector<char*> JobEnvironment::for_job(JobId job, std::string_view gpu,
                                            JobVariables& storage) const
 {

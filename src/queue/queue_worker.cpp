@@ -6,6 +6,7 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
+#include <filesystem>
 #include <utility>
 
 namespace gpusched::queue {
@@ -62,7 +63,8 @@ std::optional<sys::InputLine> QueueWorker::next_line()
     // job not started here goes back to the queue, for another worker.
     const auto id = static_cast<JobId>(job.id);
     return sys::InputLine{LogicalLine{std::move(job.command), job.line, LineFault::none},
-                          fmt::format("queue job {}", job.id), id, true};
+                          fmt::format("queue job {}", job.id), id, true, false,
+                          std::move(job.context)};
 }
 
 void QueueWorker::end_turn()
@@ -161,6 +163,22 @@ void QueueWorker::admit(TakenJob job)
                       shorten_command(job.command));
         refuse(job.id, *job.untrusted);
         return;
+    }
+    if (job.context) {
+        // Never run elsewhere by accident: a job that cannot have its own directory fails.
+        std::error_code error;
+        if (!std::filesystem::is_directory(job.context->directory, error)) {
+            const auto why = fmt::format("directory {} {} on {}", job.context->directory,
+                                         error && error != std::errc::no_such_file_or_directory
+                                             ? "cannot be read (" + error.message() + ")"
+                                             : "does not exist",
+                                         m_host);
+            spdlog::error("queue job {} failed to start: {}: {}", job.id, why,
+                          shorten_command(job.command));
+            m_store->record(JobResult{job.id, JobState::failed, k_exit_spawn_failed, 0, "", 0, 0,
+                                      "failed to start: " + why});
+            return;
+        }
     }
     m_ready.push_back(std::move(job));
 }

@@ -36,7 +36,8 @@ int dry_run(Scheduler& scheduler, InputReader& input, std::optional<ResumeState>
                 } else if (resume && resume->should_skip(line->line.text)) {
                     spdlog::info("job {} skipped: the job log records it", id);
                 } else {
-                    take(scheduler.on_command(Command{id, std::move(line->line.text), 1, {}}));
+                    take(scheduler.on_command(
+                        Command{id, std::move(line->line.text), 1, {}, false, {}}));
                 }
                 continue;
             }

@@ -4,6 +4,7 @@
 #include <gpusched/sys/lease_socket.hpp>
 #include <gpusched/sys/lease_state.hpp>
 #include <gpusched/sys/system_error.hpp>
+#include <gpusched/sys/user_account.hpp>
 #include <gpusched/wall_clock.hpp>
 
 #include <spdlog/spdlog.h>
@@ -17,12 +18,6 @@
 
 namespace gpusched::sys {
 namespace {
-
-std::string user_name(uid_t uid)
-{
-    const passwd* entry = getpwuid(uid);
-    return entry != nullptr ? entry->pw_name : std::to_string(uid);
-}
 
 UniqueFd duplicate_above(int fd, int lowest)
 {

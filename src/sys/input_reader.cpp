@@ -143,7 +143,7 @@ void InputReader::add_fifo(const std::string& path, bool create)
 
 InputLine InputReader::input_line(LogicalLine line, const Source& source)
 {
-    return InputLine{std::move(line), source.name, std::nullopt, source.seekable, false};
+    return InputLine{std::move(line), source.name, std::nullopt, source.seekable, false, {}};
 }
 
 std::optional<InputLine> InputReader::next_line()

@@ -11,6 +11,7 @@
 
 #include <poll.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
@@ -26,6 +27,17 @@ namespace {
 bool is_transient_spawn_error(int error)
 {
     return error == EAGAIN || error == ENOMEM;
+}
+
+// Why a job's shell did not start: its directory (a queued job's submitter's), when that is
+// what cannot be entered, else the shell.
+std::string why_not_started(int error, const std::string& shell, const JobContext* context)
+{
+    if (context != nullptr && access(context->directory.c_str(), X_OK) != 0) {
+        return fmt::format("cannot enter directory {}: {}", context->directory,
+                           std::strerror(errno));
+    }
+    return fmt::format("{}: {}", shell, std::strerror(error));
 }
 
 constexpr std::chrono::milliseconds k_first_spawn_backoff{100};
@@ -68,6 +80,7 @@ int JobRunner::run()
     become_child_subreaper();
     try {
         tend_busy_gpus(); // no GPU is known to be free of others' work before the first look
+        take_input_requests(); // a GPU paused before we started gets no first job
         take_input();
         m_input.end_turn();
         while (!finished()) {
@@ -254,7 +267,8 @@ void JobRunner::take_input()
         }
         m_input.on_accepted(id);
         apply(m_scheduler.on_command(
-            Command{id, std::move(input->line.text), 1, {}, input->replayable}));
+            Command{id, std::move(input->line.text), 1, {}, input->replayable,
+                    std::move(input->context)}));
     }
 }
 
@@ -322,7 +336,15 @@ void JobRunner::start(StartJob& job)
         return;
     }
     JobEnvironment::JobVariables variables;
-    const auto envp = m_environment.for_job(running.id, gpu, variables);
+    // A queued job runs in its submitter's directory, environment and umask.
+    const auto& context = job.command.context;
+    std::optional<JobEnvironment> submitted;
+    if (context) {
+        submitted = m_environment.for_submitted(context->environment);
+        request.directory = &context->directory;
+        request.umask = static_cast<int>(context->umask);
+    }
+    const auto envp = (submitted ? *submitted : m_environment).for_job(running.id, gpu, variables);
     request.environment = envp.data();
     request.inherited = lease_fds;
     const Spawned spawned = m_processes.spawn(request);
@@ -330,8 +352,7 @@ void JobRunner::start(StartJob& job)
         if (is_transient_spawn_error(spawned.error) || waits_for_descriptors(spawned.error)) {
             defer_start(running, spawned.error);
         } else {
-            fail_to_start(running,
-                          fmt::format("{}: {}", m_options.shell, std::strerror(spawned.error)));
+            fail_to_start(running, why_not_started(spawned.error, m_options.shell, context.get()));
         }
         return;
     }

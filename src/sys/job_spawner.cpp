@@ -8,6 +8,7 @@
 
 #include <fcntl.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 
 #include <algorithm>
 #include <cerrno>
@@ -62,7 +63,7 @@ JobSpawner::JobSpawner(std::string shell, const sigset_t& child_mask, int marker
 // the shell runs as a script from /dev/fd/N, after the other inherited descriptors; the
 // script's first line closes it so the job sees no extra descriptor.
 SpawnResult JobSpawner::spawn(const std::string& command, char* const* envp, JobStreams streams,
-                              std::span<const int> leases, int presence) const
+                              std::span<const int> leases, int presence, JobPlace place) const
 {
     // Each source is dup2'd in this order, so none may lie where an earlier one lands.
     const int marker_fd = k_first_inherited_fd + static_cast<int>(leases.size());
@@ -94,8 +95,12 @@ SpawnResult JobSpawner::spawn(const std::string& command, char* const* envp, Job
 
     const posix_spawn_file_actions_t* actions = m_plain_actions.get();
     std::optional<SpawnFileActions> custom;
-    if (as_script || streams.out >= 0 || streams.err >= 0 || !leases.empty() || presence >= 0) {
+    if (as_script || streams.out >= 0 || streams.err >= 0 || !leases.empty() || presence >= 0 ||
+        place.directory != nullptr) {
         custom.emplace();
+        if (place.directory != nullptr) {
+            custom->chdir(place.directory);
+        }
         custom->open(STDIN_FILENO, "/dev/null", O_RDONLY);
         if (streams.out >= 0) {
             custom->dup2(streams.out, STDOUT_FILENO);
@@ -125,9 +130,15 @@ SpawnResult JobSpawner::spawn(const std::string& command, char* const* envp, Job
                                  const_cast<char*>(command.c_str()), nullptr};
     char* const script_argv[] = {const_cast<char*>(m_shell.c_str()),
                                  const_cast<char*>(script_path.c_str()), nullptr};
+    // posix_spawn has no attribute for the umask: the child copies ours when it is made, so
+    // ours is the job's for that moment (the scheduler is single-threaded).
+    const mode_t own_umask = place.umask >= 0 ? ::umask(static_cast<mode_t>(place.umask)) : 0;
     SpawnResult result;
     result.error = posix_spawn(&result.pid, m_shell.c_str(), actions, m_attributes.get(),
                                as_script ? script_argv : inline_argv, envp);
+    if (place.umask >= 0) {
+        ::umask(own_umask);
+    }
     return result;
 }
 

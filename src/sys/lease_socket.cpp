@@ -2,6 +2,7 @@
 
 #include <gpusched/lease_names.hpp>
 #include <gpusched/sys/system_error.hpp>
+#include <gpusched/sys/user_account.hpp>
 
 #include <pwd.h>
 #include <sys/socket.h>
@@ -47,12 +48,6 @@ UniqueFd stream_socket()
         throw_errno("socket AF_UNIX");
     }
     return fd;
-}
-
-std::string user_name(uid_t uid)
-{
-    const passwd* entry = getpwuid(uid);
-    return entry != nullptr ? entry->pw_name : std::to_string(uid);
 }
 
 int int_option(int fd, int option)

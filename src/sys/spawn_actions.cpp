@@ -51,6 +51,13 @@ SpawnFileActions& SpawnFileActions::close_from(int lowest)
     return *this;
 }
 
+SpawnFileActions& SpawnFileActions::chdir(const char* path)
+{
+    check(posix_spawn_file_actions_addchdir_np(&m_actions, path),
+          "posix_spawn_file_actions_addchdir_np");
+    return *this;
+}
+
 SpawnAttributes::SpawnAttributes()
 {
     check(posix_spawnattr_init(&m_attributes), "posix_spawnattr_init");

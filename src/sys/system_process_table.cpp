@@ -33,7 +33,9 @@ Spawned SystemProcessTable::spawn(const SpawnRequest& request)
     }
     const SpawnResult spawned =
         m_spawner.spawn(request.command, request.environment, {request.out, request.err},
-                        request.inherited, write_end.get());
+                        request.inherited, write_end.get(),
+                        {request.directory ? request.directory->c_str() : nullptr,
+                         request.umask});
     if (spawned.error != 0) {
         return {-1, -1, spawned.error};
     }

@@ -436,7 +436,8 @@ TEST_F(SqliteQueue, AFullDiskIsAClearErrorAndWhatWasQueuedStays)
         GTEST_SKIP() << "mounting a small tmpfs needs root";
     }
     TempDir mount_point;
-    ASSERT_EQ(mount("tmpfs", mount_point.path().c_str(), "tmpfs", 0, "size=256k"), 0)
+    // Its root ours alone: a database in a directory others can write is refused.
+    ASSERT_EQ(mount("tmpfs", mount_point.path().c_str(), "tmpfs", 0, "size=256k,mode=0700"), 0)
         << std::strerror(errno);
     const auto small_db = (mount_point / "queue.db").string();
     const auto in_small = [&](const std::string& commands) {

@@ -49,10 +49,10 @@ TEST(SkipBusy, AnUnusableGpuGetsNoJobUntilItIsFreeAgain)
     SchedulerOptions options;
     Scheduler scheduler(GpuPool({"0", "1"}), options);
     scheduler.on_gpu_usable(0, false);
-    const auto first = scheduler.on_command(Command{1, "a", 1, {}});
+    const auto first = scheduler.on_command(Command{1, "a", 1, {}, false, {}});
     ASSERT_EQ(first.size(), 1u);
     EXPECT_EQ(std::get<StartJob>(first[0]).gpus, GpuSlots{1});
-    EXPECT_TRUE(scheduler.on_command(Command{2, "b", 1, {}}).empty());
+    EXPECT_TRUE(scheduler.on_command(Command{2, "b", 1, {}, false, {}}).empty());
     const auto freed = scheduler.on_gpu_usable(0, true);
     ASSERT_EQ(freed.size(), 1u);
     EXPECT_EQ(std::get<StartJob>(freed[0]).gpus, GpuSlots{0});

@@ -5,6 +5,7 @@
 #include <gpusched/queue/sqlite/sqlite_worker_store.hpp>
 #include <gpusched/queue/sqlite/worker_presence.hpp>
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <unistd.h>
@@ -126,6 +127,54 @@ TEST_F(Worker, RefusesACommandWithANulByteWithoutRunningIt)
     const auto refused = job(ids[0]);
     EXPECT_EQ(refused.state, JobState::refused);
     EXPECT_EQ(refused.note, "NUL byte");
+}
+
+TEST_F(Worker, HandsOutAJobWithItsSubmittersContext)
+{
+    const BatchOrigin origin{{m_dir.string(), {"VIRTUAL_ENV=/home/ann/venv"}, 027},
+                             {static_cast<std::int64_t>(geteuid()), "ann", ""}};
+    m_queue.submit({{"python3 train.py"}}, {0, false, &origin});
+    start_worker();
+    m_worker->begin_turn(1);
+    const auto line = m_worker->next_line();
+    ASSERT_TRUE(line);
+    ASSERT_TRUE(line->context);
+    EXPECT_EQ(line->context->directory, m_dir.string());
+    EXPECT_EQ(line->context->environment, origin.context.environment);
+    EXPECT_EQ(line->context->umask, 027u);
+}
+
+TEST_F(Worker, RefusesAnotherUsersJobNamingBoth)
+{
+    const BatchOrigin theirs{{m_dir.string(), {}, 022},
+                             {static_cast<std::int64_t>(geteuid()) + 4242, "mallory", ""}};
+    const auto ids = m_queue.submit({{"id -un"}}, {0, false, &theirs}).ids;
+    const BatchOrigin ours{{m_dir.string(), {}, 022},
+                           {static_cast<std::int64_t>(geteuid()), "us", ""}};
+    m_queue.submit({{"true"}}, {0, false, &ours});
+    start_worker();
+    EXPECT_EQ(turn(2, 2), std::vector<JobId>{2}) << "the other user's job is never handed out";
+    const auto refused = job(ids[0]);
+    EXPECT_EQ(refused.state, JobState::refused);
+    EXPECT_NE(refused.note.find("submitted by mallory"), std::string::npos) << refused.note;
+    EXPECT_NE(refused.note.find(fmt::format("uid {}", geteuid())), std::string::npos)
+        << refused.note;
+}
+
+TEST_F(Worker, AJobWhoseDirectoryIsGoneFailsToStartAndIsNotHandedOut)
+{
+    const BatchOrigin origin{{(m_dir / "gone").string(), {}, 022},
+                             {static_cast<std::int64_t>(geteuid()), "us", ""}};
+    const auto ids = m_queue.submit({{"true"}}, {0, false, &origin}).ids;
+    start_worker();
+    EXPECT_TRUE(turn(1, 1).empty());
+    m_worker->end_turn();
+    const auto failed = job(ids[0]);
+    EXPECT_EQ(failed.state, JobState::failed);
+    EXPECT_EQ(failed.exit_code, 127);
+    EXPECT_NE(failed.note.find("directory " + (m_dir / "gone").string() + " does not exist on"),
+              std::string::npos)
+        << failed.note;
 }
 
 TEST_F(Worker, ACancelOfATakenJobNotYetHandedEndsItUnrun)

@@ -49,7 +49,7 @@ bool arms_timer(const std::vector<Action>& actions)
 
 Command command(JobId id)
 {
-    return Command{id, "job " + std::to_string(id), 1, {}};
+    return Command{id, "job " + std::to_string(id), 1, {}, false, {}};
 }
 
 SchedulerOptions ahead(std::size_t read_ahead)

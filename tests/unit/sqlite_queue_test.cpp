@@ -260,27 +260,47 @@ TEST_F(SqliteQueueFile, TheSchemaVersionIsKeptInTheHeaderAndAnOlderDatabaseIsBro
     {
         Database database(db_path(), 1s);
         prepare_sqlite_queue_schema(database);
-        EXPECT_EQ(user_version(database), 2);
+        EXPECT_EQ(user_version(database), 3);
         SqliteQueue(database, "default").submit(commands({"kept"}), {});
         // As version 1 left it.
-        database.execute("ALTER TABLE jobs DROP COLUMN output; UPDATE meta SET value = '1' "
-                         "WHERE key = 'schema'; PRAGMA user_version = 0");
+        database.execute("ALTER TABLE jobs DROP COLUMN output; ALTER TABLE batches DROP COLUMN "
+                         "directory; ALTER TABLE batches DROP COLUMN environment; ALTER TABLE "
+                         "batches DROP COLUMN umask; ALTER TABLE batches DROP COLUMN uid; ALTER "
+                         "TABLE batches DROP COLUMN user; UPDATE meta SET value = '1' WHERE key "
+                         "= 'schema'; PRAGMA user_version = 0");
     }
     Database database(db_path(), 1s);
     prepare_sqlite_queue_schema(database);
-    EXPECT_EQ(user_version(database), 2);
+    EXPECT_EQ(user_version(database), 3);
     SqliteQueue queue(database, "default");
     const auto job = queue.take("worker", "/output");
     ASSERT_TRUE(job);
     EXPECT_EQ(job->command, "kept");
     EXPECT_EQ(job->output, "/output");
+    EXPECT_EQ(job->directory, "") << "queued before directories were recorded";
+    EXPECT_FALSE(queue.batch_origin(job->batch)) << "its job runs as the worker does";
 
-    database.execute("PRAGMA user_version = 3");
+    // A job queued now records where, with what and as whom it runs.
+    const BatchOrigin origin{{"/home/ann/proj", {"A=1", "VIRTUAL_ENV=/home/ann/venv"}, 027},
+                             {1000, "ann", ""}};
+    const auto submitted =
+        queue.submit(commands({"python3 train.py"}), {0, false, &origin});
+    const auto recorded = queue.job(submitted.ids.front());
+    ASSERT_TRUE(recorded);
+    EXPECT_EQ(recorded->directory, "/home/ann/proj");
+    EXPECT_EQ(recorded->submitter.uid, 1000);
+    EXPECT_EQ(recorded->submitter.user, "ann");
+    const auto read = queue.batch_origin(submitted.batch);
+    ASSERT_TRUE(read);
+    EXPECT_EQ(read->context.environment, origin.context.environment);
+    EXPECT_EQ(read->context.umask, 027u);
+
+    database.execute("PRAGMA user_version = 4");
     try {
         prepare_sqlite_queue_schema(database);
         ADD_FAILURE() << "a database of a later version was used";
     } catch (const DatabaseError& error) {
-        EXPECT_NE(std::string(error.what()).find("made by another version of gpusched (schema 3"),
+        EXPECT_NE(std::string(error.what()).find("made by another version of gpusched (schema 4"),
                   std::string::npos)
             << error.what();
     }

@@ -34,6 +34,17 @@ struct JobResult {
     bool complete = true;
 };
 
+// Who submitted a job: the account, by number where the store can tell one (a local queue: -1
+// on Redis, whose hosts may number their accounts apart), by name, and from which host.
+struct Submitter {
+    std::int64_t uid = -1;
+    std::string user;
+    std::string host;
+    // "ann", or "ann@host" where the host is known; "" for a job queued before gpusched
+    // recorded who submitted it.
+    std::string describe() const { return host.empty() ? user : user + "@" + host; }
+};
+
 struct JobRecord {
     std::int64_t id = 0;
     std::string queue;
@@ -53,6 +64,8 @@ struct JobRecord {
     std::int64_t returned = 0; // times it went back to the queue unfinished
     bool cancel_requested = false;
     std::string output;        // the directory its output files are in, once taken (local)
+    std::string directory;     // where it runs: its submitter's ("" when not recorded)
+    Submitter submitter;
     bool ended_state() const { return state != JobState::queued && state != JobState::running; }
 };
 

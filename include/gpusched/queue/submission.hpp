@@ -1,5 +1,6 @@
 #pragma once
 
+#include <gpusched/job_context.hpp>
 #include <gpusched/queue/job_record.hpp>
 
 #include <chrono>
@@ -48,6 +49,9 @@ struct WorkerToStart {
 
 struct SubmissionSettings {
     std::string queue;
+    // Where, with what and as whom every job of the submission runs: the submitter's.
+    JobContext context;
+    Submitter submitter;
     std::int64_t priority = 0;
     bool front = false;             // ahead of the queued jobs of their priority
     std::optional<std::string> key; // signs each job (a Redis queue's workers may ask for it)

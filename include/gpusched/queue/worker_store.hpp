@@ -1,5 +1,6 @@
 #pragma once
 
+#include <gpusched/job_context.hpp>
 #include <gpusched/queue/job_record.hpp>
 
 #include <poll.h>
@@ -20,6 +21,10 @@ struct TakenJob {
     // Its number among the submission's lines, for messages (the id where there is none).
     std::uint64_t line = 0;
     std::string command;
+    // Where and with what it runs (its submitter's), and who submitted it; no context for a
+    // job queued before gpusched recorded one: it runs as the worker does.
+    SharedJobContext context;
+    Submitter submitter;
     // This run of the job: a job queued again (`gpusched retry`) is a new run. A worker never
     // starts the same run twice. Empty where the store itself never hands a run out twice
     // (SQLite's take is a transaction), so that a worker need not remember its runs.
@@ -29,7 +34,8 @@ struct TakenJob {
     Record record = Record::whole;
     std::string ended_as; // how it ended, when Record::ended
     bool cancel_asked = false;
-    // Why its submitter cannot be trusted (unsigned, a wrong signature): refused, never run.
+    // Why its submitter cannot be trusted (unsigned, a wrong signature, another user of a
+    // local queue): refused, never run.
     std::optional<std::string> untrusted;
 };
 

@@ -24,6 +24,8 @@ struct InputLine {
     bool replayable = false;
     // Read at a stop without its end: its writer was still writing it. Never run.
     bool unfinished = false;
+    // Where and with what it runs, when not as the run's own jobs do (a queued job).
+    SharedJobContext context;
 };
 
 // How a job ended for good (after its last attempt), as the runner tells its input.

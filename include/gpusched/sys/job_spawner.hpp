@@ -23,6 +23,12 @@ struct JobStreams {
     int err = -1;
 };
 
+// Where a job starts and its umask, when not the scheduler's (a queued job's submitter's).
+struct JobPlace {
+    const char* directory = nullptr;
+    int umask = -1;
+};
+
 // Starts jobs as `SHELL -c COMMAND` with posix_spawn: each in a process group of its own,
 // stdin from /dev/null (a job must never read the queue), stdout and stderr shared with the
 // scheduler, its GPUs' lease descriptors at 3, 4, ..., then the run guard's marker, then its
@@ -37,7 +43,8 @@ public:
     // and the marker at 3 + their number or above, `presence` above the marker's place (as
     // lowest_private_fd makes sure), so that no dup2 overwrites a source not yet copied.
     SpawnResult spawn(const std::string& command, char* const* envp, JobStreams streams = {},
-                      std::span<const int> leases = {}, int presence = -1) const;
+                      std::span<const int> leases = {}, int presence = -1,
+                      JobPlace place = {}) const;
     // The lowest descriptor a job's private sources may lie at, for jobs with `leases` GPUs.
     static int lowest_private_fd(std::size_t leases);
     const std::string& shell() const { return m_shell; }

@@ -19,6 +19,8 @@ public:
     SpawnFileActions& dup2(int fd, int new_fd);
     // Closes every fd from `lowest` up in the child, whatever the scheduler inherited.
     SpawnFileActions& close_from(int lowest);
+    // The child starts in `path` (which must outlive the spawn).
+    SpawnFileActions& chdir(const char* path);
 
     const posix_spawn_file_actions_t* get() const { return &m_actions; }
 

@@ -21,12 +21,14 @@ return redis.call('GET', KEYS[1])
 )lua");
 
 // KEYS: job:ID, pending, stats, rank. ARGV: id, command, batch, seq, signature, priority,
-// front (1 or 0). Reply: 1 when queued, 0 when a job of that id was there already.
+// front (1 or 0), context (its digest), user, host (submitted from), directory.
+// Reply: 1 when queued, 0 when a job of that id was there already.
 const LuaScript k_submit(pending_order_lua() + R"lua(
 if redis.call('HSETNX', KEYS[1], 'command', ARGV[2]) == 0 then return 0 end
 local t = redis.call('TIME')
 redis.call('HSET', KEYS[1], 'batch', ARGV[3], 'seq', ARGV[4], 'sig', ARGV[5],
-           'submitted', t[1] .. '.' .. string.format('%06d', t[2]), 'priority', ARGV[6])
+           'submitted', t[1] .. '.' .. string.format('%06d', t[2]), 'priority', ARGV[6],
+           'context', ARGV[8], 'user', ARGV[9], 'from', ARGV[10], 'dir', ARGV[11])
 place(KEYS[2], KEYS[4], ARGV[1], tonumber(ARGV[6]), ARGV[7] == '1', ARGV[3])
 redis.call('HINCRBY', KEYS[3], 'submitted', 1)
 return 1
@@ -48,9 +50,11 @@ return moved
 // saw it with the job: a queue reset since (ids start again at 1) makes them change nothing
 // and reply -2, so a job of the old queue never touches one of the new.
 
-// KEYS: job:ID, taken:WORKER, marker, pending, paused. ARGV: id.
-// Reply: {marker or '', 1 and the job's fields when the job is in the worker's list, else 0;
-// 2 when the whole queue is paused: the job went back to the head of the queue}.
+// KEYS: job:ID, taken:WORKER, marker, pending, paused. ARGV: id, the prefix of the context
+// keys (context:, of the queue's hash tag: the key is named by the job).
+// Reply: {marker or '', 1 and the job's fields and its context ('' when none) when the job is
+// in the worker's list, else 0; 2 when the whole queue is paused: the job went back to the
+// head of the queue}.
 const LuaScript k_fetch(R"lua(
 local marker = redis.call('GET', KEYS[3]) or ''
 if not redis.call('LPOS', KEYS[2], ARGV[1]) then return {marker, 0} end
@@ -59,7 +63,10 @@ if redis.call('SISMEMBER', KEYS[5], '') == 1 then
   redis.call('LPUSH', KEYS[4], ARGV[1])
   return {marker, 2}
 end
-return {marker, 1, redis.call('HGETALL', KEYS[1])}
+local digest = redis.call('HGET', KEYS[1], 'context')
+local context = ''
+if digest and digest ~= '' then context = redis.call('GET', ARGV[2] .. digest) or '' end
+return {marker, 1, redis.call('HGETALL', KEYS[1]), context}
 )lua");
 
 // KEYS: job:ID, taken:WORKER, marker. ARGV: id, worker, host, gpu, started, marker.
@@ -250,7 +257,7 @@ RedisCommand RedisQueue::fetch_taken(const std::string& worker, const std::strin
     return RedisCommand::call(k_fetch,
                               {key("job:" + id), key("taken:" + worker), key("marker"),
                                key("pending"), key("paused")},
-                              {id});
+                              {id, key("context:")});
 }
 
 std::optional<FetchedTakenJob> RedisQueue::read_taken(const std::string& id, const RedisReply& reply)
@@ -258,10 +265,13 @@ std::optional<FetchedTakenJob> RedisQueue::read_taken(const std::string& id, con
     if (reply.type != RedisReply::Type::array || reply.elements.size() < 2) {
         return std::nullopt;
     }
-    FetchedTakenJob taken{reply.elements[0].text, reply.elements[1].integer == 1, {id, {}},
-                   reply.elements[1].integer == 2};
-    if (taken.ours && reply.elements.size() == 3) {
+    FetchedTakenJob taken{reply.elements[0].text, reply.elements[1].integer == 1, {id, {}}, {},
+                          reply.elements[1].integer == 2};
+    if (taken.ours && reply.elements.size() >= 3) {
         taken.job = to_job(id, reply.elements[2]);
+    }
+    if (taken.ours && reply.elements.size() >= 4) {
+        taken.context = reply.elements[3].text;
     }
     return taken;
 }
@@ -389,11 +399,18 @@ bool RedisQueue::submit(RedisClient& redis, const std::string& batch,
             RedisCommand::call(k_submit,
                                {key("job:" + job.id), key("pending"), key("stats"), key("rank")},
                                {job.id, job.command, batch, job.seq, job.signature,
-                                std::to_string(priority), front ? "1" : "0"}));
+                                std::to_string(priority), front ? "1" : "0", job.context,
+                                job.user, job.host, job.directory}));
     }
     const auto replies = redis.run_all(commands);
     return replies && std::none_of(replies->begin(), replies->end(),
                                    [](const RedisReply& reply) { return reply.is_error(); });
+}
+
+bool RedisQueue::store_context(RedisClient& redis, const std::string& digest,
+                               const std::string& encoded) const
+{
+    return ok(redis.command({"SET", key("context:" + digest), encoded}));
 }
 
 std::optional<std::vector<std::string>>

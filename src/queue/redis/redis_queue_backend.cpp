@@ -97,11 +97,15 @@ JobRecord to_record(const QueuedJob& job, const std::string& queue, bool pending
     record.signal = std::atoi(job.field("signal").c_str());
     record.note = job.field("note");
     record.cancel_requested = job.field("cancel") == "1";
+    record.directory = job.field("dir");
+    record.submitter.user = job.field("user");
+    record.submitter.host = job.field("from");
     return record;
 }
 
-RedisQueueBackend::RedisQueueBackend(const RedisUrl& url, std::string name)
-    : m_redis(url, k_timeout), m_queue(std::move(name))
+RedisQueueBackend::RedisQueueBackend(const RedisUrl& url, std::string name,
+                                     std::optional<std::string> key)
+    : m_redis(url, k_timeout), m_queue(std::move(name)), m_key(std::move(key))
 {
     if (!m_redis.connect()) {
         throw std::runtime_error(fmt::format("{}: {}", describe(), m_redis.error()));
@@ -192,9 +196,17 @@ CancelOutcome RedisQueueBackend::cancel(std::int64_t id)
 
 std::optional<std::string> RedisQueueBackend::retry(std::int64_t id)
 {
-    const auto refused = checked(m_queue.retry(m_redis, std::to_string(id)));
+    const auto refused = checked(m_queue.retry(m_redis, std::to_string(id), m_key));
     if (refused.empty()) {
         return std::nullopt;
+    }
+    if (refused == "signed") {
+        return fmt::format("job {} is signed, and its next attempt must be too: give the key "
+                           "it was submitted with (--key-file)",
+                           id);
+    }
+    if (refused == "changed") {
+        return fmt::format("job {} changed while it was queued again; try again", id);
     }
     if (refused == "unknown") {
         return fmt::format("no job {} in {}", id, describe());

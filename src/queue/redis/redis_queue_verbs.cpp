@@ -1,6 +1,7 @@
 // The Redis side of the queue commands (cancel, retry, pause, resume, queue --purge, and what
 // queue, logs and wait read): their scripts and the commands that read a queue whole.
 // docs/queue-protocol.md describes them with the rest of the protocol.
+#include <gpusched/queue/redis/job_signature.hpp>
 #include <gpusched/queue/redis/redis_queue.hpp>
 
 #include "pending_order.hpp"
@@ -55,8 +56,11 @@ end
 return 'stopping'
 )lua");
 
-// KEYS: job:ID, pending, rank, ended, stats. ARGV: id.
-// Reply: '' when queued again; else 'unknown', 'queued', 'running' or 'succeeded'.
+// KEYS: job:ID, pending, rank, ended, stats. ARGV: id, the attempt the job was read at, the
+// signature of the next attempt ('' when none is given).
+// Reply: '' when queued again; else 'unknown', 'queued', 'running' or 'succeeded'; 'signed'
+// when the job is signed and no signature of its next attempt was given, 'changed' when its
+// attempt is no longer the one read.
 const LuaScript k_retry(pending_order_lua() + R"lua(
 if redis.call('EXISTS', KEYS[1]) == 0 then return 'unknown' end
 local outcome = redis.call('HGET', KEYS[1], 'outcome')
@@ -65,6 +69,12 @@ if not outcome then
   return 'running'
 end
 if outcome == 'succeeded' then return 'succeeded' end
+if (redis.call('HGET', KEYS[1], 'attempt') or '0') ~= ARGV[2] then return 'changed' end
+if ARGV[3] ~= '' then
+  redis.call('HSET', KEYS[1], 'sig', ARGV[3])
+elseif (redis.call('HGET', KEYS[1], 'sig') or '') ~= '' then
+  return 'signed'
+end
 redis.call('HDEL', KEYS[1], 'outcome', 'exit', 'signal', 'runtime', 'note', 'ended', 'out_tail',
            'err_tail', 'complete', 'cancel', 'started', 'worker', 'host', 'gpu')
 redis.call('PERSIST', KEYS[1])
@@ -304,11 +314,29 @@ std::optional<RedisQueue::Cancelled> RedisQueue::cancel(RedisClient& redis,
     return reply->text == "ended" ? Cancelled::already_ended : Cancelled::unknown;
 }
 
-std::optional<std::string> RedisQueue::retry(RedisClient& redis, const std::string& id) const
+std::optional<std::string> RedisQueue::retry(RedisClient& redis, const std::string& id,
+                                             const std::optional<std::string>& signing_key) const
 {
+    // The next attempt is signed here, where the key is; the script checks that the attempt
+    // signed is still the next one.
+    const auto read = redis.command({"HMGET", key("job:" + id), "attempt", "command", "context",
+                                     "user", "from"});
+    if (!ok(read)) {
+        return std::nullopt;
+    }
+    const auto field = [&](std::size_t i) {
+        return i < read->elements.size() ? read->elements[i].text : std::string();
+    };
+    const auto attempt = field(0).empty() ? std::string("0") : field(0);
+    std::string signature;
+    if (signing_key) {
+        const auto next = std::to_string(std::strtoll(attempt.c_str(), nullptr, 10) + 1);
+        signature = sign_job(*signing_key,
+                             SignedJob{m_name, id, next, field(1), field(2), field(3), field(4)});
+    }
     const auto reply = redis.run(RedisCommand::call(
         k_retry, {key("job:" + id), key("pending"), key("rank"), key("ended"), key("stats")},
-        {id}));
+        {id, attempt, signature}));
     if (!ok(reply)) {
         return std::nullopt;
     }

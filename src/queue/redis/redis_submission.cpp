@@ -84,6 +84,14 @@ public:
             }
             m_marker = m_redis.with_retry([&] { return m_queue.open(m_redis.client()); }, [] {});
             m_batch = std::to_string(call([&] { return m_queue.new_batch(m_redis.client()); }));
+            // Stored before any job names it: a worker never finds a job without it.
+            const auto encoded = encode_context(m_settings.context);
+            m_context = context_digest(encoded);
+            call([&] {
+                return m_queue.store_context(m_redis.client(), m_context, encoded)
+                           ? std::optional(true)
+                           : std::nullopt;
+            });
         } catch (const QueueUnreachable& error) {
             throw QueueUnreachable(fmt::format("{}; {}", error.what(), describe_submitted()));
         }
@@ -124,12 +132,17 @@ private:
         for (long long i = 0; i < size; ++i) {
             const auto& command = commands[static_cast<std::size_t>(i)];
             auto id = std::to_string(last - size + 1 + i);
-            auto signature = m_settings.key
-                                 ? sign_job(*m_settings.key, m_settings.queue, id, command.command)
-                                 : "";
+            const auto& submitter = m_settings.submitter;
+            auto signature =
+                m_settings.key
+                    ? sign_job(*m_settings.key,
+                               SignedJob{m_settings.queue, id, "0", command.command, m_context,
+                                         submitter.user, submitter.host})
+                    : "";
             ids.push_back(id);
             chunk.push_back({std::move(id), command.command, std::to_string(command.number),
-                             std::move(signature)});
+                             std::move(signature), m_context, submitter.user, submitter.host,
+                             m_settings.context.directory});
         }
         // They may be in the queue from now on.
         m_ids.insert(m_ids.end(), ids.begin(), ids.end());
@@ -222,6 +235,7 @@ private:
     RedisConnection m_redis;
     std::string m_marker;
     std::string m_batch;
+    std::string m_context; // the digest of the jobs' context
     std::vector<std::string> m_ids; // in the order submitted
     std::size_t m_confirmed = 0;    // known to be in the queue
     bool m_waiting = false;

@@ -30,6 +30,8 @@ constexpr std::chrono::milliseconds k_spooled_grace{500};
 constexpr std::chrono::milliseconds k_look_every{1'000};
 // How much of each of a job's streams goes with its result, for `gpusched logs`.
 constexpr std::uintmax_t k_tail_bytes = 64 * 1024;
+// The submissions whose directory and environment a worker keeps read.
+constexpr std::size_t k_contexts_kept = 64;
 
 // The last k_tail_bytes of `path` ("" when it cannot be read), and whether that is all of it.
 std::pair<std::string, bool> tail_of(const std::filesystem::path& path)
@@ -401,14 +403,14 @@ void RedisWorkerStore::take_arrived(const std::string& id)
             m_events->on_paused(m_paused);
         }
         if (taken->ours) {
-            fetched(id, taken->marker, taken->job);
+            fetched(id, taken->marker, taken->job, taken->context);
         }
     });
 }
 
 // What the queue holds of a job this worker took, for the worker to decide on.
 void RedisWorkerStore::fetched(const std::string& id, const std::string& marker,
-                               const QueuedJob& job)
+                               const QueuedJob& job, const std::string& context)
 {
     // Read twice (a read lost with a connection, then the list adopted): one copy is enough.
     const auto number = std::strtoll(id.c_str(), nullptr, 10);
@@ -428,17 +430,50 @@ void RedisWorkerStore::fetched(const std::string& id, const std::string& marker,
         taken.ended_as = job.field("outcome");
     }
     taken.cancel_asked = job.field("cancel") == "1";
+    taken.submitter.user = job.field("user");
+    taken.submitter.host = job.field("from");
+    const auto& digest = job.field("context");
     if (m_settings.key) {
         const auto& signature = job.field("sig");
+        const SignedJob signed_job{m_settings.queue,     id, job.field("attempt"),
+                                   taken.command,        digest,
+                                   taken.submitter.user, taken.submitter.host};
         if (signature.empty()) {
             taken.untrusted = "unsigned";
-        } else if (!signature_matches(*m_settings.key, m_settings.queue, id, taken.command,
-                                      signature)) {
+        } else if (!signature_matches(*m_settings.key, signed_job, signature)) {
             taken.untrusted = "wrong signature";
+        }
+    }
+    if (!digest.empty() && !taken.untrusted && taken.record == TakenJob::Record::whole) {
+        taken.context = context_named(digest, context);
+        if (!taken.context) {
+            taken.untrusted = "its directory and environment are missing or changed";
         }
     }
     m_taken[number] = Taken{job.field("batch"), marker};
     m_events->on_taken(std::move(taken));
+}
+
+SharedJobContext RedisWorkerStore::context_named(const std::string& digest,
+                                                const std::string& encoded)
+{
+    if (const auto known = m_contexts.find(digest); known != m_contexts.end()) {
+        return known->second;
+    }
+    if (encoded.empty() || context_digest(encoded) != digest) {
+        return nullptr;
+    }
+    auto context = decode_context(encoded);
+    if (!context) {
+        return nullptr;
+    }
+    // A worker may serve many submissions over its life: their environments are not all kept.
+    if (m_contexts.size() >= k_contexts_kept) {
+        m_contexts.clear();
+    }
+    auto shared = std::make_shared<const JobContext>(std::move(*context));
+    m_contexts.emplace(digest, shared);
+    return shared;
 }
 
 std::optional<RedisWorkerStore::Clock::time_point> RedisWorkerStore::next_deadline() const

@@ -3,11 +3,31 @@
 #include <fmt/format.h>
 #include <sqlite3.h>
 
+#include <unistd.h>
+
+#include <cctype>
 #include <chrono>
 #include <cstring>
 #include <thread>
 
 namespace gpusched::queue {
+namespace {
+
+// `path` as the path of a file: URI, its special characters escaped.
+std::string uri_path(const std::filesystem::path& path)
+{
+    std::string escaped;
+    for (const char c : std::filesystem::absolute(path).string()) {
+        if (std::isalnum(static_cast<unsigned char>(c)) || std::strchr("/._-~", c) != nullptr) {
+            escaped += c;
+        } else {
+            escaped += fmt::format("%{:02X}", static_cast<unsigned char>(c));
+        }
+    }
+    return escaped;
+}
+
+} // namespace
 
 DatabaseError::DatabaseError(const std::string& message, int code)
     : std::runtime_error(message), m_code(code)
@@ -23,10 +43,38 @@ bool DatabaseError::busy() const
 Database::Database(std::filesystem::path path, std::chrono::milliseconds busy_timeout)
     : m_path(std::move(path))
 {
-    const int opened = sqlite3_open_v2(m_path.c_str(), &m_handle,
-                                       SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE |
-                                           SQLITE_OPEN_NOMUTEX,
-                                       nullptr);
+    open(m_path.string(), SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX);
+    sqlite3_busy_timeout(m_handle, static_cast<int>(busy_timeout.count()));
+    try {
+        // WAL: readers (`gpusched queue`) never wait for a writer, and a commit is one append,
+        // not a rewrite of the file. synchronous=NORMAL in WAL mode loses no committed
+        // transaction when a process dies, only (on a power failure) the last ones before
+        // the next checkpoint; a commit then costs no fsync, which a worker starting
+        // thousands of short jobs would feel.
+        switch_to_wal(busy_timeout);
+        execute("PRAGMA synchronous=NORMAL; PRAGMA foreign_keys=ON");
+    } catch (const DatabaseError& error) {
+        sqlite3_close(m_handle);
+        m_handle = nullptr;
+        // Another user's queue, which we may read but not write, and which no process has
+        // open (no -wal, so no -shm we could share): read as it is on disk, whole.
+        const auto wal = m_path.string() + "-wal";
+        if ((error.code() & 0xff) != SQLITE_READONLY || access(m_path.c_str(), W_OK) == 0 ||
+            access(wal.c_str(), F_OK) == 0) {
+            throw;
+        }
+        open("file:" + uri_path(m_path) + "?immutable=1",
+             SQLITE_OPEN_READONLY | SQLITE_OPEN_URI | SQLITE_OPEN_NOMUTEX);
+    } catch (...) {
+        sqlite3_close(m_handle);
+        m_handle = nullptr;
+        throw;
+    }
+}
+
+void Database::open(const std::string& name, int flags)
+{
+    const int opened = sqlite3_open_v2(name.c_str(), &m_handle, flags, nullptr);
     if (opened != SQLITE_OK) {
         std::string why = m_handle != nullptr ? sqlite3_errmsg(m_handle) : sqlite3_errstr(opened);
         // "unable to open database file" does not say why; the system's error does.
@@ -40,20 +88,6 @@ Database::Database(std::filesystem::path path, std::chrono::milliseconds busy_ti
                             opened);
     }
     sqlite3_extended_result_codes(m_handle, 1);
-    sqlite3_busy_timeout(m_handle, static_cast<int>(busy_timeout.count()));
-    try {
-        // WAL: readers (`gpusched queue`) never wait for a writer, and a commit is one append,
-        // not a rewrite of the file. synchronous=NORMAL in WAL mode loses no committed
-        // transaction when a process dies, only (on a power failure) the last ones before
-        // the next checkpoint; a commit then costs no fsync, which a worker starting
-        // thousands of short jobs would feel.
-        switch_to_wal(busy_timeout);
-        execute("PRAGMA synchronous=NORMAL; PRAGMA foreign_keys=ON");
-    } catch (...) {
-        sqlite3_close(m_handle);
-        m_handle = nullptr;
-        throw;
-    }
 }
 
 void Database::switch_to_wal(std::chrono::milliseconds busy_timeout)
@@ -68,11 +102,27 @@ void Database::switch_to_wal(std::chrono::milliseconds busy_timeout)
         if (result == SQLITE_OK) {
             return;
         }
+        if ((result & 0xff) == SQLITE_READONLY && in_wal_mode()) {
+            return; // another user's queue, read only: theirs is switched already
+        }
         if ((result & 0xff) != SQLITE_BUSY || std::chrono::steady_clock::now() >= give_up) {
             fail(result, "PRAGMA journal_mode");
         }
         std::this_thread::sleep_for(std::chrono::milliseconds(2));
     }
+}
+
+bool Database::in_wal_mode()
+{
+    sqlite3_stmt* statement = nullptr;
+    if (sqlite3_prepare_v2(m_handle, "PRAGMA journal_mode", -1, &statement, nullptr) != SQLITE_OK) {
+        return false;
+    }
+    const bool wal = sqlite3_step(statement) == SQLITE_ROW &&
+                     std::string_view(reinterpret_cast<const char*>(
+                         sqlite3_column_text(statement, 0))) == "wal";
+    sqlite3_finalize(statement);
+    return wal;
 }
 
 Database::~Database()

@@ -5,17 +5,28 @@
 #include <fmt/format.h>
 
 #include <array>
+#include <cstdlib>
 #include <map>
 #include <optional>
 
 namespace gpusched::queue {
 namespace {
 
+// The positions a --front submission reserves ahead of the queue: more jobs than one
+// submission holds, few enough that 2^31 submissions fit in the positions' 64 bits.
+constexpr std::int64_t k_front_block = std::int64_t{1} << 32;
+
 // The version of the tables below, kept in the database header (PRAGMA user_version) and in
 // meta; a database made by a later version is not touched.
 // 1: the tables below but jobs.output. 2: jobs.output, the directory a job's output files
-// are in.
-constexpr int k_schema_version = 2;
+// are in. 3: who submitted each batch, from where and with what (batches.directory, ...).
+constexpr int k_schema_version = 3;
+
+// A batch is one submission: its jobs run in its directory, with its environment (NAME=VALUE
+// entries each ended by a NUL byte) and umask, as its user (uid and name); all NULL in a
+// batch queued before schema 3, whose jobs run as the worker does.
+const std::string_view k_batch_columns_of_schema_3[] = {
+    "directory TEXT", "environment BLOB", "umask INTEGER", "uid INTEGER", "user TEXT"};
 
 // Every queue of the database shares these tables, told apart by the `queue` column. A job's
 // order is (priority descending, position ascending): positions come from the queue's two
@@ -32,7 +43,12 @@ CREATE TABLE IF NOT EXISTS queues (
 CREATE TABLE IF NOT EXISTS batches (
     id INTEGER PRIMARY KEY AUTOINCREMENT,
     queue TEXT NOT NULL,
-    made REAL NOT NULL
+    made REAL NOT NULL,
+    directory TEXT,
+    environment BLOB,
+    umask INTEGER,
+    uid INTEGER,
+    user TEXT
 );
 CREATE TABLE IF NOT EXISTS jobs (
     id INTEGER PRIMARY KEY AUTOINCREMENT,
@@ -87,7 +103,23 @@ constexpr std::string_view k_job_columns =
     "id, queue, command, batch, priority, state, coalesce(worker, ''), coalesce(gpu, ''), "
     "submitted, coalesce(started, 0), coalesce(runtime, 0), coalesce(exit_code, 0), "
     "coalesce(signal, 0), coalesce(note, ''), returned, cancel, coalesce(ended, 0), "
-    "coalesce(output, '')";
+    "coalesce(output, ''), "
+    "(SELECT coalesce(directory, '') || char(0) || coalesce(uid, -1) || char(0) || "
+    "coalesce(user, '') FROM batches WHERE batches.id = jobs.batch)";
+
+// The batch's part of a job's columns: directory, uid and user, joined by NUL bytes (one
+// look-up of the batch, not three).
+void read_origin(const std::string& joined, JobRecord& job)
+{
+    const auto first = joined.find('\0');
+    const auto second = joined.find('\0', first == std::string::npos ? first : first + 1);
+    if (second == std::string::npos) {
+        return;
+    }
+    job.directory = joined.substr(0, first);
+    job.submitter.uid = std::strtoll(joined.c_str() + first + 1, nullptr, 10);
+    job.submitter.user = joined.substr(second + 1);
+}
 
 JobRecord read_job(const Statement& row)
 {
@@ -110,6 +142,7 @@ JobRecord read_job(const Statement& row)
     job.cancel_requested = row.integer(15) != 0;
     job.ended = row.real(16);
     job.output = row.text(17);
+    read_origin(row.text(18), job);
     return job;
 }
 
@@ -172,10 +205,16 @@ void make_or_upgrade(Database& database)
         found = legacy.text(0);
     }
     legacy.reset();
+    if (found && found != "1" && found != "2" && found != std::to_string(k_schema_version)) {
+        throw made_by_a_later_version(database, *found);
+    }
     if (found == "1") {
         database.execute("ALTER TABLE jobs ADD COLUMN output TEXT");
-    } else if (found && found != std::to_string(k_schema_version)) {
-        throw made_by_a_later_version(database, *found);
+    }
+    if (found == "1" || found == "2") {
+        for (const auto column : k_batch_columns_of_schema_3) {
+            database.execute(fmt::format("ALTER TABLE batches ADD COLUMN {}", column));
+        }
     }
     // meta keeps the version too, for the versions of gpusched that read it there.
     database.prepare("INSERT OR REPLACE INTO meta (key, value) VALUES ('schema', ?)")
@@ -221,29 +260,61 @@ SqliteQueue::SqliteQueue(Database& database, std::string name)
 {
 }
 
-std::int64_t SqliteQueue::new_batch()
+std::int64_t SqliteQueue::new_batch(const BatchOrigin* origin)
 {
     return m_database.write([&] {
-        m_database.prepare("INSERT INTO batches (queue, made) VALUES (?, ?)")
-            .bind(1, m_name)
-            .bind(2, seconds_since_epoch())
-            .run();
+        auto insert = m_database.prepare(
+            "INSERT INTO batches (queue, made, directory, environment, umask, uid, user) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?)");
+        insert.bind(1, m_name).bind(2, seconds_since_epoch());
+        if (origin != nullptr) {
+            insert.bind(3, origin->context.directory)
+                .bind(4, encode_environment(origin->context.environment))
+                .bind(5, static_cast<std::int64_t>(origin->context.umask))
+                .bind(6, origin->submitter.uid)
+                .bind(7, origin->submitter.user);
+        } else {
+            for (int column = 3; column <= 7; ++column) {
+                insert.bind_null(column);
+            }
+        }
+        insert.run();
         return m_database.last_insert_id();
     });
 }
 
+std::optional<BatchOrigin> SqliteQueue::batch_origin(std::int64_t batch)
+{
+    auto query = m_database.prepare(
+        "SELECT directory, environment, umask, uid, coalesce(user, '') FROM batches "
+        "WHERE id = ? AND directory IS NOT NULL");
+    query.bind(1, batch);
+    if (!query.step()) {
+        query.reset();
+        return std::nullopt;
+    }
+    BatchOrigin origin;
+    origin.context.directory = query.text(0);
+    origin.context.environment = decode_environment(query.text(1));
+    origin.context.umask = static_cast<unsigned>(query.integer(2)) & 0777U;
+    origin.submitter.uid = query.is_null(3) ? -1 : query.integer(3);
+    origin.submitter.user = query.text(4);
+    query.reset();
+    return origin;
+}
+
 SqliteQueue::Submitted SqliteQueue::submit(const std::vector<NewSqliteJob>& jobs,
-                                         const SubmitOrder& order)
+                                         SubmitOrder order)
 {
     Submitted submitted;
-    submitted.batch = new_batch();
+    submitted.batch = new_batch(order.origin);
     submitted.ids = submit_to(submitted.batch, jobs, order);
     return submitted;
 }
 
 std::vector<std::int64_t> SqliteQueue::submit_to(std::int64_t batch,
                                                 const std::vector<NewSqliteJob>& jobs,
-                                                const SubmitOrder& order)
+                                                SubmitOrder& order)
 {
     return m_database.write([&] {
         m_database.prepare("INSERT OR IGNORE INTO queues (name) VALUES (?)").bind(1, m_name).run();
@@ -253,9 +324,15 @@ std::vector<std::int64_t> SqliteQueue::submit_to(std::int64_t batch,
         std::int64_t back = counters.integer(0);
         std::int64_t front = counters.integer(1);
         counters.reset();
-        // Jobs sent to the front keep their own order: the first of them runs first.
+        // Jobs sent to the front keep their own order, the first of them first, however many
+        // chunks they come in: the first chunk reserves a block of positions ahead of the
+        // queue, and each chunk after it follows the one before within the block.
         const auto count = static_cast<std::int64_t>(jobs.size());
-        std::int64_t position = order.front ? front - count + 1 : back;
+        if (order.front && !order.front_next) {
+            order.front_next = front - k_front_block + 1;
+            front -= k_front_block;
+        }
+        std::int64_t position = order.front ? *order.front_next : back;
         const double now = seconds_since_epoch();
         auto insert = m_database.prepare(
             "INSERT INTO jobs (queue, batch, command, priority, position, submitted) "
@@ -273,7 +350,7 @@ std::vector<std::int64_t> SqliteQueue::submit_to(std::int64_t batch,
             ids.push_back(m_database.last_insert_id());
         }
         if (order.front) {
-            front -= count;
+            *order.front_next += count;
         } else {
             back += count;
         }

@@ -2,6 +2,7 @@
 
 #include <gpusched/counted.hpp>
 #include <gpusched/lease_names.hpp>
+#include <gpusched/queue/sqlite/database_ownership.hpp>
 #include <gpusched/queue/sqlite/sqlite_queue.hpp>
 #include <gpusched/queue/sqlite/worker_presence.hpp>
 #include <gpusched/sys/lease_socket.hpp>
@@ -33,9 +34,10 @@ std::string jobs(std::size_t count)
 class SqliteSubmission final : public Submission {
 public:
     SqliteSubmission(const std::filesystem::path& database, SubmissionSettings settings)
-        : m_path(database), m_settings(std::move(settings)), m_database(m_path, k_busy_timeout),
+        : m_path(database), m_settings(std::move(settings)),
+          m_database((refuse_shared_database(m_path), m_path), k_busy_timeout),
           m_queue((prepare_sqlite_queue_schema(m_database), m_database), m_settings.queue),
-          m_batch(m_queue.new_batch())
+          m_origin{m_settings.context, m_settings.submitter}, m_batch(m_queue.new_batch(&m_origin))
     {
     }
 
@@ -49,8 +51,7 @@ public:
             chunk.push_back({command.command});
         }
         try {
-            const auto added =
-                m_queue.submit_to(m_batch, chunk, {m_settings.priority, m_settings.front});
+            const auto added = m_queue.submit_to(m_batch, chunk, m_order);
             m_ids.insert(m_ids.end(), added.begin(), added.end());
         } catch (const DatabaseError& error) {
             // Each chunk is one transaction: those before it are queued whole, it is not.
@@ -156,7 +157,9 @@ private:
     SubmissionSettings m_settings;
     Database m_database;
     SqliteQueue m_queue;
+    BatchOrigin m_origin;
     std::int64_t m_batch = 0;
+    SubmitOrder m_order{m_settings.priority, m_settings.front};
     std::vector<std::int64_t> m_ids;
     bool m_start_looked_at = false;
 };

@@ -2,7 +2,9 @@
 
 #include <gpusched/counted.hpp>
 #include <gpusched/job_messages.hpp>
+#include <gpusched/queue/sqlite/database_ownership.hpp>
 #include <gpusched/queue/sqlite/sqlite_queue_backend.hpp>
+#include <gpusched/sys/user_account.hpp>
 #include <gpusched/wall_clock.hpp>
 
 #include <fmt/format.h>
@@ -32,6 +34,8 @@ constexpr std::chrono::seconds k_give_up{10};
 // Ended jobs (their records and output) are kept this long, then a worker removes them.
 constexpr std::chrono::hours k_keep_ended{7 * 24};
 constexpr std::chrono::hours k_expiry_interval{1};
+// The batches whose directory and environment a worker keeps read.
+constexpr std::size_t k_origins_kept = 64;
 
 std::string new_worker_id(const std::string& host)
 {
@@ -43,7 +47,9 @@ std::string new_worker_id(const std::string& host)
 
 SqliteWorkerStore::SqliteWorkerStore(SqliteWorkerSettings settings)
     : m_settings(std::move(settings)), m_worker(new_worker_id(m_settings.host)),
-      m_database(m_settings.database, k_busy_timeout), m_queue(m_database, m_settings.queue),
+      m_database((refuse_shared_database(m_settings.database), m_settings.database),
+                 k_busy_timeout),
+      m_queue(m_database, m_settings.queue),
       m_presence((prepare_sqlite_queue_schema(m_database), m_settings.database), m_worker),
       m_next_tick(Clock::now() + k_tick), m_next_expiry(Clock::now() + k_expiry_interval),
       m_spell(k_retry, k_retry)
@@ -141,6 +147,7 @@ void SqliteWorkerStore::take(std::size_t count)
                 if (!job) {
                     break;
                 }
+                read_origin(job->batch);
                 taken.push_back(std::move(*job));
             }
         });
@@ -154,10 +161,43 @@ void SqliteWorkerStore::take(std::size_t count)
             next.id = job.id;
             next.line = static_cast<std::uint64_t>(job.id);
             next.command = std::move(job.command);
+            if (const auto& origin = m_origins.at(job.batch)) {
+                next.context = origin->context;
+                next.submitter = origin->submitter;
+                next.untrusted = not_ours(origin->submitter);
+            }
             // No run: taken only while queued, in a transaction, a job is never taken twice.
             m_events->on_taken(std::move(next));
         }
     });
+}
+
+void SqliteWorkerStore::read_origin(std::int64_t batch)
+{
+    if (m_origins.contains(batch)) {
+        return;
+    }
+    // A worker may serve many batches over its life: their environments are not all kept.
+    if (m_origins.size() >= k_origins_kept) {
+        m_origins.clear();
+    }
+    auto origin = m_queue.batch_origin(batch);
+    if (!origin) {
+        m_origins.emplace(batch, std::nullopt);
+        return;
+    }
+    m_origins.emplace(batch, Origin{std::make_shared<const JobContext>(std::move(origin->context)),
+                                    std::move(origin->submitter)});
+}
+
+std::optional<std::string> SqliteWorkerStore::not_ours(const Submitter& submitter) const
+{
+    if (submitter.uid == static_cast<std::int64_t>(m_uid)) {
+        return std::nullopt;
+    }
+    return fmt::format("submitted by {} (uid {}), and this worker runs as {} (uid {}): a worker "
+                       "runs only its own user's jobs",
+                       submitter.user, submitter.uid, sys::user_name(m_uid), m_uid);
 }
 
 bool SqliteWorkerStore::on_ready(const pollfd& ready)

@@ -44,6 +44,7 @@ struct FetchedTakenJob {
     std::string marker;
     bool ours = false;
     QueuedJob job;
+    std::string context; // the job's context (encode_context), "" when it names none
     bool paused = false; // the whole queue is paused: the job went back to the queue's head
 };
 
@@ -122,7 +123,14 @@ public:
     std::optional<long long> new_batch(RedisClient& redis) const;
     struct NewJob {
         std::string id, command, seq, signature;
+        std::string context;   // the digest of its context, stored by store_context
+        std::string user, host; // who submitted it, from where
+        std::string directory;  // where it runs, for listings
     };
+    // Keeps a submission's context (encode_context) under its digest, for its jobs to name:
+    // one copy of an environment for every job submitted with it.
+    bool store_context(RedisClient& redis, const std::string& digest,
+                       const std::string& encoded) const;
     // Idempotent: a job already submitted under its id is not queued again. The jobs go
     // before those of a lower priority, and with `front` before those of their own.
     bool submit(RedisClient& redis, const std::string& batch, const std::vector<NewJob>& jobs,
@@ -162,8 +170,9 @@ public:
     std::optional<std::vector<std::string>> unended(RedisClient& redis) const;
     enum class Cancelled { removed, stopping, already_ended, unknown };
     std::optional<Cancelled> cancel(RedisClient& redis, const std::string& id) const;
-    // "" when queued again, else why not.
-    std::optional<std::string> retry(RedisClient& redis, const std::string& id) const;
+    // "" when queued again, else why not. `signing_key` signs its next attempt.
+    std::optional<std::string> retry(RedisClient& redis, const std::string& id,
+                                     const std::optional<std::string>& signing_key) const;
     bool pause(RedisClient& redis, const std::string& gpu) const;
     bool resume(RedisClient& redis, const std::string& gpu) const;
     std::optional<long long> purge(RedisClient& redis, std::optional<double> ended_before) const;

@@ -4,6 +4,9 @@
 #include <gpusched/queue/queue_backend.hpp>
 #include <gpusched/queue/redis/redis_client.hpp>
 
+#include <optional>
+#include <string>
+
 namespace gpusched::queue {
 
 // A queue on a Redis server for the queue commands. Every call is one short exchange (a
@@ -11,7 +14,10 @@ namespace gpusched::queue {
 // an error, is an exception naming the server.
 class RedisQueueBackend final : public QueueBackend {
 public:
-    RedisQueueBackend(const RedisUrl& url, std::string name);
+    // `key` signs the next attempt of a job queued again (retry), for workers that check
+    // signatures.
+    RedisQueueBackend(const RedisUrl& url, std::string name,
+                      std::optional<std::string> key = std::nullopt);
 
     std::string describe() const override;
     QueueListing list(std::size_t queued_shown, std::size_t recent_shown) override;
@@ -30,6 +36,7 @@ private:
 
     RedisClient m_redis;
     RedisQueue m_queue;
+    std::optional<std::string> m_key;
 };
 
 // A job as the queue commands see it, from its hash; `running` when it is not pending and

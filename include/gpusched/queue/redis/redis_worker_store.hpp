@@ -83,7 +83,11 @@ private:
     void check_marker(const std::string& marker);
     void adopt_taken();
     void take_arrived(const std::string& id);
-    void fetched(const std::string& id, const std::string& marker, const QueuedJob& job);
+    void fetched(const std::string& id, const std::string& marker, const QueuedJob& job,
+                 const std::string& context);
+    // The context `encoded` when its digest is `digest`; none when it is not (changed, or
+    // missing).
+    SharedJobContext context_named(const std::string& digest, const std::string& encoded);
     void owe(std::string worker, std::variant<OwedResult, GiveBack> what);
     void pump(bool resyncing = false);
     void send_owed(std::uint64_t number);
@@ -132,6 +136,7 @@ private:
     bool m_leave_done = false;
     mutable bool m_said_spooled = false;
     std::optional<Clock::time_point> m_give_up_at;
+    std::map<std::string, SharedJobContext> m_contexts; // by digest: read and checked
 };
 
 } // namespace gpusched::queue

@@ -120,6 +120,10 @@ public:
 
     // A DatabaseError for the last failure of this connection, saying what was being done.
     [[noreturn]] void fail(int code, std::string_view doing) const;
+    // True when the database is in WAL mode already (read without writing).
+    bool in_wal_mode();
+    // Opens `name` (a path, or a file: URI) with `flags`, or throws naming the path.
+    void open(const std::string& name, int flags);
 
     sqlite3* handle() const { return m_handle; }
 

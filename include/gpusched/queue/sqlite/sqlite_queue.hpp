@@ -1,5 +1,6 @@
 #pragma once
 
+#include <gpusched/job_context.hpp>
 #include <gpusched/queue/job_record.hpp>
 #include <gpusched/queue/sqlite/sqlite_database.hpp>
 
@@ -21,9 +22,18 @@ struct PurgedJob {
     std::string output; // the directory its output files are in, if any
 };
 
+// Where, with what and as whom the jobs of a batch run.
+struct BatchOrigin {
+    JobContext context;
+    Submitter submitter;
+};
+
 struct SubmitOrder {
     std::int64_t priority = 0;
     bool front = false; // ahead of every queued job of its priority
+    const BatchOrigin* origin = nullptr; // for a new batch; none: its jobs run as the worker does
+    // Where the next --front job of the batch goes, once its first chunk reserved the place.
+    std::optional<std::int64_t> front_next{};
 };
 
 // A queue kept in an SQLite database: the jobs of every queue NAME in one file, each taken by
@@ -45,11 +55,15 @@ public:
         std::int64_t batch = 0;
         std::vector<std::int64_t> ids;
     };
-    Submitted submit(const std::vector<NewSqliteJob>& jobs, const SubmitOrder& order);
-    // Adds to an existing batch (a submission read in chunks).
+    Submitted submit(const std::vector<NewSqliteJob>& jobs, SubmitOrder order);
+    // Adds to an existing batch (a submission read in chunks), the same `order` for each
+    // chunk: it keeps where the batch's --front jobs go.
     std::vector<std::int64_t> submit_to(std::int64_t batch, const std::vector<NewSqliteJob>& jobs,
-                                        const SubmitOrder& order);
-    std::int64_t new_batch();
+                                        SubmitOrder& order);
+    std::int64_t new_batch(const BatchOrigin* origin = nullptr);
+    // Where, with what and as whom the jobs of `batch` run; nothing for a batch queued before
+    // that was recorded.
+    std::optional<BatchOrigin> batch_origin(std::int64_t batch);
 
     // Workers.
     void add_worker(const WorkerRecord& worker);

@@ -10,7 +10,11 @@
 #include <filesystem>
 #include <optional>
 #include <string>
+#include <unordered_map>
 #include <variant>
+
+#include <sys/types.h>
+#include <unistd.h>
 
 namespace gpusched::queue {
 
@@ -81,6 +85,10 @@ private:
     void owed_written();
     template <class Work>
     bool attempt(const char* doing, Work&& work);
+    // Reads where, with what and as whom the jobs of `batch` run, once (in a transaction).
+    void read_origin(std::int64_t batch);
+    // Why a job of `submitter` is not this worker's to run, if it is not.
+    std::optional<std::string> not_ours(const Submitter& submitter) const;
 
     SqliteWorkerSettings m_settings;
     Events* m_events = nullptr;
@@ -96,6 +104,13 @@ private:
     bool m_flush = false; // m_owed holds more than starts
     FailureSpell m_spell; // a write that failed is tried again every second
     std::optional<Clock::time_point> m_give_up_at;
+
+    struct Origin {
+        SharedJobContext context;
+        Submitter submitter;
+    };
+    std::unordered_map<std::int64_t, std::optional<Origin>> m_origins; // by batch
+    uid_t m_uid = geteuid();
 };
 
 } // namespace gpusched::queue
