@@ -37,7 +37,15 @@ struct HaltStarted {
     HaltPolicy::When when = HaltPolicy::When::soon;
 };
 
-using Action = std::variant<StartJob, SignalRunningJobs, ArmKillTimer, RetryScheduled, HaltStarted>;
+// A command taken only because it could start at once (a queue worker's) cannot start after
+// all (its GPU's lease is held by another process): it goes back to its input, for another
+// worker, and is no longer this scheduler's.
+struct ReturnCommand {
+    Command command;
+};
+
+using Action = std::variant<StartJob, SignalRunningJobs, ArmKillTimer, RetryScheduled, HaltStarted,
+                            ReturnCommand>;
 
 struct JobCounts {
     std::size_t succeeded = 0;

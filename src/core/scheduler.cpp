@@ -221,7 +221,16 @@ std::vector<Action> Scheduler::on_lease_refused(JobId job, const GpuSlots& refus
     // It was at the head of the queue a moment ago. Jobs started in the same batch may now
     // start before it: they hold GPUs it could not have had then.
     m_queue.push_front(std::move(refused_job.command));
-    return start_what_fits();
+    auto actions = start_what_fits();
+    // A worker took it to start it at once: when no other GPU of ours can take it now, it
+    // goes back to the queue, where a cancel or a pause still reaches it and another worker
+    // may run it, rather than wait here for the lease.
+    if (m_options.only_when_free && !m_queue.empty() && m_queue.front().id == job &&
+        m_queue.front().replayable && m_queue.front().attempt == 1) {
+        actions.emplace_back(ReturnCommand{std::move(m_queue.front())});
+        m_queue.pop_front();
+    }
+    return actions;
 }
 
 std::vector<Action> Scheduler::on_lease_available(GpuSlot gpu)

@@ -298,6 +298,14 @@ void QueueWorker::on_unstarted(const std::vector<Command>& commands)
     take_buffered();
 }
 
+void QueueWorker::on_returned(JobId id)
+{
+    if (m_handed.erase(id) > 0) {
+        m_stop_asked.erase(id);
+        m_store->give_back(static_cast<std::int64_t>(id));
+    }
+}
+
 void QueueWorker::on_jobs_over()
 {
     m_store->leave();

@@ -284,6 +284,10 @@ void JobRunner::apply(std::vector<Action> actions)
             m_jobs.arm_kill_deadline(Clock::now());
         } else if (auto* retry = std::get_if<RetryScheduled>(&action)) {
             spdlog::info("job {} will be tried again (attempt {})", retry->job, retry->attempt);
+        } else if (auto* returned = std::get_if<ReturnCommand>(&action)) {
+            spdlog::info("job {} goes back to {}: it cannot start here now",
+                         returned->command.id, m_input.returned_to());
+            m_input.on_returned(returned->command.id);
         } else if (auto* halt = std::get_if<HaltStarted>(&action)) {
             m_input.stop_reading();
             spdlog::warn("--halt condition reached: starting no more jobs{}",

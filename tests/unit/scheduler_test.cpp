@@ -563,6 +563,30 @@ TEST(Scheduler, JobWaitsForALeaseAtTheHeadOfTheQueue)
     EXPECT_EQ(next[0].command.id, 1u) << "the refused job keeps its place";
 }
 
+TEST(Scheduler, AWorkersJobRefusedALeaseGoesBackUnlessAnotherGpuTakesIt)
+{
+    auto options = ahead(64);
+    options.only_when_free = true;
+    Scheduler scheduler(GpuPool({"0", "1"}), options);
+    auto queued = [](JobId id) {
+        auto taken = command(id);
+        taken.replayable = true;
+        return taken;
+    };
+    EXPECT_EQ(starts(scheduler.on_command(queued(1)))[0].gpus, GpuSlots{0});
+    EXPECT_EQ(starts(scheduler.on_lease_refused(1, {0}))[0].gpus, GpuSlots{1})
+        << "another free GPU of ours takes it";
+    const auto refused_again = scheduler.on_lease_refused(1, {1});
+    EXPECT_TRUE(starts(refused_again).empty());
+    const auto returned = actions_of<ReturnCommand>(refused_again);
+    ASSERT_EQ(returned.size(), 1u) << "no GPU of ours can take it: back to the queue";
+    EXPECT_EQ(returned[0].command.id, 1u);
+    EXPECT_EQ(scheduler.running_count(), 0u);
+    EXPECT_EQ(scheduler.commands_wanted(), 0u) << "nothing is taken while both are leased elsewhere";
+    scheduler.on_lease_available(1);
+    EXPECT_EQ(scheduler.commands_wanted(), 1u);
+}
+
 TEST(Scheduler, WantsGpusOnlyWhileJobsMayCome)
 {
     Scheduler scheduler(GpuPool({"0"}), ahead(8));

@@ -57,6 +57,8 @@ public:
     void on_started(JobId id, const std::string& gpu) override;
     void on_ended(const sys::JobEnd& end) override;
     void on_unstarted(const std::vector<Command>& commands) override;
+    void on_returned(JobId id) override;
+    std::string returned_to() const override { return "the queue"; }
     std::string interrupted_fate() const override { return "returned to the queue"; }
     void on_jobs_over() override;
     bool settled() const override;

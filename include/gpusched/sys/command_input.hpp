@@ -118,6 +118,12 @@ public:
     virtual void on_ended(const JobEnd& /*end*/) {}
     // Jobs accepted but never started, at the end of a run.
     virtual void on_unstarted(const std::vector<Command>& /*commands*/) {}
+    // Job `id`, accepted, cannot start now after all (its GPU's lease is held elsewhere): the
+    // input takes it back, for others to run (only an input of replayable commands that the
+    // scheduler takes only when they can start: a queue).
+    virtual void on_returned(JobId /*id*/) {}
+    // Where on_returned puts a job, for the log.
+    virtual std::string returned_to() const { return "its input"; }
     // What becomes of jobs a stop interrupted, for the run's summary ("" when nothing does).
     virtual std::string interrupted_fate() const { return {}; }
     // No job is left to run or running: the run ends once settled(). Called on every turn
