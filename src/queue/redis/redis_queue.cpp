@@ -155,6 +155,13 @@ redis.call('DEL', KEYS[2], KEYS[6])
 return returned
 )lua");
 
+// KEYS: workers. Reply: the workers whose leases ran out (server time).
+const LuaScript k_expired(R"lua(
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+return redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', '(' .. now)
+)lua");
+
 bool ok(const std::optional<RedisReply>& reply)
 {
     return reply && !reply->is_error();
@@ -215,7 +222,7 @@ std::vector<const LuaScript*> RedisQueue::scripts()
 {
     std::vector<const LuaScript*> all = {&k_open,   &k_submit,    &k_move_all,  &k_fetch,
                                          &k_start,  &k_finish,    &k_give_back, &k_heartbeat,
-                                         &k_reclaim};
+                                         &k_reclaim, &k_expired};
     for (const auto* script : verb_scripts()) {
         all.push_back(script);
     }
@@ -411,6 +418,25 @@ bool RedisQueue::store_context(RedisClient& redis, const std::string& digest,
                                const std::string& encoded) const
 {
     return ok(redis.command({"SET", key("context:" + digest), encoded}));
+}
+
+std::optional<std::vector<std::string>> RedisQueue::expired_workers(RedisClient& redis) const
+{
+    const auto reply = redis.run(RedisCommand::call(k_expired, {key("workers")}, {}));
+    return ok(reply) ? std::optional(to_strings(*reply)) : std::nullopt;
+}
+
+std::optional<long long> RedisQueue::reclaim_now(RedisClient& redis,
+                                                 const std::string& worker) const
+{
+    const auto reply = redis.run(reclaim(worker));
+    return ok(reply) ? std::optional(reply->integer) : std::nullopt;
+}
+
+std::optional<long long> RedisQueue::worker_count(RedisClient& redis) const
+{
+    const auto reply = redis.command({"ZCARD", key("workers")});
+    return ok(reply) ? std::optional(reply->integer) : std::nullopt;
 }
 
 std::optional<std::vector<std::string>>

@@ -156,6 +156,31 @@ private:
         m_confirmed = m_ids.size();
     }
 
+    // While it waits: a worker that ended without a word (SIGKILL, the OOM killer, a host
+    // lost) holds its jobs until its lease runs out and someone reclaims them; with no other
+    // worker, nobody would. The waiting submitter returns them to the queue, and says when no
+    // worker serves it. Best effort: a failure here is the next round's to retry.
+    void look_after_workers()
+    {
+        auto& redis = m_redis.client();
+        const auto expired = m_queue.expired_workers(redis);
+        for (const auto& worker : expired.value_or(std::vector<std::string>{})) {
+            if (const auto returned = m_queue.reclaim_now(redis, worker); returned > 0) {
+                spdlog::warn("{} went back to queue {}: worker {} stopped answering (its lease "
+                             "ran out)",
+                             counted(static_cast<std::size_t>(*returned), "job"),
+                             m_settings.queue, worker);
+            }
+        }
+        const auto workers = m_queue.worker_count(redis);
+        if (workers == 0 && !std::exchange(m_said_unserved, true)) {
+            spdlog::warn("no worker serves queue {} at {}: the jobs wait for `gpusched worker`",
+                         m_settings.queue, m_redis.address());
+        } else if (workers > 0) {
+            m_said_unserved = false;
+        }
+    }
+
     // Throws when the queue's marker is gone or changed.
     void check_marker()
     {
@@ -236,6 +261,7 @@ private:
     std::string m_marker;
     std::string m_batch;
     std::string m_context; // the digest of the jobs' context
+    bool m_said_unserved = false;
     std::vector<std::string> m_ids; // in the order submitted
     std::size_t m_confirmed = 0;    // known to be in the queue
     bool m_waiting = false;
@@ -284,6 +310,7 @@ std::size_t RedisSubmission::wait(const std::function<bool(const EndedJob&)>& re
                 }
                 m_reported.insert(id);
             }
+            look_after_workers();
         }
     } catch (const QueueUnreachable& error) {
         const auto unknown = unreported();

@@ -4,6 +4,7 @@
 #include <gpusched/sys/output_files.hpp>
 
 #include <fmt/format.h>
+#include <sqlite3.h>
 
 #include <chrono>
 #include <fstream>
@@ -60,11 +61,12 @@ void SqliteQueueBackend::reclaim_gone_workers()
             wake_workers(m_path);
         }
     } catch (const DatabaseError& error) {
-        if (!error.busy()) {
+        if (!error.busy() && (error.code() & 0xff) != SQLITE_READONLY) {
             throw;
         }
-        // Another process holds the write lock; the workers return those jobs themselves
-        // (each looks every second), and a listing must not wait for it.
+        // Another process holds the write lock, or the queue is another user's, which we
+        // only read: its workers return those jobs themselves (each looks every second), and
+        // a listing must not wait for it.
     }
 }
 
@@ -80,6 +82,13 @@ QueueListing SqliteQueueBackend::list(std::size_t queued_shown, std::size_t rece
 
 std::vector<JobRecord> SqliteQueueBackend::jobs(const std::vector<std::int64_t>& ids)
 {
+    // Asked again and again by `wait` and `logs --follow`: a worker that ended meanwhile
+    // (killed) left its jobs running in the records; they go back to the queue.
+    const auto now = std::chrono::steady_clock::now();
+    if (now >= m_next_reclaim) {
+        m_next_reclaim = now + std::chrono::seconds(1);
+        reclaim_gone_workers();
+    }
     return m_queue.jobs_of(ids);
 }
 

@@ -23,8 +23,9 @@ using namespace std::chrono_literals;
 constexpr std::size_t k_chunk = 10'000;
 // Another process may hold the write lock for a moment (a worker recording a result).
 constexpr std::chrono::seconds k_busy_timeout{10};
-// How often a wait looks for ended jobs.
+// How often a wait looks for ended jobs, and for workers that ended.
 constexpr auto k_wait_round = 200ms;
+constexpr auto k_look_every = 1s;
 
 std::string jobs(std::size_t count)
 {
@@ -110,12 +111,47 @@ public:
             }
             if (reported.size() < m_ids.size()) {
                 std::this_thread::sleep_for(k_wait_round);
+                look_after_workers();
             }
         }
         return failed;
     }
 
 private:
+    // While it waits, every second: a worker that ended (killed, say, by the OOM killer)
+    // left its running jobs behind. They go back to the queue, and when no worker serves it
+    // any more, one is started (where the submit may start one) or the wait says why it
+    // waits. Never throws: the wait goes on whatever happens here.
+    void look_after_workers()
+    {
+        const auto now = std::chrono::steady_clock::now();
+        if (now < m_next_look) {
+            return;
+        }
+        m_next_look = now + k_look_every;
+        try {
+            const auto returned = reclaim_gone_workers(m_queue, m_path, this_host());
+            if (returned.value_or(0) > 0) {
+                spdlog::warn("{} went back to queue {}: the worker running them ended",
+                             jobs(static_cast<std::size_t>(*returned)), m_settings.queue);
+                wake_workers(m_path);
+            }
+            if (!returned || !m_queue.workers().empty()) {
+                m_said_unserved = false;
+                return;
+            }
+            if (m_settings.start_worker) {
+                start_worker_if_none();
+            } else if (!std::exchange(m_said_unserved, true)) {
+                spdlog::warn("no worker serves queue {}: the jobs wait for `gpusched worker`",
+                             m_settings.queue);
+            }
+        } catch (const std::exception& error) {
+            spdlog::debug("queue {}: its workers not looked at: {}", m_settings.queue,
+                          error.what());
+        }
+    }
+
     // True when a worker serves the queue (those of workers that are gone are returned
     // first).
     bool served()
@@ -162,6 +198,8 @@ private:
     SubmitOrder m_order{m_settings.priority, m_settings.front};
     std::vector<std::int64_t> m_ids;
     bool m_start_looked_at = false;
+    std::chrono::steady_clock::time_point m_next_look{};
+    bool m_said_unserved = false;
 };
 
 } // namespace

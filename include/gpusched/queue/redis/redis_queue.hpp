@@ -142,6 +142,12 @@ public:
     std::optional<std::vector<std::string>> ended_ids(RedisClient& redis,
                                                       const std::string& batch) const;
     std::optional<QueuedJob> fetch(RedisClient& redis, const std::string& id) const;
+    // For a submitter that waits: the workers whose leases ran out (they are gone, and hold
+    // jobs no one else will run until someone reclaims them), reclaiming one at once (how
+    // many jobs went back), and how many workers the queue has.
+    std::optional<std::vector<std::string>> expired_workers(RedisClient& redis) const;
+    std::optional<long long> reclaim_now(RedisClient& redis, const std::string& worker) const;
+    std::optional<long long> worker_count(RedisClient& redis) const;
 
     // The queue commands' operations (job_queue_verbs.cpp). Each returns nothing when Redis
     // could not be asked (the client's error() says why).

@@ -3,6 +3,7 @@
 #include <gpusched/queue/sqlite/sqlite_queue.hpp>
 #include <gpusched/queue/queue_backend.hpp>
 
+#include <chrono>
 #include <filesystem>
 
 namespace gpusched::queue {
@@ -32,6 +33,8 @@ private:
     std::filesystem::path m_path;
     Database m_database;
     SqliteQueue m_queue;
+    std::chrono::steady_clock::time_point m_next_reclaim = std::chrono::steady_clock::now() +
+                                                           std::chrono::seconds(1);
 };
 
 // Removes ended jobs (those that ended before `ended_before`, if given) with their output
