@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <optional>
 #include <set>
 #include <stdexcept>
 #include <thread>
@@ -45,6 +46,19 @@ bool pass_on(int fd, const std::string& bytes, std::uint64_t& offset)
     return bytes.empty() || sys::write_all(fd, bytes);
 }
 
+// One run of a job, as its record tells it: which worker took it, how many times it went
+// back to the queue before, and when it started (0 until its worker noted it).
+struct Run {
+    std::string worker;
+    std::int64_t returned = 0;
+    double started = 0;
+    bool other_than(const Run& next) const
+    {
+        return worker != next.worker || returned != next.returned ||
+               (started != 0 && next.started != 0 && started != next.started);
+    }
+};
+
 } // namespace
 
 int run_logs(const JobCommandOptions& options)
@@ -59,9 +73,22 @@ int run_logs(const JobCommandOptions& options)
     bool said_waiting = false;
     bool said_partial = false;
     bool said_where = false;
+    std::optional<Run> following;
     while (true) {
         // The record first: when it says the job ended, the files read after it are whole.
         const auto job = job_of(*queue, ids.front());
+        if (job.state != queue::JobState::queued) {
+            const Run run{job.worker, job.returned, job.started};
+            if (following && following->other_than(run)) {
+                // Its worker ended and another runs it again, from the start: what this run
+                // writes is shown from its first byte, not joined to the last run's.
+                fmt::print(stderr, "job {} started again{}: its output from the start\n",
+                           job.id, job.worker.empty() ? "" : " (worker " + job.worker + ")");
+                out_at = 0;
+                err_at = 0;
+            }
+            following = run;
+        }
         if (job.state == queue::JobState::queued) {
             if (!options.follow) {
                 fmt::print(stderr, "job {} is queued: it has not started, so it wrote nothing\n",
