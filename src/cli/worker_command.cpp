@@ -6,7 +6,9 @@
 #include <gpusched/queue/queue_worker.hpp>
 #include <gpusched/queue/redis/redis_worker_store.hpp>
 #include <gpusched/queue/redis/result_spool.hpp>
+#include <gpusched/queue/sqlite/database_ownership.hpp>
 #include <gpusched/queue/sqlite/sqlite_worker_store.hpp>
+#include <gpusched/sys/output_files.hpp>
 #include <gpusched/sys/state_directory.hpp>
 
 #include <fmt/ranges.h>
@@ -56,7 +58,12 @@ std::string local_output_directory(const std::filesystem::path& database, Worker
         return ""; // the output is tagged into the worker's own
     }
     if (!options.run.output_dir) {
-        options.run.output_dir = (database.string() + "-output") + "/" + options.queue.queue;
+        const auto directory = std::filesystem::path(database.string() + "-output") /
+                               options.queue.queue;
+        // Beside the database, in a directory no other user can write (submit and worker
+        // refuse one they can).
+        sys::make_own_directory(std::filesystem::absolute(database).parent_path(), directory);
+        options.run.output_dir = directory.string();
         options.run.output_info = false; // the queue's records say what a .info file would
     }
     return std::filesystem::absolute(*options.run.output_dir).string();
@@ -66,10 +73,15 @@ std::string local_output_directory(const std::filesystem::path& database, Worker
 // per worker process, so workers of queues of the same name on other servers never meet.
 std::filesystem::path redis_output_directory(const std::string& queue)
 {
+    // Without a state directory, a place in the temporary directory, whose name another
+    // user could take first: made and checked ours.
     const auto state = sys::state_directory();
-    const auto base = state ? *state / "output"
-                            : sys::temporary_directory() / fmt::format("gpusched-output-{}", getuid());
-    return base / queue / fmt::format("worker-{}", getpid());
+    const auto trusted = state ? *state : sys::temporary_directory();
+    const auto directory =
+        (state ? *state / "output" : trusted / fmt::format("gpusched-output-{}", getuid())) /
+        queue / fmt::format("worker-{}", getpid());
+    sys::make_own_directory(trusted, directory);
+    return directory;
 }
 
 // Runs the jobs of the store `make_store` makes, as a run would, on the GPUs of the run.
@@ -92,6 +104,7 @@ int run_queue_worker(WorkerOptions& options, MakeStore make_store)
 int run_local_worker(WorkerOptions& options)
 {
     const auto database = local_database_of(options.queue);
+    queue::refuse_shared_database(database); // before anything is made beside it
     queue::SqliteWorkerSettings settings{database, options.queue.queue, queue::this_host(), "",
                                         local_output_directory(database, options)};
     options.run.only_when_free = true;

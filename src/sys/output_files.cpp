@@ -7,13 +7,51 @@
 #include <fmt/format.h>
 
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <cstring>
+#include <stdexcept>
 #include <system_error>
 
 namespace gpusched::sys {
+
+void make_own_directory(const std::filesystem::path& trusted,
+                        const std::filesystem::path& directory)
+{
+    const auto target = std::filesystem::absolute(directory).lexically_normal();
+    const auto top = std::filesystem::absolute(trusted).lexically_normal();
+    const auto below = target.lexically_relative(top);
+    if (below.empty() || *below.begin() == "..") {
+        throw std::logic_error(fmt::format("{} is not below {}", target.string(), top.string()));
+    }
+    std::error_code error;
+    std::filesystem::create_directories(top, error); // ours by name: the state directory, say
+    auto path = top;
+    for (const auto& part : below) {
+        path /= part;
+        if (::mkdir(path.c_str(), 0755) != 0 && errno != EEXIST) {
+            throw_errno(fmt::format("mkdir {}", path.string()));
+        }
+        struct stat status {};
+        if (::lstat(path.c_str(), &status) != 0) {
+            throw_errno(fmt::format("lstat {}", path.string()));
+        }
+        const char* wrong = !S_ISDIR(status.st_mode) ? "is not a directory (a link?)"
+                            : status.st_uid != ::geteuid() && status.st_uid != 0
+                                ? "belongs to another user"
+                            : (status.st_mode & (S_IWGRP | S_IWOTH)) != 0
+                                ? "is writable by other users"
+                                : nullptr;
+        if (wrong != nullptr) {
+            throw std::runtime_error(fmt::format(
+                "{} {}: the output of jobs run as you would go where another user can plant "
+                "links; remove it, or give --output-dir a directory of your own",
+                path.string(), wrong));
+        }
+    }
+}
 
 OutputFiles::OutputFiles(std::filesystem::path directory, Info info)
     : m_directory(std::move(directory)), m_info(info)
@@ -78,7 +116,7 @@ OutputFiles::Opened OutputFiles::open(JobId job, unsigned attempt) const
     Opened opened;
     for (auto [file, suffix] : {std::pair{&opened.out, ".out"}, std::pair{&opened.err, ".err"}}) {
         const auto name = path.string() + suffix;
-        file->reset(::open(name.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644));
+        file->reset(::open(name.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0644));
         if (!*file) {
             throw_errno(fmt::format("open {}", name));
         }
@@ -98,7 +136,7 @@ std::optional<std::string> OutputFiles::write_info(const JoblogRecord& record,
                     "runtime: {:.3f}\nexit: {}\nsignal: {}\nstopped: {}\n",
                     record.seq, attempt, record.command, record.gpu, record.start, record.runtime,
                     record.exit_code, record.signal, attempt_end_word(record.end));
-    UniqueFd file(::open(name.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644));
+    UniqueFd file(::open(name.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0644));
     if (!file) {
         return fmt::format("open {}: {}", name, std::strerror(errno));
     }

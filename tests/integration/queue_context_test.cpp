@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include <sys/stat.h>
+#include <csignal>
 #include <unistd.h>
 
 #include <filesystem>
@@ -186,6 +187,101 @@ TEST_P(QueueContext, AGpuPausedBeforeAWorkerStartsGetsNoJob)
     EXPECT_EQ(job["gpu"], "1") << job;
 }
 
+// A job a worker cannot start (its one GPU's host-wide lease is another process's) goes back
+// to the queue at once, where a cancel still reaches it; it never waits in the worker for the
+// lease, and the worker takes nothing more until the GPU is free.
+TEST_P(QueueContext, AJobWhoseGpuIsLeasedElsewhereGoesBackAndCanBeCancelled)
+{
+    const auto leases = (m_dir / "leases").string();
+    const auto held = m_dir / "held";
+    Process holder(m_dir, {{"exec", "--gpus", "0", "--", "sh", "-c",
+                            fmt::format("touch {}; exec sleep 60", held.string())},
+                           std::nullopt,
+                           {},
+                           {{"GPUSCHED_LOCK_DIR", leases}}});
+    ASSERT_TRUE(eventually([&] { return fs::exists(held); }));
+    start_worker("0", {}, {{"GPUSCHED_LOCK_DIR", leases}});
+    ASSERT_EQ(run(m_dir, submit("touch " + (m_dir / "ran").string() + "\n")).exit_status, 0);
+    ASSERT_TRUE(eventually([&] {
+        return worker_err(0).find("job 1 goes back to the queue") != std::string::npos;
+    })) << worker_err(0);
+    EXPECT_EQ(queue_status()["queued"], 1);
+    const auto cancelled = gpusched("cancel", {"1"});
+    EXPECT_EQ(cancelled.exit_status, 0) << cancelled.err;
+    EXPECT_NE(cancelled.out.find("removed from the queue"), std::string::npos) << cancelled.out;
+    holder.signal(SIGTERM);
+    holder.wait();
+    ASSERT_EQ(run(m_dir, submit(logging_commands(1), {"--wait"})).exit_status, 0)
+        << "the GPU, free again, runs the next job";
+    EXPECT_FALSE(fs::exists(m_dir / "ran")) << "a cancelled job ran";
+    EXPECT_EQ(queue_status()["cancelled"], 1);
+}
+
+// A worker SIGKILLed (the OOM killer's way) while a submit waits for its job: the submit
+// notices, returns the job to the queue, says no worker serves it, and follows it to its end
+// once one does.
+TEST_P(QueueContext, ASubmitThatWaitsNoticesItsWorkerKilledAndSaysNoneServes)
+{
+    const std::vector<std::string> lease = {"--lease-timeout", "1"};
+    auto& doomed = start_worker("0", on_redis() ? lease : std::vector<std::string>{});
+    const auto pid_file = m_dir / "pid";
+    const auto first_run = m_dir / "first-run";
+    Process submitter(
+        m_dir, submit(fmt::format("if [ -e {1} ]; then exit 0; fi; touch {1}; echo $$ > {0}; "
+                                  "exec sleep 60\n",
+                                  pid_file.string(), first_run.string()),
+                      {"--wait"}));
+    ASSERT_TRUE(eventually([&] { return !read_file(pid_file).empty(); }));
+    doomed.signal(SIGKILL);
+    doomed.wait();
+    // Its job would run on as an orphan; kill it too, as the OOM killer may.
+    kill(std::stoi(read_file(pid_file)), SIGKILL);
+    EXPECT_TRUE(eventually([&] {
+        const auto said = submitter.err_so_far();
+        return said.find("went back to queue") != std::string::npos &&
+               said.find("no worker serves queue") != std::string::npos;
+    })) << submitter.err_so_far();
+    start_worker("1", on_redis() ? lease : std::vector<std::string>{});
+    const auto result = submitter.wait(60s);
+    EXPECT_EQ(result.exit_status, 0) << result.err;
+}
+
+// `logs --follow` of a job whose worker was killed and that another worker runs again shows
+// the new run from its first byte, not the new run's tail joined to the old run's head.
+TEST_P(QueueContext, LogsFollowShowsARerunFromItsStart)
+{
+    const std::vector<std::string> lease = {"--lease-timeout", "1"};
+    auto& doomed = start_worker("0", on_redis() ? lease : std::vector<std::string>{});
+    const auto pid_file = m_dir / "pid";
+    const auto first_run = m_dir / "first-run";
+    ASSERT_EQ(run(m_dir, submit(fmt::format("if [ -e {1} ]; then echo second-a; echo second-b; "
+                                            "exit 0; fi; touch {1}; echo "
+                                            "a-first-run-line-longer-than-the-second-runs; echo "
+                                            "$$ > {0}; exec sleep 60\n",
+                                            pid_file.string(), first_run.string())))
+                  .exit_status,
+              0);
+    TempDir follower_dir;
+    Process follower(follower_dir, command("logs", {"--follow", "1"}));
+    ASSERT_TRUE(eventually([&] { return !read_file(pid_file).empty(); }));
+    if (!on_redis()) {
+        // A Redis queue shows a job's output once it ended; a local one as it is written.
+        ASSERT_TRUE(eventually([&] {
+            return read_file(follower_dir / "gpusched.out").find("first-run") != std::string::npos;
+        }));
+    }
+    doomed.signal(SIGKILL);
+    doomed.wait();
+    kill(std::stoi(read_file(pid_file)), SIGKILL);
+    start_worker("1", on_redis() ? lease : std::vector<std::string>{});
+    const auto followed = follower.wait(60s);
+    EXPECT_EQ(followed.exit_status, 0) << followed.err;
+    EXPECT_NE(followed.out.find("second-a\nsecond-b\n"), std::string::npos) << followed.out;
+    if (!on_redis()) {
+        EXPECT_NE(followed.err.find("job 1 started again"), std::string::npos) << followed.err;
+    }
+}
+
 INSTANTIATE_TEST_SUITE_P(Stores, QueueContext, ::testing::Values(Store::sqlite, Store::redis),
                          store_name);
 
@@ -224,6 +320,52 @@ TEST_F(SharedDatabase, ADatabaseOthersCanWriteIsRefusedBySubmitAndWorker)
     chmod(m_dir.path().c_str(), 0700);
     EXPECT_FALSE(fs::exists(m_dir / "ran"));
     EXPECT_EQ(queue_status()["queued"], 1);
+}
+
+// Where a job's output files go when a worker has no state directory ($HOME unset): a name in
+// the temporary directory that another user could take first and plant links in. A worker
+// refuses a directory there that is not its own, rather than write its jobs' output through
+// the other user's links.
+class OutputPlaces : public ::testing::Test, public QueueFixture {
+protected:
+    OutputPlaces() : QueueFixture(Store::redis) {}
+};
+
+TEST_F(OutputPlaces, AWorkerRefusesAnOutputDirectoryAnotherUserMadeFirst)
+{
+    const auto user = second_user();
+    if (!user) {
+        GTEST_SKIP() << "a second account needs root";
+    }
+    TempDir temporary;
+    fs::permissions(temporary.path(), fs::perms::all | fs::perms::sticky_bit);
+    const auto taken = temporary / fmt::format("gpusched-output-{}", geteuid());
+    ASSERT_EQ(
+        std::system(fmt::format("runuser -u {} -- mkdir -m 777 {}", *user, taken.string()).c_str()),
+        0);
+    auto& worker = start_worker("0", {},
+                                {{"HOME", std::nullopt},
+                                 {"XDG_STATE_HOME", std::nullopt},
+                                 {"TMPDIR", temporary.path().string()}});
+    const auto ended = worker.wait(30s);
+    EXPECT_EQ(ended.exit_status, 255) << ended.err;
+    EXPECT_NE(ended.err.find(taken.string() + " belongs to another user"), std::string::npos)
+        << ended.err;
+}
+
+// A job's output file is never opened through a link: one planted where it goes (in an
+// --output-dir another user could write) makes the job fail to start, and the link's target
+// is untouched.
+TEST_F(OutputPlaces, AJobsOutputIsNeverWrittenThroughALink)
+{
+    const auto output = m_dir / "output";
+    fs::create_directories(output);
+    write_file(m_dir / "victim", "precious\n");
+    fs::create_symlink(m_dir / "victim", output / "1.out");
+    const auto result =
+        run(m_dir, {{"--gpus", "0", "--output-dir", output.string()}, "echo overwritten\n"});
+    EXPECT_NE(result.exit_status, 0) << result.err;
+    EXPECT_EQ(read_file(m_dir / "victim"), "precious\n");
 }
 
 } // namespace
