@@ -2,6 +2,8 @@
 
 #include <gpusched/sys/unique_fd.hpp>
 
+#include <fmt/format.h>
+
 #include <dirent.h>
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -10,6 +12,7 @@
 #include <array>
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
 
 namespace gpusched::sys {
 
@@ -111,6 +114,19 @@ bool has_descriptor(pid_t pid, const std::function<bool(std::string_view)>& want
     }
     closedir(fds);
     return found;
+}
+
+bool in_another_network_namespace(pid_t pid)
+{
+    std::error_code error;
+    const auto theirs =
+        std::filesystem::read_symlink(fmt::format("/proc/{}/ns/net", pid), error);
+    if (error) {
+        // No such process; or one we may not look into, which cannot be told apart.
+        return error != std::errc::no_such_file_or_directory;
+    }
+    const auto ours = std::filesystem::read_symlink("/proc/self/ns/net", error);
+    return error || theirs != ours;
 }
 
 } // namespace gpusched::sys

@@ -461,5 +461,99 @@ TEST_F(SqliteQueue, AFullDiskIsAClearErrorAndWhatWasQueuedStays)
     umount2(mount_point.path().c_str(), MNT_DETACH);
 }
 
+// A job that succeeded while the disk was full: its result waits in the worker, even past a
+// stop, until it can be written; it is never dropped for the job to run again.
+TEST_F(SqliteQueue, AResultAFullDiskKeepsOutWaitsUntilItCanBeWritten)
+{
+    if (geteuid() != 0) {
+        GTEST_SKIP() << "mounting a small tmpfs needs root";
+    }
+    TempDir mount_point;
+    ASSERT_EQ(mount("tmpfs", mount_point.path().c_str(), "tmpfs", 0, "size=2m,mode=0700"), 0)
+        << std::strerror(errno);
+    const auto small_db = (mount_point / "queue.db").string();
+    const auto go = m_dir / "go";
+    const auto runs = m_dir / "runs";
+    const auto job = fmt::format("echo ran >> {}; while [ ! -e {} ]; do sleep 0.02; done", runs.string(),
+                                 go.string());
+    ASSERT_EQ(run(m_dir, {{"submit", "--db", small_db, "--no-start"}, job + "\n"}).exit_status, 0);
+    Process worker(m_dir, {{"worker", "--db", small_db, "--gpus", "0", "--output-dir",
+                            (m_dir / "output").string()}});
+    ASSERT_TRUE(eventually([&] { return fs::exists(runs); }));
+    // The disk fills up while the job runs.
+    const auto filler = (mount_point / "filler").string();
+    std::system(fmt::format("dd if=/dev/zero of={} bs=4k 2>/dev/null", filler).c_str());
+    write_file(go, "");
+    ASSERT_TRUE(eventually([&] { return worker.err_so_far().find("full") != std::string::npos; }))
+        << worker.err_so_far();
+    worker.signal(SIGTERM);
+    ASSERT_TRUE(eventually([&] {
+        return worker.err_so_far().find("waits until it can") != std::string::npos;
+    })) << worker.err_so_far();
+    EXPECT_TRUE(worker.running()) << "gave up on the result";
+    fs::remove(filler);
+    const auto stopped = worker.wait(30s);
+    EXPECT_FALSE(stopped.timed_out);
+    const auto listed = run(m_dir, {{"queue", "--db", small_db, "--json"}});
+    ASSERT_EQ(listed.exit_status, 0) << listed.err;
+    const auto status = nlohmann::json::parse(listed.out);
+    EXPECT_EQ(status["succeeded"], 1) << status;
+    EXPECT_EQ(status["queued"], 0) << "the job went back to run again";
+    EXPECT_EQ(read_file(runs), "ran\n");
+    umount2(mount_point.path().c_str(), MNT_DETACH);
+}
+
+// A worker in another network namespace binds its presence where this one cannot see it: it
+// is not taken for gone, and its running job is not run again elsewhere meanwhile.
+TEST_F(SqliteQueue, AWorkerInAnotherNetworkNamespaceIsNotTakenForGone)
+{
+    if (geteuid() != 0 || !fs::exists("/usr/bin/unshare")) {
+        GTEST_SKIP() << "a network namespace of its own needs root and unshare";
+    }
+    const auto runs = m_dir / "runs";
+    const auto go = m_dir / "go";
+    ASSERT_EQ(run(m_dir, submit(fmt::format("echo ran >> {}; while [ ! -e {} ]; do sleep 0.02; "
+                                            "done\n",
+                                            runs.string(), go.string())))
+                  .exit_status,
+              0);
+    auto options = command("worker", {"--gpus", "0"});
+    options.args.insert(options.args.begin(), {"-n", "--", binary().string()});
+    options.program = "/usr/bin/unshare";
+    TempDir elsewhere;
+    Process hidden(elsewhere, options);
+    ASSERT_TRUE(eventually([&] { return fs::exists(runs); })) << hidden.err_so_far();
+    // Listings and a second worker here look for gone workers and return their jobs.
+    EXPECT_EQ(queue_status()["running"].size(), 1u);
+    start_worker("1");
+    ASSERT_TRUE(eventually([&] { return queue_status()["workers"].size() == 2; }));
+    EXPECT_EQ(queue_status()["running"].size(), 1u) << "taken for gone, its job went back";
+    write_file(go, "");
+    ASSERT_TRUE(eventually([&] { return queue_status()["succeeded"] == 1; }));
+    EXPECT_EQ(read_file(runs), "ran\n") << "run twice";
+    hidden.signal(SIGTERM);
+    hidden.wait();
+}
+
+// The database removed under a running worker (`rm queue.db`), and a new one made by the next
+// submit: the new one starts empty (the old one's -wal is not taken for its own), and the
+// worker notices and stops, saying why, rather than serve a file nobody else sees.
+TEST_F(SqliteQueue, ADatabaseRemovedUnderAWorkerIsNoticedAndNothingRunsAgain)
+{
+    auto& worker = start_worker("0");
+    ASSERT_EQ(run(m_dir, submit(logging_commands(3), {"--wait"})).exit_status, 0);
+    fs::remove(db());
+    ASSERT_EQ(run(m_dir, submit("echo new >> " + log() + "\n")).exit_status, 0);
+    const auto stopped = worker.wait(30s);
+    EXPECT_FALSE(stopped.timed_out);
+    EXPECT_NE(stopped.err.find("while this worker ran: stopping"), std::string::npos)
+        << stopped.err;
+    start_worker("0");
+    ASSERT_TRUE(eventually([&] { return logged()["new"] == 1; }));
+    EXPECT_EQ(read_file(log()), "1\n2\n3\nnew\n");
+    const auto status = queue_status();
+    EXPECT_EQ(status["succeeded"], 1) << status;
+}
+
 } // namespace
 } // namespace gpusched::testing

@@ -1,6 +1,7 @@
 #include <gpusched/queue/sqlite/sqlite_database.hpp>
 
 #include <fmt/format.h>
+#include <spdlog/spdlog.h>
 #include <sqlite3.h>
 
 #include <unistd.h>
@@ -43,6 +44,7 @@ bool DatabaseError::busy() const
 Database::Database(std::filesystem::path path, std::chrono::milliseconds busy_timeout)
     : m_path(std::move(path))
 {
+    forget_files_of_a_removed_database();
     open(m_path.string(), SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX);
     sqlite3_busy_timeout(m_handle, static_cast<int>(busy_timeout.count()));
     try {
@@ -69,6 +71,25 @@ Database::Database(std::filesystem::path path, std::chrono::milliseconds busy_ti
         sqlite3_close(m_handle);
         m_handle = nullptr;
         throw;
+    }
+}
+
+// A database removed while in use leaves its -wal and -shm behind: a new database made under
+// the same name would take that log for its own and replay the old queue into itself (every
+// finished job queued again). The database itself is what is missing, so they are nobody's.
+void Database::forget_files_of_a_removed_database() const
+{
+    std::error_code error;
+    if (std::filesystem::exists(m_path, error) || error) {
+        return;
+    }
+    for (const auto* suffix : {"-wal", "-shm", "-journal"}) {
+        const std::filesystem::path left = m_path.string() + suffix;
+        if (std::filesystem::remove(left, error)) {
+            spdlog::warn("database {}: removed {}, left by a database of that name that was "
+                         "removed",
+                         m_path.string(), left.string());
+        }
     }
 }
 

@@ -10,8 +10,10 @@
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
+#include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <random>
 #include <utility>
 
@@ -54,6 +56,7 @@ SqliteWorkerStore::SqliteWorkerStore(SqliteWorkerSettings settings)
       m_next_tick(Clock::now() + k_tick), m_next_expiry(Clock::now() + k_expiry_interval),
       m_spell(k_retry, k_retry)
 {
+    m_database_file = database_file();
     // Present first, then listed: a worker listed is never taken for dead while it starts.
     m_queue.add_worker(
         {m_worker, m_settings.host, getpid(), m_settings.gpus, seconds_since_epoch()});
@@ -228,6 +231,7 @@ void SqliteWorkerStore::on_time(Clock::time_point now)
     }
     if (now >= m_next_tick) {
         m_next_tick = now + k_tick;
+        check_database_file();
         if (!m_spell.retry_at()) {
             write_owed(); // the starts noted since the last write
         }
@@ -239,6 +243,31 @@ void SqliteWorkerStore::on_time(Clock::time_point now)
         m_next_expiry = now + k_expiry_interval;
         expire_old_jobs();
     }
+}
+
+std::optional<SqliteWorkerStore::FileIdentity> SqliteWorkerStore::database_file() const
+{
+    struct stat status {};
+    if (stat(m_settings.database.c_str(), &status) != 0) {
+        return std::nullopt;
+    }
+    return FileIdentity{status.st_dev, status.st_ino};
+}
+
+// A database removed (or replaced by another file) under a running worker would have it run
+// on a file nobody else sees, and jobs recorded there would be lost to the queue: the worker
+// stops, saying why. Its running jobs are stopped as by SIGTERM.
+void SqliteWorkerStore::check_database_file() const
+{
+    const auto now = database_file();
+    if (now == m_database_file) {
+        return;
+    }
+    throw std::runtime_error(fmt::format(
+        "queue database {} was {} while this worker ran: stopping (start a worker again to "
+        "serve the {} database)",
+        m_settings.database.string(), now ? "replaced by another file" : "removed",
+        now ? "new" : "next"));
 }
 
 void SqliteWorkerStore::look_for_requests()
@@ -351,11 +380,20 @@ bool SqliteWorkerStore::settled() const
     if (m_owed.empty()) {
         return true;
     }
-    if (m_give_up_at && Clock::now() >= *m_give_up_at) {
-        spdlog::error("queue {}: {} results could not be recorded; their jobs go back to the "
-                      "queue and run again",
-                      m_settings.queue, m_owed.size());
-        return true;
+    // A result is never given up: its job would run again (a job that succeeded, on a full
+    // disk). What else is owed (a start to note, a job to give back) the next look at the
+    // queue puts right once this worker is gone.
+    const auto results = static_cast<std::size_t>(std::count_if(
+        m_owed.begin(), m_owed.end(),
+        [](const Write& write) { return std::holds_alternative<JobResult>(write); }));
+    if (results == 0) {
+        return m_give_up_at && Clock::now() >= *m_give_up_at;
+    }
+    if (m_give_up_at && m_spell.retry_at() && !std::exchange(m_said_waiting, true)) {
+        spdlog::warn("queue {}: the {} cannot be recorded yet; the worker waits until {} (a "
+                     "SIGKILL would leave {} to run again)",
+                     m_settings.queue, results == 1 ? "result of a job" : counted(results, "result"),
+                     results == 1 ? "it can" : "they can", results == 1 ? "it" : "them");
     }
     return false;
 }

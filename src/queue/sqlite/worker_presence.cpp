@@ -3,6 +3,7 @@
 #include <gpusched/lease_names.hpp>
 #include <gpusched/queue/sqlite/sqlite_queue.hpp>
 #include <gpusched/sys/lease_socket.hpp>
+#include <gpusched/sys/proc_files.hpp>
 
 #include <fmt/format.h>
 
@@ -78,7 +79,10 @@ std::optional<std::int64_t> reclaim_gone_workers(SqliteQueue& queue,
         return std::nullopt;
     }
     return queue.reclaim([&](const WorkerRecord& worker) {
-        return !worker_gone(worker.id, worker.host, *present, host);
+        // A worker of this host in another network namespace (`unshare -n`) binds its
+        // presence where we cannot see it: while its process lives there, it is not gone.
+        return !worker_gone(worker.id, worker.host, *present, host) ||
+               (worker.pid > 0 && sys::in_another_network_namespace(static_cast<pid_t>(worker.pid)));
     });
 }
 

@@ -122,6 +122,8 @@ public:
     [[noreturn]] void fail(int code, std::string_view doing) const;
     // True when the database is in WAL mode already (read without writing).
     bool in_wal_mode();
+    // Removes the -wal, -shm and -journal of the path when the database itself is missing.
+    void forget_files_of_a_removed_database() const;
     // Opens `name` (a path, or a file: URI) with `flags`, or throws naming the path.
     void open(const std::string& name, int flags);
 

@@ -36,8 +36,8 @@ struct SqliteWorkerSettings {
 // wake-up missed, for cancels, and to return the jobs of workers that died). Database calls
 // wait at most a short busy timeout, so another process holding the write lock delays a
 // signal or a job's start by no more than that; a failed write (a full disk, a lock held
-// longer) is kept and tried again, and the run does not end before it is written or given
-// up on.
+// longer) is kept and tried again, and the run does not end before it is written (a result)
+// or given up on (a start note, a give-back: a later look puts those right).
 class SqliteWorkerStore final : public WorkerStore {
 public:
     explicit SqliteWorkerStore(SqliteWorkerSettings settings);
@@ -85,6 +85,14 @@ private:
     void owed_written();
     template <class Work>
     bool attempt(const char* doing, Work&& work);
+    // The database file as the path names it now, to tell it was removed or replaced.
+    struct FileIdentity {
+        dev_t device = 0;
+        ino_t inode = 0;
+        bool operator==(const FileIdentity&) const = default;
+    };
+    std::optional<FileIdentity> database_file() const;
+    void check_database_file() const;
     // Reads where, with what and as whom the jobs of `batch` run, once (in a transaction).
     void read_origin(std::int64_t batch);
     // Why a job of `submitter` is not this worker's to run, if it is not.
@@ -103,7 +111,8 @@ private:
     std::deque<Write> m_owed;
     bool m_flush = false; // m_owed holds more than starts
     FailureSpell m_spell; // a write that failed is tried again every second
-    std::optional<Clock::time_point> m_give_up_at;
+    std::optional<Clock::time_point> m_give_up_at; // for what is owed but results
+    mutable bool m_said_waiting = false;            // for results at the end
 
     struct Origin {
         SharedJobContext context;
@@ -111,6 +120,7 @@ private:
     };
     std::unordered_map<std::int64_t, std::optional<Origin>> m_origins; // by batch
     uid_t m_uid = geteuid();
+    std::optional<FileIdentity> m_database_file;
 };
 
 } // namespace gpusched::queue
