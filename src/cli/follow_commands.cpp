@@ -3,12 +3,15 @@
 #include "job_commands.hpp"
 
 #include "job_end_report.hpp"
+#include "command_line_errors.hpp"
 #include "open_queue.hpp"
+#include "option_values.hpp"
 
 #include <gpusched/counted.hpp>
 #include <gpusched/errors.hpp>
 #include <gpusched/exit_status.hpp>
 #include <gpusched/job_messages.hpp>
+#include <gpusched/queue/submission.hpp>
 #include <gpusched/sys/write_all.hpp>
 
 #include <fmt/format.h>
@@ -16,6 +19,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <optional>
 #include <set>
@@ -131,7 +135,51 @@ int run_logs(const JobCommandOptions& options)
     }
 }
 
-int run_wait(const JobCommandOptions& options)
+namespace {
+
+// The jobs of `ids`, read again from a queue opened anew while Redis does not answer (a
+// restart, a stall), as submit --wait rides it out, for up to the connect timeout; then
+// QueueUnreachable (exit status 75: the same wait may work later).
+std::vector<queue::JobRecord> jobs_riding_out(const JobCommandOptions& options,
+                                              std::unique_ptr<queue::QueueBackend>& queue,
+                                              const std::vector<std::int64_t>& ids)
+{
+    std::optional<std::chrono::steady_clock::time_point> give_up_at;
+    auto pause = std::chrono::milliseconds(100);
+    while (true) {
+        try {
+            if (!queue) {
+                queue = open_queue(options.queue);
+                spdlog::info("reached {} again", queue->describe());
+            }
+            return queue->jobs(ids);
+        } catch (const UsageError&) {
+            throw;
+        } catch (const std::exception& error) {
+            if (options.queue.is_local()) {
+                throw;
+            }
+            const auto now = std::chrono::steady_clock::now();
+            if (!give_up_at) {
+                give_up_at = now + to_milliseconds(options.connect_timeout_seconds);
+                spdlog::warn("{}; trying again for up to {}", error.what(),
+                             format_duration(to_milliseconds(options.connect_timeout_seconds)));
+            }
+            if (now >= *give_up_at) {
+                throw queue::QueueUnreachable(fmt::format(
+                    "{}; gave up after {}: the jobs still waited for may run, and `gpusched "
+                    "wait` again follows them",
+                    error.what(),
+                    format_duration(to_milliseconds(options.connect_timeout_seconds))));
+            }
+            queue.reset();
+            std::this_thread::sleep_for(pause);
+            pause = std::min(pause * 2, std::chrono::milliseconds(2000));
+        }
+    }
+}
+
+int wait_for_jobs(const JobCommandOptions& options)
 {
     auto ids = job_ids_of(options.ids);
     auto queue = open_queue(options.queue);
@@ -148,7 +196,7 @@ int run_wait(const JobCommandOptions& options)
     std::size_t failed = 0;
     bool first_round = true;
     while (!waiting.empty()) {
-        const auto jobs = queue->jobs({waiting.begin(), waiting.end()});
+        const auto jobs = jobs_riding_out(options, queue, {waiting.begin(), waiting.end()});
         std::set<std::int64_t> seen;
         for (const auto& job : jobs) {
             seen.insert(job.id);
@@ -177,6 +225,18 @@ int run_wait(const JobCommandOptions& options)
     }
     spdlog::info("{}: {} succeeded, {} failed", counted(total, "job"), total - failed, failed);
     return exit_status_for_failures(failed);
+}
+
+} // namespace
+
+int run_wait(const JobCommandOptions& options)
+{
+    try {
+        return wait_for_jobs(options);
+    } catch (const queue::QueueUnreachable& error) {
+        fmt::print(stderr, "{}: error: {}\n", program_name(), error.what());
+        return k_exit_temporary_failure;
+    }
 }
 
 } // namespace gpusched::cli

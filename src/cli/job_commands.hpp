@@ -22,6 +22,7 @@ struct JobCommandOptions {
     std::vector<std::string> ids;
     std::string gpu;
     bool follow = false;
+    double connect_timeout_seconds = 10; // wait: how long a Redis out of reach is waited for
 };
 
 struct JobCommands {

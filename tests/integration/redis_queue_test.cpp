@@ -42,6 +42,27 @@ TEST_F(RedisQueue, ARunSurvivesARedisRestart)
     }
 }
 
+// `gpusched wait` rides out a Redis out of reach for a while (a restart, a stall), as submit
+// --wait does, and follows the job to its end.
+TEST_F(RedisQueue, WaitRidesOutARedisOutOfReach)
+{
+    start_worker("0");
+    ASSERT_EQ(run(m_dir, submit("sleep 1; echo done >> " + log() + "\n")).exit_status, 0);
+    TempDir waiter_dir;
+    Process waiter(waiter_dir, command("wait", {"1"}));
+    ASSERT_TRUE(
+        eventually([&] { return waiter.err_so_far().find("waiting for") != std::string::npos; }));
+    redis().stop();
+    EXPECT_TRUE(eventually([&] {
+        return waiter.err_so_far().find("trying again") != std::string::npos;
+    })) << waiter.err_so_far();
+    EXPECT_TRUE(waiter.running()) << waiter.err_so_far();
+    redis().start();
+    const auto waited = waiter.wait(60s);
+    EXPECT_EQ(waited.exit_status, 0) << waited.err;
+    EXPECT_EQ(logged()["done"], 1);
+}
+
 TEST_F(RedisQueue, AWorkerWithAKeyRefusesJobsNotSignedWithIt)
 {
     write_file(m_dir / "key", "the right secret\n");
