@@ -342,13 +342,11 @@ void JobRunner::start(StartJob& job)
     JobEnvironment::JobVariables variables;
     // A queued job runs in its submitter's directory, environment and umask.
     const auto& context = job.command.context;
-    std::optional<JobEnvironment> submitted;
     if (context) {
-        submitted = m_environment.for_submitted(context->environment);
         request.directory = &context->directory;
         request.umask = static_cast<int>(context->umask);
     }
-    const auto envp = (submitted ? *submitted : m_environment).for_job(running.id, gpu, variables);
+    const auto envp = environment_of(context).for_job(running.id, gpu, variables);
     request.environment = envp.data();
     request.inherited = lease_fds;
     const Spawned spawned = m_processes.spawn(request);
@@ -372,6 +370,19 @@ void JobRunner::start(StartJob& job)
     m_input.on_started(running.id, running.gpu);
     lease_holders_changed(running.slots);
     m_jobs.add(std::move(running));
+}
+
+// The jobs of one submission share its context: its environment is built once for them all.
+const JobEnvironment& JobRunner::environment_of(const SharedJobContext& context)
+{
+    if (!context) {
+        return m_environment;
+    }
+    if (context != m_submitted_context) {
+        m_submitted_environment = m_environment.for_submitted(context->environment);
+        m_submitted_context = context;
+    }
+    return *m_submitted_environment;
 }
 
 void JobRunner::fail_to_start(const RunningJob& job, const std::string& why)

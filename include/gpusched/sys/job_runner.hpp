@@ -82,6 +82,7 @@ private:
     void run_once();
     void stop_run(int signal);
     void fail_to_start(const RunningJob& job, const std::string& why);
+    const JobEnvironment& environment_of(const SharedJobContext& context);
     bool waits_for_descriptors(int error) const;
     void hand_over_at_boundary(const GpuSlots& slots);
     // GPU-seconds our jobs have used, the running ones so far: our side of the fair share.
@@ -127,6 +128,9 @@ private:
     SignalChannel& m_signals;
     ProcessTable& m_processes;
     const JobEnvironment& m_environment;
+    // The environment of the last submitted context a job started with (a queue's).
+    SharedJobContext m_submitted_context;
+    std::optional<JobEnvironment> m_submitted_environment;
     RunnerOptions m_options;
     std::optional<TaggedOutput> m_tagged;
     RunningJobs m_jobs; // the one record of each started job, until nothing of it runs

@@ -333,6 +333,11 @@ double Statement::real(int column) const
     return sqlite3_column_double(m_statement, column);
 }
 
+int Statement::columns() const
+{
+    return sqlite3_column_count(m_statement);
+}
+
 std::string Statement::text(int column) const
 {
     const auto* bytes = sqlite3_column_text(m_statement, column);

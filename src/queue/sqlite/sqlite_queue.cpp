@@ -99,13 +99,18 @@ JobState state_of(const std::string& name)
     return job_state_named(name).value_or(JobState::failed);
 }
 
-constexpr std::string_view k_job_columns =
+// A job's own columns (what a worker's take returns: it reads its batch's origin once per
+// batch), then, for listings, those of its batch: its directory, uid and user.
+constexpr std::string_view k_taken_job_columns =
     "id, queue, command, batch, priority, state, coalesce(worker, ''), coalesce(gpu, ''), "
     "submitted, coalesce(started, 0), coalesce(runtime, 0), coalesce(exit_code, 0), "
     "coalesce(signal, 0), coalesce(note, ''), returned, cancel, coalesce(ended, 0), "
-    "coalesce(output, ''), "
-    "(SELECT coalesce(directory, '') || char(0) || coalesce(uid, -1) || char(0) || "
+    "coalesce(output, '')";
+const std::string k_job_columns =
+    std::string(k_taken_job_columns) +
+    ", (SELECT coalesce(directory, '') || char(0) || coalesce(uid, -1) || char(0) || "
     "coalesce(user, '') FROM batches WHERE batches.id = jobs.batch)";
+constexpr int k_origin_column = 18;
 
 // The batch's part of a job's columns: directory, uid and user, joined by NUL bytes (one
 // look-up of the batch, not three).
@@ -142,7 +147,9 @@ JobRecord read_job(const Statement& row)
     job.cancel_requested = row.integer(15) != 0;
     job.ended = row.real(16);
     job.output = row.text(17);
-    read_origin(row.text(18), job);
+    if (row.columns() > k_origin_column) {
+        read_origin(row.text(k_origin_column), job);
+    }
     return job;
 }
 
@@ -459,7 +466,7 @@ std::optional<JobRecord> SqliteQueue::take(const std::string& worker, const std:
         "(SELECT id FROM jobs WHERE queue = ?2 AND state = 'queued' AND NOT EXISTS "
         "(SELECT 1 FROM pauses WHERE queue = ?2 AND gpu = '') "
         "ORDER BY priority DESC, position LIMIT 1) RETURNING {}",
-        k_job_columns);
+        k_taken_job_columns);
     return m_database.write([&]() -> std::optional<JobRecord> {
         auto& take = m_database.prepare_kept(sql);
         take.bind(1, worker).bind(2, m_name).bind(3, output);

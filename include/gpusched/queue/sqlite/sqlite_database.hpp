@@ -59,6 +59,7 @@ public:
     void reset();
 
     bool is_null(int column) const;
+    int columns() const; // in each row
     std::int64_t integer(int column) const;
     // Steps through every row, collecting column 0 as integers (ids), then resets.
     std::vector<std::int64_t> integers();
