@@ -63,6 +63,35 @@ TEST_F(RedisQueue, WaitRidesOutARedisOutOfReach)
     EXPECT_EQ(logged()["done"], 1);
 }
 
+// `retry --key-file` signs a job's next attempt only when its record still matches its
+// signature: a command changed in Redis is never laundered into a signed one.
+TEST_F(RedisQueue, RetryWithTheKeySignsOnlyWhatWasSigned)
+{
+    write_file(m_dir / "key", "the secret\n");
+    const std::vector<std::string> key = {"--key-file", (m_dir / "key").string()};
+    start_worker("0", key);
+    auto with_key = key;
+    with_key.push_back("--wait");
+    const auto first = run(m_dir, submit("echo run >> " + log() + "; false\n", with_key));
+    ASSERT_EQ(first.exit_status, 1) << first.err;
+    const auto second = run(m_dir, submit("echo other >> " + log() + "; false\n", with_key));
+    ASSERT_EQ(second.exit_status, 1) << second.err;
+    redis().cli({"HSET", "gpusched:{default}:job:1", "command",
+                 "touch " + (m_dir / "laundered").string()});
+    auto retry = key;
+    retry.push_back("1");
+    const auto refused = gpusched("retry", retry);
+    EXPECT_EQ(refused.exit_status, 1) << refused.err;
+    EXPECT_NE(refused.err.find("does not match its signature"), std::string::npos) << refused.err;
+    const auto unsigned_retry = gpusched("retry", {"2"});
+    EXPECT_EQ(unsigned_retry.exit_status, 1) << "a signed job retried without the key";
+    retry.back() = "2";
+    EXPECT_EQ(gpusched("retry", retry).exit_status, 0);
+    EXPECT_EQ(gpusched("wait", {"2"}).exit_status, 1) << "run again, and failed again";
+    EXPECT_EQ(logged()["other"], 2) << "the retry, signed again, ran on the keyed worker";
+    EXPECT_FALSE(fs::exists(m_dir / "laundered"));
+}
+
 TEST_F(RedisQueue, AWorkerWithAKeyRefusesJobsNotSignedWithIt)
 {
     write_file(m_dir / "key", "the right secret\n");

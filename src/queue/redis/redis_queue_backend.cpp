@@ -205,6 +205,11 @@ std::optional<std::string> RedisQueueBackend::retry(std::int64_t id)
                            "it was submitted with (--key-file)",
                            id);
     }
+    if (refused == "forged") {
+        return fmt::format("job {} does not match its signature under this key (unsigned, "
+                           "or changed in Redis since it was signed): not signed again",
+                           id);
+    }
     if (refused == "changed") {
         return fmt::format("job {} changed while it was queued again; try again", id);
     }

@@ -320,7 +320,7 @@ std::optional<std::string> RedisQueue::retry(RedisClient& redis, const std::stri
     // The next attempt is signed here, where the key is; the script checks that the attempt
     // signed is still the next one.
     const auto read = redis.command({"HMGET", key("job:" + id), "attempt", "command", "context",
-                                     "user", "from"});
+                                     "user", "from", "sig"});
     if (!ok(read)) {
         return std::nullopt;
     }
@@ -329,10 +329,21 @@ std::optional<std::string> RedisQueue::retry(RedisClient& redis, const std::stri
     };
     const auto attempt = field(0).empty() ? std::string("0") : field(0);
     std::string signature;
-    if (signing_key) {
+    if (signing_key && !field(1).empty()) { // no command: no such job, as the script says
+        // Only what was signed is signed again: a record changed in Redis since (its command,
+        // its context) would otherwise come out of the retry signed by the key's holder.
+        const auto command = field(1);
+        const auto context = field(2);
+        const auto user = field(3);
+        const auto host = field(4);
+        if (!signature_matches(*signing_key,
+                               SignedJob{m_name, id, attempt, command, context, user, host},
+                               field(5))) {
+            return std::string("forged");
+        }
         const auto next = std::to_string(std::strtoll(attempt.c_str(), nullptr, 10) + 1);
-        signature = sign_job(*signing_key,
-                             SignedJob{m_name, id, next, field(1), field(2), field(3), field(4)});
+        signature =
+            sign_job(*signing_key, SignedJob{m_name, id, next, command, context, user, host});
     }
     const auto reply = redis.run(RedisCommand::call(
         k_retry, {key("job:" + id), key("pending"), key("rank"), key("ended"), key("stats")},
