@@ -38,9 +38,17 @@ void make_own_directory(const std::filesystem::path& trusted,
         if (::lstat(path.c_str(), &status) != 0) {
             throw_errno(fmt::format("lstat {}", path.string()));
         }
+        const bool ours = status.st_uid == ::geteuid();
+        if (S_ISDIR(status.st_mode) && ours && (status.st_mode & (S_IWGRP | S_IWOTH)) != 0) {
+            // Ours, made writable by a umask of 002 (as earlier versions left it): ours to
+            // close. What others may have put there is never written through (O_NOFOLLOW).
+            if (::chmod(path.c_str(), status.st_mode & 0755) != 0) {
+                throw_errno(fmt::format("chmod go-w {}", path.string()));
+            }
+            status.st_mode &= ~static_cast<mode_t>(S_IWGRP | S_IWOTH);
+        }
         const char* wrong = !S_ISDIR(status.st_mode) ? "is not a directory (a link?)"
-                            : status.st_uid != ::geteuid() && status.st_uid != 0
-                                ? "belongs to another user"
+                            : !ours && status.st_uid != 0 ? "belongs to another user"
                             : (status.st_mode & (S_IWGRP | S_IWOTH)) != 0
                                 ? "is writable by other users"
                                 : nullptr;

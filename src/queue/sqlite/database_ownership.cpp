@@ -4,7 +4,6 @@
 
 #include <fmt/format.h>
 
-#include <grp.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -13,16 +12,6 @@
 
 namespace gpusched::queue {
 namespace {
-
-// True when group `gid` is ours alone: the group of our own name with no other member, as
-// Debian and Ubuntu make one for each user (where a umask of 002 makes directories
-// group-writable, and nobody else is in the group).
-bool private_group(gid_t gid)
-{
-    const group* entry = getgrgid(gid);
-    return entry != nullptr && entry->gr_mem != nullptr && entry->gr_mem[0] == nullptr &&
-           gid == getegid() && entry->gr_name == sys::user_name(geteuid());
-}
 
 // What about `path` lets another user write it, if anything.
 std::optional<std::string> writable_by_others(const struct stat& status)
@@ -34,7 +23,9 @@ std::optional<std::string> writable_by_others(const struct stat& status)
     if ((status.st_mode & S_IWOTH) != 0) {
         return fmt::format("is writable by every user (mode {:04o})", status.st_mode & 07777);
     }
-    if ((status.st_mode & S_IWGRP) != 0 && !private_group(status.st_gid)) {
+    // Even a group of the user's own: who else is in it (as their primary group, or through
+    // an ACL, whose mask these bits show) cannot be told from here.
+    if ((status.st_mode & S_IWGRP) != 0) {
         return fmt::format("is writable by its group (mode {:04o})", status.st_mode & 07777);
     }
     return std::nullopt;
@@ -52,8 +43,8 @@ void refuse_shared_database(const std::filesystem::path& database)
             throw SharedDatabase(fmt::format(
                 "queue database {}: its directory {} {}: another user could replace the "
                 "database, and run commands as you through it; keep the queue in a directory "
-                "of your own (each user has their own queue; the host-wide leases share the "
-                "GPUs between them)",
+                "of your own (chmod go-w, or --db elsewhere: each user has their own queue; the "
+                "host-wide leases share the GPUs between them)",
                 absolute.string(), directory.string(), *why));
         }
     }
