@@ -13,6 +13,8 @@
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
+#include <sstream>
+#include <fstream>
 
 namespace gpusched::sys {
 
@@ -122,11 +124,48 @@ bool in_another_network_namespace(pid_t pid)
     const auto theirs =
         std::filesystem::read_symlink(fmt::format("/proc/{}/ns/net", pid), error);
     if (error) {
-        // No such process; or one we may not look into, which cannot be told apart.
-        return error != std::errc::no_such_file_or_directory;
+        return false; // gone, or not ours to look into: nothing says it is hidden
     }
     const auto ours = std::filesystem::read_symlink("/proc/self/ns/net", error);
-    return error || theirs != ours;
+    return !error && theirs != ours;
+}
+
+std::optional<double> process_start_time(pid_t pid)
+{
+    // Field 22 of /proc/PID/stat: clock ticks from boot to the process's start; the boot's
+    // time is `btime` in /proc/stat.
+    std::ifstream stat_file(fmt::format("/proc/{}/stat", pid));
+    std::string line;
+    if (!std::getline(stat_file, line)) {
+        return std::nullopt;
+    }
+    const auto after_command = line.rfind(')');
+    if (after_command == std::string::npos) {
+        return std::nullopt;
+    }
+    std::istringstream fields(line.substr(after_command + 2));
+    std::string field;
+    // After the command come fields 3 (the state) to 52; the start is field 22.
+    for (int index = 3; index < 22 && fields >> field; ++index) {
+    }
+    unsigned long long ticks = 0;
+    if (!(fields >> ticks)) {
+        return std::nullopt;
+    }
+    std::ifstream system_stat("/proc/stat");
+    long long boot = -1;
+    while (std::getline(system_stat, line)) {
+        if (line.starts_with("btime ")) {
+            boot = std::atoll(line.c_str() + 6);
+            break;
+        }
+    }
+    const long ticks_per_second = sysconf(_SC_CLK_TCK);
+    if (boot < 0 || ticks_per_second <= 0) {
+        return std::nullopt;
+    }
+    return static_cast<double>(boot) +
+           static_cast<double>(ticks) / static_cast<double>(ticks_per_second);
 }
 
 } // namespace gpusched::sys

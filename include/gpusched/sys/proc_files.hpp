@@ -27,9 +27,12 @@ std::string process_name(pid_t pid);
 // The pids of every process of this process's user but itself.
 std::vector<pid_t> own_processes();
 // True when process `pid` lives in a network namespace other than ours (`unshare -n`, a
-// container), or may (its namespace cannot be read): what it binds there cannot be seen here.
-// False when there is no such process.
+// container): what it binds there cannot be seen here. False when there is no such process,
+// or its namespace cannot be read.
 bool in_another_network_namespace(pid_t pid);
+// When process `pid` started, in seconds since the epoch (to the clock tick); nothing when it
+// is gone. A process that started after X cannot be the one that did X: its pid was reused.
+std::optional<double> process_start_time(pid_t pid);
 // The pids of every process but this one.
 std::vector<pid_t> every_process();
 

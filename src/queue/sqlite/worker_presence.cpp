@@ -70,6 +70,25 @@ std::optional<std::set<std::string>> present_workers(const std::filesystem::path
     return workers;
 }
 
+namespace {
+
+// A worker of this host in another network namespace (`unshare -n`) binds its presence
+// where we cannot see it: while its process lives there, it is not gone. Its process: one
+// that started before the worker joined the queue (a pid reused since cannot be it).
+bool hidden_worker(const WorkerRecord& worker)
+{
+    const auto pid = static_cast<pid_t>(worker.pid);
+    if (pid <= 0) {
+        return false;
+    }
+    const auto started = sys::process_start_time(pid);
+    constexpr double k_clock_tick_slack = 1.0;
+    return started && *started <= worker.since + k_clock_tick_slack &&
+           sys::in_another_network_namespace(pid);
+}
+
+} // namespace
+
 std::optional<std::int64_t> reclaim_gone_workers(SqliteQueue& queue,
                                                  const std::filesystem::path& database,
                                                  const std::string& host)
@@ -79,10 +98,7 @@ std::optional<std::int64_t> reclaim_gone_workers(SqliteQueue& queue,
         return std::nullopt;
     }
     return queue.reclaim([&](const WorkerRecord& worker) {
-        // A worker of this host in another network namespace (`unshare -n`) binds its
-        // presence where we cannot see it: while its process lives there, it is not gone.
-        return !worker_gone(worker.id, worker.host, *present, host) ||
-               (worker.pid > 0 && sys::in_another_network_namespace(static_cast<pid_t>(worker.pid)));
+        return !worker_gone(worker.id, worker.host, *present, host) || hidden_worker(worker);
     });
 }
 
