@@ -50,16 +50,16 @@ bool pass_on(int fd, const std::string& bytes, std::uint64_t& offset)
     return bytes.empty() || sys::write_all(fd, bytes);
 }
 
-// One run of a job, as its record tells it: which worker took it, how many times it went
-// back to the queue before, and when it started (0 until its worker noted it).
+// One run of a job, as its record tells it: which worker took it ("" until one is noted),
+// and how many times it went back to the queue before. (Not its start: the one noted at the
+// start and the one recorded with the result differ by moments.)
 struct Run {
     std::string worker;
     std::int64_t returned = 0;
-    double started = 0;
     bool other_than(const Run& next) const
     {
-        return worker != next.worker || returned != next.returned ||
-               (started != 0 && next.started != 0 && started != next.started);
+        return returned != next.returned ||
+               (!worker.empty() && !next.worker.empty() && worker != next.worker);
     }
 };
 
@@ -82,7 +82,7 @@ int run_logs(const JobCommandOptions& options)
         // The record first: when it says the job ended, the files read after it are whole.
         const auto job = job_of(*queue, ids.front());
         if (job.state != queue::JobState::queued) {
-            const Run run{job.worker, job.returned, job.started};
+            const Run run{job.worker, job.returned};
             if (following && following->other_than(run)) {
                 // Its worker ended and another runs it again, from the start: what this run
                 // writes is shown from its first byte, not joined to the last run's.
@@ -137,22 +137,26 @@ int run_logs(const JobCommandOptions& options)
 
 namespace {
 
-// The jobs of `ids`, read again from a queue opened anew while Redis does not answer (a
-// restart, a stall), as submit --wait rides it out, for up to the connect timeout; then
-// QueueUnreachable (exit status 75: the same wait may work later).
-std::vector<queue::JobRecord> jobs_riding_out(const JobCommandOptions& options,
-                                              std::unique_ptr<queue::QueueBackend>& queue,
-                                              const std::vector<std::int64_t>& ids)
+// Asks `ask` of the queue, opened anew while Redis does not answer (a restart, a stall), as
+// submit --wait rides it out, for up to the connect timeout; then QueueUnreachable (exit
+// status 75: the same wait may work later).
+template <class Ask>
+auto riding_out(const JobCommandOptions& options, std::unique_ptr<queue::QueueBackend>& queue,
+                Ask ask)
 {
     std::optional<std::chrono::steady_clock::time_point> give_up_at;
     auto pause = std::chrono::milliseconds(100);
     while (true) {
         try {
-            if (!queue) {
+            const bool reopened = !queue;
+            if (reopened) {
                 queue = open_queue(options.queue);
+            }
+            auto answer = ask(*queue);
+            if (reopened && give_up_at) {
                 spdlog::info("reached {} again", queue->describe());
             }
-            return queue->jobs(ids);
+            return answer;
         } catch (const UsageError&) {
             throw;
         } catch (const std::exception& error) {
@@ -160,17 +164,17 @@ std::vector<queue::JobRecord> jobs_riding_out(const JobCommandOptions& options,
                 throw;
             }
             const auto now = std::chrono::steady_clock::now();
+            const auto timeout = to_milliseconds(options.connect_timeout_seconds);
             if (!give_up_at) {
-                give_up_at = now + to_milliseconds(options.connect_timeout_seconds);
+                give_up_at = now + timeout;
                 spdlog::warn("{}; trying again for up to {}", error.what(),
-                             format_duration(to_milliseconds(options.connect_timeout_seconds)));
+                             format_duration(timeout));
             }
             if (now >= *give_up_at) {
                 throw queue::QueueUnreachable(fmt::format(
-                    "{}; gave up after {}: the jobs still waited for may run, and `gpusched "
+                    "{}; gave up after {}: the jobs waited for may still run, and `gpusched "
                     "wait` again follows them",
-                    error.what(),
-                    format_duration(to_milliseconds(options.connect_timeout_seconds))));
+                    error.what(), format_duration(timeout)));
             }
             queue.reset();
             std::this_thread::sleep_for(pause);
@@ -182,21 +186,23 @@ std::vector<queue::JobRecord> jobs_riding_out(const JobCommandOptions& options,
 int wait_for_jobs(const JobCommandOptions& options)
 {
     auto ids = job_ids_of(options.ids);
-    auto queue = open_queue(options.queue);
+    std::unique_ptr<queue::QueueBackend> queue;
+    const auto describe = riding_out(options, queue, [](auto& q) { return q.describe(); });
     if (ids.empty()) {
-        ids = queue->unended();
+        ids = riding_out(options, queue, [](auto& q) { return q.unended(); });
         if (ids.empty()) {
-            spdlog::info("nothing is queued or running in {}", queue->describe());
+            spdlog::info("nothing is queued or running in {}", describe);
             return k_exit_success;
         }
     }
     std::set<std::int64_t> waiting(ids.begin(), ids.end());
     const auto total = waiting.size();
-    spdlog::info("waiting for {} in {}", counted(total, "job"), queue->describe());
+    spdlog::info("waiting for {} in {}", counted(total, "job"), describe);
     std::size_t failed = 0;
     bool first_round = true;
     while (!waiting.empty()) {
-        const auto jobs = jobs_riding_out(options, queue, {waiting.begin(), waiting.end()});
+        const std::vector<std::int64_t> asked(waiting.begin(), waiting.end());
+        const auto jobs = riding_out(options, queue, [&](auto& q) { return q.jobs(asked); });
         std::set<std::int64_t> seen;
         for (const auto& job : jobs) {
             seen.insert(job.id);
@@ -211,7 +217,7 @@ int wait_for_jobs(const JobCommandOptions& options)
                 continue;
             }
             if (first_round) {
-                spdlog::error("no job {} in {}", *id, queue->describe());
+                spdlog::error("no job {} in {}", *id, describe);
             } else {
                 spdlog::error("job {} was removed from the queue before its end was seen", *id);
             }
