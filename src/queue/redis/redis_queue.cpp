@@ -51,10 +51,11 @@ return moved
 // and reply -2, so a job of the old queue never touches one of the new.
 
 // KEYS: job:ID, taken:WORKER, marker, pending, paused. ARGV: id, the prefix of the context
-// keys (context:, of the queue's hash tag: the key is named by the job).
-// Reply: {marker or '', 1 and the job's fields and its context ('' when none) when the job is
-// in the worker's list, else 0; 2 when the whole queue is paused: the job went back to the
-// head of the queue}.
+// keys (context:, of the queue's hash tag: the key is named by the job), the digest of the
+// context the worker has read last (not sent again: the jobs of a submission come together).
+// Reply: {marker or '', 1 and the job's fields and its context ('' when none, or the one the
+// worker has) when the job is in the worker's list, else 0; 2 when the whole queue is paused:
+// the job went back to the head of the queue}.
 const LuaScript k_fetch(R"lua(
 local marker = redis.call('GET', KEYS[3]) or ''
 if not redis.call('LPOS', KEYS[2], ARGV[1]) then return {marker, 0} end
@@ -65,7 +66,9 @@ if redis.call('SISMEMBER', KEYS[5], '') == 1 then
 end
 local digest = redis.call('HGET', KEYS[1], 'context')
 local context = ''
-if digest and digest ~= '' then context = redis.call('GET', ARGV[2] .. digest) or '' end
+if digest and digest ~= '' and digest ~= ARGV[3] then
+  context = redis.call('GET', ARGV[2] .. digest) or ''
+end
 return {marker, 1, redis.call('HGETALL', KEYS[1]), context}
 )lua");
 
@@ -259,12 +262,13 @@ RedisCommand RedisQueue::fetch(const std::string& id) const
     return RedisCommand::plain({"HGETALL", key("job:" + id)});
 }
 
-RedisCommand RedisQueue::fetch_taken(const std::string& worker, const std::string& id) const
+RedisCommand RedisQueue::fetch_taken(const std::string& worker, const std::string& id,
+                                     const std::string& known_context) const
 {
     return RedisCommand::call(k_fetch,
                               {key("job:" + id), key("taken:" + worker), key("marker"),
                                key("pending"), key("paused")},
-                              {id, key("context:")});
+                              {id, key("context:"), known_context});
 }
 
 std::optional<FetchedTakenJob> RedisQueue::read_taken(const std::string& id, const RedisReply& reply)

@@ -379,7 +379,8 @@ void RedisWorkerStore::take_arrived(const std::string& id)
 {
     m_refetch_at.erase(id);
     m_fetching.insert(id);
-    m_control.send(m_queue.fetch_taken(m_worker, id), [this, id](RedisResult result) {
+    const auto fetch = m_queue.fetch_taken(m_worker, id, m_last_context);
+    m_control.send(fetch, [this, id](RedisResult result) {
         m_fetching.erase(id);
         const auto taken = result.ok() ? RedisQueue::read_taken(id, *result.reply) : std::nullopt;
         if (!taken) {
@@ -458,6 +459,7 @@ SharedJobContext RedisWorkerStore::context_named(const std::string& digest,
                                                 const std::string& encoded)
 {
     if (const auto known = m_contexts.find(digest); known != m_contexts.end()) {
+        m_last_context = digest;
         return known->second;
     }
     if (encoded.empty() || context_digest(encoded) != digest) {
@@ -467,12 +469,19 @@ SharedJobContext RedisWorkerStore::context_named(const std::string& digest,
     if (!context) {
         return nullptr;
     }
-    // A worker may serve many submissions over its life: their environments are not all kept.
+    // A worker may serve many submissions over its life: their environments are not all kept
+    // (but the one read last, which fetches under way may have been told not to send).
     if (m_contexts.size() >= k_contexts_kept) {
+        const auto last = m_contexts.find(m_last_context);
+        auto kept = last != m_contexts.end() ? last->second : nullptr;
         m_contexts.clear();
+        if (kept) {
+            m_contexts.emplace(m_last_context, std::move(kept));
+        }
     }
     auto shared = std::make_shared<const JobContext>(std::move(*context));
     m_contexts.emplace(digest, shared);
+    m_last_context = digest;
     return shared;
 }
 

@@ -84,8 +84,10 @@ public:
     RedisCommand open_marker(const std::string& made) const; // reply: the marker
     RedisCommand take(const std::string& worker) const; // BLMOVE pending -> taken:WORKER
     RedisCommand fetch(const std::string& id) const;    // reply: the job's fields
-    // A job of the worker's list and the queue's marker, read together.
-    RedisCommand fetch_taken(const std::string& worker, const std::string& id) const;
+    // A job of the worker's list and the queue's marker, read together; with the job's
+    // context unless it is `known_context` (a digest the worker has read).
+    RedisCommand fetch_taken(const std::string& worker, const std::string& id,
+                             const std::string& known_context = "") const;
     static std::optional<FetchedTakenJob> read_taken(const std::string& id, const RedisReply& reply);
     // The commands on one taken job name the queue's marker the job was taken under: after a
     // reset they change nothing and reply -2.

@@ -137,6 +137,7 @@ private:
     mutable bool m_said_spooled = false;
     std::optional<Clock::time_point> m_give_up_at;
     std::map<std::string, SharedJobContext> m_contexts; // by digest: read and checked
+    std::string m_last_context; // the digest of the context read last, not fetched again
 };
 
 } // namespace gpusched::queue
