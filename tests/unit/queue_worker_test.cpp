@@ -161,6 +161,17 @@ TEST_F(Worker, RefusesAnotherUsersJobNamingBoth)
         << refused.note;
 }
 
+TEST_F(Worker, RefusesAnotherUsersJobEvenWithoutADirectory)
+{
+    // A row no submitter writes (a user, no directory): still another user's.
+    const BatchOrigin theirs{{"", {}, 022},
+                             {static_cast<std::int64_t>(geteuid()) + 4242, "mallory", ""}};
+    const auto ids = m_queue.submit({{"id -un"}}, {0, false, &theirs}).ids;
+    start_worker();
+    EXPECT_TRUE(turn(1, 1).empty());
+    EXPECT_EQ(job(ids[0]).state, JobState::refused);
+}
+
 TEST_F(Worker, AJobWhoseDirectoryIsGoneFailsToStartAndIsNotHandedOut)
 {
     const BatchOrigin origin{{(m_dir / "gone").string(), {}, 022},

@@ -3,6 +3,7 @@
 #include <gpusched/wall_clock.hpp>
 
 #include <fmt/format.h>
+#include <sqlite3.h>
 
 #include <array>
 #include <cstdlib>
@@ -254,12 +255,25 @@ void prepare_sqlite_queue_schema(Database& database)
         // Readers turned away without waiting (a WAL file being recovered after a crash):
         // the write lock is waited for below.
     }
-    database.write([&] {
-        // Looked at again under the write lock: another process may have made it meanwhile.
-        if (!current(header_version(database))) {
-            make_or_upgrade(database);
+    try {
+        database.write([&] {
+            // Looked at again under the write lock: another process may have made it meanwhile.
+            if (!current(header_version(database))) {
+                make_or_upgrade(database);
+            }
+        });
+    } catch (const DatabaseError& error) {
+        if ((error.code() & 0xff) != SQLITE_READONLY) {
+            throw;
         }
-    });
+        // Another user's queue, which we may read: its tables are theirs to bring up to date.
+        throw DatabaseError(fmt::format("database {}: made by an earlier version of gpusched "
+                                        "(schema {}), and not yours to bring up to date: its "
+                                        "owner's next gpusched command there does",
+                                        database.path().string(),
+                                        database.read([&] { return header_version(database); })),
+                            error.code());
+    }
 }
 
 SqliteQueue::SqliteQueue(Database& database, std::string name)
@@ -292,9 +306,12 @@ std::int64_t SqliteQueue::new_batch(const BatchOrigin* origin)
 
 std::optional<BatchOrigin> SqliteQueue::batch_origin(std::int64_t batch)
 {
+    // A batch with no directory but a user is a row nobody but a submitter of schema 3 or
+    // later writes: its user is still checked.
     auto query = m_database.prepare(
-        "SELECT directory, environment, umask, uid, coalesce(user, '') FROM batches "
-        "WHERE id = ? AND directory IS NOT NULL");
+        "SELECT coalesce(directory, ''), environment, coalesce(umask, 18), uid, "
+        "coalesce(user, '') FROM batches WHERE id = ? AND (directory IS NOT NULL OR uid IS NOT "
+        "NULL)");
     query.bind(1, batch);
     if (!query.step()) {
         query.reset();

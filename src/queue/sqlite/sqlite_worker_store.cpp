@@ -189,8 +189,11 @@ void SqliteWorkerStore::read_origin(std::int64_t batch)
         m_origins.emplace(batch, std::nullopt);
         return;
     }
-    m_origins.emplace(batch, Origin{std::make_shared<const JobContext>(std::move(origin->context)),
-                                    std::move(origin->submitter)});
+    // No directory: a row made by hand, never run anywhere by accident; its user is checked.
+    auto context = origin->context.directory.empty()
+                       ? nullptr
+                       : std::make_shared<const JobContext>(std::move(origin->context));
+    m_origins.emplace(batch, Origin{std::move(context), std::move(origin->submitter)});
 }
 
 std::optional<std::string> SqliteWorkerStore::not_ours(const Submitter& submitter) const
