@@ -16,6 +16,8 @@
 
 #include <unistd.h>
 
+#include <algorithm>
+#include <cctype>
 #include <map>
 
 namespace gpusched::cli {
@@ -36,9 +38,14 @@ void add_gpu(CLI::App& command, JobCommandOptions& options, const char* descript
         ->type_name("ID")
         ->check(CLI::Validator(
             [](const std::string& gpu) {
-                return gpu.empty() ? std::string("a GPU id, as the workers name it (without "
-                                                 "--gpu: the whole queue)")
-                                   : std::string();
+                const bool blank_or_spaced =
+                    gpu.empty() || std::any_of(gpu.begin(), gpu.end(), [](char c) {
+                        return std::isspace(static_cast<unsigned char>(c)) != 0 ||
+                               std::iscntrl(static_cast<unsigned char>(c)) != 0;
+                    });
+                return blank_or_spaced ? std::string("a GPU id, as the workers name it, without "
+                                                     "spaces (without --gpu: the whole queue)")
+                                       : std::string();
             },
             "", "GPU"));
 }
