@@ -37,7 +37,8 @@ constexpr auto k_chaos = 120s;
 constexpr auto k_deadline = 270s;
 
 // One life of a worker: which of the three it is, and whether it was SIGKILLed. Its tag
-// (QUEUE_CHAOS_WORKER in its environment, inherited by its jobs) names it in the log.
+// (GPUSCHED_CHAOS_WORKER in its environment: a job runs in its submitter's environment, but
+// with its worker's GPUSCHED_* variables set over it) names it in the log.
 struct Incarnation {
     std::string tag;
     std::unique_ptr<TempDir> dir;
@@ -74,7 +75,7 @@ protected:
         LaunchOptions options{{"worker", "--redis", redis().url(), "--gpus",
                                fmt::format("GPU-a{0},GPU-b{0}", slot), "--lease-timeout", "2",
                                "--spool", (slot_dir / "spool").string(), "-q"}};
-        options.env["QUEUE_CHAOS_WORKER"] = tag;
+        options.env["GPUSCHED_CHAOS_WORKER"] = tag;
         // Leases are host-wide: a worker started again waits for what its dead one left.
         options.env["GPUSCHED_LOCK_DIR"] = (slot_dir / "leases").string();
         incarnation.process = std::make_unique<Process>(*incarnation.dir, options);
@@ -99,8 +100,8 @@ TEST_F(QueueChaos, TenThousandJobsEachSucceedOnceThroughWorkerAndRedisCrashes)
     std::vector<std::string> jobs;
     for (int id = 1; id <= k_jobs; ++id) {
         // A few jobs last a while, so that kills find jobs running.
-        jobs.push_back(fmt::format("echo s-{0} $QUEUE_CHAOS_WORKER $$ >> {1}; {2}echo e-{0} "
-                                   "$QUEUE_CHAOS_WORKER $$ >> {1}",
+        jobs.push_back(fmt::format("echo s-{0} $GPUSCHED_CHAOS_WORKER $$ >> {1}; {2}echo e-{0} "
+                                   "$GPUSCHED_CHAOS_WORKER $$ >> {1}",
                                    id, log, id % 10 == 0 ? "sleep 0.2; " : ""));
     }
     for (int slot = 0; slot < k_workers; ++slot) {
