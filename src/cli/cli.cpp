@@ -193,6 +193,9 @@ int run(int argc, char** argv)
     if (!run_only) {
         check_subcommand_name(app, args);
     }
+    if (!run_only && !args.empty() && args.front() == submit->get_name()) {
+        take_submitted_command(args, submit_options.command);
+    }
     if (!run_only && !args.empty() && args.front() == exec->get_name()) {
         auto exec_args = end_gpu_ids(*exec, {args.begin() + 1, args.end()});
         exec_args.insert(exec_args.begin(), args.front());

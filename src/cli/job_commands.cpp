@@ -181,16 +181,37 @@ int resume(const JobCommandOptions& options)
 
 std::vector<std::int64_t> job_ids_of(const std::vector<std::string>& ids)
 {
+    // As submit prints them: 12, 12-19, and lists of those (3,5-7).
+    constexpr std::int64_t k_most_in_a_range = 1'000'000;
+    const auto bad = [](const std::string& id) {
+        return UsageError(fmt::format("'{}' is not a job id: ids are whole numbers (12), ranges "
+                                      "(12-19) or lists of them (3,5-7), as `gpusched queue` "
+                                      "lists them and `gpusched submit` prints them",
+                                      id));
+    };
     std::vector<std::int64_t> numbers;
-    numbers.reserve(ids.size());
     for (const auto& id : ids) {
-        const auto number = parse_number<std::int64_t>(id);
-        if (!number || *number <= 0) {
-            throw UsageError(fmt::format(
-                "'{}' is not a job id: ids are whole numbers, as `gpusched queue` lists them",
-                id));
-        }
-        numbers.push_back(*number);
+        std::string_view rest = id;
+        do {
+            const auto comma = rest.find(',');
+            const auto part = rest.substr(0, comma);
+            rest = comma == std::string_view::npos ? std::string_view() : rest.substr(comma + 1);
+            if (comma != std::string_view::npos && rest.empty()) {
+                throw bad(id); // "3,": a list that ends in nothing
+            }
+            const auto dash = part.find('-', 1);
+            const auto first = parse_number<std::int64_t>(part.substr(0, dash));
+            const auto last = dash == std::string_view::npos
+                                  ? first
+                                  : parse_number<std::int64_t>(part.substr(dash + 1));
+            if (!first || !last || *first <= 0 || *last < *first ||
+                *last - *first >= k_most_in_a_range) {
+                throw bad(id);
+            }
+            for (auto number = *first; number <= *last; ++number) {
+                numbers.push_back(number);
+            }
+        } while (!rest.empty());
     }
     return numbers;
 }

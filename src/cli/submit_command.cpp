@@ -7,7 +7,9 @@
 #include "option_values.hpp"
 #include "worker_autostart.hpp"
 
+#include <gpusched/command_template.hpp>
 #include <gpusched/counted.hpp>
+#include <gpusched/errors.hpp>
 #include <gpusched/exit_status.hpp>
 #include <gpusched/job_messages.hpp>
 #include <gpusched/queue/host_name.hpp>
@@ -16,38 +18,71 @@
 #include <gpusched/sys/user_account.hpp>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
+#include <nlohmann/json.hpp>
 #include <spdlog/spdlog.h>
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
+#include <optional>
 
 namespace gpusched::cli {
 namespace {
 
 // Queues the commands of the inputs, read by the rules of a run, as one batch, chunk by chunk
 // as they come; with --wait, follows them to their end. Whichever store keeps the queue.
-int submit(const SubmitOptions& options)
+// "12", "12-19", "3,5-7": the ids queued, for a script to capture.
+std::string id_ranges(const std::vector<std::int64_t>& ids)
 {
-    sys::InputReader input(options.inputs, std::nullopt);
-    queue::SubmissionSettings settings;
-    // Each job runs as it was submitted: here, with this environment and umask, as us.
-    settings.context = sys::this_process_context();
-    settings.submitter = {getuid(), sys::user_name(getuid()), queue::this_host()};
-    settings.priority = options.priority;
-    settings.front = options.front;
-    settings.key = read_key(options.queue);
-    settings.connect_timeout = to_milliseconds(options.connect_timeout_seconds);
-    if (!options.no_start) {
-        settings.start_worker = start_worker;
+    std::string text;
+    for (std::size_t first = 0; first < ids.size();) {
+        auto last = first;
+        while (last + 1 < ids.size() && ids[last + 1] == ids[last] + 1) {
+            ++last;
+        }
+        text += fmt::format("{}{}", text.empty() ? "" : ",", ids[first]);
+        if (last != first) {
+            text += fmt::format("-{}", ids[last]);
+        }
+        first = last + 1;
     }
-    const auto submission = open_submission(options.queue, std::move(settings));
-    std::size_t rejected = 0; // commands that cannot run (a NUL byte, over 16 MiB)
+    return text;
+}
+
+void print_ids(const SubmitOptions& options, const std::vector<std::int64_t>& ids)
+{
+    if (options.json) {
+        const nlohmann::ordered_json json = {{"queue", options.queue.queue}, {"ids", ids}};
+        fmt::print("{}\n", json.dump());
+    } else if (!ids.empty()) {
+        fmt::print("{}\n", id_ranges(ids));
+    }
+    std::fflush(stdout); // before a --wait that may last hours
+}
+
+// The one command of `submit -- CMD ARGS...`: each word quoted as the shell needs it, so the
+// job gets exactly these arguments.
+std::string command_of(const std::vector<std::string>& words)
+{
+    std::string command;
+    for (const auto& word : words) {
+        command += (command.empty() ? "" : " ") + shell_quote(word);
+    }
+    return command;
+}
+
+// Queues the commands of `input`, chunk by chunk as they come; how many could not be queued
+// (a NUL byte, over 16 MiB), each said.
+std::size_t submit_inputs(sys::InputReader& input, queue::Submission& submission)
+{
+    std::size_t rejected = 0;
     std::uint64_t number = 0;
     while (true) {
-        const auto lines = read_chunk(input, submission->chunk_size());
+        const auto lines = read_chunk(input, submission.chunk_size());
         if (lines.empty()) {
-            break;
+            return rejected;
         }
         std::vector<queue::CommandToQueue> chunk;
         chunk.reserve(lines.size());
@@ -62,10 +97,42 @@ int submit(const SubmitOptions& options)
             chunk.push_back({line.line.text, number});
         }
         if (!chunk.empty()) {
-            submission->add(chunk);
+            submission.add(chunk);
         }
     }
+}
+
+int submit(const SubmitOptions& options)
+{
+    if (!options.command.empty() && !options.inputs.empty()) {
+        throw UsageError(fmt::format("submit queues the command after -- or the commands of "
+                                     "FILEs ({}), not both",
+                                     fmt::join(options.inputs, ", ")));
+    }
+    queue::SubmissionSettings settings;
+    // Each job runs as it was submitted: here, with this environment and umask, as us.
+    settings.context = sys::this_process_context();
+    settings.submitter = {getuid(), sys::user_name(getuid()), queue::this_host()};
+    settings.priority = options.priority;
+    settings.front = options.front;
+    settings.key = read_key(options.queue);
+    settings.connect_timeout = to_milliseconds(options.connect_timeout_seconds);
+    if (!options.no_start) {
+        settings.start_worker = start_worker;
+    }
+    std::optional<sys::InputReader> input;
+    if (options.command.empty()) {
+        input.emplace(options.inputs, std::nullopt);
+    }
+    const auto submission = open_submission(options.queue, std::move(settings));
+    std::size_t rejected = 0; // commands that cannot run (a NUL byte, over 16 MiB)
+    if (!options.command.empty()) {
+        submission->add({{command_of(options.command), 1}});
+    } else {
+        rejected = submit_inputs(*input, *submission);
+    }
     submission->close();
+    print_ids(options, submission->ids());
     if (!options.wait) {
         return exit_status_for_failures(rejected);
     }
@@ -79,6 +146,19 @@ int submit(const SubmitOptions& options)
 
 } // namespace
 
+void take_submitted_command(std::vector<std::string>& args, std::vector<std::string>& command)
+{
+    const auto end = std::find(args.begin(), args.end(), "--");
+    if (end == args.end()) {
+        return;
+    }
+    command.assign(end + 1, args.end());
+    args.erase(end, args.end());
+    if (command.empty()) {
+        throw UsageError("submit --: no command after --");
+    }
+}
+
 CLI::App* add_submit_command(CLI::App& app, SubmitOptions& options)
 {
     auto* submit =
@@ -87,7 +167,8 @@ CLI::App* add_submit_command(CLI::App& app, SubmitOptions& options)
     add_queue_options(*submit, options.queue, true);
     submit
         ->add_option("FILE", options.inputs,
-                     "Command files read in order ('-' is stdin; default: stdin)")
+                     "Command files read in order ('-' is stdin; default: stdin); or, after --, "
+                     "one command and its arguments (quoted for the shell as given)")
         ->type_name("");
     submit->add_flag(
         "--wait", options.wait,
@@ -117,7 +198,15 @@ CLI::App* add_submit_command(CLI::App& app, SubmitOptions& options)
                      "Start no worker when none serves the local queue (by default the first "
                      "submit starts one in the background, on the GPUs a run would use)")
         ->envname("GPUSCHED_NO_START");
+    submit->add_flag("--json", options.json,
+                     "Print the ids queued as JSON ({\"queue\": NAME, \"ids\": [...]}) "
+                     "rather than as ranges (12-19)");
     submit->add_flag("-q,--quiet", options.quiet, "Log only errors");
+    submit->footer("Prints the ids it queued on stdout (12, or 12-19), so that a script can "
+                   "follow them:\n"
+                   "  id=$(gpusched submit -- python train.py --lr 0.1) && gpusched wait $id\n"
+                   "  gpusched submit commands.txt\n"
+                   "  echo 'python eval.py' | gpusched submit --priority 5\n");
     return submit;
 }
 

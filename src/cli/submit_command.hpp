@@ -18,10 +18,19 @@ struct SubmitOptions {
     long long priority = 0; // higher runs first
     bool front = false;     // ahead of the queued jobs of its priority
     bool no_start = false;  // start no worker, even when none serves the local queue
+    bool json = false;      // the ids queued, as JSON
+    // `submit [OPTIONS] -- CMD ARGS...`: one command, its words as given (quoted for the
+    // shell when queued), instead of the inputs.
+    std::vector<std::string> command;
 };
 
-// `gpusched submit --redis URL [--queue NAME] [--wait] [FILE ...]`: queues the commands of the
-// inputs (read by the rules of a run) for the workers; with --wait, follows them to their end.
+// Takes what follows `--` in `submit`'s arguments (`args`, the subcommand first) as the one
+// command to queue: out of `args`, into `command`.
+void take_submitted_command(std::vector<std::string>& args, std::vector<std::string>& command);
+
+// `gpusched submit [--redis URL] [--queue NAME] [--wait] [FILE ... | -- CMD ARGS...]`: queues
+// the commands of the inputs (read by the rules of a run), or one command, for the workers,
+// and prints the ids queued; with --wait, follows them to their end.
 CLI::App* add_submit_command(CLI::App& app, SubmitOptions& options);
 int run_submit(const SubmitOptions& options);
 

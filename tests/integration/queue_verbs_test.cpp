@@ -255,6 +255,40 @@ TEST_P(QueueVerbs, PurgeRemovesEndedJobsButNotQueuedOnes)
     EXPECT_NE(recent.out.find("0 ended jobs removed"), std::string::npos) << recent.out;
 }
 
+// Submit prints the ids it queued, for a script (`id=$(gpusched submit -- ...)`), and queues
+// the words after `--` as one command, each argument as given.
+TEST_P(QueueVerbs, SubmitPrintsItsIdsAndQueuesTheCommandAfterDashes)
+{
+    const auto out = m_dir / "argument";
+    auto one = command("submit", {"--no-start", "--", "sh", "-c", "printf '%s' \"$1\" > \"$2\"",
+                                  "sh", "it's $HOME; a b", out.string()});
+    const auto queued = run(m_dir, one);
+    ASSERT_EQ(queued.exit_status, 0) << queued.err;
+    EXPECT_EQ(queued.out, "1\n");
+    const auto three = run(m_dir, submit("true\ntrue\ntrue\n"));
+    EXPECT_EQ(three.out, "2-4\n");
+    const auto json = run(m_dir, submit("true\n", {"--json"}));
+    ASSERT_EQ(json.exit_status, 0) << json.err;
+    const auto parsed = nlohmann::json::parse(json.out);
+    EXPECT_EQ(parsed["ids"], nlohmann::json::array({5}));
+    start_worker("0");
+    const auto waited = gpusched("wait", {"1"});
+    EXPECT_EQ(waited.exit_status, 0) << waited.err;
+    EXPECT_EQ(read_file(out), "it's $HOME; a b");
+    // What submit printed, as the verbs take it.
+    const auto all = gpusched("wait", {"2-4,5"});
+    EXPECT_EQ(all.exit_status, 0) << all.err;
+    EXPECT_NE(all.err.find("4 jobs: 4 succeeded"), std::string::npos) << all.err;
+    for (const auto* bad : {"4-2", "3,", "x", "0-2", "1-"}) {
+        EXPECT_EQ(gpusched("wait", {bad}).exit_status, 255) << bad;
+    }
+
+    EXPECT_EQ(run(m_dir, command("submit", {"--no-start", "--"})).exit_status, 255);
+    const auto both = run(m_dir, command("submit", {"--no-start", "file.txt", "--", "true"}));
+    EXPECT_EQ(both.exit_status, 255) << both.err;
+    EXPECT_NE(both.err.find("not both"), std::string::npos) << both.err;
+}
+
 // A Redis server stopped (SIGSTOP) while the commands talk to it: each gives up after its
 // command timeout with an error that says the server did not answer, and none hangs. (The
 // local queue's counterpart, a write lock held by a stopped process, is in sqlite_queue_test.cpp.)

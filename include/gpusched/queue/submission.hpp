@@ -75,8 +75,9 @@ public:
     virtual void add(const std::vector<CommandToQueue>& commands) = 0;
     // Everything is queued: says how much, and where.
     virtual void close() = 0;
-    // How many jobs were queued.
+    // How many jobs were queued, and their ids in the order queued.
     virtual std::size_t size() const = 0;
+    virtual std::vector<std::int64_t> ids() const = 0;
     // Follows the jobs to their end, calling `report` for each as it ends (true when it
     // succeeded); how many did not succeed. A job lost on the way (removed, or the queue
     // reset) is thrown, naming it.

@@ -115,6 +115,15 @@ public:
     }
 
     std::size_t size() const override { return m_ids.size(); }
+    std::vector<std::int64_t> ids() const override
+    {
+        std::vector<std::int64_t> numbers;
+        numbers.reserve(m_ids.size());
+        for (const auto& id : m_ids) {
+            numbers.push_back(std::strtoll(id.c_str(), nullptr, 10));
+        }
+        return numbers;
+    }
 
     std::size_t wait(const std::function<bool(const EndedJob&)>& report) override;
 

@@ -89,6 +89,7 @@ public:
     }
 
     std::size_t size() const override { return m_ids.size(); }
+    std::vector<std::int64_t> ids() const override { return m_ids; }
 
     std::size_t wait(const std::function<bool(const EndedJob&)>& report) override
     {
