@@ -63,6 +63,35 @@ struct Run {
     }
 };
 
+// Where the last `lines` lines of a stream of `size` bytes begin: read from its end in
+// windows that grow until they hold that many, so a job's 100 MB of output is not read to show
+// its last lines. `read(from)` returns the stream from byte `from` on.
+template <class Read>
+std::uint64_t start_of_last_lines(std::uint64_t size, std::size_t lines, Read read)
+{
+    if (lines == 0) {
+        return size;
+    }
+    for (std::uint64_t window = 64 * 1024;; window *= 4) {
+        const std::uint64_t from = size > window ? size - window : 0;
+        const auto text = read(from);
+        // A last line without its newline is a line too.
+        auto end = text.size();
+        if (end > 0 && text[end - 1] == '\n') {
+            --end;
+        }
+        std::size_t found = 0;
+        for (auto at = end; at > 0; --at) {
+            if (text[at - 1] == '\n' && ++found == lines) {
+                return from + at;
+            }
+        }
+        if (from == 0) {
+            return 0;
+        }
+    }
+}
+
 } // namespace
 
 int run_logs(const JobCommandOptions& options)
@@ -77,6 +106,7 @@ int run_logs(const JobCommandOptions& options)
     bool said_waiting = false;
     bool said_partial = false;
     bool said_where = false;
+    bool tail_placed = false;
     std::optional<Run> following;
     while (true) {
         // The record first: when it says the job ended, the files read after it are whole.
@@ -112,6 +142,18 @@ int run_logs(const JobCommandOptions& options)
                        job.submitter.user.empty() ? "" : " (" + job.submitter.describe() + ")",
                        shorten_command(job.command));
             said_where = true;
+        }
+        const auto sizes = options.tail && !tail_placed ? queue->output_sizes(job)
+                                                        : queue::QueueBackend::OutputSizes{};
+        if (options.tail && !tail_placed && (job.ended_state() || sizes.out + sizes.err > 0)) {
+            // Once, at the first output there is: the follow goes on from its end.
+            out_at = start_of_last_lines(sizes.out, *options.tail, [&](std::uint64_t from) {
+                return queue->output(job, from, sizes.err).out;
+            });
+            err_at = start_of_last_lines(sizes.err, *options.tail, [&](std::uint64_t from) {
+                return queue->output(job, sizes.out, from).err;
+            });
+            tail_placed = true;
         }
         const auto output = queue->output(job, out_at, err_at);
         if (!output.complete && !said_partial) {

@@ -242,6 +242,12 @@ JobCommands add_job_commands(CLI::App& app, JobCommandOptions& options)
     commands.logs->add_flag("-f,--follow", options.follow,
                             "Keep showing what it writes until it ends (waiting for it to "
                             "start if it is queued)");
+    commands.logs
+        ->add_option("-n,--tail", options.tail,
+                     "Show only the last N lines of each stream (then, with --follow, what "
+                     "comes next)")
+        ->transform(whole_number_check(0, 1'000'000'000))
+        ->type_name("N");
 
     commands.wait = app.add_subcommand(
         "wait", "Wait until jobs end; exit as a run would (0, or how many failed)");

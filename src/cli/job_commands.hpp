@@ -22,6 +22,7 @@ struct JobCommandOptions {
     std::vector<std::string> ids;
     std::string gpu;
     bool follow = false;
+    std::optional<std::size_t> tail; // logs: only the last N lines of each stream, to begin with
     double connect_timeout_seconds = 10; // wait: how long a Redis out of reach is waited for
 };
 

@@ -289,6 +289,23 @@ TEST_P(QueueVerbs, SubmitPrintsItsIdsAndQueuesTheCommandAfterDashes)
     EXPECT_NE(both.err.find("not both"), std::string::npos) << both.err;
 }
 
+// `logs --tail N` shows the last N lines of each stream, however long the output.
+TEST_P(QueueVerbs, LogsTailShowsTheLastLinesOfEachStream)
+{
+    const auto ids = submit_jobs("seq 1 200000; seq 1 5 | sed s/^/e/ >&2\n");
+    ASSERT_EQ(ids.size(), 1u);
+    start_worker("0");
+    const auto id = std::to_string(ids[0]);
+    ASSERT_EQ(gpusched("wait", {id}).exit_status, 0);
+    const auto tail = gpusched("logs", {"--tail", "3", id});
+    EXPECT_EQ(tail.exit_status, 0) << tail.err;
+    EXPECT_EQ(tail.out, "199998\n199999\n200000\n");
+    EXPECT_NE(tail.err.find("e3\ne4\ne5\n"), std::string::npos) << tail.err;
+    EXPECT_EQ(tail.err.find("e2\n"), std::string::npos) << "three lines of each stream";
+    EXPECT_EQ(gpusched("logs", {"--tail", "0", id}).out, "");
+    EXPECT_EQ(gpusched("logs", {"--tail", "-1", id}).exit_status, 255);
+}
+
 // A Redis server stopped (SIGSTOP) while the commands talk to it: each gives up after its
 // command timeout with an error that says the server did not answer, and none hangs. (The
 // local queue's counterpart, a write lock held by a stopped process, is in sqlite_queue_test.cpp.)

@@ -53,6 +53,12 @@ public:
     // What job `job` wrote, from byte `out_from` of its stdout and `err_from` of its stderr.
     virtual JobOutput output(const JobRecord& job, std::uint64_t out_from,
                              std::uint64_t err_from) = 0;
+    // How much of each stream output() has to give now, in bytes.
+    struct OutputSizes {
+        std::uint64_t out = 0;
+        std::uint64_t err = 0;
+    };
+    virtual OutputSizes output_sizes(const JobRecord& job) = 0;
 };
 
 } // namespace gpusched::queue

@@ -249,4 +249,13 @@ JobOutput RedisQueueBackend::output(const JobRecord& job, std::uint64_t out_from
             tail_from(found.field("err_tail"), err_from), found.field("complete") != "0"};
 }
 
+QueueBackend::OutputSizes RedisQueueBackend::output_sizes(const JobRecord& job)
+{
+    if (!job.ended_state()) {
+        return {};
+    }
+    const auto found = checked(m_queue.fetch(m_redis, std::to_string(job.id)));
+    return {found.field("out_tail").size(), found.field("err_tail").size()};
+}
+
 } // namespace gpusched::queue

@@ -142,4 +142,17 @@ JobOutput SqliteQueueBackend::output(const JobRecord& job, std::uint64_t out_fro
     return {read_from(paths.out, out_from), read_from(paths.err, err_from), true};
 }
 
+QueueBackend::OutputSizes SqliteQueueBackend::output_sizes(const JobRecord& job)
+{
+    if (job.output.empty()) {
+        return {};
+    }
+    const auto paths = sys::last_output_of(job.output, static_cast<JobId>(job.id));
+    std::error_code error;
+    const auto out = std::filesystem::file_size(paths.out, error);
+    const auto out_size = error ? 0 : out;
+    const auto err = std::filesystem::file_size(paths.err, error);
+    return {out_size, error ? 0 : err};
+}
+
 } // namespace gpusched::queue

@@ -30,6 +30,7 @@ public:
     std::int64_t purge(std::optional<double> ended_before) override;
     JobOutput output(const JobRecord& job, std::uint64_t out_from,
                      std::uint64_t err_from) override;
+    OutputSizes output_sizes(const JobRecord& job) override;
 
 private:
     template <typename T> T checked(std::optional<T> answer);

@@ -26,6 +26,7 @@ public:
     std::int64_t purge(std::optional<double> ended_before) override;
     JobOutput output(const JobRecord& job, std::uint64_t out_from,
                      std::uint64_t err_from) override;
+    OutputSizes output_sizes(const JobRecord& job) override;
 
 private:
     void reclaim_gone_workers();
