@@ -8,6 +8,7 @@
 #include "job_commands.hpp"
 #include "manual.hpp"
 #include "queue_command.hpp"
+#include "workers_command.hpp"
 #include "hypersearch_command.hpp"
 #include "report_command.hpp"
 #include "run_command.hpp"
@@ -157,6 +158,8 @@ int run(int argc, char** argv)
     auto* worker = add_worker_command(app, worker_options);
     QueueCommandOptions queue_options;
     auto* queue = add_queue_command(app, queue_options);
+    WorkersOptions workers_options;
+    auto* workers = add_workers_command(app, workers_options);
     JobCommandOptions job_options;
     const auto job_commands = add_job_commands(app, job_options);
 
@@ -244,6 +247,9 @@ int run(int argc, char** argv)
     }
     if (*queue) {
         return run_queue(queue_options);
+    }
+    if (*workers) {
+        return run_workers(workers_options);
     }
     if (const auto status = run_job_command(job_commands, job_options)) {
         return *status;

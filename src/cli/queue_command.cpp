@@ -120,6 +120,7 @@ int show_queue(queue::QueueBackend& queue, const QueueCommandOptions& options)
             json["workers"].push_back({{"id", worker.id},
                                        {"host", worker.host},
                                        {"pid", worker.pid},
+                                       {"user", worker.user},
                                        {"gpus", worker.gpus},
                                        {"since", worker.since}});
         }
@@ -158,7 +159,8 @@ int show_queue(queue::QueueBackend& queue, const QueueCommandOptions& options)
         fmt::print("workers   none: start one with `gpusched worker`\n");
     }
     for (const auto& worker : listing.workers) {
-        fmt::print("worker    {} (pid {}) on GPUs {} {}\n", worker.host, worker.pid,
+        fmt::print("worker    {} (pid {}{}) on GPUs {} {}\n", worker.host, worker.pid,
+                   worker.user.empty() ? "" : ", " + worker.user,
                    worker.gpus.empty() ? "-" : worker.gpus, since(worker.since));
     }
     for (const auto& job : listing.running) {

@@ -32,7 +32,7 @@ std::string bash_completes(const std::vector<std::string>& words,
 
 TEST(Completion, BashCompletesCommandsAndTheirOptions)
 {
-    EXPECT_EQ(bash_completes({"gpusched", "wo"}), "worker\n");
+    EXPECT_EQ(bash_completes({"gpusched", "wo"}), "worker workers\n");
     EXPECT_EQ(bash_completes({"gpusched", "exec", "--no"}), "--no-wait\n");
     EXPECT_EQ(bash_completes({"gpusched", "--gpus", "0", "--dry"}), "--dry-run\n");
     EXPECT_EQ(bash_completes({"gpusched", "submit", "--wa"}), "--wait\n");

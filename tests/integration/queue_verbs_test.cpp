@@ -289,6 +289,30 @@ TEST_P(QueueVerbs, SubmitPrintsItsIdsAndQueuesTheCommandAfterDashes)
     EXPECT_NE(both.err.find("not both"), std::string::npos) << both.err;
 }
 
+// `gpusched workers` lists each worker with its host, pid, user, GPUs and running jobs.
+TEST_P(QueueVerbs, WorkersListsEachWorkerWithItsUserGpusAndRunningJobs)
+{
+    const auto empty = gpusched("workers");
+    EXPECT_EQ(empty.exit_status, 0) << empty.err;
+    EXPECT_NE(empty.out.find("no worker"), std::string::npos) << empty.out;
+    const auto started = m_dir / "started";
+    submit_jobs(fmt::format("touch {}; sleep 30\n", started.string()));
+    auto& worker = start_worker("GPU-a0,GPU-a1");
+    ASSERT_TRUE(eventually([&] { return fs::exists(started); })) << worker_err(0);
+    const auto listed = gpusched("workers", {"--json"});
+    ASSERT_EQ(listed.exit_status, 0) << listed.err;
+    const auto json = nlohmann::json::parse(listed.out);
+    ASSERT_EQ(json["workers"].size(), 1u) << json;
+    const auto& entry = json["workers"][0];
+    EXPECT_EQ(entry["pid"], worker.pid());
+    EXPECT_EQ(entry["user"], "root");
+    EXPECT_EQ(entry["gpus"], "GPU-a0,GPU-a1");
+    EXPECT_EQ(entry["running"], 1);
+    const auto text = gpusched("workers");
+    EXPECT_NE(text.out.find(std::to_string(worker.pid())), std::string::npos) << text.out;
+    EXPECT_NE(text.out.find("GPU-a0,GPU-a1"), std::string::npos) << text.out;
+}
+
 // `logs --tail N` shows the last N lines of each stream, however long the output.
 TEST_P(QueueVerbs, LogsTailShowsTheLastLinesOfEachStream)
 {

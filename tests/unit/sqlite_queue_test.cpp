@@ -267,7 +267,7 @@ TEST_F(SqliteQueueFile, TheSchemaVersionIsKeptInTheHeaderAndAnOlderDatabaseIsBro
                          "directory; ALTER TABLE batches DROP COLUMN environment; ALTER TABLE "
                          "batches DROP COLUMN umask; ALTER TABLE batches DROP COLUMN uid; ALTER "
                          "TABLE batches DROP COLUMN user; UPDATE meta SET value = '1' WHERE key "
-                         "= 'schema'; PRAGMA user_version = 0");
+                         "= 'schema'; ALTER TABLE workers DROP COLUMN user; PRAGMA user_version = 0");
     }
     Database database(db_path(), 1s);
     prepare_sqlite_queue_schema(database);

@@ -75,6 +75,7 @@ struct WorkerRecord {
     std::int64_t pid = 0;
     std::string gpus;
     double since = 0;
+    std::string user{}; // whose it is ("" where not recorded)
 };
 
 struct QueueListing {

@@ -124,14 +124,14 @@ redis.call('HINCRBY', KEYS[3], 'returned', 1)
 return 1
 )lua");
 
-// KEYS: workers, worker:WORKER, marker. ARGV: worker, description, lease (ms).
+// KEYS: workers, worker:WORKER, marker. ARGV: worker, description, lease (ms), user.
 // Reply: {marker or '', {workers whose leases ran out}, ms until the next lease of another
 // worker runs out or -1}.
 const LuaScript k_heartbeat(R"lua(
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 redis.call('ZADD', KEYS[1], now + tonumber(ARGV[3]), ARGV[1])
-redis.call('HSET', KEYS[2], 'about', ARGV[2], 'lease_ms', ARGV[3], 'seen', now)
+redis.call('HSET', KEYS[2], 'about', ARGV[2], 'lease_ms', ARGV[3], 'seen', now, 'user', ARGV[4])
 redis.call('HSETNX', KEYS[2], 'since', now)
 local expired = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', '(' .. now)
 local next = -1
@@ -339,11 +339,11 @@ RedisCommand RedisQueue::give_back(const std::string& worker, const std::string&
 }
 
 RedisCommand RedisQueue::heartbeat(const std::string& worker, const std::string& description,
-                                 long long lease_ms) const
+                                 long long lease_ms, const std::string& user) const
 {
     return RedisCommand::call(k_heartbeat,
                               {key("workers"), key("worker:" + worker), key("marker")},
-                              {worker, description, std::to_string(lease_ms)});
+                              {worker, description, std::to_string(lease_ms), user});
 }
 
 std::optional<HeartbeatReply> RedisQueue::read_heartbeat(const RedisReply& reply)

@@ -52,6 +52,9 @@ WorkerRecord to_worker(const RedisQueue::Snapshot::Worker& worker)
             record.gpus = about->second.substr(gpus_at + 6);
         }
     }
+    if (const auto user = worker.fields.find("user"); user != worker.fields.end()) {
+        record.user = user->second;
+    }
     for (const char* field : {"since", "seen"}) {
         const auto found = worker.fields.find(field);
         if (found != worker.fields.end()) {

@@ -195,7 +195,7 @@ void RedisWorkerStore::heartbeat()
     m_next_heartbeat = Clock::now() + m_settings.lease_timeout / 3;
     m_control.send(m_queue.heartbeat(m_worker,
                                      fmt::format("{} GPUs {}", m_settings.host, m_settings.gpus),
-                                     m_settings.lease_timeout.count()),
+                                     m_settings.lease_timeout.count(), m_user),
                    [this](RedisResult result) {
                        m_heartbeat_in_flight = false;
                        if (!result.ok()) {

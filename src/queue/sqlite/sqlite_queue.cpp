@@ -20,7 +20,8 @@ constexpr std::int64_t k_front_block = std::int64_t{1} << 32;
 // The version of the tables below, kept in the database header (PRAGMA user_version) and in
 // meta; a database made by a later version is not touched.
 // 1: the tables below but jobs.output. 2: jobs.output, the directory a job's output files
-// are in. 3: who submitted each batch, from where and with what (batches.directory, ...).
+// are in. 3: who submitted each batch, from where and with what (batches.directory, ...), and
+// whose each worker is (workers.user).
 constexpr int k_schema_version = 3;
 
 // A batch is one submission: its jobs run in its directory, with its environment (NAME=VALUE
@@ -83,7 +84,8 @@ CREATE TABLE IF NOT EXISTS workers (
     host TEXT NOT NULL,
     pid INTEGER NOT NULL,
     gpus TEXT NOT NULL,
-    since REAL NOT NULL
+    since REAL NOT NULL,
+    user TEXT
 );
 CREATE TABLE IF NOT EXISTS pauses (
     queue TEXT NOT NULL,
@@ -223,6 +225,7 @@ void make_or_upgrade(Database& database)
         for (const auto column : k_batch_columns_of_schema_3) {
             database.execute(fmt::format("ALTER TABLE batches ADD COLUMN {}", column));
         }
+        database.execute("ALTER TABLE workers ADD COLUMN user TEXT");
     }
     // meta keeps the version too, for the versions of gpusched that read it there.
     database.prepare("INSERT OR REPLACE INTO meta (key, value) VALUES ('schema', ?)")
@@ -391,14 +394,15 @@ void SqliteQueue::add_worker(const WorkerRecord& worker)
 {
     m_database.write([&] {
         m_database
-            .prepare("INSERT OR REPLACE INTO workers (id, queue, host, pid, gpus, since) "
-                     "VALUES (?, ?, ?, ?, ?, ?)")
+            .prepare("INSERT OR REPLACE INTO workers (id, queue, host, pid, gpus, since, user) "
+                     "VALUES (?, ?, ?, ?, ?, ?, nullif(?, ''))")
             .bind(1, worker.id)
             .bind(2, m_name)
             .bind(3, worker.host)
             .bind(4, worker.pid)
             .bind(5, worker.gpus)
             .bind(6, worker.since)
+            .bind(7, worker.user)
             .run();
     });
 }
@@ -413,12 +417,13 @@ void SqliteQueue::remove_worker(const std::string& worker)
 std::vector<WorkerRecord> SqliteQueue::workers()
 {
     auto query = m_database.prepare(
-        "SELECT id, host, pid, gpus, since FROM workers WHERE queue = ? ORDER BY since");
+        "SELECT id, host, pid, gpus, since, coalesce(user, '') FROM workers WHERE queue = ? "
+        "ORDER BY since");
     query.bind(1, m_name);
     std::vector<WorkerRecord> workers;
     while (query.step()) {
-        workers.push_back(
-            {query.text(0), query.text(1), query.integer(2), query.text(3), query.real(4)});
+        workers.push_back({query.text(0), query.text(1), query.integer(2), query.text(3),
+                           query.real(4), query.text(5)});
     }
     query.reset();
     return workers;

@@ -59,7 +59,8 @@ SqliteWorkerStore::SqliteWorkerStore(SqliteWorkerSettings settings)
     m_database_file = database_file();
     // Present first, then listed: a worker listed is never taken for dead while it starts.
     m_queue.add_worker(
-        {m_worker, m_settings.host, getpid(), m_settings.gpus, seconds_since_epoch()});
+        {m_worker, m_settings.host, getpid(), m_settings.gpus, seconds_since_epoch(),
+         sys::user_name(m_uid)});
     reclaim_dead();
     expire_old_jobs();
     spdlog::info("worker {} on queue {} ({})", m_worker, m_settings.queue,
@@ -92,7 +93,8 @@ void SqliteWorkerStore::set_gpus(std::string gpus)
     m_settings.gpus = std::move(gpus);
     attempt("noting the worker's GPUs", [&] {
         m_queue.add_worker(
-            {m_worker, m_settings.host, getpid(), m_settings.gpus, seconds_since_epoch()});
+            {m_worker, m_settings.host, getpid(), m_settings.gpus, seconds_since_epoch(),
+         sys::user_name(m_uid)});
     });
 }
 

@@ -103,7 +103,7 @@ public:
     // Notes the worker alive until `lease_ms` from now (its own lease, which governs its
     // jobs); replies with the marker and the workers whose leases ran out.
     RedisCommand heartbeat(const std::string& worker, const std::string& description,
-                           long long lease_ms) const;
+                           long long lease_ms, const std::string& user) const;
     static std::optional<HeartbeatReply> read_heartbeat(const RedisReply& reply);
     // Returns every job of `worker` to the head of the queue and forgets the worker; the
     // reply is how many went back. For a worker whose lease ran out, and for one leaving.

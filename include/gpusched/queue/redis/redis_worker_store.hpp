@@ -5,6 +5,9 @@
 #include <gpusched/queue/redis/redis_queue.hpp>
 #include <gpusched/queue/redis/result_spool.hpp>
 #include <gpusched/queue/worker_store.hpp>
+#include <gpusched/sys/user_account.hpp>
+
+#include <unistd.h>
 
 #include <chrono>
 #include <filesystem>
@@ -138,6 +141,7 @@ private:
     std::optional<Clock::time_point> m_give_up_at;
     std::map<std::string, SharedJobContext> m_contexts; // by digest: read and checked
     std::string m_last_context; // the digest of the context read last, not fetched again
+    std::string m_user = sys::user_name(geteuid()); // whose worker it is, for listings
 };
 
 } // namespace gpusched::queue

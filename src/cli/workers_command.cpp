@@ -1,0 +1,68 @@
+#include "workers_command.hpp"
+
+#include "open_queue.hpp"
+
+#include <gpusched/exit_status.hpp>
+#include <gpusched/job_messages.hpp>
+#include <gpusched/wall_clock.hpp>
+
+#include <fmt/chrono.h>
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include <map>
+
+namespace gpusched::cli {
+
+CLI::App* add_workers_command(CLI::App& app, WorkersOptions& options)
+{
+    auto* command = app.add_subcommand(
+        "workers", "List the workers serving a queue: host, pid, user, GPUs, since when, and "
+                   "how many jobs each runs");
+    add_queue_options(*command, options.queue, false);
+    command->add_flag("--json", options.json, "Print JSON instead of text");
+    return command;
+}
+
+int run_workers(const WorkersOptions& options)
+{
+    const auto queue = open_queue(options.queue);
+    // No queued or ended job is listed: only the workers, and the running jobs to count.
+    const auto listing = queue->list(0, 0);
+    std::map<std::string, std::size_t> running;
+    for (const auto& job : listing.running) {
+        ++running[job.worker];
+    }
+    if (options.json) {
+        auto workers = nlohmann::ordered_json::array();
+        for (const auto& worker : listing.workers) {
+            workers.push_back({{"id", worker.id},
+                               {"host", worker.host},
+                               {"pid", worker.pid},
+                               {"user", worker.user},
+                               {"gpus", worker.gpus},
+                               {"since", worker.since},
+                               {"running", running[worker.id]}});
+        }
+        const nlohmann::ordered_json json = {
+            {"queue", options.queue.queue}, {"where", queue->describe()}, {"workers", workers}};
+        fmt::print("{}\n",
+                   json.dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace));
+        return k_exit_success;
+    }
+    if (listing.workers.empty()) {
+        fmt::print("{}: no worker (start one with `gpusched worker`)\n", queue->describe());
+        return k_exit_success;
+    }
+    fmt::print("{:<28} {:<16} {:>8} {:<12} {:<16} {:<9} {}\n", "WORKER", "HOST", "PID", "USER",
+               "GPUS", "SINCE", "RUNNING");
+    for (const auto& worker : listing.workers) {
+        fmt::print("{:<28} {:<16} {:>8} {:<12} {:<16} {:%H:%M:%S}  {}\n", worker.id, worker.host,
+                   worker.pid, worker.user.empty() ? "-" : worker.user,
+                   worker.gpus.empty() ? "-" : worker.gpus, local_time_of(worker.since),
+                   running[worker.id]);
+    }
+    return k_exit_success;
+}
+
+} // namespace gpusched::cli
