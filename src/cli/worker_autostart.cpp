@@ -12,6 +12,8 @@
 #include <sys/wait.h>
 
 #include <chrono>
+#include <cstdlib>
+#include <string_view>
 #include <thread>
 
 extern char** environ;
@@ -75,6 +77,19 @@ pid_t spawn_worker(const std::vector<std::string>& arguments, const std::filesys
 
 void start_worker(const queue::WorkerToStart& worker)
 {
+    // Inside a job, CUDA_VISIBLE_DEVICES names that job's GPUs: a worker started from here
+    // would keep them, and only them, for good.
+    const char* job = std::getenv("GPUSCHED_JOB_ID");
+    const char* job_gpu = std::getenv("GPUSCHED_GPU");
+    const char* visible = std::getenv("CUDA_VISIBLE_DEVICES");
+    if (job != nullptr && job_gpu != nullptr && visible != nullptr &&
+        std::string_view(job_gpu) == visible) {
+        spdlog::warn("no worker serves queue {}, and none is started from inside job {}: it "
+                     "would run every job on that job's GPU {} alone; the jobs wait for "
+                     "`gpusched worker` (started with the GPUs it should use)",
+                     worker.queue, job, job_gpu);
+        return;
+    }
     const auto log = log_path_of(worker.beside, worker.queue);
     const pid_t pid = spawn_worker(worker.arguments, log);
     const auto give_up = std::chrono::steady_clock::now() + k_start_wait;

@@ -348,6 +348,39 @@ TEST_F(SharedDatabase, ADatabaseOthersCanWriteIsRefusedBySubmitAndWorker)
     EXPECT_GE(queue_status()["queued"], 1);
 }
 
+// A submit from inside a job (its one GPU in CUDA_VISIBLE_DEVICES) starts no worker on that
+// GPU alone, and says so; a submit whose CUDA_VISIBLE_DEVICES names other GPUs than the
+// worker's says where its jobs run.
+TEST_F(SharedDatabase, ASubmitSaysWhichGpusItsJobsGetAndStartsNoWorkerFromInsideAJob)
+{
+    auto from_a_job = command("submit", {}, "true\n");
+    from_a_job.env["GPUSCHED_JOB_ID"] = "7";
+    from_a_job.env["GPUSCHED_GPU"] = "3";
+    from_a_job.env["CUDA_VISIBLE_DEVICES"] = "3";
+    const auto inside = run(m_dir, from_a_job);
+    EXPECT_EQ(inside.exit_status, 0) << inside.err;
+    EXPECT_NE(inside.err.find("none is started from inside job 7"), std::string::npos)
+        << inside.err;
+    EXPECT_TRUE(queue_status()["workers"].empty());
+
+    start_worker("0,1");
+    ASSERT_TRUE(eventually([&] {
+        const auto workers = queue_status()["workers"];
+        return workers.size() == 1 && workers[0]["gpus"] == "0,1";
+    }));
+    auto elsewhere = submit("true\n");
+    elsewhere.env["CUDA_VISIBLE_DEVICES"] = "2,3";
+    const auto other = run(m_dir, elsewhere);
+    EXPECT_EQ(other.exit_status, 0) << other.err;
+    EXPECT_NE(other.err.find("CUDA_VISIBLE_DEVICES=2,3 here, but queue default is served on "
+                             "GPUs 0,1"),
+              std::string::npos)
+        << other.err;
+    auto same = submit("true\n");
+    same.env["CUDA_VISIBLE_DEVICES"] = "0,1";
+    EXPECT_EQ(run(m_dir, same).err.find("CUDA_VISIBLE_DEVICES"), std::string::npos);
+}
+
 // Where a job's output files go when a worker has no state directory ($HOME unset): a name in
 // the temporary directory that another user could take first and plant links in. A worker
 // refuses a directory there that is not its own, rather than write its jobs' output through

@@ -8,8 +8,10 @@
 #include <gpusched/sys/lease_socket.hpp>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <chrono>
 #include <set>
 #include <thread>
@@ -75,6 +77,7 @@ public:
     {
         spdlog::info("{} submitted to queue {} in {}", jobs(m_ids.size()), m_settings.queue,
                      m_path.string());
+        say_if_other_gpus();
         if (m_settings.start_worker || m_ids.empty()) {
             return;
         }
@@ -119,6 +122,37 @@ public:
     }
 
 private:
+    // The jobs run on the GPUs of the workers that serve the queue, whatever the submitter's
+    // CUDA_VISIBLE_DEVICES says: when it names others, say so (a hint: never throws).
+    void say_if_other_gpus()
+    {
+        const auto& environment = m_settings.context.environment;
+        const auto visible = std::find_if(environment.begin(), environment.end(), [](const auto& v) {
+            return v.starts_with("CUDA_VISIBLE_DEVICES=");
+        });
+        if (visible == environment.end() || m_ids.empty()) {
+            return;
+        }
+        auto wanted = visible->substr(visible->find('=') + 1);
+        std::erase(wanted, ' ');
+        try {
+            const auto workers = m_queue.workers();
+            if (workers.empty() || std::any_of(workers.begin(), workers.end(), [&](const auto& w) {
+                    return w.gpus == wanted || w.gpus.empty(); // empty: not said yet
+                })) {
+                return;
+            }
+            std::vector<std::string> serving;
+            for (const auto& worker : workers) {
+                serving.push_back(fmt::format("{} (pid {})", worker.gpus, worker.pid));
+            }
+            spdlog::warn("CUDA_VISIBLE_DEVICES={} here, but queue {} is served on GPUs {}: its "
+                         "jobs run there (`gpusched worker --gpus {}` serves it on those too)",
+                         wanted, m_settings.queue, fmt::join(serving, ", "), wanted);
+        } catch (const DatabaseError&) {
+        }
+    }
+
     // While it waits, every second: a worker that ended (killed, say, by the OOM killer)
     // left its running jobs behind. They go back to the queue, and when no worker serves it
     // any more, one is started (where the submit may start one) or the wait says why it
