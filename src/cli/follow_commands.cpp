@@ -2,8 +2,8 @@
 // queue again every fraction of a second (a queue never waits on a caller's behalf).
 #include "job_commands.hpp"
 
-#include "job_end_report.hpp"
 #include "command_line_errors.hpp"
+#include "job_end_report.hpp"
 #include "open_queue.hpp"
 #include "option_values.hpp"
 

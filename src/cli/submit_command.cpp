@@ -31,8 +31,6 @@
 namespace gpusched::cli {
 namespace {
 
-// Queues the commands of the inputs, read by the rules of a run, as one batch, chunk by chunk
-// as they come; with --wait, follows them to their end. Whichever store keeps the queue.
 // "12", "12-19", "3,5-7": the ids queued, for a script to capture.
 std::string id_ranges(const std::vector<std::int64_t>& ids)
 {
@@ -102,6 +100,9 @@ std::size_t submit_inputs(sys::InputReader& input, queue::Submission& submission
     }
 }
 
+// Queues the commands of the inputs, read by the rules of a run (or the one command after
+// --), as one batch, chunk by chunk as they come, and prints their ids; with --wait, follows
+// them to their end. Whichever store keeps the queue.
 int submit(const SubmitOptions& options)
 {
     if (!options.command.empty() && !options.inputs.empty()) {
