@@ -13,7 +13,6 @@
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
-#include <sstream>
 #include <fstream>
 
 namespace gpusched::sys {
@@ -35,8 +34,12 @@ std::optional<ProcessStat> read_process_stat(pid_t pid)
     ProcessStat stat;
     long parent = 0;
     long group = 0;
-    if (std::sscanf(text.data() + after_command + 1, " %c %ld %ld", &stat.state, &parent, &group) !=
-        3) {
+    // Fields 3 (the state), 4, 5, then 22 (the start), past the 16 between.
+    const int read_fields = std::sscanf(
+        text.data() + after_command + 1,
+        " %c %ld %ld %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %llu",
+        &stat.state, &parent, &group, &stat.started);
+    if (read_fields < 3) {
         return std::nullopt;
     }
     stat.parent = static_cast<pid_t>(parent);
@@ -132,27 +135,13 @@ bool in_another_network_namespace(pid_t pid)
 
 std::optional<double> process_start_time(pid_t pid)
 {
-    // Field 22 of /proc/PID/stat: clock ticks from boot to the process's start; the boot's
-    // time is `btime` in /proc/stat.
-    std::ifstream stat_file(fmt::format("/proc/{}/stat", pid));
-    std::string line;
-    if (!std::getline(stat_file, line)) {
+    const auto stat = read_process_stat(pid);
+    if (!stat || stat->started == 0) {
         return std::nullopt;
     }
-    const auto after_command = line.rfind(')');
-    if (after_command == std::string::npos) {
-        return std::nullopt;
-    }
-    std::istringstream fields(line.substr(after_command + 2));
-    std::string field;
-    // After the command come fields 3 (the state) to 52; the start is field 22.
-    for (int index = 3; index < 22 && fields >> field; ++index) {
-    }
-    unsigned long long ticks = 0;
-    if (!(fields >> ticks)) {
-        return std::nullopt;
-    }
+    // The boot's time is `btime` in /proc/stat.
     std::ifstream system_stat("/proc/stat");
+    std::string line;
     long long boot = -1;
     while (std::getline(system_stat, line)) {
         if (line.starts_with("btime ")) {
@@ -165,7 +154,7 @@ std::optional<double> process_start_time(pid_t pid)
         return std::nullopt;
     }
     return static_cast<double>(boot) +
-           static_cast<double>(ticks) / static_cast<double>(ticks_per_second);
+           static_cast<double>(stat->started) / static_cast<double>(ticks_per_second);
 }
 
 } // namespace gpusched::sys

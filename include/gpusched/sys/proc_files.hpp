@@ -15,6 +15,7 @@ struct ProcessStat {
     char state = 0; // 'Z' or 'X': dead, whatever still holds its pid
     pid_t parent = 0;
     pid_t group = 0;
+    unsigned long long started = 0; // clock ticks from boot to its start (0 when unread)
     bool dead() const { return state == 'Z' || state == 'X'; }
 };
 
