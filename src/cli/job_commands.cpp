@@ -253,14 +253,10 @@ JobCommands add_job_commands(CLI::App& app, JobCommandOptions& options)
         "wait", "Wait until jobs end; exit as a run would (0, or how many failed)");
     add_ids(*commands.wait, options, false,
             "The jobs, by id (default: every job queued or running now)");
-    commands.wait
-        ->add_option("--connect-timeout", options.connect_timeout_seconds,
-                     "How long to keep trying to reach Redis again after it stopped answering "
-                     "(a restart, a stall), before giving up with exit status 75")
-        ->transform(duration_check(false))
-        ->type_name("DURATION")
-        ->capture_default_str()
-        ->envname("GPUSCHED_CONNECT_TIMEOUT");
+    add_connect_timeout_option(*commands.wait, options.connect_timeout_seconds,
+                               "How long to keep trying to reach Redis again after it stopped "
+                               "answering (a restart, a stall), before giving up with exit "
+                               "status 75");
 
     for (auto* command : {commands.cancel, commands.pause, commands.resume, commands.retry,
                           commands.logs, commands.wait}) {

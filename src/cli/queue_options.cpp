@@ -1,6 +1,7 @@
 #include "queue_options.hpp"
 
 #include "help_format.hpp"
+#include "option_values.hpp"
 
 #include <gpusched/errors.hpp>
 #include <gpusched/queue/redis/redis_queue.hpp>
@@ -85,6 +86,15 @@ std::filesystem::path local_database_of(const QueueOptions& options)
         throw UsageError(fmt::format("cannot make {}: {}", state->string(), error.message()));
     }
     return *state / "queue.db";
+}
+
+void add_connect_timeout_option(CLI::App& app, double& seconds, const std::string& description)
+{
+    app.add_option("--connect-timeout", seconds, description)
+        ->transform(duration_check(false))
+        ->type_name("DURATION")
+        ->capture_default_str()
+        ->envname("GPUSCHED_CONNECT_TIMEOUT");
 }
 
 std::optional<std::string> read_key(const QueueOptions& options)

@@ -31,6 +31,9 @@ RedisUrl redis_url_of(const QueueOptions& options);
 std::filesystem::path local_database_of(const QueueOptions& options);
 
 // The shared secret in --key-file (a trailing newline is not part of it), if given.
+// --connect-timeout (GPUSCHED_CONNECT_TIMEOUT): how long a command that rides out a Redis out
+// of reach (submit, wait) keeps trying before it exits with 75. `seconds` holds the default.
+void add_connect_timeout_option(CLI::App& app, double& seconds, const std::string& description);
 std::optional<std::string> read_key(const QueueOptions& options);
 
 } // namespace gpusched::cli

@@ -177,15 +177,10 @@ CLI::App* add_submit_command(CLI::App& app, SubmitOptions& options)
         "Redis answers; when Redis stays out of reach past --connect-timeout it exits with 75, "
         "naming the jobs whose outcome is unknown, and when the queue was reset (FLUSHALL, "
         "Redis restarted without its data) with 255, naming the jobs lost");
-    submit
-        ->add_option("--connect-timeout", options.connect_timeout_seconds,
-                     "How long to keep trying to reach Redis, at the start and after a lost "
-                     "connection (pauses of 0.1 s doubling to 2 s), before giving up with exit "
-                     "status 75")
-        ->transform(duration_check(false))
-        ->type_name("DURATION")
-        ->capture_default_str()
-        ->envname("GPUSCHED_CONNECT_TIMEOUT");
+    add_connect_timeout_option(*submit, options.connect_timeout_seconds,
+                               "How long to keep trying to reach Redis, at the start and after a "
+                               "lost connection (pauses of 0.1 s doubling to 2 s), before giving "
+                               "up with exit status 75");
     submit
         ->add_option("--priority", options.priority,
                      "Run before every queued job of a lower priority (negative: after)")
