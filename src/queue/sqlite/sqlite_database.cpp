@@ -77,14 +77,20 @@ Database::Database(std::filesystem::path path, std::chrono::milliseconds busy_ti
 // A database removed while in use leaves its -wal and -shm behind: a new database made under
 // the same name would take that log for its own and replay the old queue into itself (every
 // finished job queued again). The database itself is what is missing, so they are nobody's.
+//
+// Each file is seen first, the database's absence after: a process making the database at the
+// same moment makes the database before its -wal, so a -wal seen before the database was found
+// missing is not that process's (checked the other way round, a first submit racing another
+// removed the -wal the other had just made).
 void Database::forget_files_of_a_removed_database() const
 {
     std::error_code error;
-    if (std::filesystem::exists(m_path, error) || error) {
-        return;
-    }
     for (const auto* suffix : {"-wal", "-shm", "-journal"}) {
         const std::filesystem::path left = m_path.string() + suffix;
+        if (!std::filesystem::exists(left, error) || error ||
+            std::filesystem::exists(m_path, error) || error) {
+            continue;
+        }
         if (std::filesystem::remove(left, error)) {
             spdlog::warn("database {}: removed {}, left by a database of that name that was "
                          "removed",
