@@ -217,4 +217,20 @@ char process_state(pid_t pid)
     return stat[end_of_name + 2];
 }
 
+bool job_stopped(pid_t pid)
+{
+    const char state = process_state(pid);
+    if (state != 'D') {
+        return state == 'T';
+    }
+    std::istringstream children(read_file(fmt::format("/proc/{0}/task/{0}/children", pid)));
+    pid_t child = 0;
+    while (children >> child) {
+        if (process_state(child) == 'T') {
+            return true;
+        }
+    }
+    return false;
+}
+
 } // namespace gpusched::testing

@@ -66,4 +66,8 @@ private:
 // A process's state letter from /proc (R, S, T, Z...), or '?' once it is gone.
 char process_state(pid_t pid);
 
+// Whether a job's shell is stopped: 'T' itself, or held in vfork ('D') by a child that was
+// stopped before its exec, as dash's `sleep` can be when the stop lands at that moment.
+bool job_stopped(pid_t pid);
+
 } // namespace gpusched::testing

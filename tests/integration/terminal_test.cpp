@@ -196,8 +196,7 @@ TEST_F(Terminal, CtrlZStopsTheJobsWithGpuschedAndSigcontResumesThem)
 
     terminal.type("\x1a"); // Ctrl-Z
     ASSERT_TRUE(terminal.read_until([&] {
-        return process_state(terminal.pid()) == 'T' && process_state(first) == 'T' &&
-               process_state(second) == 'T';
+        return process_state(terminal.pid()) == 'T' && job_stopped(first) && job_stopped(second);
     })) << "gpusched "
         << process_state(terminal.pid()) << ", jobs " << process_state(first) << " "
         << process_state(second) << "\n"
@@ -207,8 +206,7 @@ TEST_F(Terminal, CtrlZStopsTheJobsWithGpuschedAndSigcontResumesThem)
 
     kill(-terminal.pid(), SIGCONT); // as `fg` does, once it has given the terminal back
     ASSERT_TRUE(terminal.read_until([&] {
-        return process_state(terminal.pid()) != 'T' && process_state(first) != 'T' &&
-               process_state(second) != 'T';
+        return process_state(terminal.pid()) != 'T' && !job_stopped(first) && !job_stopped(second);
     })) << "gpusched "
         << process_state(terminal.pid()) << ", jobs " << process_state(first) << " "
         << process_state(second);
@@ -234,11 +232,11 @@ TEST_F(Terminal, TimeStoppedCountsNeitherAgainstTheTimeoutNorInTheRunTime)
     ASSERT_TRUE(terminal.read_until([&] { return job_pid(1) != 0; })) << terminal.written();
     const pid_t job = job_pid(1);
     terminal.type("\x1a");
-    ASSERT_TRUE(terminal.read_until([&] { return process_state(job) == 'T'; }))
+    ASSERT_TRUE(terminal.read_until([&] { return job_stopped(job); }))
         << terminal.written();
     std::this_thread::sleep_for(3s); // the stop itself: what must not count
     kill(-terminal.pid(), SIGCONT);
-    ASSERT_TRUE(terminal.read_until([&] { return process_state(job) != 'T'; }));
+    ASSERT_TRUE(terminal.read_until([&] { return !job_stopped(job); }));
     release_job(1);
     const auto finished = terminal.wait();
     ASSERT_FALSE(finished.timed_out);
