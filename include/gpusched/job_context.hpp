@@ -1,5 +1,7 @@
 #pragma once
 
+#include <chrono>
+#include <cstddef>
 #include <memory>
 #include <optional>
 #include <string>
@@ -11,10 +13,20 @@ namespace gpusched {
 // Where and with what a job runs when it is not the run's own: a queued job runs as it was
 // submitted, in its submitter's directory, environment and umask, not the worker's (as
 // task-spooler and pueue run theirs). A run's own jobs have none and inherit the run's.
+// What a queued job asks of whichever worker runs it, over the worker's own options
+// (`submit --gpus-per-job`, `--timeout`, `--retries`); nothing asked: the worker's.
+struct JobOptions {
+    std::optional<std::size_t> gpus;
+    std::optional<std::chrono::milliseconds> timeout;
+    std::optional<unsigned> retries;
+    bool operator==(const JobOptions&) const = default;
+};
+
 struct JobContext {
     std::string directory;                // absolute
     std::vector<std::string> environment; // NAME=VALUE, the submitter's whole environment
     unsigned umask = 022;
+    JobOptions options{};
 };
 
 using SharedJobContext = std::shared_ptr<const JobContext>;
@@ -24,8 +36,9 @@ using SharedJobContext = std::shared_ptr<const JobContext>;
 std::string encode_environment(const std::vector<std::string>& environment);
 std::vector<std::string> decode_environment(std::string_view encoded);
 
-// A whole context as one string: the directory, the umask in octal, then the environment, each
-// ended by a NUL byte. Nothing when `encoded` is not one.
+// A whole context as one string: the directory, the umask in octal (followed by the options
+// asked, as ` gpus=N timeout=MS retries=N`), then the environment, each ended by a NUL byte.
+// Nothing when `encoded` is not one.
 std::string encode_context(const JobContext& context);
 std::optional<JobContext> decode_context(std::string_view encoded);
 

@@ -36,6 +36,8 @@ struct RunningJob {
     // --timeout: SIGTERM at the first deadline, SIGKILL --kill-after later; then what it
     // leaves behind is killed as it is found.
     std::optional<Clock::time_point> terminate_at;
+    // Its own --timeout, where it asked for one (a queued job), over the run's.
+    std::optional<std::chrono::milliseconds> timeout;
     std::optional<Clock::time_point> kill_at;
     bool killing = false;
 

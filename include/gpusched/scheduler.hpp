@@ -38,8 +38,8 @@ struct HaltStarted {
 };
 
 // A command taken only because it could start at once (a queue worker's) cannot start after
-// all (its GPU's lease is held by another process): it goes back to its input, for another
-// worker, and is no longer this scheduler's.
+// all (its GPU's lease is held by another process), or asks for more GPUs than the pool has:
+// it goes back to its input, for another worker, and is no longer this scheduler's.
 struct ReturnCommand {
     Command command;
 };
@@ -62,10 +62,10 @@ struct JobCounts {
 struct SchedulerOptions {
     // Commands held while every GPU is busy, so memory stays flat whatever the input length.
     std::size_t read_ahead = 64;
-    // Further attempts for a failed job.
+    // Further attempts for a failed job (a queued job may ask for its own).
     unsigned retries = 0;
-    // Distinct GPUs each job gets. Jobs start in input order: one waiting for this many GPUs
-    // is never overtaken by a later one.
+    // Distinct GPUs each job gets (a queued job may ask for its own). Jobs start in input
+    // order: one waiting for its GPUs is never overtaken by a later one.
     std::size_t gpus_per_job = 1;
     HaltPolicy halt;
     // Take a command only when it can start at once (a queue worker: what it takes, no other
@@ -161,6 +161,9 @@ private:
     // Jobs whose shell runs, or whose leftovers hold their GPUs.
     bool has_processes() const { return !m_running.empty() || !m_lingering.empty(); }
     std::vector<Action> start_what_fits();
+    // What a command asks for itself, else the options'.
+    std::size_t gpus_of(const Command& command) const;
+    unsigned retries_of(const Command& command) const;
     void check_halt(std::vector<Action>& actions);
 
     GpuPool m_pool;

@@ -96,11 +96,11 @@ std::uint64_t start_of_last_lines(std::uint64_t size, std::size_t lines, Read re
 
 int run_logs(const JobCommandOptions& options)
 {
-    const auto ids = job_ids_of(options.ids);
+    auto queue = open_queue(options.queue);
+    const auto ids = job_ids_of(options.ids, named_in(*queue));
     if (ids.size() != 1) {
         throw UsageError(fmt::format("logs shows one job, not {}", ids.size()));
     }
-    auto queue = open_queue(options.queue);
     std::uint64_t out_at = 0;
     std::uint64_t err_at = 0;
     bool said_waiting = false;
@@ -111,7 +111,9 @@ int run_logs(const JobCommandOptions& options)
     while (true) {
         // The record first: when it says the job ended, the files read after it are whole.
         const auto job = job_of(*queue, ids.front());
-        if (job.state != queue::JobState::queued) {
+        const bool unstarted =
+            job.state == queue::JobState::queued || job.state == queue::JobState::waiting;
+        if (!unstarted) {
             const Run run{job.worker, job.returned};
             if (following && following->other_than(run)) {
                 // Its worker ended and another runs it again, from the start: what this run
@@ -123,14 +125,15 @@ int run_logs(const JobCommandOptions& options)
             }
             following = run;
         }
-        if (job.state == queue::JobState::queued) {
+        if (unstarted) {
             if (!options.follow) {
-                fmt::print(stderr, "job {} is queued: it has not started, so it wrote nothing\n",
-                           job.id);
+                fmt::print(stderr, "job {} is {}: it has not started, so it wrote nothing\n",
+                           job.id, queue::to_string(job.state));
                 return k_exit_success;
             }
             if (!said_waiting) {
-                fmt::print(stderr, "job {} is queued: waiting for it to start\n", job.id);
+                fmt::print(stderr, "job {} is {}: waiting for it to start\n", job.id,
+                           queue::to_string(job.state));
                 said_waiting = true;
             }
             std::this_thread::sleep_for(k_round);
@@ -227,9 +230,11 @@ auto riding_out(const JobCommandOptions& options, std::unique_ptr<queue::QueueBa
 
 int wait_for_jobs(const JobCommandOptions& options)
 {
-    auto ids = job_ids_of(options.ids);
     std::unique_ptr<queue::QueueBackend> queue;
     const auto describe = riding_out(options, queue, [](auto& q) { return q.describe(); });
+    auto ids = job_ids_of(options.ids, [&](const std::string& name) {
+        return riding_out(options, queue, [&name](auto& q) { return q.ids_named(name); });
+    });
     if (ids.empty()) {
         ids = riding_out(options, queue, [](auto& q) { return q.unended(); });
         if (ids.empty()) {

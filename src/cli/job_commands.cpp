@@ -106,7 +106,7 @@ int cancel(const JobCommandOptions& options)
 {
     auto queue = open_to_change(options.queue);
     std::size_t refused = 0;
-    const auto ids = own_jobs(*queue, job_ids_of(options.ids), "cancelled", refused);
+    const auto ids = own_jobs(*queue, job_ids_of(options.ids, named_in(*queue)), "cancelled", refused);
     for (const auto id : ids) {
         switch (queue->cancel(id)) {
         case queue::CancelOutcome::removed:
@@ -138,7 +138,8 @@ int retry(const JobCommandOptions& options)
 {
     auto queue = open_to_change(options.queue);
     std::size_t refused = 0;
-    const auto ids = own_jobs(*queue, job_ids_of(options.ids), "queued again", refused);
+    const auto ids =
+        own_jobs(*queue, job_ids_of(options.ids, named_in(*queue)), "queued again", refused);
     for (const auto id : ids) {
         if (const auto why = queue->retry(id)) {
             fmt::print(stderr, "{}: job {} not queued again: {}\n", program_name(), id, *why);
@@ -179,14 +180,27 @@ int resume(const JobCommandOptions& options)
 
 } // namespace
 
-std::vector<std::int64_t> job_ids_of(const std::vector<std::string>& ids)
+bool is_job_name(std::string_view word)
 {
-    // As submit prints them: 12, 12-19, and lists of those (3,5-7).
+    constexpr std::size_t k_longest_name = 100;
+    return !word.empty() && word.size() <= k_longest_name &&
+           std::isalpha(static_cast<unsigned char>(word.front())) != 0 &&
+           std::all_of(word.begin(), word.end(), [](char c) {
+               return std::isalnum(static_cast<unsigned char>(c)) != 0 || c == '-' || c == '_' ||
+                      c == '.' || c == ':' || c == '@' || c == '+';
+           });
+}
+
+std::vector<std::int64_t> job_ids_of(const std::vector<std::string>& ids,
+                                     const JobsNamed& named)
+{
+    // As submit prints them: 12, 12-19, and lists of those (3,5-7); or a label (--name).
     constexpr std::int64_t k_most_in_a_range = 1'000'000;
     const auto bad = [](const std::string& id) {
         return UsageError(fmt::format("'{}' is not a job id: ids are whole numbers (12), ranges "
                                       "(12-19) or lists of them (3,5-7), as `gpusched queue` "
-                                      "lists them and `gpusched submit` prints them",
+                                      "lists them and `gpusched submit` prints them, or the "
+                                      "label given with submit --name",
                                       id));
     };
     std::vector<std::int64_t> numbers;
@@ -198,6 +212,14 @@ std::vector<std::int64_t> job_ids_of(const std::vector<std::string>& ids)
             rest = comma == std::string_view::npos ? std::string_view() : rest.substr(comma + 1);
             if (comma != std::string_view::npos && rest.empty()) {
                 throw bad(id); // "3,": a list that ends in nothing
+            }
+            if (is_job_name(part)) {
+                const auto labelled = named(std::string(part));
+                if (labelled.empty()) {
+                    throw NoSuchJob(fmt::format("no job labelled '{}'", part));
+                }
+                numbers.insert(numbers.end(), labelled.begin(), labelled.end());
+                continue;
             }
             const auto dash = part.find('-', 1);
             const auto first = parse_number<std::int64_t>(part.substr(0, dash));

@@ -2,9 +2,15 @@
 
 #include "queue_options.hpp"
 
+#include <gpusched/queue/queue_backend.hpp>
+
 #include <CLI/App.hpp>
 
+#include <cstdint>
+#include <functional>
 #include <optional>
+#include <stdexcept>
+#include <string_view>
 #include <string>
 #include <vector>
 
@@ -43,7 +49,25 @@ std::optional<int> run_job_command(const JobCommands& commands, const JobCommand
 int run_logs(const JobCommandOptions& options);
 int run_wait(const JobCommandOptions& options);
 
-// The ids given, as numbers: a UsageError names one that is not a job id.
-std::vector<std::int64_t> job_ids_of(const std::vector<std::string>& ids);
+// The jobs labelled with a name (QueueBackend::ids_named).
+using JobsNamed = std::function<std::vector<std::int64_t>(const std::string&)>;
+inline JobsNamed named_in(queue::QueueBackend& queue)
+{
+    return [&queue](const std::string& name) { return queue.ids_named(name); };
+}
+
+// No job has the label given in place of an id.
+class NoSuchJob : public std::runtime_error {
+public:
+    using std::runtime_error::runtime_error;
+};
+
+// True for a word that is a label (submit --name), not an id: a letter, then letters, digits
+// and - _ . : @ +, at most 100 in all.
+bool is_job_name(std::string_view word);
+
+// The ids given, as numbers, a label standing for the jobs `named` finds under it: a
+// UsageError names a word that is neither an id nor a label, NoSuchJob a label no job has.
+std::vector<std::int64_t> job_ids_of(const std::vector<std::string>& ids, const JobsNamed& named);
 
 } // namespace gpusched::cli

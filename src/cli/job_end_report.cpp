@@ -28,6 +28,9 @@ bool report_job_end(const queue::JobRecord& job)
     case queue::JobState::cancelled:
         spdlog::warn("job {} cancelled: {}", job.id, command);
         return false;
+    case queue::JobState::skipped:
+        spdlog::warn("job {} {}: {}", job.id, job.note.empty() ? "skipped" : job.note, command);
+        return false;
     default:
         spdlog::error("job {} refused by its worker: {}: {}", job.id, job.note, command);
         return false;
@@ -55,6 +58,12 @@ bool report_job_end(const queue::EndedJob& ended)
     case queue::JobState::refused:
         spdlog::error("job {} refused by worker on {}: {}: {}", name, ended.host, job.note,
                       command);
+        return false;
+    case queue::JobState::skipped:
+    case queue::JobState::cancelled:
+        spdlog::warn("job {} {}: {}", name,
+                     job.note.empty() ? std::string(queue::to_string(job.state)) : job.note,
+                     command);
         return false;
     default:
         spdlog::warn("job {} failed on {}: {} after {}: {}", name, where,

@@ -11,6 +11,7 @@
 
 #include <chrono>
 #include <cmath>
+#include <cstdint>
 #include <cstdlib>
 #include <optional>
 #include <string>
@@ -18,6 +19,11 @@
 #include <vector>
 
 namespace gpusched::cli {
+
+// Bounds of the per-job whole-number options (a run's and a submitted job's): far beyond real
+// use, they keep a typo from turning into billions of slots or tries.
+constexpr std::uint64_t k_most_gpus_per_job = 1024; // and never more than the pool
+constexpr std::uint64_t k_most_retries = 1000;
 
 // A duration as options take it (checked by duration_check), in the milliseconds the runtime
 // counts in; a duration shorter than a millisecond is one.

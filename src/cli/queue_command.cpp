@@ -10,6 +10,7 @@
 
 #include <fmt/chrono.h>
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <nlohmann/json.hpp>
 
 namespace gpusched::cli {
@@ -55,7 +56,7 @@ nlohmann::ordered_json to_json(const queue::JobRecord& job)
     if (job.started != 0) {
         json["started"] = job.started;
     }
-    if (job.state != queue::JobState::queued && job.state != queue::JobState::running) {
+    if (job.ended_state()) {
         json["ended"] = job.ended;
         json["runtime"] = job.runtime;
         json["exit"] = job.exit_code;
@@ -65,6 +66,18 @@ nlohmann::ordered_json to_json(const queue::JobRecord& job)
         json["note"] = job.note;
     }
     json["returned"] = job.returned;
+    if (!job.name.empty()) {
+        json["name"] = job.name;
+    }
+    if (!job.after.empty()) {
+        auto after = nlohmann::ordered_json::array();
+        auto after_ok = nlohmann::ordered_json::array();
+        for (const auto& dependency : job.after) {
+            (dependency.ok ? after_ok : after).push_back(dependency.id);
+        }
+        json["after"] = after;
+        json["after_ok"] = after_ok;
+    }
     if (!job.directory.empty()) {
         json["directory"] = job.directory;
     }
@@ -78,6 +91,32 @@ nlohmann::ordered_json to_json(const queue::JobRecord& job)
         json["submitted_from"] = job.submitter.host;
     }
     return json;
+}
+
+// "job 12", or "job 12 [LABEL]" for a job submitted with --name.
+std::string job_called(const queue::JobRecord& job)
+{
+    return job.name.empty() ? fmt::format("job {}", job.id)
+                            : fmt::format("job {} [{}]", job.id, job.name);
+}
+
+// " for 12, 13 to end, 14 to succeed": what a waiting job waits for.
+std::string waits_for(const queue::JobRecord& job)
+{
+    std::vector<std::string> ends;
+    std::vector<std::string> successes;
+    for (const auto& dependency : job.after) {
+        (dependency.ok ? successes : ends).push_back(std::to_string(dependency.id));
+    }
+    std::string text;
+    if (!ends.empty()) {
+        text += fmt::format(" for {} to end", fmt::join(ends, ", "));
+    }
+    if (!successes.empty()) {
+        text += fmt::format("{} {} to succeed", text.empty() ? " for" : ",",
+                            fmt::join(successes, ", "));
+    }
+    return text;
 }
 
 // " in DIR (USER)": where and as whom a job runs, where the queue recorded it.
@@ -101,14 +140,17 @@ int show_queue(queue::QueueBackend& queue, const QueueCommandOptions& options)
         nlohmann::ordered_json json = {{"queue", options.queue.queue},
                                        {"where", queue.describe()},
                                        {"queued", listing.queued},
+                                       {"waiting", listing.waiting},
                                        {"succeeded", listing.succeeded},
                                        {"failed", listing.failed},
                                        {"cancelled", listing.cancelled},
                                        {"refused", listing.refused},
+                                       {"skipped", listing.skipped},
                                        {"returned", nullptr},
                                        {"paused", listing.paused},
                                        {"workers", nlohmann::ordered_json::array()},
                                        {"next", nlohmann::ordered_json::array()},
+                                       {"waiting_jobs", nlohmann::ordered_json::array()},
                                        {"running", nlohmann::ordered_json::array()},
                                        {"recent", nlohmann::ordered_json::array()}};
         if (listing.returned) {
@@ -130,6 +172,9 @@ int show_queue(queue::QueueBackend& queue, const QueueCommandOptions& options)
             next["position"] = ++position;
             json["next"].push_back(std::move(next));
         }
+        for (const auto& job : listing.first_waiting) {
+            json["waiting_jobs"].push_back(to_json(job));
+        }
         for (const auto& job : listing.running) {
             json["running"].push_back(to_json(job));
         }
@@ -147,10 +192,14 @@ int show_queue(queue::QueueBackend& queue, const QueueCommandOptions& options)
             fmt::print("paused    GPU {}: nothing new starts there\n", gpu);
         }
     }
-    fmt::print("queued    {}\nrunning   {}\nfinished  {} succeeded, {} failed, {} cancelled, {} "
-               "refused\n",
-               listing.queued, listing.running.size(), listing.succeeded, listing.failed,
-               listing.cancelled, listing.refused);
+    fmt::print("queued    {}{}\nrunning   {}\nfinished  {} succeeded, {} failed, {} cancelled, {} "
+               "refused{}\n",
+               listing.queued,
+               listing.waiting > 0 ? fmt::format(", and {} waiting for other jobs", listing.waiting)
+                                   : "",
+               listing.running.size(), listing.succeeded, listing.failed, listing.cancelled,
+               listing.refused,
+               listing.skipped > 0 ? fmt::format(", {} skipped", listing.skipped) : "");
     if (listing.returned.value_or(0) > 0) {
         fmt::print("returned  {} times a job went back to the queue unfinished\n",
                    *listing.returned);
@@ -164,7 +213,7 @@ int show_queue(queue::QueueBackend& queue, const QueueCommandOptions& options)
                    worker.gpus.empty() ? "-" : worker.gpus, since(worker.since));
     }
     for (const auto& job : listing.running) {
-        fmt::print("  job {} on {}GPU {} {}{}: {}\n", job.id, host_of(listing, job.worker),
+        fmt::print("  {} on {}GPU {} {}{}: {}\n", job_called(job), host_of(listing, job.worker),
                    job.gpu.empty() ? "-" : job.gpu, since(job.started), origin_of(job),
                    shorten_command(job.command));
     }
@@ -173,7 +222,7 @@ int show_queue(queue::QueueBackend& queue, const QueueCommandOptions& options)
     }
     std::size_t position = 0;
     for (const auto& job : listing.first_queued) {
-        fmt::print("  {:>4}. job {}{}{}: {}\n", ++position, job.id,
+        fmt::print("  {:>4}. {}{}{}: {}\n", ++position, job_called(job),
                    job.priority != 0 ? fmt::format(" (priority {})", job.priority) : "",
                    origin_of(job), shorten_command(job.command));
     }
@@ -181,12 +230,23 @@ int show_queue(queue::QueueBackend& queue, const QueueCommandOptions& options)
         fmt::print("  ... and {} more\n",
                    listing.queued - static_cast<std::int64_t>(listing.first_queued.size()));
     }
+    if (!listing.first_waiting.empty()) {
+        fmt::print("waiting:\n");
+    }
+    for (const auto& job : listing.first_waiting) {
+        fmt::print("  {}{}{}: {}\n", job_called(job), waits_for(job), origin_of(job),
+                   shorten_command(job.command));
+    }
+    if (listing.waiting > static_cast<std::int64_t>(listing.first_waiting.size())) {
+        fmt::print("  ... and {} more\n",
+                   listing.waiting - static_cast<std::int64_t>(listing.first_waiting.size()));
+    }
     if (!listing.recent.empty()) {
         fmt::print("recent:\n");
     }
     for (const auto& job : listing.recent) {
         const JobOutcome outcome{job.exit_code, job.signal};
-        fmt::print("  job {} {}: {}\n", job.id,
+        fmt::print("  {} {}: {}\n", job_called(job),
                    job.state == queue::JobState::succeeded ||
                            job.state == queue::JobState::failed
                        ? describe_outcome(outcome)

@@ -44,8 +44,6 @@ constexpr std::size_t k_min_read_ahead = 64;
 // Bounds of the whole-number options: far beyond real use, they keep a typo from turning
 // into billions of slots or tries.
 constexpr std::uint64_t k_most_jobs_per_gpu = 1000;
-constexpr std::uint64_t k_most_gpus_per_job = 1024; // and never more than the pool
-constexpr std::uint64_t k_most_retries = 1000;
 constexpr std::uint64_t k_most_mib = std::uint64_t{1} << 30; // a pebibyte
 
 void check_shell(const std::string& shell)

@@ -2,6 +2,7 @@
 
 #include "command_line_errors.hpp"
 #include "input_chunks.hpp"
+#include "job_commands.hpp"
 #include "job_end_report.hpp"
 #include "open_queue.hpp"
 #include "option_values.hpp"
@@ -25,6 +26,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <map>
 #include <cstdio>
 #include <optional>
 
@@ -100,6 +102,84 @@ std::size_t submit_inputs(sys::InputReader& input, queue::Submission& submission
     }
 }
 
+// What each job of the submission asks of whichever worker runs it, and its label.
+void add_job_options(CLI::App& submit, SubmitOptions& options)
+{
+    const auto* group = "Each job's own";
+    submit
+        .add_option("-n,--gpus-per-job", options.gpus_per_job,
+                    "Give each job N distinct GPUs, whatever its worker's --gpus-per-job; a "
+                    "worker with fewer GPUs leaves it for one that has them")
+        ->transform(whole_number_check(1, k_most_gpus_per_job))
+        ->type_name("N")
+        ->group(group);
+    submit
+        .add_option("--timeout", options.timeout_seconds,
+                    "How long each job may run (90m, 2h, 1d, or seconds) before SIGTERM, then "
+                    "SIGKILL after the worker's --kill-after; it counts as failed (default: the "
+                    "worker's --timeout)")
+        ->transform(duration_check(false))
+        ->type_name("DURATION")
+        ->group(group);
+    submit
+        .add_option("--retries", options.retries,
+                    "Try a failed job up to N more times (default: the worker's --retries)")
+        ->transform(whole_number_check(0, k_most_retries))
+        ->type_name("N")
+        ->group(group);
+    submit
+        .add_option("--name", options.name,
+                    "Label the jobs LABEL: listed with them, and usable in place of their ids "
+                    "(gpusched wait LABEL, logs LABEL, cancel LABEL)")
+        ->check(CLI::Validator(
+            [](const std::string& name) -> std::string {
+                if (is_job_name(name)) {
+                    return {};
+                }
+                return fmt::format("'{}' is not a label: a letter, then letters, digits and "
+                                   "- _ . : @ +, at most 100",
+                                   name);
+            },
+            ""))
+        ->type_name("LABEL")
+        ->group(group);
+    submit
+        .add_option("--after", options.after,
+                    "Start the jobs only once these jobs have ended, however they ended (ids, "
+                    "ranges or labels: 12, 12-19,25, sweep); until then they are waiting")
+        ->allow_extra_args(false)
+        ->type_name("IDS")
+        ->group(group);
+    submit
+        .add_option("--after-ok", options.after_ok,
+                    "Start the jobs only once these jobs have succeeded; if one ends otherwise, "
+                    "the jobs are skipped (recorded as such, never run)")
+        ->allow_extra_args(false)
+        ->type_name("IDS")
+        ->group(group);
+}
+
+// The jobs a submission waits for, as the queue knows them: labels looked up there.
+std::vector<queue::JobDependency> dependencies_of(const SubmitOptions& options)
+{
+    std::vector<queue::JobDependency> after;
+    if (options.after.empty() && options.after_ok.empty()) {
+        return after;
+    }
+    auto queue = open_queue(options.queue);
+    // A job named twice is waited for once: for its success if either asked for it.
+    std::map<std::int64_t, bool> needs_success;
+    for (const bool ok : {false, true}) {
+        for (const auto id : job_ids_of(ok ? options.after_ok : options.after, named_in(*queue))) {
+            needs_success[id] = needs_success[id] || ok;
+        }
+    }
+    for (const auto& [id, ok] : needs_success) {
+        after.push_back({id, ok});
+    }
+    return after;
+}
+
 // Queues the commands of the inputs, read by the rules of a run (or the one command after
 // --), as one batch, chunk by chunk as they come, and prints their ids; with --wait, follows
 // them to their end. Whichever store keeps the queue.
@@ -113,6 +193,14 @@ int submit(const SubmitOptions& options)
     queue::SubmissionSettings settings;
     // Each job runs as it was submitted: here, with this environment and umask, as us.
     settings.context = sys::this_process_context();
+    auto& asked = settings.context.options;
+    asked.gpus = options.gpus_per_job;
+    if (options.timeout_seconds) {
+        asked.timeout = to_milliseconds(*options.timeout_seconds);
+    }
+    asked.retries = options.retries;
+    settings.name = options.name;
+    settings.after = dependencies_of(options);
     settings.submitter = {getuid(), sys::user_name(getuid()), queue::this_host()};
     settings.priority = options.priority;
     settings.front = options.front;
@@ -197,6 +285,7 @@ CLI::App* add_submit_command(CLI::App& app, SubmitOptions& options)
     submit->add_flag("--json", options.json,
                      "Print the ids queued as JSON ({\"queue\": NAME, \"ids\": [...]}) "
                      "rather than as ranges (12-19)");
+    add_job_options(*submit, options);
     submit->add_flag("-q,--quiet", options.quiet, "Log only errors");
     submit->footer("Prints the ids it queued on stdout (12, or 12-19), so that a script can "
                    "follow them:\n"

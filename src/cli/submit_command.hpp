@@ -4,6 +4,7 @@
 
 #include <CLI/App.hpp>
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -19,6 +20,16 @@ struct SubmitOptions {
     bool front = false;     // ahead of the queued jobs of its priority
     bool no_start = false;  // start no worker, even when none serves the local queue
     bool json = false;      // the ids queued, as JSON
+    // What each job asks of its worker, over the worker's options; and the label the jobs go
+    // by, usable in place of their ids.
+    std::optional<std::size_t> gpus_per_job;
+    std::optional<double> timeout_seconds;
+    std::optional<unsigned> retries;
+    std::string name;
+    // What the jobs wait for: ids, ranges or labels, each job's end (--after) or success
+    // (--after-ok).
+    std::vector<std::string> after;
+    std::vector<std::string> after_ok;
     // `submit [OPTIONS] -- CMD ARGS...`: one command, its words as given (quoted for the
     // shell when queued), instead of the inputs.
     std::vector<std::string> command;

@@ -31,8 +31,8 @@ RunningJobs::RunningJobs(ProcessTable& processes, std::chrono::milliseconds kill
 
 RunningJob& RunningJobs::add(RunningJob job)
 {
-    if (m_timeout) {
-        job.terminate_at = job.started + *m_timeout;
+    if (const auto timeout = job.timeout ? job.timeout : m_timeout) {
+        job.terminate_at = job.started + *timeout;
     }
     return m_jobs.emplace_back(std::move(job));
 }

@@ -45,8 +45,24 @@ std::size_t Scheduler::commands_wanted() const
     return m_options.read_ahead - m_queue.size();
 }
 
+std::size_t Scheduler::gpus_of(const Command& command) const
+{
+    const auto& context = command.context;
+    return context && context->options.gpus ? *context->options.gpus : m_options.gpus_per_job;
+}
+
+unsigned Scheduler::retries_of(const Command& command) const
+{
+    const auto& context = command.context;
+    return context && context->options.retries ? *context->options.retries : m_options.retries;
+}
+
 std::vector<Action> Scheduler::on_command(Command command)
 {
+    if (gpus_of(command) > m_pool.size()) {
+        // A queued job asking for more GPUs than this worker has: another may have them.
+        return {ReturnCommand{std::move(command)}};
+    }
     if (m_phase == Phase::draining && command.replayable) {
         m_left_by_drain.push_back(std::move(command));
         return {};
@@ -126,7 +142,7 @@ std::vector<Action> Scheduler::on_job_exit(JobId job, JobOutcome outcome, bool g
     } else if (outcome.succeeded()) {
         ++m_counts.succeeded;
         check_halt(actions);
-    } else if (starts_jobs() && !ended.cancelled && ended.command.attempt <= m_options.retries) {
+    } else if (starts_jobs() && !ended.cancelled && ended.command.attempt <= retries_of(ended.command)) {
         Command retry = std::move(ended.command);
         ++retry.attempt;
         retry.avoid_gpus = ended.gpus;
@@ -248,7 +264,7 @@ std::vector<Action> Scheduler::start_what_fits()
 {
     std::vector<Action> actions;
     while (starts_jobs() && !m_spawn_deferred && !m_queue.empty()) {
-        auto gpus = m_pool.acquire(m_options.gpus_per_job, m_queue.front().avoid_gpus);
+        auto gpus = m_pool.acquire(gpus_of(m_queue.front()), m_queue.front().avoid_gpus);
         if (!gpus) {
             break; // the head of the queue waits, and nothing overtakes it
         }

@@ -10,6 +10,12 @@
 #include <utility>
 
 namespace gpusched::queue {
+namespace {
+
+// How long a worker that was handed a job asking for more GPUs than it has takes no job.
+constexpr auto k_too_big_pause = std::chrono::seconds(1);
+
+} // namespace
 
 QueueWorker::QueueWorker(std::unique_ptr<WorkerStore> store, std::string host)
     : m_store(std::move(store)), m_host(std::move(host))
@@ -29,13 +35,26 @@ bool QueueWorker::on_ready(const pollfd& ready)
     return m_store->on_ready(ready);
 }
 
+void QueueWorker::set_gpus(std::string gpus)
+{
+    m_gpu_count = gpus.empty() ? 0 : 1 + std::count(gpus.begin(), gpus.end(), ',');
+    m_store->set_gpus(std::move(gpus));
+}
+
 std::optional<QueueWorker::Clock::time_point> QueueWorker::next_deadline() const
 {
-    return m_store->next_deadline();
+    auto deadline = m_store->next_deadline();
+    if (m_takes_held_until && (!deadline || *m_takes_held_until < *deadline)) {
+        deadline = m_takes_held_until;
+    }
+    return deadline;
 }
 
 void QueueWorker::on_time(Clock::time_point now)
 {
+    if (m_takes_held_until && now >= *m_takes_held_until) {
+        m_takes_held_until.reset();
+    }
     m_store->on_time(now);
 }
 
@@ -46,7 +65,8 @@ void QueueWorker::begin_turn(std::size_t count)
     // What an asynchronous store took earlier and is ready now counts: the take asked for
     // is what the runner has room for beyond it, so the next take is under way while those
     // jobs start.
-    if (count > m_ready.size() && !m_stopped && m_looked && !m_queue_paused) {
+    if (count > m_ready.size() && !m_stopped && m_looked && !m_queue_paused &&
+        !m_takes_held_until) {
         m_store->take(count - m_ready.size());
     }
 }
@@ -177,6 +197,20 @@ void QueueWorker::admit(TakenJob job)
                           shorten_command(job.command));
             m_store->record(JobResult{job.id, JobState::failed, k_exit_spawn_failed, 0, "", 0, 0,
                                       "failed to start: " + why});
+            return;
+        }
+        const auto gpus = job.context->options.gpus;
+        if (gpus && m_gpu_count > 0 && *gpus > m_gpu_count) {
+            // Left at the head of the queue for a worker with that many GPUs; this one takes
+            // nothing for a moment, so as not to take it again at once (a store whose take
+            // cannot pass it by: Redis).
+            if (m_too_big_said.insert(job.id).second) {
+                spdlog::warn("queue job {} asks for {} GPUs, this worker has {}: left in the "
+                             "queue for a worker that has them",
+                             job.id, *gpus, m_gpu_count);
+            }
+            m_store->give_back(job.id);
+            m_takes_held_until = Clock::now() + k_too_big_pause;
             return;
         }
     }

@@ -307,6 +307,9 @@ void JobRunner::start(StartJob& job)
     running.command = std::move(job.command.text);
     running.started = Clock::now();
     running.started_wall = std::chrono::system_clock::now();
+    if (job.command.context) {
+        running.timeout = job.command.context->options.timeout;
+    }
     const auto& gpu = running.gpu;
     // What a job needs besides its process (a lease, output files, pipes) can fail for
     // that job alone: too many open files, a removed directory. The job then fails to start

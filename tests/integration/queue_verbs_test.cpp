@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <csignal>
 #include <map>
 #include <memory>
@@ -52,7 +53,7 @@ protected:
     {
         std::set<std::int64_t> ids;
         const auto json = listing();
-        for (const char* part : {"next", "running", "recent"}) {
+        for (const char* part : {"next", "waiting_jobs", "running", "recent"}) {
             for (const auto& job : json[part]) {
                 ids.insert(job["id"].get<std::int64_t>());
             }
@@ -64,7 +65,7 @@ protected:
     std::string state_of(std::int64_t id) const
     {
         const auto json = listing();
-        for (const char* part : {"next", "running", "recent"}) {
+        for (const char* part : {"next", "waiting_jobs", "running", "recent"}) {
             for (const auto& job : json[part]) {
                 if (job["id"] == id) {
                     return job["state"];
@@ -123,9 +124,9 @@ TEST_P(QueueVerbs, CancellingAnEndedOrUnknownJobSaysSoAndCountsIt)
     EXPECT_EQ(result.exit_status, 2) << result.err;
     EXPECT_NE(result.err.find("already ended (succeeded)"), std::string::npos) << result.err;
     EXPECT_NE(result.err.find("no job 999999"), std::string::npos) << result.err;
-    const auto bad = gpusched("cancel", {"abc"});
+    const auto bad = gpusched("cancel", {"1abc"});
     EXPECT_EQ(bad.exit_status, 255);
-    EXPECT_NE(bad.err.find("'abc' is not a job id"), std::string::npos) << bad.err;
+    EXPECT_NE(bad.err.find("'1abc' is not a job id"), std::string::npos) << bad.err;
 }
 
 TEST_P(QueueVerbs, PauseStartsNothingNewUntilResume)
@@ -279,7 +280,7 @@ TEST_P(QueueVerbs, SubmitPrintsItsIdsAndQueuesTheCommandAfterDashes)
     const auto all = gpusched("wait", {"2-4,5"});
     EXPECT_EQ(all.exit_status, 0) << all.err;
     EXPECT_NE(all.err.find("4 jobs: 4 succeeded"), std::string::npos) << all.err;
-    for (const auto* bad : {"4-2", "3,", "x", "0-2", "1-"}) {
+    for (const auto* bad : {"4-2", "3,", "1x", "0-2", "1-"}) {
         EXPECT_EQ(gpusched("wait", {bad}).exit_status, 255) << bad;
     }
 
@@ -357,6 +358,164 @@ TEST_P(QueueVerbs, EveryCommandGivesUpClearlyOnAStoppedServer)
     }
     redis().resume();
     EXPECT_EQ(gpusched("queue").exit_status, 0);
+}
+
+// What a job asks for itself (submit -n, --timeout, --retries) is what the worker that takes
+// it gives it, over the worker's own options.
+TEST_P(QueueVerbs, EachJobGetsTheGpusTimeoutAndRetriesItWasSubmittedWith)
+{
+    start_worker("0,1,2", {"--timeout", "1h", "--retries", "0"});
+    const auto pair = submit_jobs(
+        fmt::format("echo \"pair $CUDA_VISIBLE_DEVICES\" >> {}\n", log()), {"-n", "2"});
+    const auto single = submit_jobs(fmt::format("echo \"single $CUDA_VISIBLE_DEVICES\" >> {}\n", log()));
+    const auto slow = submit_jobs("sleep 60\n", {"--timeout", "1"});
+    const auto count = (m_dir / "tries").string();
+    const auto flaky = submit_jobs(
+        fmt::format("echo try >> {0}; [ $(wc -l < {0}) -ge 3 ]\n", count), {"--retries", "2"});
+    EXPECT_EQ(gpusched("wait", {std::to_string(pair.at(0)), std::to_string(single.at(0))})
+                  .exit_status,
+              0);
+    std::map<std::string, std::string> seen;
+    for (const auto& line : log_lines()) {
+        seen[line.substr(0, line.find(' '))] = line.substr(line.find(' ') + 1);
+    }
+    EXPECT_EQ(std::count(seen["pair"].begin(), seen["pair"].end(), ','), 1) << seen["pair"];
+    EXPECT_EQ(seen["single"].find(','), std::string::npos) << seen["single"];
+
+    const auto timed_out = gpusched("wait", {std::to_string(slow.at(0))}, std::nullopt, 30s);
+    EXPECT_EQ(timed_out.exit_status, 1) << "its own 1 s, not the worker's hour";
+    EXPECT_EQ(state_of(slow[0]), "failed");
+
+    EXPECT_EQ(gpusched("wait", {std::to_string(flaky.at(0))}).exit_status, 0)
+        << "its own two retries, not the worker's none";
+    EXPECT_EQ(split_lines(read_file(count)).size(), 3u);
+}
+
+TEST_P(QueueVerbs, ALabelStandsForItsJobs)
+{
+    const auto ids = submit_jobs("echo one\necho two\n", {"--name", "sweep-a"});
+    ASSERT_EQ(ids.size(), 2u);
+    const auto listed = listing();
+    ASSERT_EQ(listed["next"].size(), 2u);
+    EXPECT_EQ(listed["next"][0]["name"], "sweep-a");
+    const auto text = gpusched("queue");
+    EXPECT_NE(text.out.find(fmt::format("job {} [sweep-a]", ids[0])), std::string::npos)
+        << text.out;
+
+    start_worker("0");
+    const auto waited = gpusched("wait", {"sweep-a"});
+    EXPECT_EQ(waited.exit_status, 0) << waited.err;
+    EXPECT_EQ(state_of(ids[0]), "succeeded");
+    EXPECT_EQ(state_of(ids[1]), "succeeded");
+
+    const auto one = submit_jobs("echo solo\n", {"--name", "solo"});
+    EXPECT_EQ(gpusched("wait", {"solo"}).exit_status, 0);
+    const auto logs = gpusched("logs", {"solo"});
+    EXPECT_EQ(logs.exit_status, 0) << logs.err;
+    EXPECT_EQ(logs.out, "solo\n");
+
+    const auto unknown = gpusched("wait", {"nobody"});
+    EXPECT_EQ(unknown.exit_status, 1);
+    EXPECT_NE(unknown.err.find("no job labelled 'nobody'"), std::string::npos) << unknown.err;
+    const auto bad = run(m_dir, submit("true\n", {"--name", "1st"}));
+    EXPECT_NE(bad.exit_status, 0);
+    EXPECT_NE(bad.err.find("'1st' is not a label"), std::string::npos) << bad.err;
+}
+
+// A job asking for more GPUs than a worker has is not run there, and runs on a worker that
+// has them.
+TEST_P(QueueVerbs, AJobAskingForMoreGpusThanAWorkerHasWaitsForOneThatHasThem)
+{
+    start_worker("0");
+    const auto big = submit_jobs(fmt::format("echo \"$CUDA_VISIBLE_DEVICES\" >> {}\n", log()),
+                                 {"-n", "2"});
+    if (GetParam() == Store::sqlite) {
+        // The local take passes it by: what comes after it runs on the small worker.
+        const auto small = submit_jobs("true\n");
+        EXPECT_EQ(gpusched("wait", {std::to_string(small.at(0))}).exit_status, 0);
+    } else {
+        ASSERT_TRUE(eventually([&] {
+            return worker_err(0).find("asks for 2 GPUs, this worker has 1") != std::string::npos;
+        })) << worker_err(0);
+    }
+    EXPECT_EQ(state_of(big.at(0)), "queued");
+    start_worker("1,2");
+    EXPECT_EQ(gpusched("wait", {std::to_string(big[0])}).exit_status, 0);
+    EXPECT_EQ(log_lines(), std::vector<std::string>{"1,2"});
+}
+
+// --after: a job waits, out of the workers' reach, until the jobs it names have ended, then
+// runs whatever their outcome; --after-ok: it runs only if they succeeded, else it is skipped
+// (and so are the jobs waiting for its success), never run.
+TEST_P(QueueVerbs, AJobSubmittedAfterOthersWaitsForTheirEnd)
+{
+    start_worker("0,1");
+    const auto go = (m_dir / "go").string();
+    const auto first = submit_jobs(
+        fmt::format("while [ ! -e {} ]; do sleep 0.05; done; echo first >> {}\n", go, log()),
+        {"--name", "first"});
+    const auto second = submit_jobs(fmt::format("echo second >> {}\n", log()), {"--after", "first"});
+    ASSERT_EQ(second.size(), 1u);
+    EXPECT_EQ(state_of(second[0]), "waiting");
+    const auto listed = listing();
+    EXPECT_EQ(listed["waiting"], 1);
+    ASSERT_EQ(listed["waiting_jobs"].size(), 1u);
+    EXPECT_EQ(listed["waiting_jobs"][0]["after"], nlohmann::json::array({first.at(0)}));
+    const auto text = gpusched("queue");
+    EXPECT_NE(text.out.find(fmt::format("job {} for {} to end", second[0], first[0])),
+              std::string::npos)
+        << text.out;
+    const auto retried = gpusched("retry", {std::to_string(second[0])});
+    EXPECT_EQ(retried.exit_status, 1);
+    EXPECT_NE(retried.err.find("is waiting"), std::string::npos) << retried.err;
+
+    write_file(go, "");
+    const auto waited = gpusched("wait", {std::to_string(second[0])});
+    EXPECT_EQ(waited.exit_status, 0) << waited.err;
+    EXPECT_EQ(log_lines(), (std::vector<std::string>{"first", "second"}));
+}
+
+TEST_P(QueueVerbs, AJobAfterAFailureRunsButAJobAfterItsSuccessIsSkipped)
+{
+    start_worker("0,1");
+    const auto go = (m_dir / "go").string();
+    const auto failing =
+        submit_jobs(fmt::format("while [ ! -e {} ]; do sleep 0.05; done; exit 3\n", go));
+    const auto id = std::to_string(failing.at(0));
+    const auto needs_it = submit_jobs(fmt::format("echo never >> {}\n", log()), {"--after-ok", id});
+    const auto after_skip = submit_jobs(fmt::format("echo after-skip >> {}\n", log()),
+                                        {"--after", std::to_string(needs_it.at(0))});
+    const auto chain = submit_jobs(fmt::format("echo never >> {}\n", log()),
+                                   {"--after-ok", std::to_string(needs_it[0])});
+    const auto regardless = submit_jobs(fmt::format("echo regardless >> {}\n", log()),
+                                        {"--after", id});
+    const auto cancelled = submit_jobs("true\n", {"--after", id});
+    EXPECT_EQ(gpusched("cancel", {std::to_string(cancelled.at(0))}).exit_status, 0);
+    EXPECT_EQ(state_of(cancelled[0]), "cancelled");
+
+    write_file(go, "");
+    const auto waited = gpusched("wait", {std::to_string(needs_it[0])});
+    EXPECT_EQ(waited.exit_status, 1) << waited.err;
+    EXPECT_NE(waited.err.find(fmt::format("skipped: job {} failed", id)), std::string::npos)
+        << waited.err;
+    EXPECT_EQ(gpusched("wait", {std::to_string(after_skip.at(0)),
+                                std::to_string(regardless.at(0))})
+                  .exit_status,
+              0);
+    EXPECT_EQ(state_of(chain.at(0)), "skipped") << "skipped as what it waited for was";
+    EXPECT_EQ(state_of(needs_it[0]), "skipped");
+    auto lines = log_lines();
+    std::sort(lines.begin(), lines.end());
+    EXPECT_EQ(lines, (std::vector<std::string>{"after-skip", "regardless"}));
+    EXPECT_EQ(listing()["skipped"], 2);
+
+    // Submitted after the failure: skipped at once.
+    const auto late = run(m_dir, submit("true\n", {"--after-ok", id, "--wait"}));
+    EXPECT_EQ(late.exit_status, 1) << late.err;
+    EXPECT_NE(late.err.find("skipped"), std::string::npos) << late.err;
+    const auto unknown = run(m_dir, submit("true\n", {"--after", "999999"}));
+    EXPECT_NE(unknown.exit_status, 0);
+    EXPECT_NE(unknown.err.find("no job 999999"), std::string::npos) << unknown.err;
 }
 
 INSTANTIATE_TEST_SUITE_P(Stores, QueueVerbs, ::testing::Values(Store::sqlite, Store::redis),

@@ -261,9 +261,28 @@ TEST(RunningJobs, OtherJobsAreLeftAloneByOnesTimeout)
     EXPECT_TRUE(table.sent_to(-spawned.pid).empty());
 }
 
-// Ctrl-Z stopped gpusched and its jobs for 30 s, 40 s into a 60 s --timeout: the job still
-// has 20 s to run, its run time leaves the stop out, and the grace period after SIGTERM is
-// moved the same way.
+// A queued job's own --timeout replaces the run's, longer or shorter; a job asking for none
+// keeps the run's.
+TEST(RunningJobs, AJobsOwnTimeoutReplacesTheRuns)
+{
+    FakeProcessTable table;
+    RunningJobs jobs(table, k_kill_after, 60s);
+    RunningJob shorter;
+    shorter.id = 1;
+    shorter.timeout = 5s;
+    shorter.started = k_start;
+    EXPECT_EQ(jobs.add(std::move(shorter)).terminate_at, k_start + 5s);
+    RunningJob longer;
+    longer.id = 2;
+    longer.timeout = 600s;
+    longer.started = k_start;
+    EXPECT_EQ(jobs.add(std::move(longer)).terminate_at, k_start + 600s);
+    RunningJob plain;
+    plain.id = 3;
+    plain.started = k_start;
+    EXPECT_EQ(jobs.add(std::move(plain)).terminate_at, k_start + 60s);
+}
+
 // `gpusched cancel`: one job gets SIGTERM at once, SIGKILL --kill-after later if it holds
 // on; the others run on.
 TEST(RunningJobs, ACancelStopsOneJobAsATimeoutWould)
@@ -288,6 +307,9 @@ TEST(RunningJobs, ACancelStopsOneJobAsATimeoutWould)
     EXPECT_TRUE(table.alive(other));
 }
 
+// Ctrl-Z stopped gpusched and its jobs for 30 s, 40 s into a 60 s --timeout: the job still
+// has 20 s to run, its run time leaves the stop out, and the grace period after SIGTERM is
+// moved the same way.
 TEST(RunningJobs, TimeStoppedIsNotCountedAgainstTheTimeout)
 {
     FakeProcessTable table;

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <csignal>
+#include <memory>
 
 namespace gpusched {
 namespace {
@@ -492,6 +493,52 @@ TEST(Scheduler, SeveralGpusPerJobStartInInputOrder)
     ASSERT_EQ(next.size(), 1u);
     EXPECT_EQ(next[0].command.id, 2u);
     EXPECT_EQ(next[0].gpus, (GpuSlots{2, 0}));
+}
+
+// A queued job's own options, over the worker's.
+Command asking(JobId id, JobOptions options)
+{
+    auto asked = command(id);
+    auto context = std::make_shared<JobContext>();
+    context->options = options;
+    asked.context = std::move(context);
+    return asked;
+}
+
+TEST(Scheduler, AJobsOwnGpuCountWaitsAtTheHeadForThatMany)
+{
+    auto options = ahead(8);
+    options.only_when_free = true;
+    Scheduler scheduler(GpuPool({"0", "1", "2"}), options);
+    EXPECT_EQ(starts(scheduler.on_command(command(1)))[0].gpus, (GpuSlots{0}));
+    EXPECT_TRUE(starts(scheduler.on_command(asking(2, {3, {}, {}}))).empty())
+        << "two free GPUs are not enough";
+    EXPECT_FALSE(scheduler.wants_input()) << "nothing overtakes it";
+    const auto next = starts(scheduler.on_job_exit(1, k_success));
+    ASSERT_EQ(next.size(), 1u);
+    EXPECT_EQ(next[0].gpus.size(), 3u);
+}
+
+TEST(Scheduler, AJobAskingForMoreGpusThanThePoolHasGoesBack)
+{
+    Scheduler scheduler(GpuPool({"0", "1"}), ahead(8));
+    const auto actions = scheduler.on_command(asking(1, {3, {}, {}}));
+    ASSERT_EQ(actions_of<ReturnCommand>(actions).size(), 1u);
+    EXPECT_EQ(scheduler.queued_count(), 0u);
+    EXPECT_EQ(scheduler.running_count(), 0u);
+}
+
+TEST(Scheduler, AJobsOwnRetriesReplaceTheOptions)
+{
+    Scheduler scheduler(GpuPool({"0"}), with_retries(5));
+    scheduler.on_command(asking(1, {{}, {}, 1}));
+    scheduler.on_command(asking(2, {{}, {}, 0}));
+    scheduler.on_input_end();
+    EXPECT_EQ(started_ids(scheduler.on_job_exit(1, k_exit_one)), std::vector<JobId>{1});
+    EXPECT_EQ(started_ids(scheduler.on_job_exit(1, k_exit_one)), std::vector<JobId>{2});
+    EXPECT_TRUE(started_ids(scheduler.on_job_exit(2, k_exit_one)).empty()) << "no retry for 2";
+    EXPECT_EQ(scheduler.counts().failed, 2u);
+    EXPECT_EQ(scheduler.counts().retries, 1u);
 }
 
 TEST(Scheduler, MoreGpusPerJobThanThePoolIsRefused)

@@ -78,6 +78,24 @@ TEST_F(SqliteQueueFile, JobsAreTakenInOrderOfPriorityThenPositionAndFrontGoesFir
     EXPECT_EQ(order, (std::vector<std::string>{"urgent", "c", "d", "a", "b"}));
 }
 
+// A job asking for more GPUs than the worker has is passed by, for a worker that has them.
+TEST_F(SqliteQueueFile, AJobAskingForMoreGpusThanTheWorkerHasIsLeftForAnother)
+{
+    Database database(db_path(), 1s);
+    prepare_sqlite_queue_schema(database);
+    SqliteQueue queue(database, "default");
+    const BatchOrigin four{{"/tmp", {}, 022, {4, {}, {}}}, {0, "root", ""}};
+    const auto big = queue.submit(commands({"big"}), {0, false, &four}).ids.front();
+    queue.submit(commands({"small"}), {});
+    const auto small = queue.take("two-gpus", "", 2);
+    ASSERT_TRUE(small);
+    EXPECT_EQ(small->command, "small");
+    EXPECT_FALSE(queue.take("two-gpus", "", 2));
+    const auto taken = queue.take("eight-gpus", "", 8);
+    ASSERT_TRUE(taken);
+    EXPECT_EQ(taken->id, big);
+}
+
 TEST_F(SqliteQueueFile, QueuesOfOneDatabaseAreApart)
 {
     Database database(db_path(), 1s);
@@ -260,18 +278,21 @@ TEST_F(SqliteQueueFile, TheSchemaVersionIsKeptInTheHeaderAndAnOlderDatabaseIsBro
     {
         Database database(db_path(), 1s);
         prepare_sqlite_queue_schema(database);
-        EXPECT_EQ(user_version(database), 3);
+        EXPECT_EQ(user_version(database), 4);
         SqliteQueue(database, "default").submit(commands({"kept"}), {});
         // As version 1 left it.
         database.execute("ALTER TABLE jobs DROP COLUMN output; ALTER TABLE batches DROP COLUMN "
                          "directory; ALTER TABLE batches DROP COLUMN environment; ALTER TABLE "
                          "batches DROP COLUMN umask; ALTER TABLE batches DROP COLUMN uid; ALTER "
-                         "TABLE batches DROP COLUMN user; UPDATE meta SET value = '1' WHERE key "
+                         "TABLE batches DROP COLUMN user; ALTER TABLE batches DROP COLUMN gpus; ALTER "
+                         "TABLE batches DROP COLUMN timeout_ms; ALTER TABLE batches DROP COLUMN "
+                         "retries; DROP INDEX batches_named; ALTER TABLE batches DROP COLUMN "
+                         "name; UPDATE meta SET value = '1' WHERE key "
                          "= 'schema'; ALTER TABLE workers DROP COLUMN user; PRAGMA user_version = 0");
     }
     Database database(db_path(), 1s);
     prepare_sqlite_queue_schema(database);
-    EXPECT_EQ(user_version(database), 3);
+    EXPECT_EQ(user_version(database), 4);
     SqliteQueue queue(database, "default");
     const auto job = queue.take("worker", "/output");
     ASSERT_TRUE(job);
@@ -280,9 +301,12 @@ TEST_F(SqliteQueueFile, TheSchemaVersionIsKeptInTheHeaderAndAnOlderDatabaseIsBro
     EXPECT_EQ(job->directory, "") << "queued before directories were recorded";
     EXPECT_FALSE(queue.batch_origin(job->batch)) << "its job runs as the worker does";
 
-    // A job queued now records where, with what and as whom it runs.
-    const BatchOrigin origin{{"/home/ann/proj", {"A=1", "VIRTUAL_ENV=/home/ann/venv"}, 027},
-                             {1000, "ann", ""}};
+    // A job queued now records where, with what and as whom it runs, what it asks of its
+    // worker and its label.
+    const BatchOrigin origin{
+        {"/home/ann/proj", {"A=1", "VIRTUAL_ENV=/home/ann/venv"}, 027, {2, 90s, 1}},
+        {1000, "ann", ""},
+        "sweep"};
     const auto submitted =
         queue.submit(commands({"python3 train.py"}), {0, false, &origin});
     const auto recorded = queue.job(submitted.ids.front());
@@ -290,17 +314,20 @@ TEST_F(SqliteQueueFile, TheSchemaVersionIsKeptInTheHeaderAndAnOlderDatabaseIsBro
     EXPECT_EQ(recorded->directory, "/home/ann/proj");
     EXPECT_EQ(recorded->submitter.uid, 1000);
     EXPECT_EQ(recorded->submitter.user, "ann");
+    EXPECT_EQ(recorded->name, "sweep");
+    EXPECT_EQ(queue.ids_named("sweep"), submitted.ids);
     const auto read = queue.batch_origin(submitted.batch);
     ASSERT_TRUE(read);
     EXPECT_EQ(read->context.environment, origin.context.environment);
     EXPECT_EQ(read->context.umask, 027u);
+    EXPECT_EQ(read->context.options, origin.context.options);
 
-    database.execute("PRAGMA user_version = 4");
+    database.execute("PRAGMA user_version = 5");
     try {
         prepare_sqlite_queue_schema(database);
         ADD_FAILURE() << "a database of a later version was used";
     } catch (const DatabaseError& error) {
-        EXPECT_NE(std::string(error.what()).find("made by another version of gpusched (schema 4"),
+        EXPECT_NE(std::string(error.what()).find("made by another version of gpusched (schema 5"),
                   std::string::npos)
             << error.what();
     }

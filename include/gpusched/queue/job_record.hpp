@@ -9,9 +9,11 @@
 
 namespace gpusched::queue {
 
-// A job's state in a queue. A job is queued, then running (taken by one worker), then
-// ended one way: succeeded, failed, cancelled, or refused (the worker would not run it).
-enum class JobState { queued, running, succeeded, failed, cancelled, refused };
+// A job's state in a queue. A job is queued (or waiting, while a job it was submitted --after
+// has not ended), then running (taken by one worker), then ended one way: succeeded, failed,
+// cancelled, refused (the worker would not run it), or skipped (a job it was submitted
+// --after-ok did not succeed: it never ran).
+enum class JobState { queued, running, succeeded, failed, cancelled, refused, waiting, skipped };
 
 std::string_view to_string(JobState state);
 // The state named `name` (as to_string writes it); nothing for any other word.
@@ -32,6 +34,14 @@ struct JobResult {
     std::string out_tail{};
     std::string err_tail{};
     bool complete = true;
+};
+
+// A job a submission's jobs wait for: its end (--after), or its success (--after-ok: if it
+// ends otherwise, they are skipped).
+struct JobDependency {
+    std::int64_t id = 0;
+    bool ok = false;
+    bool operator==(const JobDependency&) const = default;
 };
 
 // Who submitted a job: the account, by number where the store can tell one (a local queue: -1
@@ -66,7 +76,13 @@ struct JobRecord {
     std::string output;        // the directory its output files are in, once taken (local)
     std::string directory;     // where it runs: its submitter's ("" when not recorded)
     Submitter submitter;
-    bool ended_state() const { return state != JobState::queued && state != JobState::running; }
+    std::string name;          // its label (submit --name), "" when none
+    std::vector<JobDependency> after; // what it waits for, where listed (a waiting job)
+    bool ended_state() const
+    {
+        return state != JobState::queued && state != JobState::running &&
+               state != JobState::waiting;
+    }
 };
 
 struct WorkerRecord {
@@ -81,11 +97,13 @@ struct WorkerRecord {
 struct QueueListing {
     std::int64_t queued = 0;
     std::vector<JobRecord> first_queued; // in the order they will run
+    std::int64_t waiting = 0;            // jobs waiting for others to end
+    std::vector<JobRecord> first_waiting;
     std::vector<JobRecord> running;
     std::vector<JobRecord> recent;       // ended, latest first
     std::vector<WorkerRecord> workers;
     std::set<std::string> paused;       // GPUs paused; "" when the whole queue is
-    std::int64_t succeeded = 0, failed = 0, cancelled = 0, refused = 0;
+    std::int64_t succeeded = 0, failed = 0, cancelled = 0, refused = 0, skipped = 0;
     // Times a job went back to the queue unfinished (its worker stopped or was lost), where
     // the backend counts them (Redis).
     std::optional<std::int64_t> returned;

@@ -36,6 +36,8 @@ public:
     virtual std::vector<JobRecord> jobs(const std::vector<std::int64_t>& ids) = 0;
     // The ids of the jobs now queued or running.
     virtual std::vector<std::int64_t> unended() = 0;
+    // The ids of the jobs labelled `name` (submit --name), in order.
+    virtual std::vector<std::int64_t> ids_named(const std::string& name) = 0;
 
     // A queued job is removed (recorded as cancelled); a running one is asked to stop, and
     // its worker records it as cancelled once it has.

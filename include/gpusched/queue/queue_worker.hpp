@@ -32,7 +32,8 @@ public:
     ~QueueWorker() override;
 
     const std::string& worker_id() const { return m_store->worker_id(); }
-    void set_gpus(std::string gpus) { m_store->set_gpus(std::move(gpus)); }
+    // The GPUs it runs jobs on (comma-separated): a job asking for more is left to others.
+    void set_gpus(std::string gpus);
 
     // The command source.
     void add_poll_fds(std::vector<pollfd>& fds, bool wants_commands) override;
@@ -99,6 +100,10 @@ private:
     bool m_queue_paused = false;
     std::set<std::string> m_paused_gpus;
     bool m_paused_changed = false;
+
+    std::size_t m_gpu_count = 0; // 0 until set_gpus
+    std::set<std::int64_t> m_too_big_said;
+    std::optional<Clock::time_point> m_takes_held_until; // after a job asking for too many GPUs
 
     std::deque<TakenJob> m_ready; // taken, not yet handed to the runner
     std::optional<Handed> m_last_handed;

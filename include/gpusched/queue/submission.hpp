@@ -52,6 +52,9 @@ struct SubmissionSettings {
     // Where, with what and as whom every job of the submission runs: the submitter's.
     JobContext context;
     Submitter submitter;
+    std::string name; // the label its jobs go by, "" for none
+    // The jobs its jobs wait for (--after, --after-ok): each a job of the queue.
+    std::vector<JobDependency> after;
     std::int64_t priority = 0;
     bool front = false;             // ahead of the queued jobs of their priority
     std::optional<std::string> key; // signs each job (a Redis queue's workers may ask for it)

@@ -1,6 +1,7 @@
 #include <gpusched/queue/redis/redis_queue.hpp>
 
 #include "pending_order.hpp"
+#include "waiting_jobs.hpp"
 
 #include <fmt/format.h>
 
@@ -20,17 +21,52 @@ redis.call('SET', KEYS[1], ARGV[1], 'NX')
 return redis.call('GET', KEYS[1])
 )lua");
 
-// KEYS: job:ID, pending, stats, rank. ARGV: id, command, batch, seq, signature, priority,
-// front (1 or 0), context (its digest), user, host (submitted from), directory.
-// Reply: 1 when queued, 0 when a job of that id was there already.
-const LuaScript k_submit(pending_order_lua() + R"lua(
+// KEYS: job:ID, pending, stats, rank, named:NAME (the ids of the jobs labelled NAME). ARGV:
+// id, command, batch, seq, signature, priority, front (1 or 0), context (its digest), user,
+// host (submitted from), directory, name (its label, '' for none), what it waits for (ids
+// each followed by '!' where their success is needed, separated by spaces), the queue's key
+// prefix. Reply: 1 when queued (or waiting, or skipped), 0 when a job of that id was there
+// already.
+const LuaScript k_submit(pending_order_lua() + waiting_jobs_lua() + R"lua(
 if redis.call('HSETNX', KEYS[1], 'command', ARGV[2]) == 0 then return 0 end
 local t = redis.call('TIME')
+local now = t[1] .. '.' .. string.format('%06d', t[2])
 redis.call('HSET', KEYS[1], 'batch', ARGV[3], 'seq', ARGV[4], 'sig', ARGV[5],
-           'submitted', t[1] .. '.' .. string.format('%06d', t[2]), 'priority', ARGV[6],
+           'submitted', now, 'priority', ARGV[6],
            'context', ARGV[8], 'user', ARGV[9], 'from', ARGV[10], 'dir', ARGV[11])
-place(KEYS[2], KEYS[4], ARGV[1], tonumber(ARGV[6]), ARGV[7] == '1', ARGV[3])
 redis.call('HINCRBY', KEYS[3], 'submitted', 1)
+if ARGV[12] ~= '' then
+  redis.call('HSET', KEYS[1], 'name', ARGV[12])
+  redis.call('SADD', KEYS[5], ARGV[1])
+end
+local waits, skipped = 0, nil
+if ARGV[13] ~= '' then
+  redis.call('HSET', KEYS[1], 'after', ARGV[13])
+  for member in string.gmatch(ARGV[13], '%S+') do
+    local ok = string.sub(member, -1) == '!'
+    local after = ok and string.sub(member, 1, -2) or member
+    local job = ARGV[14] .. 'job:' .. after
+    local outcome = redis.call('HGET', job, 'outcome')
+    if outcome then
+      if ok and outcome ~= 'succeeded' and not skipped then
+        skipped = 'skipped: job ' .. after .. ' ' ..
+                  (outcome == 'failed' and 'failed' or ('was ' .. outcome))
+      end
+    elseif redis.call('EXISTS', job) == 1 then
+      waits = waits + 1
+      redis.call('SADD', ARGV[14] .. 'after:' .. after, ARGV[1] .. (ok and '!' or ''))
+    end
+  end
+end
+if skipped then
+  redis.call('HSET', KEYS[1], 'waits', waits)
+  skip(ARGV[14], ARGV[1], skipped, now)
+elseif waits > 0 then
+  redis.call('HSET', KEYS[1], 'waits', waits)
+  redis.call('SADD', ARGV[14] .. 'waiting', ARGV[1])
+else
+  place(KEYS[2], KEYS[4], ARGV[1], tonumber(ARGV[6]), ARGV[7] == '1', ARGV[3])
+end
 return 1
 )lua");
 
@@ -85,11 +121,12 @@ return 1
 
 // KEYS: job:ID, taken:WORKER, stats, failures, batch:B:done, marker, ended, rank.
 // ARGV: id, outcome, exit, signal, host, gpu, started, runtime, note, marker, out_tail,
-// err_tail, complete (1 or 0).
+// err_tail, complete (1 or 0), the queue's key prefix.
 // Reply: 1 when recorded, 0 when the job had its outcome already, -1 when there is no job.
 // What a waiting submitter needs (the outcome, the done list) is written first: a write that
 // fails halfway leaves no job unended. An ended job's record expires a week after its end.
-const LuaScript k_finish(R"lua(
+// The jobs waiting for it are settled last.
+const LuaScript k_finish(pending_order_lua() + waiting_jobs_lua() + R"lua(
 if (redis.call('GET', KEYS[6]) or '') ~= ARGV[10] then return -2 end
 redis.call('LREM', KEYS[2], 0, ARGV[1])
 if redis.call('EXISTS', KEYS[1]) == 0 then return -1 end
@@ -111,6 +148,7 @@ if ARGV[2] ~= 'succeeded' then
   redis.call('RPUSH', KEYS[4], ARGV[1])
   redis.call('LTRIM', KEYS[4], -1000, -1)
 end
+settle(ARGV[14], ARGV[1], ARGV[2], now)
 return 1
 )lua");
 
@@ -308,7 +346,7 @@ RedisCommand RedisQueue::finish(const std::string& worker, const OwedResult& owe
          std::to_string(result.signal), owed.host, result.gpu,
          fmt::format("{:.6f}", result.started), fmt::format("{:.6f}", result.runtime),
          result.note, owed.marker, result.out_tail, result.err_tail,
-         result.complete ? "1" : "0"});
+         result.complete ? "1" : "0", m_prefix});
 }
 
 std::optional<TakenJobReply> read_taken_job_reply(const RedisReply& reply)
@@ -408,10 +446,12 @@ bool RedisQueue::submit(RedisClient& redis, const std::string& batch,
     for (const auto& job : jobs) {
         commands.push_back(
             RedisCommand::call(k_submit,
-                               {key("job:" + job.id), key("pending"), key("stats"), key("rank")},
+                               {key("job:" + job.id), key("pending"), key("stats"), key("rank"),
+                                key("named:" + job.name)},
                                {job.id, job.command, batch, job.seq, job.signature,
                                 std::to_string(priority), front ? "1" : "0", job.context,
-                                job.user, job.host, job.directory}));
+                                job.user, job.host, job.directory, job.name, job.after,
+                                m_prefix}));
     }
     const auto replies = redis.run_all(commands);
     return replies && std::none_of(replies->begin(), replies->end(),

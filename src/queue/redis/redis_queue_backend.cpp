@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdlib>
+#include <sstream>
 #include <stdexcept>
 
 namespace gpusched::queue {
@@ -18,12 +19,17 @@ double seconds_of(const std::string& text)
     return text.empty() ? 0 : std::atof(text.c_str());
 }
 
-JobState state_of(const std::string& outcome, bool pending)
+JobState state_of(const QueuedJob& job, bool pending)
 {
+    const auto& outcome = job.field("outcome");
     if (outcome.empty()) {
+        if (!job.field("waits").empty()) {
+            return JobState::waiting;
+        }
         return pending ? JobState::queued : JobState::running;
     }
-    for (const auto state : {JobState::succeeded, JobState::failed, JobState::cancelled}) {
+    for (const auto state :
+         {JobState::succeeded, JobState::failed, JobState::cancelled, JobState::skipped}) {
         if (outcome == to_string(state)) {
             return state;
         }
@@ -78,6 +84,19 @@ std::string tail_from(const std::string& tail, std::uint64_t from)
 
 } // namespace
 
+// "12 13!": what a job waits for, '!' marking a job whose success it needs.
+std::vector<JobDependency> dependencies_of(const std::string& after)
+{
+    std::vector<JobDependency> dependencies;
+    std::istringstream words(after);
+    std::string word;
+    while (words >> word) {
+        const bool ok = word.back() == '!';
+        dependencies.push_back({std::atoll(word.c_str()), ok});
+    }
+    return dependencies;
+}
+
 JobRecord to_record(const QueuedJob& job, const std::string& queue, bool pending)
 {
     JobRecord record;
@@ -86,9 +105,9 @@ JobRecord to_record(const QueuedJob& job, const std::string& queue, bool pending
     record.command = job.field("command");
     record.batch = std::atoll(job.field("batch").c_str());
     record.priority = std::atoll(job.field("priority").c_str());
-    record.state = state_of(job.field("outcome"), pending);
+    record.state = state_of(job, pending);
     record.submitted = seconds_of(job.field("submitted"));
-    if (record.state != JobState::queued) {
+    if (record.state != JobState::queued && record.state != JobState::waiting) {
         // A job given back to the queue keeps where it last started until it starts again.
         record.worker = job.field("worker");
         record.gpu = job.field("gpu");
@@ -101,6 +120,8 @@ JobRecord to_record(const QueuedJob& job, const std::string& queue, bool pending
     record.note = job.field("note");
     record.cancel_requested = job.field("cancel") == "1";
     record.directory = job.field("dir");
+    record.name = job.field("name");
+    record.after = dependencies_of(job.field("after"));
     record.submitter.user = job.field("user");
     record.submitter.host = job.field("from");
     return record;
@@ -159,6 +180,11 @@ QueueListing RedisQueueBackend::list(std::size_t queued_shown, std::size_t recen
     listing.failed = count_of(snapshot.stats, "failed");
     listing.cancelled = count_of(snapshot.stats, "cancelled");
     listing.refused = count_of(snapshot.stats, "refused");
+    listing.skipped = count_of(snapshot.stats, "skipped");
+    listing.waiting = snapshot.waiting;
+    for (const auto& job : snapshot.first_waiting) {
+        listing.first_waiting.push_back(to_record(job, m_queue.name(), false));
+    }
     listing.returned = count_of(snapshot.stats, "returned");
     return listing;
 }
@@ -175,6 +201,21 @@ std::vector<JobRecord> RedisQueueBackend::jobs(const std::vector<std::int64_t>& 
         records.push_back(to_record(job, m_queue.name(), found.pending.contains(job.id)));
     }
     return records;
+}
+
+std::vector<std::int64_t> RedisQueueBackend::ids_named(const std::string& name)
+{
+    std::vector<std::int64_t> ids;
+    for (const auto& id : checked(m_queue.named(m_redis, name))) {
+        ids.push_back(std::atoll(id.c_str()));
+    }
+    std::sort(ids.begin(), ids.end());
+    // Those whose record is gone (purged, expired) are not named any more.
+    std::vector<std::int64_t> found;
+    for (const auto& job : jobs(ids)) {
+        found.push_back(job.id);
+    }
+    return found;
 }
 
 std::vector<std::int64_t> RedisQueueBackend::unended()

@@ -5,6 +5,7 @@
 #include <gpusched/queue/redis/redis_queue.hpp>
 
 #include "pending_order.hpp"
+#include "waiting_jobs.hpp"
 
 #include <fmt/format.h>
 
@@ -25,13 +26,16 @@ return {cancels, redis.call('SMEMBERS', KEYS[3])}
 )lua");
 
 // KEYS: job:ID, pending, stats, failures, batch:B:done, ended, rank, then taken:W and
-// cancels:W of each worker. ARGV: id.
-// Reply: 'removed' (it was pending: ended as cancelled), 'stopping' (flagged: the worker that
-// has it, or the next that takes it, ends it as cancelled), 'ended', or 'unknown'.
-const LuaScript k_cancel(R"lua(
+// cancels:W of each worker. ARGV: id, the queue's key prefix.
+// Reply: 'removed' (it was pending or waiting: ended as cancelled, and the jobs waiting for
+// it settled), 'stopping' (flagged: the worker that has it, or the next that takes it, ends it
+// as cancelled), 'ended', or 'unknown'.
+const LuaScript k_cancel(pending_order_lua() + waiting_jobs_lua() + R"lua(
 if redis.call('EXISTS', KEYS[1]) == 0 then return 'unknown' end
 if redis.call('HEXISTS', KEYS[1], 'outcome') == 1 then return 'ended' end
-if redis.call('LREM', KEYS[2], 0, ARGV[1]) > 0 then
+local waiting = redis.call('HDEL', KEYS[1], 'waits') == 1
+if waiting then redis.call('SREM', ARGV[2] .. 'waiting', ARGV[1]) end
+if waiting or redis.call('LREM', KEYS[2], 0, ARGV[1]) > 0 then
   local t = redis.call('TIME')
   local now = t[1] .. '.' .. string.format('%06d', t[2])
   redis.call('HSET', KEYS[1], 'outcome', 'cancelled', 'exit', 0, 'signal', 0, 'runtime', 0,
@@ -44,6 +48,7 @@ if redis.call('LREM', KEYS[2], 0, ARGV[1]) > 0 then
   redis.call('HINCRBY', KEYS[3], 'cancelled', 1)
   redis.call('RPUSH', KEYS[4], ARGV[1])
   redis.call('LTRIM', KEYS[4], -1000, -1)
+  settle(ARGV[2], ARGV[1], 'cancelled', now)
   return 'removed'
 end
 redis.call('HSET', KEYS[1], 'cancel', 1)
@@ -58,7 +63,8 @@ return 'stopping'
 
 // KEYS: job:ID, pending, rank, ended, stats. ARGV: id, the attempt the job was read at, the
 // signature of the next attempt ('' when none is given).
-// Reply: '' when queued again; else 'unknown', 'queued', 'running' or 'succeeded'; 'signed'
+// Reply: '' when queued again; else 'unknown', 'queued', 'waiting', 'running' or 'succeeded';
+// 'signed'
 // when the job is signed and no signature of its next attempt was given, 'changed' when its
 // attempt is no longer the one read.
 const LuaScript k_retry(pending_order_lua() + R"lua(
@@ -66,6 +72,7 @@ if redis.call('EXISTS', KEYS[1]) == 0 then return 'unknown' end
 local outcome = redis.call('HGET', KEYS[1], 'outcome')
 if not outcome then
   if redis.call('LPOS', KEYS[2], ARGV[1]) then return 'queued' end
+  if redis.call('HEXISTS', KEYS[1], 'waits') == 1 then return 'waiting' end
   return 'running'
 end
 if outcome == 'succeeded' then return 'succeeded' end
@@ -157,7 +164,10 @@ std::optional<RedisQueue::Snapshot> RedisQueue::snapshot(RedisClient& redis,
                                           {"ZRANGE", key("workers"), "0", "-1"},
                                           {"HGETALL", key("stats")},
                                           first("ZREVRANGE", key("ended"), recent_shown),
-                                          {"SMEMBERS", key("paused")}});
+                                          {"SMEMBERS", key("paused")},
+                                          {"SCARD", key("waiting")},
+                                          {"SORT", key("waiting"), "LIMIT", "0",
+                                           std::to_string(pending_shown)}});
     if (!all_ok(overview)) {
         return std::nullopt;
     }
@@ -166,6 +176,8 @@ std::optional<RedisQueue::Snapshot> RedisQueue::snapshot(RedisClient& redis,
     const auto pending_ids = to_strings((*overview)[1]);
     const auto recent_ids = to_strings((*overview)[4]);
     snapshot.stats = to_map((*overview)[3]);
+    snapshot.waiting = (*overview)[6].integer;
+    const auto waiting_ids = to_strings((*overview)[7]);
     for (const auto& gpu : to_strings((*overview)[5])) {
         snapshot.paused.insert(gpu);
     }
@@ -198,6 +210,7 @@ std::optional<RedisQueue::Snapshot> RedisQueue::snapshot(RedisClient& redis,
         std::for_each(worker.taken.begin(), worker.taken.end(), read);
     }
     std::for_each(recent_ids.begin(), recent_ids.end(), read);
+    std::for_each(waiting_ids.begin(), waiting_ids.end(), read);
     if (reads.empty()) {
         return snapshot;
     }
@@ -210,12 +223,15 @@ std::optional<RedisQueue::Snapshot> RedisQueue::snapshot(RedisClient& redis,
         if (job.fields.empty()) {
             continue;
         }
+        const auto waiting_from = ids.size() - waiting_ids.size();
         if (i < pending_ids.size()) {
             snapshot.first_pending.push_back(std::move(job));
-        } else if (i < ids.size() - recent_ids.size()) {
+        } else if (i < waiting_from - recent_ids.size()) {
             snapshot.taken_jobs.push_back(std::move(job));
-        } else {
+        } else if (i < waiting_from) {
             snapshot.recent.push_back(std::move(job));
+        } else {
+            snapshot.first_waiting.push_back(std::move(job));
         }
     }
     return snapshot;
@@ -256,14 +272,28 @@ std::optional<RedisQueue::Found> RedisQueue::jobs(RedisClient& redis,
     return found;
 }
 
+std::optional<std::vector<std::string>> RedisQueue::named(RedisClient& redis,
+                                                          const std::string& name) const
+{
+    const auto reply = redis.pipeline({{"SMEMBERS", key("named:" + name)}});
+    if (!all_ok(reply)) {
+        return std::nullopt;
+    }
+    return to_strings(reply->front());
+}
+
 std::optional<std::vector<std::string>> RedisQueue::unended(RedisClient& redis) const
 {
     const auto lists =
-        redis.pipeline({{"LRANGE", key("pending"), "0", "-1"}, {"ZRANGE", key("workers"), "0", "-1"}});
+        redis.pipeline({{"LRANGE", key("pending"), "0", "-1"}, {"ZRANGE", key("workers"), "0", "-1"},
+                        {"SMEMBERS", key("waiting")}});
     if (!all_ok(lists)) {
         return std::nullopt;
     }
     auto ids = to_strings((*lists)[0]);
+    for (auto& id : to_strings((*lists)[2])) {
+        ids.push_back(std::move(id));
+    }
     std::vector<std::vector<std::string>> taken;
     for (const auto& worker : to_strings((*lists)[1])) {
         taken.push_back({"LRANGE", key("taken:" + worker), "0", "-1"});
@@ -301,7 +331,7 @@ std::optional<RedisQueue::Cancelled> RedisQueue::cancel(RedisClient& redis,
         keys.push_back(key("taken:" + worker));
         keys.push_back(key("cancels:" + worker));
     }
-    const auto reply = redis.run(RedisCommand::call(k_cancel, std::move(keys), {id}));
+    const auto reply = redis.run(RedisCommand::call(k_cancel, std::move(keys), {id, m_prefix}));
     if (!ok(reply)) {
         return std::nullopt;
     }

@@ -83,6 +83,7 @@ public:
                 throw QueueUnreachable(*gave_up);
             }
             m_marker = m_redis.with_retry([&] { return m_queue.open(m_redis.client()); }, [] {});
+            check_dependencies();
             m_batch = std::to_string(call([&] { return m_queue.new_batch(m_redis.client()); }));
             // Stored before any job names it: a worker never finds a job without it.
             const auto encoded = encode_context(m_settings.context);
@@ -128,6 +129,30 @@ public:
     std::size_t wait(const std::function<bool(const EndedJob&)>& report) override;
 
 private:
+    // Each job waited for is one of the queue's: "12 13!" for the jobs' records.
+    void check_dependencies()
+    {
+        std::vector<std::string> ids;
+        for (const auto& dependency : m_settings.after) {
+            ids.push_back(std::to_string(dependency.id));
+            m_after += fmt::format("{}{}{}", m_after.empty() ? "" : " ", dependency.id,
+                                   dependency.ok ? "!" : "");
+        }
+        if (ids.empty()) {
+            return;
+        }
+        const auto found = call([&] { return m_queue.jobs(m_redis.client(), ids); });
+        for (const auto& dependency : m_settings.after) {
+            const auto id = std::to_string(dependency.id);
+            if (std::none_of(found.jobs.begin(), found.jobs.end(),
+                             [&id](const QueuedJob& job) { return job.id == id; })) {
+                throw std::invalid_argument(fmt::format("--after{} {}: no job {} in queue {} at {}",
+                                                        dependency.ok ? "-ok" : "", id, id,
+                                                        m_settings.queue, m_redis.address()));
+            }
+        }
+    }
+
     void submit(const std::vector<CommandToQueue>& commands)
     {
         if (commands.empty()) {
@@ -151,7 +176,7 @@ private:
             ids.push_back(id);
             chunk.push_back({std::move(id), command.command, std::to_string(command.number),
                              std::move(signature), m_context, submitter.user, submitter.host,
-                             m_settings.context.directory});
+                             m_settings.context.directory, m_settings.name, m_after});
         }
         // They may be in the queue from now on.
         m_ids.insert(m_ids.end(), ids.begin(), ids.end());
@@ -270,6 +295,7 @@ private:
     std::string m_marker;
     std::string m_batch;
     std::string m_context; // the digest of the jobs' context
+    std::string m_after;   // what they wait for, as their records say it
     bool m_said_unserved = false;
     std::vector<std::string> m_ids; // in the order submitted
     std::size_t m_confirmed = 0;    // known to be in the queue

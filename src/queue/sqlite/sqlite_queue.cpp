@@ -9,6 +9,7 @@
 #include <cstdlib>
 #include <map>
 #include <optional>
+#include <stdexcept>
 
 namespace gpusched::queue {
 namespace {
@@ -21,14 +22,20 @@ constexpr std::int64_t k_front_block = std::int64_t{1} << 32;
 // meta; a database made by a later version is not touched.
 // 1: the tables below but jobs.output. 2: jobs.output, the directory a job's output files
 // are in. 3: who submitted each batch, from where and with what (batches.directory, ...), and
-// whose each worker is (workers.user).
-constexpr int k_schema_version = 3;
+// whose each worker is (workers.user). 4: what each batch's jobs ask of their worker
+// (batches.gpus, timeout_ms, retries), its label (batches.name), and the jobs it waits for
+// (waits; a job waiting for them is in state 'waiting', one whose wait failed 'skipped').
+constexpr int k_schema_version = 4;
 
 // A batch is one submission: its jobs run in its directory, with its environment (NAME=VALUE
 // entries each ended by a NUL byte) and umask, as its user (uid and name); all NULL in a
 // batch queued before schema 3, whose jobs run as the worker does.
 const std::string_view k_batch_columns_of_schema_3[] = {
     "directory TEXT", "environment BLOB", "umask INTEGER", "uid INTEGER", "user TEXT"};
+// What a batch's jobs ask of the worker that runs them (NULL: the worker's own option), and the
+// label they are known by.
+const std::string_view k_batch_columns_of_schema_4[] = {"gpus INTEGER", "timeout_ms INTEGER",
+                                                        "retries INTEGER", "name TEXT"};
 
 // Every queue of the database shares these tables, told apart by the `queue` column. A job's
 // order is (priority descending, position ascending): positions come from the queue's two
@@ -50,7 +57,11 @@ CREATE TABLE IF NOT EXISTS batches (
     environment BLOB,
     umask INTEGER,
     uid INTEGER,
-    user TEXT
+    user TEXT,
+    gpus INTEGER,
+    timeout_ms INTEGER,
+    retries INTEGER,
+    name TEXT
 );
 CREATE TABLE IF NOT EXISTS jobs (
     id INTEGER PRIMARY KEY AUTOINCREMENT,
@@ -76,6 +87,7 @@ CREATE TABLE IF NOT EXISTS jobs (
 CREATE INDEX IF NOT EXISTS jobs_queued ON jobs (queue, priority DESC, position)
     WHERE state = 'queued';
 CREATE INDEX IF NOT EXISTS jobs_running ON jobs (worker) WHERE state = 'running';
+CREATE INDEX IF NOT EXISTS jobs_waiting ON jobs (queue, id) WHERE state = 'waiting';
 CREATE INDEX IF NOT EXISTS jobs_of_batch ON jobs (batch);
 CREATE INDEX IF NOT EXISTS jobs_ended ON jobs (queue, ended) WHERE ended IS NOT NULL;
 CREATE TABLE IF NOT EXISTS workers (
@@ -87,6 +99,13 @@ CREATE TABLE IF NOT EXISTS workers (
     since REAL NOT NULL,
     user TEXT
 );
+CREATE TABLE IF NOT EXISTS waits (
+    batch INTEGER NOT NULL,
+    after INTEGER NOT NULL,
+    ok INTEGER NOT NULL,
+    PRIMARY KEY (batch, after)
+) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS waits_after ON waits (after);
 CREATE TABLE IF NOT EXISTS pauses (
     queue TEXT NOT NULL,
     gpu TEXT NOT NULL,
@@ -94,8 +113,8 @@ CREATE TABLE IF NOT EXISTS pauses (
 );
 )";
 
-constexpr std::array<std::string_view, 6> k_state_names = {"queued",    "running", "succeeded",
-                                                           "failed",    "cancelled", "refused"};
+constexpr std::array<std::string_view, 8> k_state_names = {
+    "queued", "running", "succeeded", "failed", "cancelled", "refused", "waiting", "skipped"};
 
 JobState state_of(const std::string& name)
 {
@@ -112,21 +131,24 @@ constexpr std::string_view k_taken_job_columns =
 const std::string k_job_columns =
     std::string(k_taken_job_columns) +
     ", (SELECT coalesce(directory, '') || char(0) || coalesce(uid, -1) || char(0) || "
-    "coalesce(user, '') FROM batches WHERE batches.id = jobs.batch)";
+    "coalesce(user, '') || char(0) || coalesce(name, '') FROM batches WHERE batches.id = "
+    "jobs.batch)";
 constexpr int k_origin_column = 18;
 
-// The batch's part of a job's columns: directory, uid and user, joined by NUL bytes (one
-// look-up of the batch, not three).
+// The batch's part of a job's columns: directory, uid, user and name, joined by NUL bytes
+// (one look-up of the batch, not four).
 void read_origin(const std::string& joined, JobRecord& job)
 {
     const auto first = joined.find('\0');
     const auto second = joined.find('\0', first == std::string::npos ? first : first + 1);
-    if (second == std::string::npos) {
+    const auto third = joined.find('\0', second == std::string::npos ? second : second + 1);
+    if (third == std::string::npos) {
         return;
     }
     job.directory = joined.substr(0, first);
     job.submitter.uid = std::strtoll(joined.c_str() + first + 1, nullptr, 10);
-    job.submitter.user = joined.substr(second + 1);
+    job.submitter.user = joined.substr(second + 1, third - second - 1);
+    job.name = joined.substr(third + 1);
 }
 
 JobRecord read_job(const Statement& row)
@@ -215,7 +237,8 @@ void make_or_upgrade(Database& database)
         found = legacy.text(0);
     }
     legacy.reset();
-    if (found && found != "1" && found != "2" && found != std::to_string(k_schema_version)) {
+    if (found && found != "1" && found != "2" && found != "3" &&
+        found != std::to_string(k_schema_version)) {
         throw made_by_a_later_version(database, *found);
     }
     if (found == "1") {
@@ -227,6 +250,14 @@ void make_or_upgrade(Database& database)
         }
         database.execute("ALTER TABLE workers ADD COLUMN user TEXT");
     }
+    if (found == "1" || found == "2" || found == "3") {
+        for (const auto column : k_batch_columns_of_schema_4) {
+            database.execute(fmt::format("ALTER TABLE batches ADD COLUMN {}", column));
+        }
+    }
+    // On the columns an upgrade adds: made once they are there.
+    database.execute(
+        "CREATE INDEX IF NOT EXISTS batches_named ON batches (queue, name) WHERE name IS NOT NULL");
     // meta keeps the version too, for the versions of gpusched that read it there.
     database.prepare("INSERT OR REPLACE INTO meta (key, value) VALUES ('schema', ?)")
         .bind(1, std::to_string(k_schema_version))
@@ -284,27 +315,108 @@ SqliteQueue::SqliteQueue(Database& database, std::string name)
 {
 }
 
-std::int64_t SqliteQueue::new_batch(const BatchOrigin* origin)
+std::int64_t SqliteQueue::new_batch(const BatchOrigin* origin,
+                                   const std::vector<JobDependency>& after)
 {
     return m_database.write([&] {
+        for (const auto& dependency : after) {
+            auto known = m_database.prepare("SELECT 1 FROM jobs WHERE id = ? AND queue = ?");
+            if (!known.bind(1, dependency.id).bind(2, m_name).step()) {
+                throw std::invalid_argument(
+                    fmt::format("--after{} {}: no job {} in queue {}", dependency.ok ? "-ok" : "",
+                                dependency.id, dependency.id, m_name));
+            }
+        }
         auto insert = m_database.prepare(
-            "INSERT INTO batches (queue, made, directory, environment, umask, uid, user) "
-            "VALUES (?, ?, ?, ?, ?, ?, ?)");
+            "INSERT INTO batches (queue, made, directory, environment, umask, uid, user, gpus, "
+            "timeout_ms, retries, name) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, nullif(?, ''))");
         insert.bind(1, m_name).bind(2, seconds_since_epoch());
+        for (int column = 3; column <= 11; ++column) {
+            insert.bind_null(column);
+        }
         if (origin != nullptr) {
+            const auto& options = origin->context.options;
             insert.bind(3, origin->context.directory)
                 .bind(4, encode_environment(origin->context.environment))
                 .bind(5, static_cast<std::int64_t>(origin->context.umask))
                 .bind(6, origin->submitter.uid)
-                .bind(7, origin->submitter.user);
-        } else {
-            for (int column = 3; column <= 7; ++column) {
-                insert.bind_null(column);
+                .bind(7, origin->submitter.user)
+                .bind(11, origin->name);
+            if (options.gpus) {
+                insert.bind(8, static_cast<std::int64_t>(*options.gpus));
+            }
+            if (options.timeout) {
+                insert.bind(9, static_cast<std::int64_t>(options.timeout->count()));
+            }
+            if (options.retries) {
+                insert.bind(10, static_cast<std::int64_t>(*options.retries));
             }
         }
         insert.run();
-        return m_database.last_insert_id();
+        const auto batch = m_database.last_insert_id();
+        auto wait = m_database.prepare(
+            "INSERT INTO waits (batch, after, ok) VALUES (?, ?, ?) ON CONFLICT DO UPDATE SET ok = "
+            "max(ok, excluded.ok)");
+        for (const auto& dependency : after) {
+            wait.bind(1, batch).bind(2, dependency.id).bind(3, std::int64_t{dependency.ok}).run();
+        }
+        return batch;
     });
+}
+
+SqliteQueue::StartState SqliteQueue::start_state(std::int64_t batch)
+{
+    // A job that is gone (purged) has ended and is waited for no more.
+    auto& waits = m_database.prepare_kept(
+        "SELECT waits.after, waits.ok, jobs.state FROM waits JOIN jobs ON jobs.id = waits.after "
+        "WHERE waits.batch = ?");
+    waits.bind(1, batch);
+    StartState start;
+    while (waits.step()) {
+        const auto state = state_of(waits.text(2));
+        const bool unended =
+            state == JobState::queued || state == JobState::running || state == JobState::waiting;
+        if (unended) {
+            start.state = JobState::waiting;
+        } else if (waits.integer(1) != 0 && state != JobState::succeeded) {
+            start.state = JobState::skipped;
+            start.note = fmt::format("skipped: job {} {}", waits.integer(0),
+                                     state == JobState::failed ? "failed"
+                                                               : "was " + std::string(to_string(state)));
+            break;
+        }
+    }
+    waits.reset();
+    return start;
+}
+
+void SqliteQueue::settle_waiting(std::int64_t ended)
+{
+    // A job's end may end others (skipped), whose ends may end more: each is settled in turn.
+    std::vector<std::int64_t> to_settle{ended};
+    while (!to_settle.empty()) {
+        const auto id = to_settle.back();
+        to_settle.pop_back();
+        auto& waiting = m_database.prepare_kept("SELECT batch FROM waits WHERE after = ?");
+        const auto batches = waiting.bind(1, id).integers();
+        for (const auto batch : batches) {
+            const auto start = start_state(batch);
+            if (start.state == JobState::queued) {
+                m_database
+                    .prepare_kept(
+                        "UPDATE jobs SET state = 'queued' WHERE batch = ? AND state = 'waiting'")
+                    .bind(1, batch)
+                    .run();
+            } else if (start.state == JobState::skipped) {
+                auto& skip = m_database.prepare_kept(
+                    "UPDATE jobs SET state = 'skipped', ended = ?, note = ? WHERE batch = ? AND "
+                    "state = 'waiting' RETURNING id");
+                const auto skipped =
+                    skip.bind(1, seconds_since_epoch()).bind(2, start.note).bind(3, batch).integers();
+                to_settle.insert(to_settle.end(), skipped.begin(), skipped.end());
+            }
+        }
+    }
 }
 
 std::optional<BatchOrigin> SqliteQueue::batch_origin(std::int64_t batch)
@@ -313,8 +425,8 @@ std::optional<BatchOrigin> SqliteQueue::batch_origin(std::int64_t batch)
     // later writes: its user is still checked.
     auto query = m_database.prepare(
         "SELECT coalesce(directory, ''), environment, coalesce(umask, 18), uid, "
-        "coalesce(user, '') FROM batches WHERE id = ? AND (directory IS NOT NULL OR uid IS NOT "
-        "NULL)");
+        "coalesce(user, ''), gpus, timeout_ms, retries, coalesce(name, '') FROM batches WHERE id = "
+        "? AND (directory IS NOT NULL OR uid IS NOT NULL)");
     query.bind(1, batch);
     if (!query.step()) {
         query.reset();
@@ -326,6 +438,17 @@ std::optional<BatchOrigin> SqliteQueue::batch_origin(std::int64_t batch)
     origin.context.umask = static_cast<unsigned>(query.integer(2)) & 0777U;
     origin.submitter.uid = query.is_null(3) ? -1 : query.integer(3);
     origin.submitter.user = query.text(4);
+    auto& options = origin.context.options;
+    if (!query.is_null(5) && query.integer(5) > 0) {
+        options.gpus = static_cast<std::size_t>(query.integer(5));
+    }
+    if (!query.is_null(6) && query.integer(6) > 0) {
+        options.timeout = std::chrono::milliseconds(query.integer(6));
+    }
+    if (!query.is_null(7) && query.integer(7) >= 0) {
+        options.retries = static_cast<unsigned>(query.integer(7));
+    }
+    origin.name = query.text(8);
     query.reset();
     return origin;
 }
@@ -334,7 +457,7 @@ SqliteQueue::Submitted SqliteQueue::submit(const std::vector<NewSqliteJob>& jobs
                                          SubmitOrder order)
 {
     Submitted submitted;
-    submitted.batch = new_batch(order.origin);
+    submitted.batch = new_batch(order.origin, order.after);
     submitted.ids = submit_to(submitted.batch, jobs, order);
     return submitted;
 }
@@ -361,9 +484,12 @@ std::vector<std::int64_t> SqliteQueue::submit_to(std::int64_t batch,
         }
         std::int64_t position = order.front ? *order.front_next : back;
         const double now = seconds_since_epoch();
+        // Looked at with each chunk: a job waited for may have ended since the last.
+        const auto start = start_state(batch);
         auto insert = m_database.prepare(
-            "INSERT INTO jobs (queue, batch, command, priority, position, submitted) "
-            "VALUES (?, ?, ?, ?, ?, ?)");
+            "INSERT INTO jobs (queue, batch, command, priority, position, submitted, state, "
+            "ended, note) VALUES (?, ?, ?, ?, ?, ?, ?, ?, nullif(?, ''))");
+
         std::vector<std::int64_t> ids;
         ids.reserve(jobs.size());
         for (const auto& job : jobs) {
@@ -372,7 +498,14 @@ std::vector<std::int64_t> SqliteQueue::submit_to(std::int64_t batch,
                 .bind(3, job.command)
                 .bind(4, order.priority)
                 .bind(5, position++)
-                .bind(6, now);
+                .bind(6, now)
+                .bind(7, to_string(start.state))
+                .bind(9, start.note);
+            if (start.state == JobState::skipped) {
+                insert.bind(8, now);
+            } else {
+                insert.bind_null(8);
+            }
             insert.run();
             ids.push_back(m_database.last_insert_id());
         }
@@ -480,18 +613,21 @@ std::int64_t SqliteQueue::reclaim(const std::function<bool(const WorkerRecord&)>
     });
 }
 
-std::optional<JobRecord> SqliteQueue::take(const std::string& worker, const std::string& output)
+std::optional<JobRecord> SqliteQueue::take(const std::string& worker, const std::string& output,
+                                           std::int64_t gpus)
 {
-    // Nothing is taken while the whole queue is paused (a pause row with no GPU).
+    // Nothing is taken while the whole queue is paused (a pause row with no GPU). A job asking
+    // for more GPUs than the worker has is left for a worker that has them.
     static const auto sql = fmt::format(
         "UPDATE jobs SET state = 'running', worker = ?1, output = nullif(?3, '') WHERE id = "
         "(SELECT id FROM jobs WHERE queue = ?2 AND state = 'queued' AND NOT EXISTS "
-        "(SELECT 1 FROM pauses WHERE queue = ?2 AND gpu = '') "
+        "(SELECT 1 FROM pauses WHERE queue = ?2 AND gpu = '') AND "
+        "coalesce((SELECT gpus FROM batches WHERE batches.id = jobs.batch), 0) <= ?4 "
         "ORDER BY priority DESC, position LIMIT 1) RETURNING {}",
         k_taken_job_columns);
     return m_database.write([&]() -> std::optional<JobRecord> {
         auto& take = m_database.prepare_kept(sql);
-        take.bind(1, worker).bind(2, m_name).bind(3, output);
+        take.bind(1, worker).bind(2, m_name).bind(3, output).bind(4, gpus);
         if (!take.step()) {
             take.reset();
             return std::nullopt;
@@ -521,7 +657,11 @@ bool SqliteQueue::finish(const std::string& worker, const JobResult& result)
             .bind(9, result.id)
             .bind(10, worker)
             .run();
-        return m_database.changes() == 1;
+        if (m_database.changes() != 1) {
+            return false;
+        }
+        settle_waiting(result.id);
+        return true;
     });
 }
 
@@ -559,6 +699,7 @@ bool SqliteQueue::give_back(const std::string& worker, std::int64_t id)
                 .bind(1, seconds_since_epoch())
                 .bind(2, id)
                 .run();
+            settle_waiting(id);
         } else {
             to_front(id, "");
         }
@@ -598,13 +739,14 @@ CancelOutcome SqliteQueue::cancel(std::int64_t id)
         }
         const auto found = state_of(state.text(0));
         state.reset();
-        if (found == JobState::queued) {
+        if (found == JobState::queued || found == JobState::waiting) {
             m_database
                 .prepare("UPDATE jobs SET state = 'cancelled', ended = ?, note = 'cancelled "
                          "before it started' WHERE id = ?")
                 .bind(1, seconds_since_epoch())
                 .bind(2, id)
                 .run();
+            settle_waiting(id);
             return CancelOutcome::removed;
         }
         if (found == JobState::running) {
@@ -625,7 +767,8 @@ std::optional<std::string> SqliteQueue::retry(std::int64_t id)
         }
         const auto found = state_of(state.text(0));
         state.reset();
-        if (found == JobState::queued || found == JobState::running) {
+        if (found == JobState::queued || found == JobState::running ||
+            found == JobState::waiting) {
             return fmt::format("job {} is {}: only an ended job can be queued again", id,
                                to_string(found));
         }
@@ -689,7 +832,7 @@ std::vector<PurgedJob> SqliteQueue::purge(std::optional<double> before)
     return m_database.write([&] {
         auto purge = m_database.prepare(
             "DELETE FROM jobs WHERE queue = ? AND ended IS NOT NULL AND "
-            "state NOT IN ('queued', 'running') AND ended < ? RETURNING id, coalesce(output, '')");
+            "state NOT IN ('queued', 'running', 'waiting') AND ended < ? RETURNING id, coalesce(output, '')");
         purge.bind(1, m_name).bind(2, before.value_or(seconds_since_epoch() + 1));
         std::vector<PurgedJob> purged;
         while (purge.step()) {
@@ -713,10 +856,31 @@ std::optional<JobRecord> SqliteQueue::job(std::int64_t id)
     return std::move(jobs.front());
 }
 
+std::vector<JobDependency> SqliteQueue::dependencies_of(std::int64_t batch)
+{
+    auto query = m_database.prepare("SELECT after, ok FROM waits WHERE batch = ? ORDER BY after");
+    query.bind(1, batch);
+    std::vector<JobDependency> after;
+    while (query.step()) {
+        after.push_back({query.integer(0), query.integer(1) != 0});
+    }
+    query.reset();
+    return after;
+}
+
+std::vector<std::int64_t> SqliteQueue::ids_named(const std::string& name)
+{
+    auto query = m_database.prepare(
+        "SELECT jobs.id FROM batches JOIN jobs ON jobs.batch = batches.id WHERE batches.queue = ? "
+        "AND batches.name = ? ORDER BY jobs.id");
+    return query.bind(1, m_name).bind(2, name).integers();
+}
+
 std::vector<std::int64_t> SqliteQueue::unended()
 {
     auto query = m_database.prepare(
-        "SELECT id FROM jobs WHERE queue = ? AND state IN ('queued', 'running') ORDER BY id");
+        "SELECT id FROM jobs WHERE queue = ? AND state IN ('queued', 'running', 'waiting') ORDER "
+        "BY id");
     return query.bind(1, m_name).integers();
 }
 
@@ -739,13 +903,14 @@ SqliteQueue::BatchProgress SqliteQueue::batch_progress(std::int64_t batch)
     BatchProgress progress;
     m_database.read([&] {
         auto ended = m_database.prepare(fmt::format(
-            "SELECT {} FROM jobs WHERE batch = ? AND state NOT IN ('queued', 'running') "
-            "ORDER BY ended",
+            "SELECT {} FROM jobs WHERE batch = ? AND state NOT IN ('queued', 'running', "
+            "'waiting') ORDER BY ended",
             k_job_columns));
         ended.bind(1, batch);
         progress.ended = read_jobs(ended);
         auto unended = m_database.prepare(
-            "SELECT count(*) FROM jobs WHERE batch = ? AND state IN ('queued', 'running')");
+            "SELECT count(*) FROM jobs WHERE batch = ? AND state IN ('queued', 'running', "
+            "'waiting')");
         unended.bind(1, batch).step();
         progress.unended = unended.integer(0);
         unended.reset();
@@ -777,7 +942,9 @@ QueueListing SqliteQueue::list(std::size_t queued_shown, std::size_t recent_show
             case JobState::failed: listing.failed = number; break;
             case JobState::cancelled: listing.cancelled = number; break;
             case JobState::refused: listing.refused = number; break;
-            case JobState::running: break;
+            case JobState::skipped: listing.skipped = number; break;
+            case JobState::running:
+            case JobState::waiting: break;
             }
         }
         count.reset();
@@ -787,6 +954,19 @@ QueueListing SqliteQueue::list(std::size_t queued_shown, std::size_t recent_show
             k_job_columns));
         queued.bind(1, m_name).bind(2, static_cast<std::int64_t>(queued_shown));
         listing.first_queued = read_jobs(queued);
+        auto waiting_count =
+            m_database.prepare("SELECT count(*) FROM jobs WHERE queue = ? AND state = 'waiting'");
+        waiting_count.bind(1, m_name).step();
+        listing.waiting = waiting_count.integer(0);
+        waiting_count.reset();
+        auto waiting = m_database.prepare(fmt::format(
+            "SELECT {} FROM jobs WHERE queue = ? AND state = 'waiting' ORDER BY id LIMIT ?",
+            k_job_columns));
+        waiting.bind(1, m_name).bind(2, static_cast<std::int64_t>(queued_shown));
+        listing.first_waiting = read_jobs(waiting);
+        for (auto& job : listing.first_waiting) {
+            job.after = dependencies_of(job.batch);
+        }
         // `+id`: the few running jobs (jobs_running) are sorted, rather than every job
         // walked in id order.
         auto running = m_database.prepare(fmt::format(

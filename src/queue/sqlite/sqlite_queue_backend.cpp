@@ -92,6 +92,11 @@ std::vector<JobRecord> SqliteQueueBackend::jobs(const std::vector<std::int64_t>&
     return m_queue.jobs_of(ids);
 }
 
+std::vector<std::int64_t> SqliteQueueBackend::ids_named(const std::string& name)
+{
+    return m_queue.ids_named(name);
+}
+
 std::vector<std::int64_t> SqliteQueueBackend::unended()
 {
     return m_queue.unended();

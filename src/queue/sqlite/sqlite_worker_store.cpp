@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <limits>
 #include <random>
 #include <utility>
 
@@ -88,6 +89,14 @@ std::string SqliteWorkerStore::where() const
     return fmt::format("{} ({})", m_settings.queue, m_settings.database.string());
 }
 
+std::int64_t SqliteWorkerStore::gpu_count() const
+{
+    if (m_settings.gpus.empty()) {
+        return std::numeric_limits<std::int64_t>::max(); // not said yet: the runner says
+    }
+    return 1 + std::count(m_settings.gpus.begin(), m_settings.gpus.end(), ',');
+}
+
 void SqliteWorkerStore::set_gpus(std::string gpus)
 {
     m_settings.gpus = std::move(gpus);
@@ -148,7 +157,7 @@ void SqliteWorkerStore::take(std::size_t count)
         m_database.write([&] {
             write_owed_items();
             for (std::size_t i = 0; i < count; ++i) {
-                auto job = m_queue.take(m_worker, m_settings.output_directory);
+                auto job = m_queue.take(m_worker, m_settings.output_directory, gpu_count());
                 if (!job) {
                     break;
                 }

@@ -128,6 +128,9 @@ public:
         std::string context;   // the digest of its context, stored by store_context
         std::string user, host; // who submitted it, from where
         std::string directory;  // where it runs, for listings
+        std::string name{};     // its label, "" for none
+        // What it waits for: ids, each followed by '!' where its success is needed.
+        std::string after{};
     };
     // Keeps a submission's context (encode_context) under its digest, for its jobs to name:
     // one copy of an environment for every job submitted with it.
@@ -164,6 +167,8 @@ public:
         std::vector<Worker> workers;
         std::vector<QueuedJob> taken_jobs; // of every worker, in the workers' order
         std::vector<QueuedJob> recent;     // ended, latest first
+        long long waiting = 0;             // for other jobs to end
+        std::vector<QueuedJob> first_waiting;
         std::set<std::string> paused;
         std::map<std::string, std::string> stats;
     };
@@ -176,6 +181,8 @@ public:
     };
     std::optional<Found> jobs(RedisClient& redis, const std::vector<std::string>& ids) const;
     std::optional<std::vector<std::string>> unended(RedisClient& redis) const;
+    // The ids of the jobs submitted with label `name` (removed ones too: look them up).
+    std::optional<std::vector<std::string>> named(RedisClient& redis, const std::string& name) const;
     enum class Cancelled { removed, stopping, already_ended, unknown };
     std::optional<Cancelled> cancel(RedisClient& redis, const std::string& id) const;
     // "" when queued again, else why not. `signing_key` signs its next attempt.

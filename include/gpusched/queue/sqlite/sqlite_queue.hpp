@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <limits>
 #include <optional>
 #include <set>
 #include <string>
@@ -22,10 +23,11 @@ struct PurgedJob {
     std::string output; // the directory its output files are in, if any
 };
 
-// Where, with what and as whom the jobs of a batch run.
+// Where, with what and as whom the jobs of a batch run, and the label they go by.
 struct BatchOrigin {
     JobContext context;
     Submitter submitter;
+    std::string name{};
 };
 
 struct SubmitOrder {
@@ -34,6 +36,8 @@ struct SubmitOrder {
     const BatchOrigin* origin = nullptr; // for a new batch; none: its jobs run as the worker does
     // Where the next --front job of the batch goes, once its first chunk reserved the place.
     std::optional<std::int64_t> front_next{};
+    // What a new batch waits for.
+    std::vector<JobDependency> after{};
 };
 
 // A queue kept in an SQLite database: the jobs of every queue NAME in one file, each taken by
@@ -60,7 +64,11 @@ public:
     // chunk: it keeps where the batch's --front jobs go.
     std::vector<std::int64_t> submit_to(std::int64_t batch, const std::vector<NewSqliteJob>& jobs,
                                         SubmitOrder& order);
-    std::int64_t new_batch(const BatchOrigin* origin = nullptr);
+    // A batch waiting for `after` (each of which must be a job of the queue) starts its jobs
+    // in state waiting until they end; then queued, or skipped when one that had to succeed
+    // did not.
+    std::int64_t new_batch(const BatchOrigin* origin = nullptr,
+                           const std::vector<JobDependency>& after = {});
     // Where, with what and as whom the jobs of `batch` run; nothing for a batch queued before
     // that was recorded.
     std::optional<BatchOrigin> batch_origin(std::int64_t batch);
@@ -75,8 +83,10 @@ public:
 
     // Takes the next queued job for `worker`, or nothing when none is queued or the queue is
     // paused. The job is running from then on, as the worker's.
-    // `output` is the directory its output files go to, for `gpusched logs`.
-    std::optional<JobRecord> take(const std::string& worker, const std::string& output = "");
+    // `output` is the directory its output files go to, for `gpusched logs`; a job asking for
+    // more than `gpus` GPUs is not taken.
+    std::optional<JobRecord> take(const std::string& worker, const std::string& output = "",
+                                  std::int64_t gpus = std::numeric_limits<std::int64_t>::max());
     // Records a job's end once: false when the job is no longer this worker's (it was
     // reclaimed from a worker thought dead) or already ended.
     bool finish(const std::string& worker, const JobResult& result);
@@ -105,6 +115,10 @@ public:
     QueueListing list(std::size_t queued_shown, std::size_t recent_shown);
     // The ids of the jobs queued or running.
     std::vector<std::int64_t> unended();
+    // The ids of the jobs labelled `name`, in order.
+    std::vector<std::int64_t> ids_named(const std::string& name);
+    // What the jobs of `batch` wait for.
+    std::vector<JobDependency> dependencies_of(std::int64_t batch);
     // The ended jobs of a batch, and how many of it have not ended.
     struct BatchProgress {
         std::vector<JobRecord> ended;
@@ -113,6 +127,17 @@ public:
     BatchProgress batch_progress(std::int64_t batch);
 
 private:
+    // The state the jobs of `batch` are in now by what they wait for: queued, waiting, or
+    // skipped (and why).
+    struct StartState {
+        JobState state = JobState::queued;
+        std::string note;
+    };
+    StartState start_state(std::int64_t batch);
+    // Job `ended` has ended (inside a write transaction): the jobs waiting for it are queued
+    // or skipped where nothing else holds them.
+    void settle_waiting(std::int64_t ended);
+
     // Puts job `id` back at the front of the queue (inside a write transaction), setting
     // also `also_set` (SQL assignments) if given.
     void to_front(std::int64_t id, std::string_view also_set);

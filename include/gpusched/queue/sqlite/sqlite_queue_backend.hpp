@@ -19,6 +19,7 @@ public:
     QueueListing list(std::size_t queued_shown, std::size_t recent_shown) override;
     std::vector<JobRecord> jobs(const std::vector<std::int64_t>& ids) override;
     std::vector<std::int64_t> unended() override;
+    std::vector<std::int64_t> ids_named(const std::string& name) override;
     CancelOutcome cancel(std::int64_t id) override;
     std::optional<std::string> retry(std::int64_t id) override;
     void pause(const std::string& gpu) override;

@@ -47,6 +47,8 @@ public:
     const std::string& worker_id() const override { return m_worker; }
     std::string where() const override;
     void set_gpus(std::string gpus) override;
+    // How many GPUs the worker has: no job asking for more is taken.
+    std::int64_t gpu_count() const;
 
     void add_poll_fds(std::vector<pollfd>& fds) override;
     bool on_ready(const pollfd& ready) override;

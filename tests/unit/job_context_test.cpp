@@ -1,0 +1,49 @@
+#include <gpusched/job_context.hpp>
+
+#include <gtest/gtest.h>
+
+#include <string>
+
+namespace gpusched {
+namespace {
+
+using namespace std::chrono_literals;
+
+TEST(JobContext, EncodedAndDecodedIsTheSameWithItsOptions)
+{
+    JobContext context{"/home/ann/run", {"PATH=/bin", "LR=0.1"}, 027, {}};
+    context.options = {2, 90'500ms, 3};
+    const auto decoded = decode_context(encode_context(context));
+    ASSERT_TRUE(decoded);
+    EXPECT_EQ(decoded->directory, context.directory);
+    EXPECT_EQ(decoded->environment, context.environment);
+    EXPECT_EQ(decoded->umask, 027u);
+    EXPECT_EQ(decoded->options, context.options);
+}
+
+TEST(JobContext, AContextWithoutOptionsAsksNothing)
+{
+    const std::string encoded("/tmp\0"
+                              "0022\0"
+                              "A=1\0",
+                              13);
+    const auto decoded = decode_context(encoded);
+    ASSERT_TRUE(decoded);
+    EXPECT_EQ(decoded->options, JobOptions{});
+    EXPECT_EQ(decoded->environment, std::vector<std::string>{"A=1"});
+}
+
+TEST(JobContext, AnUnknownOrBadOptionIsNoContext)
+{
+    for (const std::string options : {" colour=red", " gpus=0", " gpus=two", " timeout=", "gpus=1",
+                                      " gpus=1  retries=2", " retries=-1"}) {
+        const auto encoded = std::string("/tmp\0"
+                                         "0022",
+                                         9) +
+                             options + std::string("\0A=1\0", 5);
+        EXPECT_FALSE(decode_context(encoded)) << options;
+    }
+}
+
+} // namespace
+} // namespace gpusched
