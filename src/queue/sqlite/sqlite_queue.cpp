@@ -87,7 +87,6 @@ CREATE TABLE IF NOT EXISTS jobs (
 CREATE INDEX IF NOT EXISTS jobs_queued ON jobs (queue, priority DESC, position)
     WHERE state = 'queued';
 CREATE INDEX IF NOT EXISTS jobs_running ON jobs (worker) WHERE state = 'running';
-CREATE INDEX IF NOT EXISTS jobs_waiting ON jobs (queue, id) WHERE state = 'waiting';
 CREATE INDEX IF NOT EXISTS jobs_of_batch ON jobs (batch);
 CREATE INDEX IF NOT EXISTS jobs_ended ON jobs (queue, ended) WHERE ended IS NOT NULL;
 CREATE TABLE IF NOT EXISTS workers (
@@ -614,11 +613,18 @@ std::int64_t SqliteQueue::reclaim(const std::function<bool(const WorkerRecord&)>
 }
 
 std::optional<JobRecord> SqliteQueue::take(const std::string& worker, const std::string& output,
-                                           std::int64_t gpus)
+                                           std::optional<std::int64_t> gpus)
 {
-    // Nothing is taken while the whole queue is paused (a pause row with no GPU). A job asking
-    // for more GPUs than the worker has is left for a worker that has them.
-    static const auto sql = fmt::format(
+    // Nothing is taken while the whole queue is paused (a pause row with no GPU).
+    static const auto any = fmt::format(
+        "UPDATE jobs SET state = 'running', worker = ?1, output = nullif(?3, '') WHERE id = "
+        "(SELECT id FROM jobs WHERE queue = ?2 AND state = 'queued' AND NOT EXISTS "
+        "(SELECT 1 FROM pauses WHERE queue = ?2 AND gpu = '') "
+        "ORDER BY priority DESC, position LIMIT 1) RETURNING {}",
+        k_taken_job_columns);
+    // The same, passing by the jobs that ask for more than ?4 GPUs: a look at each job's batch
+    // that the common take does without.
+    static const auto fitting = fmt::format(
         "UPDATE jobs SET state = 'running', worker = ?1, output = nullif(?3, '') WHERE id = "
         "(SELECT id FROM jobs WHERE queue = ?2 AND state = 'queued' AND NOT EXISTS "
         "(SELECT 1 FROM pauses WHERE queue = ?2 AND gpu = '') AND "
@@ -626,8 +632,11 @@ std::optional<JobRecord> SqliteQueue::take(const std::string& worker, const std:
         "ORDER BY priority DESC, position LIMIT 1) RETURNING {}",
         k_taken_job_columns);
     return m_database.write([&]() -> std::optional<JobRecord> {
-        auto& take = m_database.prepare_kept(sql);
-        take.bind(1, worker).bind(2, m_name).bind(3, output).bind(4, gpus);
+        auto& take = m_database.prepare_kept(gpus ? fitting : any);
+        take.bind(1, worker).bind(2, m_name).bind(3, output);
+        if (gpus) {
+            take.bind(4, *gpus);
+        }
         if (!take.step()) {
             take.reset();
             return std::nullopt;
@@ -635,6 +644,18 @@ std::optional<JobRecord> SqliteQueue::take(const std::string& worker, const std:
         auto job = read_job(take);
         take.run();
         return job;
+    });
+}
+
+void SqliteQueue::untake(const std::string& worker, std::int64_t id)
+{
+    m_database.write([&] {
+        m_database
+            .prepare_kept("UPDATE jobs SET state = 'queued', worker = NULL, output = NULL WHERE id "
+                          "= ? AND worker = ? AND state = 'running'")
+            .bind(1, id)
+            .bind(2, worker)
+            .run();
     });
 }
 
@@ -954,13 +975,17 @@ QueueListing SqliteQueue::list(std::size_t queued_shown, std::size_t recent_show
             k_job_columns));
         queued.bind(1, m_name).bind(2, static_cast<std::int64_t>(queued_shown));
         listing.first_queued = read_jobs(queued);
-        auto waiting_count =
-            m_database.prepare("SELECT count(*) FROM jobs WHERE queue = ? AND state = 'waiting'");
+        // Only the batches that wait for others can have waiting jobs: found through `waits`,
+        // so that no index on jobs costs every take and every end a look.
+        auto waiting_count = m_database.prepare(
+            "SELECT count(*) FROM jobs WHERE queue = ? AND state = 'waiting' AND batch IN "
+            "(SELECT batch FROM waits)");
         waiting_count.bind(1, m_name).step();
         listing.waiting = waiting_count.integer(0);
         waiting_count.reset();
         auto waiting = m_database.prepare(fmt::format(
-            "SELECT {} FROM jobs WHERE queue = ? AND state = 'waiting' ORDER BY id LIMIT ?",
+            "SELECT {} FROM jobs WHERE queue = ? AND state = 'waiting' AND batch IN (SELECT batch "
+            "FROM waits) ORDER BY id LIMIT ?",
             k_job_columns));
         waiting.bind(1, m_name).bind(2, static_cast<std::int64_t>(queued_shown));
         listing.first_waiting = read_jobs(waiting);

@@ -89,6 +89,14 @@ std::string SqliteWorkerStore::where() const
     return fmt::format("{} ({})", m_settings.queue, m_settings.database.string());
 }
 
+bool SqliteWorkerStore::asks_too_many_gpus(std::int64_t batch) const
+{
+    const auto& origin = m_origins.at(batch);
+    const auto& context = origin ? origin->context : nullptr;
+    return context && context->options.gpus &&
+           static_cast<std::int64_t>(*context->options.gpus) > gpu_count();
+}
+
 std::int64_t SqliteWorkerStore::gpu_count() const
 {
     if (m_settings.gpus.empty()) {
@@ -154,14 +162,28 @@ void SqliteWorkerStore::take(std::size_t count)
         // transaction: one commit for every GPU that freed in this turn, not one per job
         // and per result. They are the worker's once committed: a rolled-back take is none.
         std::vector<JobRecord> taken;
+        // A worker may serve many batches over its life: their environments are not all
+        // kept. Forgotten before a take, never during one, whose jobs' origins are read after.
+        if (m_origins.size() >= k_origins_kept) {
+            m_origins.clear();
+        }
         m_database.write([&] {
             write_owed_items();
-            for (std::size_t i = 0; i < count; ++i) {
-                auto job = m_queue.take(m_worker, m_settings.output_directory, gpu_count());
+            // The common take looks at no job's batch: only once it hands out a job asking for
+            // more GPUs than this worker has is that job put back, and the take passes such
+            // jobs by from then on.
+            std::optional<std::int64_t> most_gpus;
+            while (taken.size() < count) {
+                auto job = m_queue.take(m_worker, m_settings.output_directory, most_gpus);
                 if (!job) {
                     break;
                 }
                 read_origin(job->batch);
+                if (!most_gpus && asks_too_many_gpus(job->batch)) {
+                    m_queue.untake(m_worker, job->id);
+                    most_gpus = gpu_count();
+                    continue;
+                }
                 taken.push_back(std::move(*job));
             }
         });
@@ -190,10 +212,6 @@ void SqliteWorkerStore::read_origin(std::int64_t batch)
 {
     if (m_origins.contains(batch)) {
         return;
-    }
-    // A worker may serve many batches over its life: their environments are not all kept.
-    if (m_origins.size() >= k_origins_kept) {
-        m_origins.clear();
     }
     auto origin = m_queue.batch_origin(batch);
     if (!origin) {

@@ -6,7 +6,6 @@
 
 #include <cstdint>
 #include <functional>
-#include <limits>
 #include <optional>
 #include <set>
 #include <string>
@@ -83,10 +82,12 @@ public:
 
     // Takes the next queued job for `worker`, or nothing when none is queued or the queue is
     // paused. The job is running from then on, as the worker's.
-    // `output` is the directory its output files go to, for `gpusched logs`; a job asking for
-    // more than `gpus` GPUs is not taken.
+    // `output` is the directory its output files go to, for `gpusched logs`; with `gpus`, a job
+    // asking for more GPUs is passed by.
     std::optional<JobRecord> take(const std::string& worker, const std::string& output = "",
-                                  std::int64_t gpus = std::numeric_limits<std::int64_t>::max());
+                                  std::optional<std::int64_t> gpus = std::nullopt);
+    // Undoes the take of job `id` in the same write transaction: it is queued where it was.
+    void untake(const std::string& worker, std::int64_t id);
     // Records a job's end once: false when the job is no longer this worker's (it was
     // reclaimed from a worker thought dead) or already ended.
     bool finish(const std::string& worker, const JobResult& result);

@@ -47,8 +47,7 @@ public:
     const std::string& worker_id() const override { return m_worker; }
     std::string where() const override;
     void set_gpus(std::string gpus) override;
-    // How many GPUs the worker has: no job asking for more is taken.
-    std::int64_t gpu_count() const;
+
 
     void add_poll_fds(std::vector<pollfd>& fds) override;
     bool on_ready(const pollfd& ready) override;
@@ -66,6 +65,11 @@ public:
     bool settled() const override;
 
 private:
+    // How many GPUs the worker has: no job asking for more is taken.
+    std::int64_t gpu_count() const;
+    // The jobs of `batch` (its origin read) ask for more GPUs than the worker has.
+    bool asks_too_many_gpus(std::int64_t batch) const;
+
     struct GiveBackJob {
         std::int64_t id = 0;
     };
