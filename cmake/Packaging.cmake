@@ -44,8 +44,15 @@ install(FILES ${PROJECT_SOURCE_DIR}/README.md ${PROJECT_SOURCE_DIR}/LICENSE
 install(DIRECTORY ${PROJECT_SOURCE_DIR}/examples/ DESTINATION ${CMAKE_INSTALL_DOCDIR}/examples
         USE_SOURCE_PERMISSIONS)
 # A systemd user unit for a worker at login (`systemctl --user enable --now gpusched-worker`).
-install(FILES ${PROJECT_SOURCE_DIR}/packaging/gpusched-worker.service
-        DESTINATION lib/systemd/user)
+# It names the binary where it is installed, and the prefix is known only then (`cmake
+# --install --prefix /usr/local`, or /usr in the Debian package): it is made at install time.
+install(CODE "
+  set(bindir \"\${CMAKE_INSTALL_PREFIX}/${CMAKE_INSTALL_BINDIR}\")
+  configure_file(\"${PROJECT_SOURCE_DIR}/packaging/gpusched-worker.service.in\"
+                 \"${PROJECT_BINARY_DIR}/packaging/gpusched-worker.service\" @ONLY)
+  file(INSTALL \"${PROJECT_BINARY_DIR}/packaging/gpusched-worker.service\"
+       DESTINATION \"\${CMAKE_INSTALL_PREFIX}/lib/systemd/user\")
+")
 # systemd-tmpfiles makes the lease directory at boot, owned by root.
 install(FILES ${PROJECT_SOURCE_DIR}/packaging/gpusched.tmpfiles DESTINATION lib/tmpfiles.d
         RENAME gpusched.conf)

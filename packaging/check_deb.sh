@@ -35,4 +35,11 @@ done
 test -s /usr/share/doc/gpusched/examples/commands.txt
 grep -q '/run/lock/gpusched 1777 root root' /usr/lib/tmpfiles.d/gpusched.conf
 grep -q '^ExecStart=/usr/bin/gpusched worker$' /usr/lib/systemd/user/gpusched-worker.service
+grep -q '^SuccessExitStatus=143$' /usr/lib/systemd/user/gpusched-worker.service
+# Installed elsewhere, the unit names the binary there.
+prefix=$(mktemp -d)
+cmake --install build --prefix "$prefix/local" >/dev/null
+grep -q "^ExecStart=$prefix/local/bin/gpusched worker\$" \
+  "$prefix/local/lib/systemd/user/gpusched-worker.service"
+rm -rf "$prefix"
 echo "check_deb: $deb installs and runs"
