@@ -1,7 +1,11 @@
 #include "worker_command.hpp"
 
+#include "command_line_errors.hpp"
+#include "open_queue.hpp"
 #include "option_values.hpp"
 
+#include <gpusched/errors.hpp>
+#include <gpusched/exit_status.hpp>
 #include <gpusched/queue/host_name.hpp>
 #include <gpusched/queue/queue_worker.hpp>
 #include <gpusched/queue/redis/redis_worker_store.hpp>
@@ -10,6 +14,7 @@
 #include <gpusched/queue/sqlite/sqlite_worker_store.hpp>
 #include <gpusched/sys/output_files.hpp>
 #include <gpusched/sys/state_directory.hpp>
+#include <gpusched/sys/user_account.hpp>
 
 #include <fmt/ranges.h>
 #include <spdlog/spdlog.h>
@@ -17,6 +22,7 @@
 #include <malloc.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <filesystem>
 
 namespace gpusched::cli {
@@ -42,6 +48,25 @@ CLI::App* add_worker_command(CLI::App& app, WorkerOptions& options)
                      "$XDG_STATE_HOME/gpusched/spool, else ~/.local/state/gpusched/spool)")
         ->type_name("DIR")
         ->envname("GPUSCHED_SPOOL");
+    worker
+        ->add_option_function<std::vector<std::string>>(
+            "--stop",
+            [&options](const std::vector<std::string>& ids) {
+                options.stop = true;
+                // `--stop` alone comes as one empty value.
+                for (const auto& id : ids) {
+                    if (!id.empty()) {
+                        options.stop_ids.push_back(id);
+                    }
+                }
+            },
+            "Run no worker: ask the queue's workers (those named by the ids `gpusched workers` "
+            "lists, else every one of yours) to finish their running jobs and start none, "
+            "then exit; with --now, to stop at once as SIGTERM does (their running jobs go "
+            "back to the queue)")
+        ->expected(0, -1)
+        ->type_name("[ID...]");
+    worker->add_flag("--now", options.now, "With --stop: stop the workers' running jobs too");
     add_run_options(*worker, options.run, true);
     return worker;
 }
@@ -101,6 +126,48 @@ int run_queue_worker(WorkerOptions& options, MakeStore make_store)
         });
 }
 
+// `worker --stop`: each worker asked, through its queue, wherever it runs.
+int stop_workers(const WorkerOptions& options)
+{
+    const auto queue = open_queue(options.queue);
+    const auto workers = queue->list(0, 0).workers;
+    std::vector<std::string> ids = options.stop_ids;
+    std::size_t refused = 0;
+    if (ids.empty()) {
+        const auto me = sys::user_name(getuid());
+        for (const auto& worker : workers) {
+            if (worker.user.empty() || worker.user == me || getuid() == 0) {
+                ids.push_back(worker.id);
+            }
+        }
+        if (ids.empty()) {
+            fmt::print("{}: no worker of yours to stop\n", queue->describe());
+            return k_exit_success;
+        }
+    }
+    for (const auto& id : ids) {
+        const auto found = std::find_if(workers.begin(), workers.end(),
+                                        [&id](const auto& worker) { return worker.id == id; });
+        if (found != workers.end() && !found->user.empty() && getuid() != 0 &&
+            found->user != sys::user_name(getuid())) {
+            fmt::print(stderr, "{}: worker {} is {}'s: not yours to stop\n", program_name(), id,
+                       found->user);
+            ++refused;
+            continue;
+        }
+        if (found == workers.end() || !queue->ask_worker_to_stop(id, options.now)) {
+            fmt::print(stderr, "{}: no worker {} in {}\n", program_name(), id, queue->describe());
+            ++refused;
+            continue;
+        }
+        fmt::print("worker {}{} asked to stop{}\n", id,
+                   found->host.empty() ? "" : fmt::format(" (on {}, pid {})", found->host, found->pid),
+                   options.now ? " now: its running jobs go back to the queue"
+                               : ": it finishes its running jobs and starts none");
+    }
+    return exit_status_for_failures(refused);
+}
+
 int run_local_worker(WorkerOptions& options)
 {
     const auto database = local_database_of(options.queue);
@@ -122,6 +189,12 @@ int run_local_worker(WorkerOptions& options)
 
 int run_worker(WorkerOptions options)
 {
+    if (options.now && !options.stop) {
+        throw UsageError("--now goes with --stop: gpusched worker --stop --now");
+    }
+    if (options.stop) {
+        return stop_workers(options);
+    }
     if (options.queue.is_local()) {
         return run_local_worker(options);
     }

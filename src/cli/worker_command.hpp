@@ -6,6 +6,7 @@
 #include <CLI/App.hpp>
 
 #include <string>
+#include <vector>
 
 namespace gpusched::cli {
 
@@ -14,6 +15,11 @@ struct WorkerOptions {
     double lease_timeout_seconds = 30;
     std::string spool; // empty: the default directory
     RunOptions run;
+    // `worker --stop [ID...] [--now]`: asks the queue's workers (those named, else all of
+    // them that are ours) to stop, rather than running one.
+    bool stop = false;
+    std::vector<std::string> stop_ids;
+    bool now = false;
 };
 
 // `gpusched worker --redis URL [--queue NAME] [GPU and job options]`: takes jobs from the

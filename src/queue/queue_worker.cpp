@@ -263,9 +263,20 @@ void QueueWorker::paused(const std::set<std::string>& paused)
     m_looked = true;
 }
 
+void QueueWorker::stop_asked(bool now)
+{
+    // Told once each way: a drain, then perhaps a stop now.
+    if (m_stop_told && (*m_stop_told || !now)) {
+        return;
+    }
+    m_stop_told = now;
+    m_stop_to_tell = now;
+}
+
 sys::InputRequests QueueWorker::take_requests()
 {
     sys::InputRequests requests;
+    requests.stop = std::exchange(m_stop_to_tell, std::nullopt);
     requests.cancel = std::exchange(m_to_stop, {});
     if (std::exchange(m_paused_changed, false)) {
         requests.paused_gpus = m_paused_gpus;

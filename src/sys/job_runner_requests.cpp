@@ -1,10 +1,13 @@
 // What a queue asks of a worker's runner while it runs: stop one job for good (`gpusched
-// cancel`), start nothing new on some GPUs (`gpusched pause --gpu`).
+// cancel`), start nothing new on some GPUs (`gpusched pause --gpu`), stop (`gpusched worker
+// --stop`).
 #include <gpusched/sys/job_runner.hpp>
 
 #include <gpusched/job_messages.hpp>
 
 #include <spdlog/spdlog.h>
+
+#include <csignal>
 
 namespace gpusched::sys {
 
@@ -22,6 +25,16 @@ void JobRunner::take_input_requests()
             m_scheduler.on_job_cancelled(id);
             m_jobs.cancel(job, now);
             m_progress_stale = true;
+        }
+    }
+    if (requests.stop) {
+        // As the signal would: the same path, the same messages after this one.
+        const int signal = *requests.stop ? SIGTERM : SIGUSR1;
+        spdlog::info("asked to stop (gpusched worker --stop{}): {}", *requests.stop ? " --now" : "",
+                     *requests.stop ? "stopping the running jobs, which go back to the queue"
+                                    : "finishing the running jobs, starting none");
+        if (!m_scheduler.stopping()) { // a second stop would mean SIGKILL
+            stop_run(signal);
         }
     }
     if (requests.paused_gpus) {

@@ -10,6 +10,7 @@
 
 #include <algorithm>
 #include <csignal>
+#include <filesystem>
 #include <map>
 #include <memory>
 #include <thread>
@@ -516,6 +517,53 @@ TEST_P(QueueVerbs, AJobAfterAFailureRunsButAJobAfterItsSuccessIsSkipped)
     const auto unknown = run(m_dir, submit("true\n", {"--after", "999999"}));
     EXPECT_NE(unknown.exit_status, 0);
     EXPECT_NE(unknown.err.find("no job 999999"), std::string::npos) << unknown.err;
+}
+
+// `worker --stop` drains a worker: its running job ends as it would, nothing more starts, and
+// it exits 0; `--stop --now` stops it as SIGTERM does: its running job goes back to the queue.
+TEST_P(QueueVerbs, AWorkerAskedToStopFinishesItsJobsOrStopsThemNow)
+{
+    auto& worker = start_worker("0");
+    const auto go = (m_dir / "go").string();
+    const auto running = submit_jobs(
+        fmt::format("while [ ! -e {} ]; do sleep 0.05; done; echo ran >> {}\n", go, log()));
+    ASSERT_TRUE(eventually([&] { return state_of(running.at(0)) == "running"; }));
+    const auto next = submit_jobs("true\n");
+    const auto listed = nlohmann::json::parse(gpusched("workers", {"--json"}).out);
+    ASSERT_EQ(listed["workers"].size(), 1u);
+    const std::string id = listed["workers"][0]["id"];
+    const auto unknown = gpusched("worker", {"--stop", "no-such-worker"});
+    EXPECT_EQ(unknown.exit_status, 1);
+    EXPECT_NE(unknown.err.find("no worker no-such-worker"), std::string::npos) << unknown.err;
+
+    const auto drain = gpusched("worker", {"--stop", id});
+    EXPECT_EQ(drain.exit_status, 0) << drain.err;
+    EXPECT_NE(drain.out.find("finishes its running jobs and starts none"), std::string::npos)
+        << drain.out;
+    ASSERT_TRUE(eventually([&] {
+        return worker.err_so_far().find("asked to stop") != std::string::npos;
+    })) << worker.err_so_far();
+    write_file(go, "");
+    const auto drained = worker.wait(30s);
+    EXPECT_EQ(drained.exit_status, 0) << drained.err;
+    EXPECT_EQ(state_of(running[0]), "succeeded");
+    EXPECT_EQ(state_of(next.at(0)), "queued") << "nothing new started";
+
+    auto& second = start_worker("0");
+    std::filesystem::remove(go);
+    const auto held = submit_jobs(
+        fmt::format("while [ ! -e {} ]; do sleep 0.05; done; echo held >> {}\n", go, log()),
+        {"--front"});
+    ASSERT_TRUE(eventually([&] { return state_of(held.at(0)) == "running"; }));
+    const auto now = gpusched("worker", {"--stop", "--now"}); // every worker of ours
+    EXPECT_EQ(now.exit_status, 0) << now.err;
+    const auto stopped = second.wait(30s);
+    EXPECT_EQ(stopped.exit_status, 128 + SIGTERM) << stopped.err;
+    EXPECT_EQ(state_of(held[0]), "queued") << "back in the queue, to run again";
+    EXPECT_EQ(log_lines(), std::vector<std::string>{"ran"});
+    const auto none = gpusched("worker", {"--stop"});
+    EXPECT_EQ(none.exit_status, 0) << none.err;
+    EXPECT_NE(none.out.find("no worker of yours to stop"), std::string::npos) << none.out;
 }
 
 INSTANTIATE_TEST_SUITE_P(Stores, QueueVerbs, ::testing::Values(Store::sqlite, Store::redis),

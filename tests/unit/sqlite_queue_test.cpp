@@ -288,7 +288,8 @@ TEST_F(SqliteQueueFile, TheSchemaVersionIsKeptInTheHeaderAndAnOlderDatabaseIsBro
                          "TABLE batches DROP COLUMN timeout_ms; ALTER TABLE batches DROP COLUMN "
                          "retries; DROP INDEX batches_named; ALTER TABLE batches DROP COLUMN "
                          "name; UPDATE meta SET value = '1' WHERE key "
-                         "= 'schema'; ALTER TABLE workers DROP COLUMN user; PRAGMA user_version = 0");
+                         "= 'schema'; ALTER TABLE workers DROP COLUMN user; ALTER TABLE workers DROP "
+                         "COLUMN stop; PRAGMA user_version = 0");
     }
     Database database(db_path(), 1s);
     prepare_sqlite_queue_schema(database);

@@ -48,6 +48,9 @@ public:
     virtual void pause(const std::string& gpu) = 0;
     // Undoes pause(gpu); "" resumes the whole queue and every GPU.
     virtual void resume(const std::string& gpu) = 0;
+    // Asks worker `worker` (an id the listing gives) to stop: to finish its running jobs and
+    // start none, or `now`, as SIGTERM stops it. False when the queue has no such worker.
+    virtual bool ask_worker_to_stop(const std::string& worker, bool now) = 0;
     // Removes ended jobs and their results (those that ended before `ended_before`, seconds
     // since the epoch, when given); how many.
     virtual std::int64_t purge(std::optional<double> ended_before) = 0;

@@ -72,6 +72,7 @@ private:
         void on_taken(TakenJob job) override { m_worker.admit(std::move(job)); }
         void on_cancel_asked(std::int64_t id) override { m_worker.cancel_asked(id); }
         void on_paused(const std::set<std::string>& paused) override { m_worker.paused(paused); }
+        void on_stop_asked(bool now) override { m_worker.stop_asked(now); }
         void on_queue_reset() override { m_worker.m_ran.clear(); }
 
     private:
@@ -88,6 +89,7 @@ private:
     void refuse(std::int64_t id, const std::string& why);
     void cancel_asked(std::int64_t id);
     void paused(const std::set<std::string>& paused);
+    void stop_asked(bool now);
     void give_back_ready();
     bool is_known(std::int64_t id) const;
 
@@ -109,6 +111,10 @@ private:
     std::optional<Handed> m_last_handed;
     std::unordered_map<JobId, Handed> m_handed; // by the runner's id, which is the queue's
     std::set<std::string> m_ran;                // runs started here: never started twice
+
+    // How it was asked to stop, once the runner has been told (a stop now may follow a drain).
+    std::optional<bool> m_stop_told;
+    std::optional<bool> m_stop_to_tell;
 
     std::set<std::int64_t> m_cancels_said;
     std::set<JobId> m_stop_asked; // cancels passed to the runner

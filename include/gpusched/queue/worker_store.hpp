@@ -59,6 +59,9 @@ public:
         virtual void on_cancel_asked(std::int64_t id) = 0;
         // The paused GPUs, as read now ("" for the whole queue).
         virtual void on_paused(const std::set<std::string>& paused) = 0;
+        // Someone asked this worker to stop (`gpusched worker --stop`): to finish its running
+        // jobs and start none, or `now`, as SIGTERM would (said again at each look).
+        virtual void on_stop_asked(bool now) = 0;
         // The queue was reset: its ids start again, and what this worker ran says nothing of
         // the jobs to come.
         virtual void on_queue_reset() {}

@@ -47,6 +47,9 @@ struct InputRequests {
     // The GPU ids on which no new job may start (`gpusched pause --gpu`), when that changed:
     // jobs running there go on.
     std::optional<std::set<std::string>> paused_gpus;
+    // The worker was asked to stop (`gpusched worker --stop`): false to finish the running
+    // jobs and start none (as SIGUSR1 does), true to stop now (as SIGTERM does).
+    std::optional<bool> stop;
 };
 
 // Where the runner's commands come from: the files and pipes of a run (InputReader), or a

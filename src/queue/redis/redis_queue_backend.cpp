@@ -218,6 +218,11 @@ std::vector<std::int64_t> RedisQueueBackend::ids_named(const std::string& name)
     return found;
 }
 
+bool RedisQueueBackend::ask_worker_to_stop(const std::string& worker, bool now)
+{
+    return checked(m_queue.ask_to_stop(m_redis, worker, now));
+}
+
 std::vector<std::int64_t> RedisQueueBackend::unended()
 {
     std::vector<std::int64_t> ids;

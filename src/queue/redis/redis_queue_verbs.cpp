@@ -14,15 +14,26 @@
 namespace gpusched::queue {
 namespace {
 
-// KEYS: cancels:WORKER, taken:WORKER, paused. Reply: {ids of the worker's jobs asked to stop,
-// the paused GPUs}. An id no longer in the worker's list (the job ended) leaves the set.
+// KEYS: cancels:WORKER, taken:WORKER, paused, stop:WORKER. Reply: {ids of the worker's jobs
+// asked to stop, the paused GPUs, how the worker was asked to stop ('drain', 'now' or '')}.
+// An id no longer in the worker's list (the job ended) leaves the set.
 const LuaScript k_requests(R"lua(
 local cancels = {}
 for _, id in ipairs(redis.call('SMEMBERS', KEYS[1])) do
   if redis.call('LPOS', KEYS[2], id) then cancels[#cancels + 1] = id
   else redis.call('SREM', KEYS[1], id) end
 end
-return {cancels, redis.call('SMEMBERS', KEYS[3])}
+return {cancels, redis.call('SMEMBERS', KEYS[3]), redis.call('GET', KEYS[4]) or ''}
+)lua");
+
+// KEYS: workers, stop:WORKER. ARGV: WORKER, 'drain' or 'now'. Reply: 1 when asked, 0 when the
+// queue has no such worker. A stop now is not taken back by a later drain; the request
+// expires after a day (a worker gone meanwhile never reads it).
+const LuaScript k_ask_stop(R"lua(
+if not redis.call('ZSCORE', KEYS[1], ARGV[1]) then return 0 end
+if ARGV[2] == 'drain' and redis.call('GET', KEYS[2]) == 'now' then return 1 end
+redis.call('SET', KEYS[2], ARGV[2], 'EX', 86400)
+return 1
 )lua");
 
 // KEYS: job:ID, pending, stats, failures, batch:B:done, ended, rank, then taken:W and
@@ -132,22 +143,36 @@ std::map<std::string, std::string> to_map(const RedisReply& reply)
 
 std::vector<const LuaScript*> RedisQueue::verb_scripts()
 {
-    return {&k_requests, &k_cancel, &k_retry, &k_purge};
+    return {&k_requests, &k_cancel, &k_retry, &k_purge, &k_ask_stop};
 }
 
 RedisCommand RedisQueue::requests(const std::string& worker) const
 {
     return RedisCommand::call(
-        k_requests, {key("cancels:" + worker), key("taken:" + worker), key("paused")}, {});
+        k_requests,
+        {key("cancels:" + worker), key("taken:" + worker), key("paused"), key("stop:" + worker)},
+        {});
+}
+
+std::optional<bool> RedisQueue::ask_to_stop(RedisClient& redis, const std::string& worker,
+                                            bool now) const
+{
+    const auto reply = redis.run(RedisCommand::call(
+        k_ask_stop, {key("workers"), key("stop:" + worker)}, {worker, now ? "now" : "drain"}));
+    if (!ok(reply)) {
+        return std::nullopt;
+    }
+    return reply->integer == 1;
 }
 
 std::optional<WorkerRequests> RedisQueue::read_requests(const RedisReply& reply)
 {
-    if (reply.type != RedisReply::Type::array || reply.elements.size() != 2) {
+    if (reply.type != RedisReply::Type::array || reply.elements.size() != 3) {
         return std::nullopt;
     }
     const auto paused = to_strings(reply.elements[1]);
-    return WorkerRequests{to_strings(reply.elements[0]), {paused.begin(), paused.end()}};
+    return WorkerRequests{to_strings(reply.elements[0]), {paused.begin(), paused.end()},
+                          reply.elements[2].text};
 }
 
 std::optional<RedisQueue::Snapshot> RedisQueue::snapshot(RedisClient& redis,

@@ -251,6 +251,9 @@ void RedisWorkerStore::on_requests(const WorkerRequests& requests)
     for (const auto& id : requests.cancel) {
         m_events->on_cancel_asked(std::strtoll(id.c_str(), nullptr, 10));
     }
+    if (!requests.stop.empty()) {
+        m_events->on_stop_asked(requests.stop == "now");
+    }
 }
 
 void RedisWorkerStore::on_heartbeat(const HeartbeatReply& reply)

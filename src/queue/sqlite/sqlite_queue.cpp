@@ -23,7 +23,8 @@ constexpr std::int64_t k_front_block = std::int64_t{1} << 32;
 // 1: the tables below but jobs.output. 2: jobs.output, the directory a job's output files
 // are in. 3: who submitted each batch, from where and with what (batches.directory, ...), and
 // whose each worker is (workers.user). 4: what each batch's jobs ask of their worker
-// (batches.gpus, timeout_ms, retries), its label (batches.name), and the jobs it waits for
+// (batches.gpus, timeout_ms, retries), its label (batches.name), how a worker was asked to
+// stop (workers.stop), and the jobs it waits for
 // (waits; a job waiting for them is in state 'waiting', one whose wait failed 'skipped').
 constexpr int k_schema_version = 4;
 
@@ -96,7 +97,8 @@ CREATE TABLE IF NOT EXISTS workers (
     pid INTEGER NOT NULL,
     gpus TEXT NOT NULL,
     since REAL NOT NULL,
-    user TEXT
+    user TEXT,
+    stop TEXT
 );
 CREATE TABLE IF NOT EXISTS waits (
     batch INTEGER NOT NULL,
@@ -253,6 +255,7 @@ void make_or_upgrade(Database& database)
         for (const auto column : k_batch_columns_of_schema_4) {
             database.execute(fmt::format("ALTER TABLE batches ADD COLUMN {}", column));
         }
+        database.execute("ALTER TABLE workers ADD COLUMN stop TEXT");
     }
     // On the columns an upgrade adds: made once they are there.
     database.execute(
@@ -537,6 +540,34 @@ void SqliteQueue::add_worker(const WorkerRecord& worker)
             .bind(7, worker.user)
             .run();
     });
+}
+
+bool SqliteQueue::ask_to_stop(const std::string& worker, bool now)
+{
+    return m_database.write([&] {
+        // A stop now is not taken back by a later drain.
+        m_database
+            .prepare("UPDATE workers SET stop = ? WHERE id = ? AND queue = ? AND "
+                     "coalesce(stop, '') <> 'now'")
+            .bind(1, now ? "now" : "drain")
+            .bind(2, worker)
+            .bind(3, m_name)
+            .run();
+        auto known = m_database.prepare("SELECT 1 FROM workers WHERE id = ? AND queue = ?");
+        return known.bind(1, worker).bind(2, m_name).step();
+    });
+}
+
+std::optional<bool> SqliteQueue::stop_asked(const std::string& worker)
+{
+    auto& query = m_database.prepare_kept("SELECT stop FROM workers WHERE id = ?");
+    query.bind(1, worker);
+    std::optional<bool> now;
+    if (query.step() && !query.is_null(0)) {
+        now = query.text(0) == "now";
+    }
+    query.reset();
+    return now;
 }
 
 void SqliteQueue::remove_worker(const std::string& worker)

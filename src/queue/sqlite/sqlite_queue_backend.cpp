@@ -97,6 +97,15 @@ std::vector<std::int64_t> SqliteQueueBackend::ids_named(const std::string& name)
     return m_queue.ids_named(name);
 }
 
+bool SqliteQueueBackend::ask_worker_to_stop(const std::string& worker, bool now)
+{
+    const bool asked = m_queue.ask_to_stop(worker, now);
+    if (asked) {
+        wake_workers(m_path); // it stops now rather than at its next look
+    }
+    return asked;
+}
+
 std::vector<std::int64_t> SqliteQueueBackend::unended()
 {
     return m_queue.unended();

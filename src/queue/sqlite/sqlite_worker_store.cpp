@@ -310,6 +310,9 @@ void SqliteWorkerStore::look_for_requests()
             m_events->on_cancel_asked(id);
         }
         m_events->on_paused(m_queue.paused());
+        if (const auto now = m_queue.stop_asked(m_worker)) {
+            m_events->on_stop_asked(*now);
+        }
     });
 }
 

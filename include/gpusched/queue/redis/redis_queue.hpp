@@ -53,6 +53,7 @@ struct FetchedTakenJob {
 struct WorkerRequests {
     std::vector<std::string> cancel;
     std::set<std::string> paused;
+    std::string stop; // "drain", "now", or "" when not asked
 };
 
 // What a heartbeat learns: the queue's marker (to tell a reset), the workers whose leases
@@ -181,6 +182,9 @@ public:
     };
     std::optional<Found> jobs(RedisClient& redis, const std::vector<std::string>& ids) const;
     std::optional<std::vector<std::string>> unended(RedisClient& redis) const;
+    // Asks `worker` to stop (`now`, or once its running jobs end): false when the queue has no
+    // such worker, nothing when Redis did not answer.
+    std::optional<bool> ask_to_stop(RedisClient& redis, const std::string& worker, bool now) const;
     // The ids of the jobs submitted with label `name` (removed ones too: look them up).
     std::optional<std::vector<std::string>> named(RedisClient& redis, const std::string& name) const;
     enum class Cancelled { removed, stopping, already_ended, unknown };

@@ -75,6 +75,11 @@ public:
     // Workers.
     void add_worker(const WorkerRecord& worker);
     void remove_worker(const std::string& worker);
+    // Asks `worker` to stop: to finish its running jobs and start none (a drain), or `now`, as
+    // SIGTERM stops it; false when the queue has no such worker.
+    bool ask_to_stop(const std::string& worker, bool now);
+    // How `worker` was asked to stop (true: now), if it was.
+    std::optional<bool> stop_asked(const std::string& worker);
     std::vector<WorkerRecord> workers();
     // Returns the running jobs of every worker `alive` says is dead to the front of the
     // queue and forgets those workers; how many jobs went back.
