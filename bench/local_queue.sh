@@ -18,6 +18,11 @@
 #     and records the job's take and result in the database.
 #  3. listing: `gpusched queue` with BIG jobs queued (hyperfine), beside `gpusched --version`
 #     in the same run, the cost of starting the binary at all. Target: under 100 ms.
+#  4. round trip: `gpusched submit --wait` of WAIT_JOBS trivial jobs to a worker already
+#     running over 8 GPU ids, from the submit's start to its exit, against a plain run of the
+#     same file, alternated ROUNDS times. Ratio: submit --wait time over plain time (the
+#     median). Target: at most 1.05. Also printed: how long after the last job's end (as the
+#     worker recorded it) the submit returned.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -26,6 +31,7 @@ BIG=${BIG:-100000}            # commands submitted, then listed
 ROUNDS=${ROUNDS:-3}           # plain run and worker, alternated
 RUNS=${RUNS:-5}               # hyperfine runs of submit
 LISTINGS=${LISTINGS:-20}      # hyperfine runs of the listing
+WAIT_JOBS=${WAIT_JOBS:-2000}  # trivial jobs for the round trip
 
 source bench/common.sh
 start_work
@@ -89,3 +95,25 @@ hyperfine --runs "$LISTINGS" --warmup 3 -N --export-markdown "$work/queue.md" \
   -n "gpusched queue --json" "$gpusched queue --json --db $big_db" \
   -n "gpusched --version" "$gpusched --version" >/dev/null
 cat "$work/queue.md"
+
+echo; echo "## 4. Round trip: submit --wait of $WAIT_JOBS 'true' jobs to a running worker over 8 GPU ids, against a plain run ($ROUNDS rounds)"
+repeat "$WAIT_JOBS" true > "$work/wait.txt"
+db=$work/round-trip.db
+"$gpusched" worker -q --db "$db" --gpus 0-7 &
+background+=($!)
+until [ -n "$(sqlite3 "$db" "SELECT id FROM workers" 2>/dev/null)" ]; do sleep 0.1; done
+for round in $(seq "$ROUNDS"); do
+  start=$(now)
+  "$gpusched" -q --gpus 0-7 "$work/wait.txt"
+  plain=$(awk -v s="$start" -v e="$(now)" 'BEGIN { printf "%.3f", e - s }')
+  start=$(now)
+  "$gpusched" submit -q --wait --db "$db" "$work/wait.txt" > /dev/null
+  returned=$(now)
+  waited=$(awk -v s="$start" -v e="$returned" 'BEGIN { printf "%.3f", e - s }')
+  after=$(sqlite3 "$db" "SELECT printf('%.1f', ($returned - max(ended)) * 1000) FROM jobs")
+  ratio=$(awk -v p="$plain" -v w="$waited" 'BEGIN { printf "%.2f", w / p }')
+  echo "round $round: plain run $plain s, submit --wait $waited s (returned $after ms after the last end), ratio $ratio"
+  echo "$ratio" >> "$work/wait-ratio.txt"
+done
+kill -USR1 "${background[@]}"; wait "${background[@]}"; background=()
+echo "median ratio: $(median < "$work/wait-ratio.txt")"

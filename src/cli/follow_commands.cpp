@@ -273,7 +273,11 @@ int wait_for_jobs(const JobCommandOptions& options)
         }
         first_round = false;
         if (!waiting.empty()) {
-            std::this_thread::sleep_for(k_round);
+            if (queue) {
+                queue->wait_for_change(k_round);
+            } else {
+                std::this_thread::sleep_for(k_round);
+            }
         }
     }
     spdlog::info("{}: {} succeeded, {} failed", counted(total, "job"), total - failed, failed);

@@ -1,5 +1,6 @@
 // The local queue against a real SQLite database file: order, each job taken once, results
 // recorded once, a dead worker's jobs back at the front, and the verbs that change the queue.
+#include <gpusched/queue/sqlite/database_changes.hpp>
 #include <gpusched/queue/sqlite/sqlite_queue.hpp>
 #include <gpusched/queue/sqlite/worker_presence.hpp>
 
@@ -15,6 +16,7 @@
 #include <filesystem>
 #include <fstream>
 #include <string>
+#include <thread>
 #include <vector>
 
 namespace gpusched::queue {
@@ -94,6 +96,24 @@ TEST_F(SqliteQueueFile, AJobAskingForMoreGpusThanTheWorkerHasIsLeftForAnother)
     const auto taken = queue.take("eight-gpus", "", 8);
     ASSERT_TRUE(taken);
     EXPECT_EQ(taken->id, big);
+}
+
+// A follower is woken by a commit to the database, not by another file of its directory.
+TEST_F(SqliteQueueFile, AWaitForChangesEndsAtACommitAndNotAtAnotherFilesWrite)
+{
+    Database database(db_path(), 1s);
+    prepare_sqlite_queue_schema(database);
+    SqliteQueue queue(database, "default");
+    DatabaseChanges changes(db_path());
+    EXPECT_FALSE(changes.wait(50ms)) << "nothing written";
+    std::ofstream(m_dir / "worker-default.log") << "a worker's log line\n";
+    EXPECT_FALSE(changes.wait(50ms)) << "another file of the directory";
+    std::thread writer([&] {
+        Database other(db_path(), 1s);
+        SqliteQueue(other, "default").submit(commands({"true"}), {});
+    });
+    EXPECT_TRUE(changes.wait(10s));
+    writer.join();
 }
 
 TEST_F(SqliteQueueFile, QueuesOfOneDatabaseAreApart)

@@ -2,10 +2,12 @@
 
 #include <gpusched/queue/job_record.hpp>
 
+#include <chrono>
 #include <cstdint>
 #include <memory>
 #include <optional>
 #include <string>
+#include <thread>
 #include <vector>
 
 namespace gpusched::queue {
@@ -64,6 +66,14 @@ public:
         std::uint64_t err = 0;
     };
     virtual OutputSizes output_sizes(const JobRecord& job) = 0;
+
+    // Waits, before a follower (`wait`) asks again, until the queue may have changed or `most`
+    // has passed. By default it waits `most`; a store that can tell a change sooner returns
+    // then.
+    virtual void wait_for_change(std::chrono::milliseconds most)
+    {
+        std::this_thread::sleep_for(most);
+    }
 };
 
 } // namespace gpusched::queue

@@ -950,6 +950,17 @@ std::vector<JobRecord> SqliteQueue::jobs_of(const std::vector<std::int64_t>& ids
     return jobs;
 }
 
+std::vector<JobRecord> SqliteQueue::batch_ended_since(std::int64_t batch, double since)
+{
+    // Through jobs_ended (`+batch` keeps the planner off jobs_of_batch): the few jobs of the
+    // queue that ended since, not every job of the batch.
+    auto& ended = m_database.prepare_kept(fmt::format(
+        "SELECT {} FROM jobs WHERE queue = ? AND ended >= ? AND +batch = ? ORDER BY ended",
+        k_job_columns));
+    ended.bind(1, m_name).bind(2, since).bind(3, batch);
+    return read_jobs(ended);
+}
+
 SqliteQueue::BatchProgress SqliteQueue::batch_progress(std::int64_t batch)
 {
     BatchProgress progress;

@@ -10,6 +10,7 @@
 #include <fstream>
 #include <iterator>
 #include <system_error>
+#include <thread>
 
 namespace gpusched::queue {
 namespace {
@@ -95,6 +96,20 @@ std::vector<JobRecord> SqliteQueueBackend::jobs(const std::vector<std::int64_t>&
 std::vector<std::int64_t> SqliteQueueBackend::ids_named(const std::string& name)
 {
     return m_queue.ids_named(name);
+}
+
+void SqliteQueueBackend::wait_for_change(std::chrono::milliseconds most)
+{
+    // A follower asks about every job it waits for at each look: a worker committing
+    // thousands of times a second wakes it at most every 20 ms.
+    constexpr auto k_least_between_looks = std::chrono::milliseconds(20);
+    if (!m_changes) {
+        m_changes.emplace(m_path);
+    }
+    const auto began = std::chrono::steady_clock::now();
+    if (m_changes->wait(most)) {
+        std::this_thread::sleep_until(began + k_least_between_looks);
+    }
 }
 
 bool SqliteQueueBackend::ask_worker_to_stop(const std::string& worker, bool now)

@@ -2,6 +2,7 @@
 
 #include <gpusched/counted.hpp>
 #include <gpusched/lease_names.hpp>
+#include <gpusched/queue/sqlite/database_changes.hpp>
 #include <gpusched/queue/sqlite/database_ownership.hpp>
 #include <gpusched/queue/sqlite/sqlite_queue.hpp>
 #include <gpusched/queue/sqlite/worker_presence.hpp>
@@ -25,8 +26,10 @@ using namespace std::chrono_literals;
 constexpr std::size_t k_chunk = 10'000;
 // Another process may hold the write lock for a moment (a worker recording a result).
 constexpr std::chrono::seconds k_busy_timeout{10};
-// How often a wait looks for ended jobs, and for workers that ended.
-constexpr auto k_wait_round = 200ms;
+// A wait looks for ended jobs each time the database is written, but not more often than
+// this (a worker may commit thousands of times a second); and for every job of its batch,
+// and for workers that ended, every second.
+constexpr auto k_least_between_looks = 10ms;
 constexpr auto k_look_every = 1s;
 
 std::string jobs(std::size_t count)
@@ -96,26 +99,46 @@ public:
 
     std::size_t wait(const std::function<bool(const EndedJob&)>& report) override
     {
+        // Each commit wakes the wait, which then reads only the jobs ended since the latest it
+        // saw (ends are recorded under the write lock, so in the order of their times); once a
+        // second it reads the whole batch, for what a clock set back would hide and for jobs
+        // removed before their end was seen.
+        DatabaseChanges changes(m_path);
         std::set<std::int64_t> reported;
         std::size_t failed = 0;
+        double latest_end = 0;
+        auto next_whole_look = std::chrono::steady_clock::now();
         while (reported.size() < m_ids.size()) {
-            const auto progress = m_queue.batch_progress(m_batch);
+            const auto looked = std::chrono::steady_clock::now();
+            const bool whole = looked >= next_whole_look;
+            SqliteQueue::BatchProgress progress;
+            if (whole) {
+                next_whole_look = looked + k_look_every;
+                progress = m_queue.batch_progress(m_batch);
+            } else {
+                progress.ended = m_queue.batch_ended_since(m_batch, latest_end);
+            }
             for (const auto& job : progress.ended) {
+                latest_end = std::max(latest_end, job.ended);
                 if (reported.insert(job.id).second) {
                     EndedJob ended;
                     ended.record = job;
                     failed += report(ended) ? 0 : 1;
                 }
             }
-            if (progress.unended == 0 && reported.size() < m_ids.size()) {
+            if (whole && progress.unended == 0 && reported.size() < m_ids.size()) {
                 // Removed (queue --purge) before its end was seen here.
                 const auto lost = m_ids.size() - reported.size();
                 spdlog::error("{} removed from the queue before their end was seen", jobs(lost));
                 return failed + lost;
             }
             if (reported.size() < m_ids.size()) {
-                std::this_thread::sleep_for(k_wait_round);
                 look_after_workers();
+                const auto until_whole = std::chrono::duration_cast<std::chrono::milliseconds>(
+                    next_whole_look - std::chrono::steady_clock::now());
+                if (changes.wait(std::max(until_whole, 0ms))) {
+                    std::this_thread::sleep_until(looked + k_least_between_looks);
+                }
             }
         }
         return failed;

@@ -131,6 +131,8 @@ public:
         std::int64_t unended = 0;
     };
     BatchProgress batch_progress(std::int64_t batch);
+    // The jobs of a batch that ended at `since` (seconds since the epoch) or later.
+    std::vector<JobRecord> batch_ended_since(std::int64_t batch, double since);
 
 private:
     // The state the jobs of `batch` are in now by what they wait for: queued, waiting, or

@@ -1,10 +1,12 @@
 #pragma once
 
-#include <gpusched/queue/sqlite/sqlite_queue.hpp>
 #include <gpusched/queue/queue_backend.hpp>
+#include <gpusched/queue/sqlite/database_changes.hpp>
+#include <gpusched/queue/sqlite/sqlite_queue.hpp>
 
 #include <chrono>
 #include <filesystem>
+#include <optional>
 
 namespace gpusched::queue {
 
@@ -29,6 +31,8 @@ public:
     JobOutput output(const JobRecord& job, std::uint64_t out_from,
                      std::uint64_t err_from) override;
     OutputSizes output_sizes(const JobRecord& job) override;
+    // Until the database is written (each commit: a job taken, ended, cancelled).
+    void wait_for_change(std::chrono::milliseconds most) override;
 
 private:
     void reclaim_gone_workers();
@@ -36,6 +40,7 @@ private:
     std::filesystem::path m_path;
     Database m_database;
     SqliteQueue m_queue;
+    std::optional<DatabaseChanges> m_changes; // made at the first wait
     std::chrono::steady_clock::time_point m_next_reclaim = std::chrono::steady_clock::now() +
                                                            std::chrono::seconds(1);
 };

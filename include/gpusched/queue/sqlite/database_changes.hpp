@@ -1,0 +1,28 @@
+#pragma once
+
+#include <gpusched/sys/unique_fd.hpp>
+
+#include <chrono>
+#include <filesystem>
+#include <string>
+
+namespace gpusched::queue {
+
+// Tells a process that follows a local queue (`submit --wait`, `wait`) that the database was
+// written, so that it looks at once instead of every so often: every commit in WAL mode writes
+// the -wal file, and an inotify watch on the database's directory sees it. Without a watch
+// (inotify's limits), waits end at a short timeout, so a look is never long in coming.
+class DatabaseChanges {
+public:
+    explicit DatabaseChanges(const std::filesystem::path& database);
+
+    // Waits until the database was written or `most` has passed; true when it was written.
+    bool wait(std::chrono::milliseconds most);
+
+private:
+    sys::UniqueFd m_watch;
+    std::string m_database_name;
+    std::string m_wal_name;
+};
+
+} // namespace gpusched::queue

@@ -1,0 +1,75 @@
+#include <gpusched/queue/sqlite/database_changes.hpp>
+
+#include <poll.h>
+#include <sys/inotify.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <array>
+#include <cerrno>
+#include <thread>
+
+namespace gpusched::queue {
+namespace {
+
+// How long a wait lasts at most where no watch could be made.
+constexpr auto k_unwatched_wait = std::chrono::milliseconds(20);
+
+} // namespace
+
+DatabaseChanges::DatabaseChanges(const std::filesystem::path& database)
+    : m_watch(inotify_init1(IN_NONBLOCK | IN_CLOEXEC)),
+      m_database_name(database.filename().string()),
+      m_wal_name(m_database_name + "-wal")
+{
+    if (!m_watch) {
+        return;
+    }
+    auto directory = database.parent_path();
+    if (directory.empty()) {
+        directory = ".";
+    }
+    if (inotify_add_watch(m_watch.get(), directory.c_str(),
+                          IN_MODIFY | IN_CREATE | IN_MOVED_TO | IN_CLOSE_WRITE) < 0) {
+        m_watch.reset();
+    }
+}
+
+bool DatabaseChanges::wait(std::chrono::milliseconds most)
+{
+    if (!m_watch) {
+        std::this_thread::sleep_for(std::min(most, std::chrono::milliseconds(k_unwatched_wait)));
+        return false;
+    }
+    const auto deadline = std::chrono::steady_clock::now() + most;
+    while (true) {
+        const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+            deadline - std::chrono::steady_clock::now());
+        pollfd ready{m_watch.get(), POLLIN, 0};
+        const int polled = poll(&ready, 1, static_cast<int>(std::max<long long>(left.count(), 0)));
+        if (polled < 0 && errno != EINTR) {
+            return false;
+        }
+        if (polled <= 0) {
+            return false; // the time is up (or a signal came: the caller looks)
+        }
+        // Other files of the directory (a worker's log, say) wake it too: only the database's
+        // count.
+        bool written = false;
+        alignas(inotify_event) std::array<char, 4096> events{};
+        ssize_t got = 0;
+        while ((got = read(m_watch.get(), events.data(), events.size())) > 0) {
+            for (ssize_t at = 0; at < got;) {
+                const auto* event = reinterpret_cast<const inotify_event*>(events.data() + at);
+                const std::string name = event->len > 0 ? event->name : "";
+                written = written || name == m_wal_name || name == m_database_name;
+                at += static_cast<ssize_t>(sizeof(inotify_event) + event->len);
+            }
+        }
+        if (written) {
+            return true;
+        }
+    }
+}
+
+} // namespace gpusched::queue
