@@ -300,6 +300,29 @@ TEST_P(QueueContext, LogsFollowShowsARunOnce)
     EXPECT_EQ(followed.err.find("started again"), std::string::npos) << followed.err;
 }
 
+// A submitter whose environment names GPUs (GPUSCHED_GPUS, ranges and all, else
+// CUDA_VISIBLE_DEVICES) that no worker of the queue runs on is told where its jobs run.
+TEST_P(QueueContext, ASubmitNamingOtherGpusThanTheWorkersSaysWhereItsJobsRun)
+{
+    start_worker("0,1");
+    ASSERT_TRUE(eventually([&] {
+        const auto workers = nlohmann::json::parse(gpusched("workers", {"--json"}).out)["workers"];
+        return workers.size() == 1 && workers[0]["gpus"] == "0,1";
+    }));
+    auto elsewhere = submit("true\n");
+    elsewhere.env["GPUSCHED_GPUS"] = "2-3";
+    const auto other = run(m_dir, elsewhere);
+    EXPECT_EQ(other.exit_status, 0) << other.err;
+    EXPECT_NE(other.err.find("GPUs 2,3 named here, but queue default is served on GPUs 0,1"),
+              std::string::npos)
+        << other.err;
+    auto same = submit("true\n");
+    same.env["GPUSCHED_GPUS"] = "0-1";
+    same.env["CUDA_VISIBLE_DEVICES"] = "5";
+    EXPECT_EQ(run(m_dir, same).err.find("named here"), std::string::npos)
+        << "GPUSCHED_GPUS is what a worker would read first";
+}
+
 INSTANTIATE_TEST_SUITE_P(Stores, QueueContext, ::testing::Values(Store::sqlite, Store::redis),
                          store_name);
 
@@ -372,13 +395,12 @@ TEST_F(SharedDatabase, ASubmitSaysWhichGpusItsJobsGetAndStartsNoWorkerFromInside
     elsewhere.env["CUDA_VISIBLE_DEVICES"] = "2,3";
     const auto other = run(m_dir, elsewhere);
     EXPECT_EQ(other.exit_status, 0) << other.err;
-    EXPECT_NE(other.err.find("CUDA_VISIBLE_DEVICES=2,3 here, but queue default is served on "
-                             "GPUs 0,1"),
+    EXPECT_NE(other.err.find("GPUs 2,3 named here, but queue default is served on GPUs 0,1"),
               std::string::npos)
         << other.err;
     auto same = submit("true\n");
     same.env["CUDA_VISIBLE_DEVICES"] = "0,1";
-    EXPECT_EQ(run(m_dir, same).err.find("CUDA_VISIBLE_DEVICES"), std::string::npos);
+    EXPECT_EQ(run(m_dir, same).err.find("named here"), std::string::npos);
 }
 
 // Where a job's output files go when a worker has no state directory ($HOME unset): a name in

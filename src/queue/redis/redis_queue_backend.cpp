@@ -37,40 +37,6 @@ JobState state_of(const QueuedJob& job, bool pending)
     return JobState::refused;
 }
 
-// A worker's id is HOST:PID:RANDOM; its hash says "HOST GPUs LIST" and, in server
-// milliseconds, since when it works on the queue.
-WorkerRecord to_worker(const RedisQueue::Snapshot::Worker& worker)
-{
-    WorkerRecord record;
-    record.id = worker.id;
-    const auto last = worker.id.rfind(':');
-    const auto pid_at = last == std::string::npos || last == 0
-                            ? std::string::npos
-                            : worker.id.rfind(':', last - 1);
-    if (pid_at != std::string::npos) {
-        record.host = worker.id.substr(0, pid_at);
-        record.pid = std::atoll(worker.id.substr(pid_at + 1, last - pid_at - 1).c_str());
-    }
-    const auto about = worker.fields.find("about");
-    if (about != worker.fields.end()) {
-        const auto gpus_at = about->second.find(" GPUs ");
-        if (gpus_at != std::string::npos) {
-            record.gpus = about->second.substr(gpus_at + 6);
-        }
-    }
-    if (const auto user = worker.fields.find("user"); user != worker.fields.end()) {
-        record.user = user->second;
-    }
-    for (const char* field : {"since", "seen"}) {
-        const auto found = worker.fields.find(field);
-        if (found != worker.fields.end()) {
-            record.since = seconds_of(found->second) / 1000;
-            break;
-        }
-    }
-    return record;
-}
-
 std::int64_t count_of(const std::map<std::string, std::string>& stats, const char* name)
 {
     const auto found = stats.find(name);
@@ -173,7 +139,7 @@ QueueListing RedisQueueBackend::list(std::size_t queued_shown, std::size_t recen
         listing.recent.push_back(to_record(job, m_queue.name(), false));
     }
     for (const auto& worker : snapshot.workers) {
-        listing.workers.push_back(to_worker(worker));
+        listing.workers.push_back(RedisQueue::worker_record(worker.id, worker.fields));
     }
     listing.paused = snapshot.paused;
     listing.succeeded = count_of(snapshot.stats, "succeeded");

@@ -10,6 +10,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cstdlib>
 
 namespace gpusched::queue {
 namespace {
@@ -152,6 +153,66 @@ RedisCommand RedisQueue::requests(const std::string& worker) const
         k_requests,
         {key("cancels:" + worker), key("taken:" + worker), key("paused"), key("stop:" + worker)},
         {});
+}
+
+// A worker's id is HOST:PID:RANDOM; its hash says "HOST GPUs LIST" and, in server
+// milliseconds, since when it works on the queue.
+WorkerRecord RedisQueue::worker_record(const std::string& id,
+                                       const std::map<std::string, std::string>& fields)
+{
+    WorkerRecord record;
+    record.id = id;
+    const auto last = id.rfind(':');
+    const auto pid_at = last == std::string::npos || last == 0
+                            ? std::string::npos
+                            : id.rfind(':', last - 1);
+    if (pid_at != std::string::npos) {
+        record.host = id.substr(0, pid_at);
+        record.pid = std::atoll(id.substr(pid_at + 1, last - pid_at - 1).c_str());
+    }
+    const auto about = fields.find("about");
+    if (about != fields.end()) {
+        const auto gpus_at = about->second.find(" GPUs ");
+        if (gpus_at != std::string::npos) {
+            record.gpus = about->second.substr(gpus_at + 6);
+        }
+    }
+    if (const auto user = fields.find("user"); user != fields.end()) {
+        record.user = user->second;
+    }
+    for (const char* field : {"since", "seen"}) {
+        const auto found = fields.find(field);
+        if (found != fields.end()) {
+            record.since = std::atof(found->second.c_str()) / 1000; // server milliseconds
+            break;
+        }
+    }
+    return record;
+}
+
+std::optional<std::vector<WorkerRecord>> RedisQueue::workers(RedisClient& redis) const
+{
+    const auto ids = redis.pipeline({{"ZRANGE", key("workers"), "0", "-1"}});
+    if (!all_ok(ids)) {
+        return std::nullopt;
+    }
+    std::vector<std::string> names = to_strings(ids->front());
+    std::vector<std::vector<std::string>> reads;
+    for (const auto& worker : names) {
+        reads.push_back({"HGETALL", key("worker:" + worker)});
+    }
+    std::vector<WorkerRecord> workers;
+    if (reads.empty()) {
+        return workers;
+    }
+    const auto replies = redis.pipeline(reads);
+    if (!all_ok(replies)) {
+        return std::nullopt;
+    }
+    for (std::size_t i = 0; i < names.size(); ++i) {
+        workers.push_back(worker_record(names[i], to_map((*replies)[i])));
+    }
+    return workers;
 }
 
 std::optional<bool> RedisQueue::ask_to_stop(RedisClient& redis, const std::string& worker,

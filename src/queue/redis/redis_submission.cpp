@@ -5,6 +5,7 @@
 #include <gpusched/counted.hpp>
 #include <gpusched/queue/redis/job_signature.hpp>
 #include <gpusched/queue/redis/redis_queue.hpp>
+#include <gpusched/queue/submitted_gpus.hpp>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -113,6 +114,7 @@ public:
     {
         spdlog::info("{} submitted to queue {} at {} (batch {})", counted(m_ids.size(), "job"),
                      m_settings.queue, m_redis.address(), m_batch);
+        say_if_other_gpus();
     }
 
     std::size_t size() const override { return m_ids.size(); }
@@ -129,6 +131,21 @@ public:
     std::size_t wait(const std::function<bool(const EndedJob&)>& report) override;
 
 private:
+    // The jobs run on the GPUs of the workers that take them, whatever the submitter's
+    // environment names: when no worker runs on those, say so (a hint: never throws).
+    void say_if_other_gpus()
+    {
+        const auto named = gpus_named_by(m_settings.context.environment);
+        if (!named || m_ids.empty()) {
+            return;
+        }
+        if (const auto workers = m_queue.workers(m_redis.client())) {
+            if (const auto warning = other_gpus_warning(*named, m_settings.queue, *workers)) {
+                spdlog::warn("{}", *warning);
+            }
+        }
+    }
+
     // Each job waited for is one of the queue's: "12 13!" for the jobs' records.
     void check_dependencies()
     {

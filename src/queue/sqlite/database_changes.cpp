@@ -19,8 +19,7 @@ constexpr auto k_unwatched_wait = std::chrono::milliseconds(20);
 
 DatabaseChanges::DatabaseChanges(const std::filesystem::path& database)
     : m_watch(inotify_init1(IN_NONBLOCK | IN_CLOEXEC)),
-      m_database_name(database.filename().string()),
-      m_wal_name(m_database_name + "-wal")
+      m_database_name(database.filename().string()), m_wal_name(m_database_name + "-wal")
 {
     if (!m_watch) {
         return;

@@ -6,6 +6,7 @@
 #include <gpusched/queue/sqlite/database_ownership.hpp>
 #include <gpusched/queue/sqlite/sqlite_queue.hpp>
 #include <gpusched/queue/sqlite/worker_presence.hpp>
+#include <gpusched/queue/submitted_gpus.hpp>
 #include <gpusched/sys/lease_socket.hpp>
 
 #include <fmt/format.h>
@@ -149,29 +150,14 @@ private:
     // CUDA_VISIBLE_DEVICES says: when it names others, say so (a hint: never throws).
     void say_if_other_gpus()
     {
-        const auto& environment = m_settings.context.environment;
-        const auto visible = std::find_if(environment.begin(), environment.end(), [](const auto& v) {
-            return v.starts_with("CUDA_VISIBLE_DEVICES=");
-        });
-        if (visible == environment.end() || m_ids.empty()) {
+        const auto named = gpus_named_by(m_settings.context.environment);
+        if (!named || m_ids.empty()) {
             return;
         }
-        auto wanted = visible->substr(visible->find('=') + 1);
-        std::erase(wanted, ' ');
         try {
-            const auto workers = m_queue.workers();
-            if (workers.empty() || std::any_of(workers.begin(), workers.end(), [&](const auto& w) {
-                    return w.gpus == wanted || w.gpus.empty(); // empty: not said yet
-                })) {
-                return;
+            if (const auto warning = other_gpus_warning(*named, m_settings.queue, m_queue.workers())) {
+                spdlog::warn("{}", *warning);
             }
-            std::vector<std::string> serving;
-            for (const auto& worker : workers) {
-                serving.push_back(fmt::format("{} (pid {})", worker.gpus, worker.pid));
-            }
-            spdlog::warn("CUDA_VISIBLE_DEVICES={} here, but queue {} is served on GPUs {}: its "
-                         "jobs run there (`gpusched worker --gpus {}` serves it on those too)",
-                         wanted, m_settings.queue, fmt::join(serving, ", "), wanted);
         } catch (const DatabaseError&) {
         }
     }

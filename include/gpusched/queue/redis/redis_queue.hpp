@@ -182,6 +182,11 @@ public:
     };
     std::optional<Found> jobs(RedisClient& redis, const std::vector<std::string>& ids) const;
     std::optional<std::vector<std::string>> unended(RedisClient& redis) const;
+    // The queue's workers: id, host, pid, GPUs, since when, user.
+    std::optional<std::vector<WorkerRecord>> workers(RedisClient& redis) const;
+    // A worker as its id (HOST:PID:RANDOM) and its hash (worker:W) tell it.
+    static WorkerRecord worker_record(const std::string& id,
+                                      const std::map<std::string, std::string>& fields);
     // Asks `worker` to stop (`now`, or once its running jobs end): false when the queue has no
     // such worker, nothing when Redis did not answer.
     std::optional<bool> ask_to_stop(RedisClient& redis, const std::string& worker, bool now) const;
