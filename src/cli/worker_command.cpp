@@ -67,6 +67,12 @@ CLI::App* add_worker_command(CLI::App& app, WorkerOptions& options)
         ->expected(0, -1)
         ->type_name("[ID...]");
     worker->add_flag("--now", options.now, "With --stop: stop the workers' running jobs too");
+    worker->add_flag("--update", options.update,
+                     "Take over from the workers of yours that serve the queue on this host "
+                     "(to change their GPUs or options): they finish their running jobs and "
+                     "start none, and this worker starts the next ones; no job is lost or run "
+                     "twice, and a GPU still busy with one of theirs gets a job of this worker "
+                     "once its job ends");
     add_run_options(*worker, options.run, true);
     return worker;
 }
@@ -168,6 +174,24 @@ int stop_workers(const WorkerOptions& options)
     return exit_status_for_failures(refused);
 }
 
+// `worker --update`: the workers of ours on this host drain, before this one joins the queue.
+void take_over_workers(const WorkerOptions& options)
+{
+    const auto queue = open_queue(options.queue);
+    const auto me = sys::user_name(getuid());
+    const auto host = queue::this_host();
+    for (const auto& worker : queue->list(0, 0).workers) {
+        if (worker.host != host || (!worker.user.empty() && worker.user != me)) {
+            continue;
+        }
+        if (queue->ask_worker_to_stop(worker.id, false)) {
+            spdlog::info("worker {} (pid {}, GPUs {}) finishes its running jobs and starts none: "
+                         "this worker takes over",
+                         worker.id, worker.pid, worker.gpus.empty() ? "-" : worker.gpus);
+        }
+    }
+}
+
 int run_local_worker(WorkerOptions& options)
 {
     const auto database = local_database_of(options.queue);
@@ -194,6 +218,9 @@ int run_worker(WorkerOptions options)
     }
     if (options.stop) {
         return stop_workers(options);
+    }
+    if (options.update) {
+        take_over_workers(options);
     }
     if (options.queue.is_local()) {
         return run_local_worker(options);

@@ -20,6 +20,9 @@ struct WorkerOptions {
     bool stop = false;
     std::vector<std::string> stop_ids;
     bool now = false;
+    // `worker --update`: this worker takes over the queue from the workers of ours on this
+    // host, which finish their running jobs and start none (a change of GPUs, of options).
+    bool update = false;
 };
 
 // `gpusched worker --redis URL [--queue NAME] [GPU and job options]`: takes jobs from the

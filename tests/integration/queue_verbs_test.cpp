@@ -566,6 +566,34 @@ TEST_P(QueueVerbs, AWorkerAskedToStopFinishesItsJobsOrStopsThemNow)
     EXPECT_NE(none.out.find("no worker of yours to stop"), std::string::npos) << none.out;
 }
 
+// `worker --update --gpus ...` changes a queue's GPUs without losing a job: the worker there
+// finishes its running job and starts none, and the new one runs the next jobs on its GPUs.
+TEST_P(QueueVerbs, AnUpdatedWorkerTakesOverAndTheOldOneFinishesItsJobs)
+{
+    auto& old = start_worker("0");
+    const auto go = (m_dir / "go").string();
+    const auto running = submit_jobs(fmt::format(
+        "while [ ! -e {} ]; do sleep 0.05; done; echo \"old $CUDA_VISIBLE_DEVICES\" >> {}\n", go,
+        log()));
+    ASSERT_TRUE(eventually([&] { return state_of(running.at(0)) == "running"; }));
+    auto& updated = start_worker("1,2", {"--update"});
+    ASSERT_TRUE(eventually([&] {
+        return old.err_so_far().find("asked to stop") != std::string::npos;
+    })) << old.err_so_far();
+    const auto next = submit_jobs(fmt::format("echo \"new $CUDA_VISIBLE_DEVICES\" >> {}\n", log()),
+                                  {"-n", "2"});
+    EXPECT_EQ(gpusched("wait", {std::to_string(next.at(0))}).exit_status, 0);
+    EXPECT_EQ(state_of(running[0]), "running") << "the old worker's job runs on";
+    write_file(go, "");
+    const auto drained = old.wait(30s);
+    EXPECT_EQ(drained.exit_status, 0) << drained.err;
+    EXPECT_EQ(state_of(running[0]), "succeeded");
+    auto lines = log_lines();
+    std::sort(lines.begin(), lines.end());
+    EXPECT_EQ(lines, (std::vector<std::string>{"new 1,2", "old 0"}));
+    EXPECT_TRUE(updated.running());
+}
+
 INSTANTIATE_TEST_SUITE_P(Stores, QueueVerbs, ::testing::Values(Store::sqlite, Store::redis),
                          store_name);
 
