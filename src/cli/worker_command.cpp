@@ -115,6 +115,26 @@ std::filesystem::path redis_output_directory(const std::string& queue)
     return directory;
 }
 
+// `worker --update`: the other workers of ours on this host drain, once this one is known
+// able to run (its options read, its GPUs found, its queue open).
+void take_over_workers(const WorkerOptions& options, const std::string& self)
+{
+    const auto queue = open_queue(options.queue);
+    const auto me = sys::user_name(getuid());
+    const auto host = queue::this_host();
+    for (const auto& worker : queue->list(0, 0).workers) {
+        if (worker.id == self || worker.host != host ||
+            (!worker.user.empty() && worker.user != me)) {
+            continue;
+        }
+        if (queue->ask_worker_to_stop(worker.id, false)) {
+            spdlog::info("worker {} (pid {}, GPUs {}) finishes its running jobs and starts none: "
+                         "this worker takes over",
+                         worker.id, worker.pid, worker.gpus.empty() ? "-" : worker.gpus);
+        }
+    }
+}
+
 // Runs the jobs of the store `make_store` makes, as a run would, on the GPUs of the run.
 template <class MakeStore>
 int run_queue_worker(WorkerOptions& options, MakeStore make_store)
@@ -128,6 +148,9 @@ int run_queue_worker(WorkerOptions& options, MakeStore make_store)
             return made;
         },
         [&](const std::vector<std::string>& ids) {
+            if (options.update) {
+                take_over_workers(options, worker->worker_id());
+            }
             worker->set_gpus(fmt::format("{}", fmt::join(ids, ",")));
         });
 }
@@ -174,24 +197,6 @@ int stop_workers(const WorkerOptions& options)
     return exit_status_for_failures(refused);
 }
 
-// `worker --update`: the workers of ours on this host drain, before this one joins the queue.
-void take_over_workers(const WorkerOptions& options)
-{
-    const auto queue = open_queue(options.queue);
-    const auto me = sys::user_name(getuid());
-    const auto host = queue::this_host();
-    for (const auto& worker : queue->list(0, 0).workers) {
-        if (worker.host != host || (!worker.user.empty() && worker.user != me)) {
-            continue;
-        }
-        if (queue->ask_worker_to_stop(worker.id, false)) {
-            spdlog::info("worker {} (pid {}, GPUs {}) finishes its running jobs and starts none: "
-                         "this worker takes over",
-                         worker.id, worker.pid, worker.gpus.empty() ? "-" : worker.gpus);
-        }
-    }
-}
-
 int run_local_worker(WorkerOptions& options)
 {
     const auto database = local_database_of(options.queue);
@@ -218,9 +223,6 @@ int run_worker(WorkerOptions options)
     }
     if (options.stop) {
         return stop_workers(options);
-    }
-    if (options.update) {
-        take_over_workers(options);
     }
     if (options.queue.is_local()) {
         return run_local_worker(options);

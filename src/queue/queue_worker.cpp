@@ -201,15 +201,15 @@ void QueueWorker::admit(TakenJob job)
         }
         const auto gpus = job.context->options.gpus;
         if (gpus && m_gpu_count > 0 && *gpus > m_gpu_count) {
-            // Left at the head of the queue for a worker with that many GPUs; this one takes
-            // nothing for a moment, so as not to take it again at once (a store whose take
-            // cannot pass it by: Redis).
+            // Left in the queue for a worker with that many GPUs, behind the jobs of its
+            // priority (a store whose take cannot pass it by: Redis); this one takes nothing
+            // for a moment, so as not to take it again at once when it is all there is.
             if (m_too_big_said.insert(job.id).second) {
                 spdlog::warn("queue job {} asks for {} GPUs, this worker has {}: left in the "
                              "queue for a worker that has them",
                              job.id, *gpus, m_gpu_count);
             }
-            m_store->give_back(job.id);
+            m_store->pass_by(job.id);
             m_takes_held_until = Clock::now() + k_too_big_pause;
             return;
         }

@@ -6,6 +6,7 @@
 #include <fmt/ranges.h>
 
 #include <algorithm>
+#include <set>
 #include <string_view>
 #include <variant>
 
@@ -24,7 +25,39 @@ std::optional<std::string> value_of(const std::vector<std::string>& environment,
     return std::nullopt;
 }
 
+std::set<std::string> ids_of(const std::string& gpus)
+{
+    std::set<std::string> ids;
+    std::string_view rest = gpus;
+    while (!rest.empty()) {
+        const auto comma = std::min(rest.find(','), rest.size());
+        if (comma > 0) {
+            ids.emplace(rest.substr(0, comma));
+        }
+        rest.remove_prefix(std::min(comma + 1, rest.size()));
+    }
+    return ids;
+}
+
 } // namespace
+
+std::optional<std::string> too_few_gpus_warning(std::size_t asked, const std::string& queue,
+                                                const std::vector<WorkerRecord>& workers)
+{
+    std::size_t most = 0;
+    for (const auto& worker : workers) {
+        if (worker.gpus.empty()) {
+            return std::nullopt; // not said yet
+        }
+        most = std::max(most, ids_of(worker.gpus).size());
+    }
+    if (workers.empty() || asked <= most) {
+        return std::nullopt;
+    }
+    return fmt::format("the jobs ask for {} GPUs each, but the workers of queue {} have at most "
+                       "{}: they wait for a worker with {} (`gpusched worker --update --gpus ...`)",
+                       asked, queue, most, asked);
+}
 
 std::optional<std::string> gpus_named_by(const std::vector<std::string>& environment)
 {
@@ -49,9 +82,15 @@ std::optional<std::string> gpus_named_by(const std::vector<std::string>& environ
 std::optional<std::string> other_gpus_warning(const std::string& named, const std::string& queue,
                                               const std::vector<WorkerRecord>& workers)
 {
-    if (workers.empty() || std::any_of(workers.begin(), workers.end(), [&](const auto& worker) {
-            return worker.gpus == named || worker.gpus.empty(); // empty: not said yet
-        })) {
+    // Named GPUs a worker runs on, in any order: their jobs may run there.
+    const auto wanted = ids_of(named);
+    const auto runs_on_them = [&](const WorkerRecord& worker) {
+        const auto has = ids_of(worker.gpus);
+        return worker.gpus.empty() || // not said yet
+               std::all_of(wanted.begin(), wanted.end(),
+                           [&](const auto& id) { return has.contains(id); });
+    };
+    if (workers.empty() || std::any_of(workers.begin(), workers.end(), runs_on_them)) {
         return std::nullopt;
     }
     std::vector<std::string> serving;

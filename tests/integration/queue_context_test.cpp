@@ -321,6 +321,11 @@ TEST_P(QueueContext, ASubmitNamingOtherGpusThanTheWorkersSaysWhereItsJobsRun)
     same.env["CUDA_VISIBLE_DEVICES"] = "5";
     EXPECT_EQ(run(m_dir, same).err.find("named here"), std::string::npos)
         << "GPUSCHED_GPUS is what a worker would read first";
+    for (const char* some_of_them : {"1", "1,0"}) {
+        auto part = submit("true\n");
+        part.env["CUDA_VISIBLE_DEVICES"] = some_of_them;
+        EXPECT_EQ(run(m_dir, part).err.find("named here"), std::string::npos) << some_of_them;
+    }
 }
 
 INSTANTIATE_TEST_SUITE_P(Stores, QueueContext, ::testing::Values(Store::sqlite, Store::redis),

@@ -428,20 +428,27 @@ TEST_P(QueueVerbs, ALabelStandsForItsJobs)
 TEST_P(QueueVerbs, AJobAskingForMoreGpusThanAWorkerHasWaitsForOneThatHasThem)
 {
     start_worker("0");
-    const auto big = submit_jobs(fmt::format("echo \"$CUDA_VISIBLE_DEVICES\" >> {}\n", log()),
-                                 {"-n", "2"});
-    if (GetParam() == Store::sqlite) {
-        // The local take passes it by: what comes after it runs on the small worker.
-        const auto small = submit_jobs("true\n");
-        EXPECT_EQ(gpusched("wait", {std::to_string(small.at(0))}).exit_status, 0);
-    } else {
-        ASSERT_TRUE(eventually([&] {
-            return worker_err(0).find("asks for 2 GPUs, this worker has 1") != std::string::npos;
-        })) << worker_err(0);
-    }
-    EXPECT_EQ(state_of(big.at(0)), "queued");
+    ASSERT_TRUE(eventually([&] {
+        const auto workers = nlohmann::json::parse(gpusched("workers", {"--json"}).out)["workers"];
+        return workers.size() == 1 && workers[0]["gpus"] == "0";
+    }));
+    const auto submitted = run(m_dir, submit(fmt::format("echo \"$CUDA_VISIBLE_DEVICES\" >> {}\n", log()),
+                                             {"-n", "2"}));
+    EXPECT_NE(submitted.err.find("the jobs ask for 2 GPUs each, but the workers of queue default "
+                                 "have at most 1"),
+              std::string::npos)
+        << submitted.err;
+    const auto big = listed_ids();
+    ASSERT_EQ(big.size(), 1u);
+    // Passed by: what comes after it runs on the small worker.
+    const auto small = submit_jobs("true\n");
+    EXPECT_EQ(gpusched("wait", {std::to_string(small.at(0))}).exit_status, 0);
+    ASSERT_TRUE(eventually([&] {
+        return worker_err(0).find("asks for") != std::string::npos;
+    })) << worker_err(0);
+    EXPECT_EQ(state_of(*big.begin()), "queued");
     start_worker("1,2");
-    EXPECT_EQ(gpusched("wait", {std::to_string(big[0])}).exit_status, 0);
+    EXPECT_EQ(gpusched("wait", {std::to_string(*big.begin())}).exit_status, 0);
     EXPECT_EQ(log_lines(), std::vector<std::string>{"1,2"});
 }
 
@@ -469,6 +476,11 @@ TEST_P(QueueVerbs, AJobSubmittedAfterOthersWaitsForTheirEnd)
     const auto retried = gpusched("retry", {std::to_string(second[0])});
     EXPECT_EQ(retried.exit_status, 1);
     EXPECT_NE(retried.err.find("is waiting"), std::string::npos) << retried.err;
+    // Cancelled while it waits, then queued again: it waits again, for the same job.
+    EXPECT_EQ(gpusched("cancel", {std::to_string(second[0])}).exit_status, 0);
+    EXPECT_EQ(state_of(second[0]), "cancelled");
+    EXPECT_EQ(gpusched("retry", {std::to_string(second[0])}).exit_status, 0);
+    EXPECT_EQ(state_of(second[0]), "waiting");
 
     write_file(go, "");
     const auto waited = gpusched("wait", {std::to_string(second[0])});
@@ -504,6 +516,12 @@ TEST_P(QueueVerbs, AJobAfterAFailureRunsButAJobAfterItsSuccessIsSkipped)
                   .exit_status,
               0);
     EXPECT_EQ(state_of(chain.at(0)), "skipped") << "skipped as what it waited for was";
+    EXPECT_EQ(state_of(needs_it[0]), "skipped");
+    const auto again = gpusched("retry", {std::to_string(needs_it[0])});
+    EXPECT_EQ(again.exit_status, 1);
+    EXPECT_NE(again.err.find(fmt::format("would be skipped again (job {} failed)", id)),
+              std::string::npos)
+        << again.err;
     EXPECT_EQ(state_of(needs_it[0]), "skipped");
     auto lines = log_lines();
     std::sort(lines.begin(), lines.end());
@@ -576,6 +594,10 @@ TEST_P(QueueVerbs, AnUpdatedWorkerTakesOverAndTheOldOneFinishesItsJobs)
         "while [ ! -e {} ]; do sleep 0.05; done; echo \"old $CUDA_VISIBLE_DEVICES\" >> {}\n", go,
         log()));
     ASSERT_TRUE(eventually([&] { return state_of(running.at(0)) == "running"; }));
+    // A new worker that cannot run takes over nothing.
+    const auto unable = gpusched("worker", {"--update", "--gpus", "zz!"});
+    EXPECT_NE(unable.exit_status, 0);
+    EXPECT_EQ(old.err_so_far().find("asked to stop"), std::string::npos) << old.err_so_far();
     auto& updated = start_worker("1,2", {"--update"});
     ASSERT_TRUE(eventually([&] {
         return old.err_so_far().find("asked to stop") != std::string::npos;
@@ -592,6 +614,27 @@ TEST_P(QueueVerbs, AnUpdatedWorkerTakesOverAndTheOldOneFinishesItsJobs)
     std::sort(lines.begin(), lines.end());
     EXPECT_EQ(lines, (std::vector<std::string>{"new 1,2", "old 0"}));
     EXPECT_TRUE(updated.running());
+}
+
+// A job cancelled while its worker was stopped, then killed, ends as cancelled when the worker
+// is found gone; the jobs waiting for it then go on.
+TEST_P(QueueVerbs, AKilledWorkersCancelledJobLetsItsWaitersGoOn)
+{
+    // A short lease: a Redis worker's jobs go back once its lease runs out.
+    auto& worker = start_worker("0", {"--lease-timeout", "2s", "--kill-after", "1s"});
+    const auto first = submit_jobs("sleep 100\n");
+    ASSERT_TRUE(eventually([&] { return state_of(first.at(0)) == "running"; }));
+    const auto after = submit_jobs(fmt::format("echo after >> {}\n", log()),
+                                   {"--after", std::to_string(first[0])});
+    worker.signal(SIGSTOP);
+    EXPECT_EQ(gpusched("cancel", {std::to_string(first[0])}).exit_status, 0);
+    worker.signal(SIGKILL);
+    worker.wait();
+    start_worker("0", {"--lease-timeout", "2s", "--kill-after", "1s"});
+    const auto waited = gpusched("wait", {std::to_string(after.at(0))});
+    EXPECT_EQ(waited.exit_status, 0) << waited.err;
+    EXPECT_EQ(state_of(first[0]), "cancelled");
+    EXPECT_EQ(log_lines(), std::vector<std::string>{"after"});
 }
 
 INSTANTIATE_TEST_SUITE_P(Stores, QueueVerbs, ::testing::Values(Store::sqlite, Store::redis),

@@ -2,6 +2,7 @@
 
 #include <gpusched/queue/job_record.hpp>
 
+#include <cstddef>
 #include <optional>
 #include <string>
 #include <vector>
@@ -19,5 +20,10 @@ std::optional<std::string> gpus_named_by(const std::vector<std::string>& environ
 // there is no worker, one has not said its GPUs yet, or one runs on those GPUs.
 std::optional<std::string> other_gpus_warning(const std::string& named, const std::string& queue,
                                               const std::vector<WorkerRecord>& workers);
+
+// What to tell a submitter whose jobs ask for `asked` GPUs each when `workers` serve queue
+// `queue`: nothing when there is no worker, one has not said its GPUs yet, or one has that many.
+std::optional<std::string> too_few_gpus_warning(std::size_t asked, const std::string& queue,
+                                                const std::vector<WorkerRecord>& workers);
 
 } // namespace gpusched::queue

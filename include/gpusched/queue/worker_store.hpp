@@ -92,6 +92,10 @@ public:
     virtual void record(JobResult result) = 0;
     // A taken job not run goes back to the front of the queue, for any worker.
     virtual void give_back(std::int64_t id) = 0;
+    // A taken job this worker cannot run (it asks for more GPUs than the worker has) goes back
+    // where the worker's next take passes it by, where the store can put it so; else to the
+    // front.
+    virtual void pass_by(std::int64_t id) { give_back(id); }
     // The worker is about to sleep: what it owes is written now, not with the next take.
     virtual void flush() {}
 

@@ -152,6 +152,18 @@ settle(ARGV[14], ARGV[1], ARGV[2], now)
 return 1
 )lua");
 
+// KEYS: taken:WORKER, pending, rank, job:ID, marker. ARGV: id, marker.
+// Reply: 1 when passed by, 0 when not in the worker's list. A job the worker cannot run (it
+// asks for more GPUs than the worker has) goes behind the queued jobs of its priority, so
+// that the worker takes those rather than the same job again.
+const LuaScript k_pass_by(pending_order_lua() + R"lua(
+if (redis.call('GET', KEYS[5]) or '') ~= ARGV[2] then return -2 end
+if redis.call('LREM', KEYS[1], 0, ARGV[1]) == 0 then return 0 end
+place(KEYS[2], KEYS[3], ARGV[1], tonumber(redis.call('HGET', KEYS[4], 'priority') or '0'),
+      false, redis.call('HGET', KEYS[4], 'batch') or '0')
+return 1
+)lua");
+
 // KEYS: taken:WORKER, pending, stats, marker. ARGV: id, marker.
 // Reply: 1 when given back, 0 when not in the worker's list.
 const LuaScript k_give_back(R"lua(
@@ -262,7 +274,7 @@ RedisQueue::RedisQueue(std::string name)
 std::vector<const LuaScript*> RedisQueue::scripts()
 {
     std::vector<const LuaScript*> all = {&k_open,   &k_submit,    &k_move_all,  &k_fetch,
-                                         &k_start,  &k_finish,    &k_give_back, &k_heartbeat,
+                                         &k_start,  &k_finish,    &k_give_back, &k_pass_by, &k_heartbeat,
                                          &k_reclaim, &k_expired};
     for (const auto* script : verb_scripts()) {
         all.push_back(script);
@@ -374,6 +386,15 @@ RedisCommand RedisQueue::give_back(const std::string& worker, const std::string&
     return RedisCommand::call(k_give_back,
                               {key("taken:" + worker), key("pending"), key("stats"), key("marker")},
                               {id, marker});
+}
+
+RedisCommand RedisQueue::pass_by(const std::string& worker, const std::string& id,
+                               const std::string& marker) const
+{
+    return RedisCommand::call(
+        k_pass_by,
+        {key("taken:" + worker), key("pending"), key("rank"), key("job:" + id), key("marker")},
+        {id, marker});
 }
 
 RedisCommand RedisQueue::heartbeat(const std::string& worker, const std::string& description,

@@ -231,6 +231,10 @@ std::optional<std::string> RedisQueueBackend::retry(std::int64_t id)
     if (refused == "unknown") {
         return fmt::format("no job {} in {}", id, describe());
     }
+    if (refused.starts_with("skipped:")) {
+        return fmt::format("job {} would be skipped again (job {}): retry that job first", id,
+                           refused.substr(8));
+    }
     if (refused == "succeeded") {
         return fmt::format("job {} succeeded: submit its command again to run it again", id);
     }

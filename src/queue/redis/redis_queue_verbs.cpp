@@ -74,12 +74,17 @@ return 'stopping'
 )lua");
 
 // KEYS: job:ID, pending, rank, ended, stats. ARGV: id, the attempt the job was read at, the
-// signature of the next attempt ('' when none is given).
-// Reply: '' when queued again; else 'unknown', 'queued', 'waiting', 'running' or 'succeeded';
-// 'signed'
-// when the job is signed and no signature of its next attempt was given, 'changed' when its
-// attempt is no longer the one read.
+// signature of the next attempt ('' when none is given), the queue's key prefix.
+// Reply: '' when queued again (or waiting again, for what it waits for); else 'unknown',
+// 'queued', 'waiting', 'running' or 'succeeded'; 'signed' when the job is signed and no
+// signature of its next attempt was given, 'changed' when its attempt is no longer the one
+// read; 'skipped:ID HOW' when a job it needs to succeed did not (it would be skipped again).
 const LuaScript k_retry(pending_order_lua() + R"lua(
+local function waited(member)
+  local ok = string.sub(member, -1) == '!'
+  local after = ok and string.sub(member, 1, -2) or member
+  return after, ok, ARGV[4] .. 'job:' .. after
+end
 if redis.call('EXISTS', KEYS[1]) == 0 then return 'unknown' end
 local outcome = redis.call('HGET', KEYS[1], 'outcome')
 if not outcome then
@@ -94,12 +99,33 @@ if ARGV[3] ~= '' then
 elseif (redis.call('HGET', KEYS[1], 'sig') or '') ~= '' then
   return 'signed'
 end
+local waits_for = redis.call('HGET', KEYS[1], 'after') or ''
+for member in string.gmatch(waits_for, '%S+') do
+  local after, ok, job = waited(member)
+  local ended = redis.call('HGET', job, 'outcome')
+  if ok and ended and ended ~= 'succeeded' then
+    return 'skipped:' .. after .. ' ' .. (ended == 'failed' and 'failed' or ('was ' .. ended))
+  end
+end
 redis.call('HDEL', KEYS[1], 'outcome', 'exit', 'signal', 'runtime', 'note', 'ended', 'out_tail',
            'err_tail', 'complete', 'cancel', 'started', 'worker', 'host', 'gpu')
 redis.call('PERSIST', KEYS[1])
 redis.call('HINCRBY', KEYS[1], 'attempt', 1)
 redis.call('ZREM', KEYS[4], ARGV[1])
 redis.call('HINCRBY', KEYS[5], outcome, -1)
+local waits = 0
+for member in string.gmatch(waits_for, '%S+') do
+  local after, ok, job = waited(member)
+  if not redis.call('HGET', job, 'outcome') and redis.call('EXISTS', job) == 1 then
+    waits = waits + 1
+    redis.call('SADD', ARGV[4] .. 'after:' .. after, ARGV[1] .. (ok and '!' or ''))
+  end
+end
+if waits > 0 then
+  redis.call('HSET', KEYS[1], 'waits', waits)
+  redis.call('SADD', ARGV[4] .. 'waiting', ARGV[1])
+  return ''
+end
 place(KEYS[2], KEYS[3], ARGV[1], tonumber(redis.call('HGET', KEYS[1], 'priority') or '0'),
       false, redis.call('HGET', KEYS[1], 'batch') or '0')
 return ''
@@ -463,7 +489,7 @@ std::optional<std::string> RedisQueue::retry(RedisClient& redis, const std::stri
     }
     const auto reply = redis.run(RedisCommand::call(
         k_retry, {key("job:" + id), key("pending"), key("rank"), key("ended"), key("stats")},
-        {id, attempt, signature}));
+        {id, attempt, signature, m_prefix}));
     if (!ok(reply)) {
         return std::nullopt;
     }

@@ -136,11 +136,17 @@ private:
     void say_if_other_gpus()
     {
         const auto named = gpus_named_by(m_settings.context.environment);
-        if (!named || m_ids.empty()) {
+        const auto asked = m_settings.context.options.gpus;
+        if ((!named && !asked) || m_ids.empty()) {
             return;
         }
         if (const auto workers = m_queue.workers(m_redis.client())) {
-            if (const auto warning = other_gpus_warning(*named, m_settings.queue, *workers)) {
+            if (const auto warning =
+                    named ? other_gpus_warning(*named, m_settings.queue, *workers) : std::nullopt) {
+                spdlog::warn("{}", *warning);
+            }
+            if (const auto warning =
+                    asked ? too_few_gpus_warning(*asked, m_settings.queue, *workers) : std::nullopt) {
                 spdlog::warn("{}", *warning);
             }
         }

@@ -610,6 +610,20 @@ void RedisWorkerStore::give_back(std::int64_t id)
     }
 }
 
+// Not owed: if it is lost with a connection, the job is still in the taken list, read again
+// at the resync, and passed by then.
+void RedisWorkerStore::pass_by(std::int64_t id)
+{
+    const auto taken = m_taken.find(id);
+    if (m_leave_done || taken == m_taken.end() || !m_control.ready()) {
+        give_back(id);
+        return;
+    }
+    const auto marker = taken->second.marker;
+    m_taken.erase(taken);
+    m_control.send(m_queue.pass_by(m_worker, std::to_string(id), marker), [](RedisResult) {});
+}
+
 // The last step of a worker: once everything owed is sent, whatever its taken list still
 // holds goes back to the queue, and the worker leaves the set of workers.
 void RedisWorkerStore::send_leave()

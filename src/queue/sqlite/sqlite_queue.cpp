@@ -622,13 +622,12 @@ std::int64_t SqliteQueue::reclaim(const std::function<bool(const WorkerRecord&)>
         std::int64_t returned = 0;
         for (const auto& worker : dead) {
             // A job its submitter asked to cancel is cancelled rather than run again.
-            m_database
-                .prepare("UPDATE jobs SET state = 'cancelled', ended = ?, "
-                         "note = 'cancelled; its worker ended' "
-                         "WHERE worker = ? AND state = 'running' AND cancel != 0")
-                .bind(1, seconds_since_epoch())
-                .bind(2, worker)
-                .run();
+            auto cancelled = m_database.prepare(
+                "UPDATE jobs SET state = 'cancelled', ended = ?, note = 'cancelled; its worker "
+                "ended' WHERE worker = ? AND state = 'running' AND cancel != 0 RETURNING id");
+            for (const auto id : cancelled.bind(1, seconds_since_epoch()).bind(2, worker).integers()) {
+                settle_waiting(id);
+            }
             auto running = m_database.prepare(
                 "SELECT id FROM jobs WHERE worker = ? AND state = 'running' ORDER BY id");
             const auto ids = running.bind(1, worker).integers();
@@ -827,14 +826,24 @@ std::optional<std::string> SqliteQueue::retry(std::int64_t id)
         if (found == JobState::succeeded) {
             return fmt::format("job {} succeeded: submit its command again to run it again", id);
         }
+        // Queued again as its batch would be now: waiting while what it waits for runs.
+        auto batch = m_database.prepare("SELECT batch FROM jobs WHERE id = ?");
+        batch.bind(1, id).step();
+        const auto start = start_state(batch.integer(0));
+        batch.reset();
+        if (start.state == JobState::skipped) {
+            return fmt::format("job {} would be skipped again ({}): retry that job first", id,
+                               start.note.substr(start.note.find(": ") + 2));
+        }
         m_database.prepare("INSERT OR IGNORE INTO queues (name) VALUES (?)").bind(1, m_name).run();
         m_database
-            .prepare("UPDATE jobs SET state = 'queued', worker = NULL, gpu = NULL, started = NULL, "
+            .prepare("UPDATE jobs SET state = ?, worker = NULL, gpu = NULL, started = NULL, "
                      "ended = NULL, runtime = NULL, exit_code = NULL, signal = NULL, note = NULL, "
                      "cancel = 0, position = (SELECT next_back FROM queues WHERE name = ?) "
                      "WHERE id = ?")
-            .bind(1, m_name)
-            .bind(2, id)
+            .bind(1, to_string(start.state))
+            .bind(2, m_name)
+            .bind(3, id)
             .run();
         m_database.prepare("UPDATE queues SET next_back = next_back + 1 WHERE name = ?")
             .bind(1, m_name)

@@ -180,6 +180,11 @@ void SqliteWorkerStore::take(std::size_t count)
                 }
                 read_origin(job->batch);
                 if (!most_gpus && asks_too_many_gpus(job->batch)) {
+                    if (m_too_big_said.insert(job->id).second) {
+                        spdlog::warn("queue job {} asks for more GPUs than this worker has ({}): "
+                                     "left in the queue for a worker that has them",
+                                     job->id, gpu_count());
+                    }
                     m_queue.untake(m_worker, job->id);
                     most_gpus = gpu_count();
                     continue;

@@ -99,6 +99,9 @@ public:
     // taken list of `worker`.
     RedisCommand finish(const std::string& worker, const OwedResult& owed) const;
     // Puts a job `worker` took back at the head of the queue.
+    // Puts a taken job the worker cannot run behind the queued jobs of its priority.
+    RedisCommand pass_by(const std::string& worker, const std::string& id,
+                         const std::string& marker) const;
     RedisCommand give_back(const std::string& worker, const std::string& id,
                            const std::string& marker) const;
     // Notes the worker alive until `lease_ms` from now (its own lease, which governs its

@@ -65,6 +65,7 @@ public:
     void note_start(std::int64_t id, const std::string& gpu) override;
     void record(JobResult result) override;
     void give_back(std::int64_t id) override;
+    void pass_by(std::int64_t id) override;
 
     void leave() override;
     bool settled() const override;

@@ -9,6 +9,7 @@
 #include <deque>
 #include <filesystem>
 #include <optional>
+#include <set>
 #include <string>
 #include <unordered_map>
 #include <variant>
@@ -125,6 +126,7 @@ private:
         Submitter submitter;
     };
     std::unordered_map<std::int64_t, std::optional<Origin>> m_origins; // by batch
+    std::set<std::int64_t> m_too_big_said; // jobs asking for more GPUs than the worker has
     uid_t m_uid = geteuid();
     std::optional<FileIdentity> m_database_file;
 };
