@@ -8,6 +8,7 @@
 #include <gpusched/queue/sqlite/worker_presence.hpp>
 #include <gpusched/queue/submitted_gpus.hpp>
 #include <gpusched/sys/lease_socket.hpp>
+#include <gpusched/wall_clock.hpp>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -44,7 +45,8 @@ public:
         : m_path(database), m_settings(std::move(settings)),
           m_database((refuse_shared_database(m_path), m_path), k_busy_timeout),
           m_queue((prepare_sqlite_queue_schema(m_database), m_database), m_settings.queue),
-          m_origin{m_settings.context, m_settings.submitter, m_settings.name}, m_batch(m_queue.new_batch(&m_origin, m_settings.after))
+          m_origin{m_settings.context, m_settings.submitter, m_settings.name},
+          m_batch(m_queue.new_batch(&m_origin, m_settings.after))
     {
     }
 
@@ -107,7 +109,9 @@ public:
         DatabaseChanges changes(m_path);
         std::set<std::int64_t> reported;
         std::size_t failed = 0;
-        double latest_end = 0;
+        // None of its jobs ended before it was made (a second's margin for the clock): the
+        // queue's earlier ends are never read again.
+        double latest_end = m_made - 1;
         auto next_whole_look = std::chrono::steady_clock::now();
         while (reported.size() < m_ids.size()) {
             const auto looked = std::chrono::steady_clock::now();
@@ -245,6 +249,7 @@ private:
     Database m_database;
     SqliteQueue m_queue;
     BatchOrigin m_origin;
+    double m_made = seconds_since_epoch(); // before the batch: its jobs end after this
     std::int64_t m_batch = 0;
     SubmitOrder m_order{m_settings.priority, m_settings.front};
     std::vector<std::int64_t> m_ids;
