@@ -106,7 +106,8 @@ int cancel(const JobCommandOptions& options)
 {
     auto queue = open_to_change(options.queue);
     std::size_t refused = 0;
-    const auto ids = own_jobs(*queue, job_ids_of(options.ids, named_in(*queue)), "cancelled", refused);
+    const auto ids =
+        own_jobs(*queue, job_ids_of(options.ids, named_in(*queue)), "cancelled", refused);
     for (const auto id : ids) {
         switch (queue->cancel(id)) {
         case queue::CancelOutcome::removed:
@@ -191,8 +192,7 @@ bool is_job_name(std::string_view word)
            });
 }
 
-std::vector<std::int64_t> job_ids_of(const std::vector<std::string>& ids,
-                                     const JobsNamed& named)
+std::vector<std::int64_t> job_ids_of(const std::vector<std::string>& ids, const JobsNamed& named)
 {
     // As submit prints them: 12, 12-19, and lists of those (3,5-7); or a label (--name).
     constexpr std::int64_t k_most_in_a_range = 1'000'000;

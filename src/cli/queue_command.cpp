@@ -192,14 +192,13 @@ int show_queue(queue::QueueBackend& queue, const QueueCommandOptions& options)
             fmt::print("paused    GPU {}: nothing new starts there\n", gpu);
         }
     }
-    fmt::print("queued    {}{}\nrunning   {}\nfinished  {} succeeded, {} failed, {} cancelled, {} "
-               "refused{}\n",
-               listing.queued,
-               listing.waiting > 0 ? fmt::format(", and {} waiting for other jobs", listing.waiting)
-                                   : "",
-               listing.running.size(), listing.succeeded, listing.failed, listing.cancelled,
-               listing.refused,
-               listing.skipped > 0 ? fmt::format(", {} skipped", listing.skipped) : "");
+    fmt::print(
+        "queued    {}{}\nrunning   {}\nfinished  {} succeeded, {} failed, {} cancelled, {} "
+        "refused{}\n",
+        listing.queued,
+        listing.waiting > 0 ? fmt::format(", and {} waiting for other jobs", listing.waiting) : "",
+        listing.running.size(), listing.succeeded, listing.failed, listing.cancelled,
+        listing.refused, listing.skipped > 0 ? fmt::format(", {} skipped", listing.skipped) : "");
     if (listing.returned.value_or(0) > 0) {
         fmt::print("returned  {} times a job went back to the queue unfinished\n",
                    *listing.returned);
@@ -247,8 +246,7 @@ int show_queue(queue::QueueBackend& queue, const QueueCommandOptions& options)
     for (const auto& job : listing.recent) {
         const JobOutcome outcome{job.exit_code, job.signal};
         fmt::print("  {} {}: {}\n", job_called(job),
-                   job.state == queue::JobState::succeeded ||
-                           job.state == queue::JobState::failed
+                   job.state == queue::JobState::succeeded || job.state == queue::JobState::failed
                        ? describe_outcome(outcome)
                        : fmt::format("{}{}", queue::to_string(job.state),
                                      job.note.empty() ? "" : ", " + job.note),

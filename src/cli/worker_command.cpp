@@ -190,7 +190,8 @@ int stop_workers(const WorkerOptions& options)
             continue;
         }
         fmt::print("worker {}{} asked to stop{}\n", id,
-                   found->host.empty() ? "" : fmt::format(" (on {}, pid {})", found->host, found->pid),
+                   found->host.empty() ? ""
+                                       : fmt::format(" (on {}, pid {})", found->host, found->pid),
                    options.now ? " now: its running jobs go back to the queue"
                                : ": it finishes its running jobs and starts none");
     }

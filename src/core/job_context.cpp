@@ -56,7 +56,8 @@ std::string encode_context(const JobContext& context)
 
 namespace {
 
-template <typename Number> bool parse_whole(std::string_view text, Number& number, int base = 10)
+template <typename Number>
+bool parse_whole(std::string_view text, Number& number, int base = 10)
 {
     const auto parsed = std::from_chars(text.data(), text.data() + text.size(), number, base);
     return parsed.ec == std::errc{} && parsed.ptr == text.data() + text.size();

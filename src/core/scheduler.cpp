@@ -142,7 +142,8 @@ std::vector<Action> Scheduler::on_job_exit(JobId job, JobOutcome outcome, bool g
     } else if (outcome.succeeded()) {
         ++m_counts.succeeded;
         check_halt(actions);
-    } else if (starts_jobs() && !ended.cancelled && ended.command.attempt <= retries_of(ended.command)) {
+    } else if (starts_jobs() && !ended.cancelled &&
+               ended.command.attempt <= retries_of(ended.command)) {
         Command retry = std::move(ended.command);
         ++retry.attempt;
         retry.avoid_gpus = ended.gpus;

@@ -366,16 +366,17 @@ TEST_P(QueueVerbs, EveryCommandGivesUpClearlyOnAStoppedServer)
 TEST_P(QueueVerbs, EachJobGetsTheGpusTimeoutAndRetriesItWasSubmittedWith)
 {
     start_worker("0,1,2", {"--timeout", "1h", "--retries", "0"});
-    const auto pair = submit_jobs(
-        fmt::format("echo \"pair $CUDA_VISIBLE_DEVICES\" >> {}\n", log()), {"-n", "2"});
-    const auto single = submit_jobs(fmt::format("echo \"single $CUDA_VISIBLE_DEVICES\" >> {}\n", log()));
+    const auto pair =
+        submit_jobs(fmt::format("echo \"pair $CUDA_VISIBLE_DEVICES\" >> {}\n", log()), {"-n", "2"});
+    const auto single =
+        submit_jobs(fmt::format("echo \"single $CUDA_VISIBLE_DEVICES\" >> {}\n", log()));
     const auto slow = submit_jobs("sleep 60\n", {"--timeout", "1"});
     const auto count = (m_dir / "tries").string();
     const auto flaky = submit_jobs(
         fmt::format("echo try >> {0}; [ $(wc -l < {0}) -ge 3 ]\n", count), {"--retries", "2"});
-    EXPECT_EQ(gpusched("wait", {std::to_string(pair.at(0)), std::to_string(single.at(0))})
-                  .exit_status,
-              0);
+    EXPECT_EQ(
+        gpusched("wait", {std::to_string(pair.at(0)), std::to_string(single.at(0))}).exit_status,
+        0);
     std::map<std::string, std::string> seen;
     for (const auto& line : log_lines()) {
         seen[line.substr(0, line.find(' '))] = line.substr(line.find(' ') + 1);
@@ -432,8 +433,8 @@ TEST_P(QueueVerbs, AJobAskingForMoreGpusThanAWorkerHasWaitsForOneThatHasThem)
         const auto workers = nlohmann::json::parse(gpusched("workers", {"--json"}).out)["workers"];
         return workers.size() == 1 && workers[0]["gpus"] == "0";
     }));
-    const auto submitted = run(m_dir, submit(fmt::format("echo \"$CUDA_VISIBLE_DEVICES\" >> {}\n", log()),
-                                             {"-n", "2"}));
+    const auto submitted = run(
+        m_dir, submit(fmt::format("echo \"$CUDA_VISIBLE_DEVICES\" >> {}\n", log()), {"-n", "2"}));
     EXPECT_NE(submitted.err.find("the jobs ask for 2 GPUs each, but the workers of queue default "
                                  "have at most 1"),
               std::string::npos)
@@ -443,9 +444,8 @@ TEST_P(QueueVerbs, AJobAskingForMoreGpusThanAWorkerHasWaitsForOneThatHasThem)
     // Passed by: what comes after it runs on the small worker.
     const auto small = submit_jobs("true\n");
     EXPECT_EQ(gpusched("wait", {std::to_string(small.at(0))}).exit_status, 0);
-    ASSERT_TRUE(eventually([&] {
-        return worker_err(0).find("asks for") != std::string::npos;
-    })) << worker_err(0);
+    ASSERT_TRUE(eventually([&] { return worker_err(0).find("asks for") != std::string::npos; }))
+        << worker_err(0);
     EXPECT_EQ(state_of(*big.begin()), "queued");
     start_worker("1,2");
     EXPECT_EQ(gpusched("wait", {std::to_string(*big.begin())}).exit_status, 0);
@@ -462,7 +462,8 @@ TEST_P(QueueVerbs, AJobSubmittedAfterOthersWaitsForTheirEnd)
     const auto first = submit_jobs(
         fmt::format("while [ ! -e {} ]; do sleep 0.05; done; echo first >> {}\n", go, log()),
         {"--name", "first"});
-    const auto second = submit_jobs(fmt::format("echo second >> {}\n", log()), {"--after", "first"});
+    const auto second =
+        submit_jobs(fmt::format("echo second >> {}\n", log()), {"--after", "first"});
     ASSERT_EQ(second.size(), 1u);
     EXPECT_EQ(state_of(second[0]), "waiting");
     const auto listed = listing();
@@ -500,8 +501,8 @@ TEST_P(QueueVerbs, AJobAfterAFailureRunsButAJobAfterItsSuccessIsSkipped)
                                         {"--after", std::to_string(needs_it.at(0))});
     const auto chain = submit_jobs(fmt::format("echo never >> {}\n", log()),
                                    {"--after-ok", std::to_string(needs_it[0])});
-    const auto regardless = submit_jobs(fmt::format("echo regardless >> {}\n", log()),
-                                        {"--after", id});
+    const auto regardless =
+        submit_jobs(fmt::format("echo regardless >> {}\n", log()), {"--after", id});
     const auto cancelled = submit_jobs("true\n", {"--after", id});
     EXPECT_EQ(gpusched("cancel", {std::to_string(cancelled.at(0))}).exit_status, 0);
     EXPECT_EQ(state_of(cancelled[0]), "cancelled");
@@ -511,8 +512,7 @@ TEST_P(QueueVerbs, AJobAfterAFailureRunsButAJobAfterItsSuccessIsSkipped)
     EXPECT_EQ(waited.exit_status, 1) << waited.err;
     EXPECT_NE(waited.err.find(fmt::format("skipped: job {} failed", id)), std::string::npos)
         << waited.err;
-    EXPECT_EQ(gpusched("wait", {std::to_string(after_skip.at(0)),
-                                std::to_string(regardless.at(0))})
+    EXPECT_EQ(gpusched("wait", {std::to_string(after_skip.at(0)), std::to_string(regardless.at(0))})
                   .exit_status,
               0);
     EXPECT_EQ(state_of(chain.at(0)), "skipped") << "skipped as what it waited for was";
@@ -602,8 +602,8 @@ TEST_P(QueueVerbs, AnUpdatedWorkerTakesOverAndTheOldOneFinishesItsJobs)
     ASSERT_TRUE(eventually([&] {
         return old.err_so_far().find("asked to stop") != std::string::npos;
     })) << old.err_so_far();
-    const auto next = submit_jobs(fmt::format("echo \"new $CUDA_VISIBLE_DEVICES\" >> {}\n", log()),
-                                  {"-n", "2"});
+    const auto next =
+        submit_jobs(fmt::format("echo \"new $CUDA_VISIBLE_DEVICES\" >> {}\n", log()), {"-n", "2"});
     EXPECT_EQ(gpusched("wait", {std::to_string(next.at(0))}).exit_status, 0);
     EXPECT_EQ(state_of(running[0]), "running") << "the old worker's job runs on";
     write_file(go, "");

@@ -232,8 +232,7 @@ TEST_F(Terminal, TimeStoppedCountsNeitherAgainstTheTimeoutNorInTheRunTime)
     ASSERT_TRUE(terminal.read_until([&] { return job_pid(1) != 0; })) << terminal.written();
     const pid_t job = job_pid(1);
     terminal.type("\x1a");
-    ASSERT_TRUE(terminal.read_until([&] { return job_stopped(job); }))
-        << terminal.written();
+    ASSERT_TRUE(terminal.read_until([&] { return job_stopped(job); })) << terminal.written();
     std::this_thread::sleep_for(3s); // the stop itself: what must not count
     kill(-terminal.pid(), SIGCONT);
     ASSERT_TRUE(terminal.read_until([&] { return !job_stopped(job); }));

@@ -301,15 +301,16 @@ TEST_F(SqliteQueueFile, TheSchemaVersionIsKeptInTheHeaderAndAnOlderDatabaseIsBro
         EXPECT_EQ(user_version(database), 4);
         SqliteQueue(database, "default").submit(commands({"kept"}), {});
         // As version 1 left it.
-        database.execute("ALTER TABLE jobs DROP COLUMN output; ALTER TABLE batches DROP COLUMN "
-                         "directory; ALTER TABLE batches DROP COLUMN environment; ALTER TABLE "
-                         "batches DROP COLUMN umask; ALTER TABLE batches DROP COLUMN uid; ALTER "
-                         "TABLE batches DROP COLUMN user; ALTER TABLE batches DROP COLUMN gpus; ALTER "
-                         "TABLE batches DROP COLUMN timeout_ms; ALTER TABLE batches DROP COLUMN "
-                         "retries; DROP INDEX batches_named; ALTER TABLE batches DROP COLUMN "
-                         "name; UPDATE meta SET value = '1' WHERE key "
-                         "= 'schema'; ALTER TABLE workers DROP COLUMN user; ALTER TABLE workers DROP "
-                         "COLUMN stop; PRAGMA user_version = 0");
+        database.execute(
+            "ALTER TABLE jobs DROP COLUMN output; ALTER TABLE batches DROP COLUMN "
+            "directory; ALTER TABLE batches DROP COLUMN environment; ALTER TABLE "
+            "batches DROP COLUMN umask; ALTER TABLE batches DROP COLUMN uid; ALTER "
+            "TABLE batches DROP COLUMN user; ALTER TABLE batches DROP COLUMN gpus; ALTER "
+            "TABLE batches DROP COLUMN timeout_ms; ALTER TABLE batches DROP COLUMN "
+            "retries; DROP INDEX batches_named; ALTER TABLE batches DROP COLUMN "
+            "name; UPDATE meta SET value = '1' WHERE key "
+            "= 'schema'; ALTER TABLE workers DROP COLUMN user; ALTER TABLE workers DROP "
+            "COLUMN stop; PRAGMA user_version = 0");
     }
     Database database(db_path(), 1s);
     prepare_sqlite_queue_schema(database);

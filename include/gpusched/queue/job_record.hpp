@@ -76,7 +76,7 @@ struct JobRecord {
     std::string output;        // the directory its output files are in, once taken (local)
     std::string directory;     // where it runs: its submitter's ("" when not recorded)
     Submitter submitter;
-    std::string name;          // its label (submit --name), "" when none
+    std::string name;                 // its label (submit --name), "" when none
     std::vector<JobDependency> after; // what it waits for, where listed (a waiting job)
     bool ended_state() const
     {

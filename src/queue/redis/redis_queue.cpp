@@ -273,9 +273,9 @@ RedisQueue::RedisQueue(std::string name)
 
 std::vector<const LuaScript*> RedisQueue::scripts()
 {
-    std::vector<const LuaScript*> all = {&k_open,   &k_submit,    &k_move_all,  &k_fetch,
-                                         &k_start,  &k_finish,    &k_give_back, &k_pass_by, &k_heartbeat,
-                                         &k_reclaim, &k_expired};
+    std::vector<const LuaScript*> all = {&k_open,      &k_submit,  &k_move_all,  &k_fetch,
+                                         &k_start,     &k_finish,  &k_give_back, &k_pass_by,
+                                         &k_heartbeat, &k_reclaim, &k_expired};
     for (const auto* script : verb_scripts()) {
         all.push_back(script);
     }
@@ -356,9 +356,8 @@ RedisCommand RedisQueue::finish(const std::string& worker, const OwedResult& owe
          key("batch:" + owed.batch + ":done"), key("marker"), key("ended"), key("rank")},
         {id, std::string(to_string(result.state)), std::to_string(result.exit_code),
          std::to_string(result.signal), owed.host, result.gpu,
-         fmt::format("{:.6f}", result.started), fmt::format("{:.6f}", result.runtime),
-         result.note, owed.marker, result.out_tail, result.err_tail,
-         result.complete ? "1" : "0", m_prefix});
+         fmt::format("{:.6f}", result.started), fmt::format("{:.6f}", result.runtime), result.note,
+         owed.marker, result.out_tail, result.err_tail, result.complete ? "1" : "0", m_prefix});
 }
 
 std::optional<TakenJobReply> read_taken_job_reply(const RedisReply& reply)
@@ -389,7 +388,7 @@ RedisCommand RedisQueue::give_back(const std::string& worker, const std::string&
 }
 
 RedisCommand RedisQueue::pass_by(const std::string& worker, const std::string& id,
-                               const std::string& marker) const
+                                 const std::string& marker) const
 {
     return RedisCommand::call(
         k_pass_by,
@@ -470,9 +469,8 @@ bool RedisQueue::submit(RedisClient& redis, const std::string& batch,
                                {key("job:" + job.id), key("pending"), key("stats"), key("rank"),
                                 key("named:" + job.name)},
                                {job.id, job.command, batch, job.seq, job.signature,
-                                std::to_string(priority), front ? "1" : "0", job.context,
-                                job.user, job.host, job.directory, job.name, job.after,
-                                m_prefix}));
+                                std::to_string(priority), front ? "1" : "0", job.context, job.user,
+                                job.host, job.directory, job.name, job.after, m_prefix}));
     }
     const auto replies = redis.run_all(commands);
     return replies && std::none_of(replies->begin(), replies->end(),

@@ -189,9 +189,8 @@ WorkerRecord RedisQueue::worker_record(const std::string& id,
     WorkerRecord record;
     record.id = id;
     const auto last = id.rfind(':');
-    const auto pid_at = last == std::string::npos || last == 0
-                            ? std::string::npos
-                            : id.rfind(':', last - 1);
+    const auto pid_at =
+        last == std::string::npos || last == 0 ? std::string::npos : id.rfind(':', last - 1);
     if (pid_at != std::string::npos) {
         record.host = id.substr(0, pid_at);
         record.pid = std::atoll(id.substr(pid_at + 1, last - pid_at - 1).c_str());
@@ -258,8 +257,8 @@ std::optional<WorkerRequests> RedisQueue::read_requests(const RedisReply& reply)
         return std::nullopt;
     }
     const auto paused = to_strings(reply.elements[1]);
-    return WorkerRequests{to_strings(reply.elements[0]), {paused.begin(), paused.end()},
-                          reply.elements[2].text};
+    return WorkerRequests{
+        to_strings(reply.elements[0]), {paused.begin(), paused.end()}, reply.elements[2].text};
 }
 
 std::optional<RedisQueue::Snapshot> RedisQueue::snapshot(RedisClient& redis,
@@ -271,15 +270,15 @@ std::optional<RedisQueue::Snapshot> RedisQueue::snapshot(RedisClient& redis,
         return std::vector<std::string>{command, std::move(list), shown == 0 ? "1" : "0",
                                         shown == 0 ? "0" : std::to_string(shown - 1)};
     };
-    const auto overview = redis.pipeline({{"LLEN", key("pending")},
-                                          first("LRANGE", key("pending"), pending_shown),
-                                          {"ZRANGE", key("workers"), "0", "-1"},
-                                          {"HGETALL", key("stats")},
-                                          first("ZREVRANGE", key("ended"), recent_shown),
-                                          {"SMEMBERS", key("paused")},
-                                          {"SCARD", key("waiting")},
-                                          {"SORT", key("waiting"), "LIMIT", "0",
-                                           std::to_string(pending_shown)}});
+    const auto overview =
+        redis.pipeline({{"LLEN", key("pending")},
+                        first("LRANGE", key("pending"), pending_shown),
+                        {"ZRANGE", key("workers"), "0", "-1"},
+                        {"HGETALL", key("stats")},
+                        first("ZREVRANGE", key("ended"), recent_shown),
+                        {"SMEMBERS", key("paused")},
+                        {"SCARD", key("waiting")},
+                        {"SORT", key("waiting"), "LIMIT", "0", std::to_string(pending_shown)}});
     if (!all_ok(overview)) {
         return std::nullopt;
     }
@@ -396,9 +395,9 @@ std::optional<std::vector<std::string>> RedisQueue::named(RedisClient& redis,
 
 std::optional<std::vector<std::string>> RedisQueue::unended(RedisClient& redis) const
 {
-    const auto lists =
-        redis.pipeline({{"LRANGE", key("pending"), "0", "-1"}, {"ZRANGE", key("workers"), "0", "-1"},
-                        {"SMEMBERS", key("waiting")}});
+    const auto lists = redis.pipeline({{"LRANGE", key("pending"), "0", "-1"},
+                                       {"ZRANGE", key("workers"), "0", "-1"},
+                                       {"SMEMBERS", key("waiting")}});
     if (!all_ok(lists)) {
         return std::nullopt;
     }

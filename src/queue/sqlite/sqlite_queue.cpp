@@ -318,15 +318,15 @@ SqliteQueue::SqliteQueue(Database& database, std::string name)
 }
 
 std::int64_t SqliteQueue::new_batch(const BatchOrigin* origin,
-                                   const std::vector<JobDependency>& after)
+                                    const std::vector<JobDependency>& after)
 {
     return m_database.write([&] {
         for (const auto& dependency : after) {
             auto known = m_database.prepare("SELECT 1 FROM jobs WHERE id = ? AND queue = ?");
             if (!known.bind(1, dependency.id).bind(2, m_name).step()) {
-                throw std::invalid_argument(
-                    fmt::format("--after{} {}: no job {} in queue {}", dependency.ok ? "-ok" : "",
-                                dependency.id, dependency.id, m_name));
+                throw std::invalid_argument(fmt::format("--after{} {}: no job {} in queue {}",
+                                                        dependency.ok ? "-ok" : "", dependency.id,
+                                                        dependency.id, m_name));
             }
         }
         auto insert = m_database.prepare(
@@ -382,9 +382,9 @@ SqliteQueue::StartState SqliteQueue::start_state(std::int64_t batch)
             start.state = JobState::waiting;
         } else if (waits.integer(1) != 0 && state != JobState::succeeded) {
             start.state = JobState::skipped;
-            start.note = fmt::format("skipped: job {} {}", waits.integer(0),
-                                     state == JobState::failed ? "failed"
-                                                               : "was " + std::string(to_string(state)));
+            start.note = fmt::format(
+                "skipped: job {} {}", waits.integer(0),
+                state == JobState::failed ? "failed" : "was " + std::string(to_string(state)));
             break;
         }
     }
@@ -413,8 +413,10 @@ void SqliteQueue::settle_waiting(std::int64_t ended)
                 auto& skip = m_database.prepare_kept(
                     "UPDATE jobs SET state = 'skipped', ended = ?, note = ? WHERE batch = ? AND "
                     "state = 'waiting' RETURNING id");
-                const auto skipped =
-                    skip.bind(1, seconds_since_epoch()).bind(2, start.note).bind(3, batch).integers();
+                const auto skipped = skip.bind(1, seconds_since_epoch())
+                                         .bind(2, start.note)
+                                         .bind(3, batch)
+                                         .integers();
                 to_settle.insert(to_settle.end(), skipped.begin(), skipped.end());
             }
         }
@@ -625,7 +627,8 @@ std::int64_t SqliteQueue::reclaim(const std::function<bool(const WorkerRecord&)>
             auto cancelled = m_database.prepare(
                 "UPDATE jobs SET state = 'cancelled', ended = ?, note = 'cancelled; its worker "
                 "ended' WHERE worker = ? AND state = 'running' AND cancel != 0 RETURNING id");
-            for (const auto id : cancelled.bind(1, seconds_since_epoch()).bind(2, worker).integers()) {
+            for (const auto id :
+                 cancelled.bind(1, seconds_since_epoch()).bind(2, worker).integers()) {
                 settle_waiting(id);
             }
             auto running = m_database.prepare(
@@ -818,8 +821,7 @@ std::optional<std::string> SqliteQueue::retry(std::int64_t id)
         }
         const auto found = state_of(state.text(0));
         state.reset();
-        if (found == JobState::queued || found == JobState::running ||
-            found == JobState::waiting) {
+        if (found == JobState::queued || found == JobState::running || found == JobState::waiting) {
             return fmt::format("job {} is {}: only an ended job can be queued again", id,
                                to_string(found));
         }
@@ -891,9 +893,10 @@ std::set<std::string> SqliteQueue::paused()
 std::vector<PurgedJob> SqliteQueue::purge(std::optional<double> before)
 {
     return m_database.write([&] {
-        auto purge = m_database.prepare(
-            "DELETE FROM jobs WHERE queue = ? AND ended IS NOT NULL AND "
-            "state NOT IN ('queued', 'running', 'waiting') AND ended < ? RETURNING id, coalesce(output, '')");
+        auto purge =
+            m_database.prepare("DELETE FROM jobs WHERE queue = ? AND ended IS NOT NULL AND "
+                               "state NOT IN ('queued', 'running', 'waiting') AND ended < ? "
+                               "RETURNING id, coalesce(output, '')");
         purge.bind(1, m_name).bind(2, before.value_or(seconds_since_epoch() + 1));
         std::vector<PurgedJob> purged;
         while (purge.step()) {
@@ -1014,9 +1017,12 @@ QueueListing SqliteQueue::list(std::size_t queued_shown, std::size_t recent_show
             case JobState::failed: listing.failed = number; break;
             case JobState::cancelled: listing.cancelled = number; break;
             case JobState::refused: listing.refused = number; break;
-            case JobState::skipped: listing.skipped = number; break;
+            case JobState::skipped:
+                listing.skipped = number;
+                break;
             case JobState::running:
-            case JobState::waiting: break;
+            case JobState::waiting:
+                break;
             }
         }
         count.reset();

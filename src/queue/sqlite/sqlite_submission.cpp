@@ -165,8 +165,8 @@ private:
                     named ? other_gpus_warning(*named, m_settings.queue, workers) : std::nullopt) {
                 spdlog::warn("{}", *warning);
             }
-            if (const auto warning =
-                    asked ? too_few_gpus_warning(*asked, m_settings.queue, workers) : std::nullopt) {
+            if (const auto warning = asked ? too_few_gpus_warning(*asked, m_settings.queue, workers)
+                                           : std::nullopt) {
                 spdlog::warn("{}", *warning);
             }
         } catch (const DatabaseError&) {

@@ -194,7 +194,8 @@ public:
     // such worker, nothing when Redis did not answer.
     std::optional<bool> ask_to_stop(RedisClient& redis, const std::string& worker, bool now) const;
     // The ids of the jobs submitted with label `name` (removed ones too: look them up).
-    std::optional<std::vector<std::string>> named(RedisClient& redis, const std::string& name) const;
+    std::optional<std::vector<std::string>> named(RedisClient& redis,
+                                                  const std::string& name) const;
     enum class Cancelled { removed, stopping, already_ended, unknown };
     std::optional<Cancelled> cancel(RedisClient& redis, const std::string& id) const;
     // "" when queued again, else why not. `signing_key` signs its next attempt.

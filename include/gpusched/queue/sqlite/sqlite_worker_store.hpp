@@ -49,7 +49,6 @@ public:
     std::string where() const override;
     void set_gpus(std::string gpus) override;
 
-
     void add_poll_fds(std::vector<pollfd>& fds) override;
     bool on_ready(const pollfd& ready) override;
     std::optional<Clock::time_point> next_deadline() const override;
