@@ -115,16 +115,20 @@ std::filesystem::path redis_output_directory(const std::string& queue)
     return directory;
 }
 
+// True when `worker` is the caller's (or not said: recorded before workers had a user).
+bool is_ours(const queue::WorkerRecord& worker)
+{
+    return worker.user.empty() || worker.user == sys::user_name(getuid());
+}
+
 // `worker --update`: the other workers of ours on this host drain, once this one is known
 // able to run (its options read, its GPUs found, its queue open).
 void take_over_workers(const WorkerOptions& options, const std::string& self)
 {
     const auto queue = open_queue(options.queue);
-    const auto me = sys::user_name(getuid());
     const auto host = queue::this_host();
     for (const auto& worker : queue->list(0, 0).workers) {
-        if (worker.id == self || worker.host != host ||
-            (!worker.user.empty() && worker.user != me)) {
+        if (worker.id == self || worker.host != host || !is_ours(worker)) {
             continue;
         }
         if (queue->ask_worker_to_stop(worker.id, false)) {
@@ -155,17 +159,17 @@ int run_queue_worker(WorkerOptions& options, MakeStore make_store)
         });
 }
 
-// `worker --stop`: each worker asked, through its queue, wherever it runs.
+// `worker --stop`: each worker asked, through its queue, wherever it runs. Root may stop any.
 int stop_workers(const WorkerOptions& options)
 {
     const auto queue = open_queue(options.queue);
     const auto workers = queue->list(0, 0).workers;
+    const auto may_stop = [](const auto& worker) { return getuid() == 0 || is_ours(worker); };
     std::vector<std::string> ids = options.stop_ids;
     std::size_t refused = 0;
     if (ids.empty()) {
-        const auto me = sys::user_name(getuid());
         for (const auto& worker : workers) {
-            if (worker.user.empty() || worker.user == me || getuid() == 0) {
+            if (may_stop(worker)) {
                 ids.push_back(worker.id);
             }
         }
@@ -177,8 +181,7 @@ int stop_workers(const WorkerOptions& options)
     for (const auto& id : ids) {
         const auto found = std::find_if(workers.begin(), workers.end(),
                                         [&id](const auto& worker) { return worker.id == id; });
-        if (found != workers.end() && !found->user.empty() && getuid() != 0 &&
-            found->user != sys::user_name(getuid())) {
+        if (found != workers.end() && !may_stop(*found)) {
             fmt::print(stderr, "{}: worker {} is {}'s: not yours to stop\n", program_name(), id,
                        found->user);
             ++refused;

@@ -101,6 +101,16 @@ LaunchOptions QueueFixture::submit(const std::string& commands,
     return command("submit", std::move(extra), commands);
 }
 
+bool QueueFixture::served_only_on(const std::string& gpus) const
+{
+    const auto listed = gpusched("workers", {"--json"});
+    if (listed.exit_status != 0) {
+        return false;
+    }
+    const auto workers = nlohmann::json::parse(listed.out)["workers"];
+    return workers.size() == 1 && workers[0]["gpus"] == gpus;
+}
+
 std::optional<nlohmann::json> QueueFixture::try_queue_status() const
 {
     const auto result = gpusched("queue", {"--json"}, std::nullopt, 20s);

@@ -67,6 +67,8 @@ public:
     // `queue --json`, which must succeed; or nothing when it fails (a server away).
     nlohmann::json queue_status() const;
     std::optional<nlohmann::json> try_queue_status() const;
+    // True when `gpusched workers` lists one worker, which serves on `gpus` ("0,1").
+    bool served_only_on(const std::string& gpus) const;
 
     // The log jobs write to, and its lines counted.
     std::string log() const { return (m_dir / "log").string(); }

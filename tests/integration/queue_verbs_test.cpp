@@ -429,10 +429,7 @@ TEST_P(QueueVerbs, ALabelStandsForItsJobs)
 TEST_P(QueueVerbs, AJobAskingForMoreGpusThanAWorkerHasWaitsForOneThatHasThem)
 {
     start_worker("0");
-    ASSERT_TRUE(eventually([&] {
-        const auto workers = nlohmann::json::parse(gpusched("workers", {"--json"}).out)["workers"];
-        return workers.size() == 1 && workers[0]["gpus"] == "0";
-    }));
+    ASSERT_TRUE(eventually([&] { return served_only_on("0"); }));
     const auto submitted = run(
         m_dir, submit(fmt::format("echo \"$CUDA_VISIBLE_DEVICES\" >> {}\n", log()), {"-n", "2"}));
     EXPECT_NE(submitted.err.find("the jobs ask for 2 GPUs each, but the workers of queue default "

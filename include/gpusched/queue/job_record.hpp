@@ -16,6 +16,12 @@ namespace gpusched::queue {
 enum class JobState { queued, running, succeeded, failed, cancelled, refused, waiting, skipped };
 
 std::string_view to_string(JobState state);
+// True for the states a job ends in: not queued, waiting or running.
+constexpr bool has_ended(JobState state)
+{
+    return state != JobState::queued && state != JobState::running && state != JobState::waiting;
+}
+
 // The state named `name` (as to_string writes it); nothing for any other word.
 std::optional<JobState> job_state_named(std::string_view name);
 
@@ -78,11 +84,7 @@ struct JobRecord {
     Submitter submitter;
     std::string name;                 // its label (submit --name), "" when none
     std::vector<JobDependency> after; // what it waits for, where listed (a waiting job)
-    bool ended_state() const
-    {
-        return state != JobState::queued && state != JobState::running &&
-               state != JobState::waiting;
-    }
+    bool ended_state() const { return has_ended(state); }
 };
 
 struct WorkerRecord {

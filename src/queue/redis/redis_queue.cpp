@@ -39,28 +39,10 @@ if ARGV[12] ~= '' then
   redis.call('HSET', KEYS[1], 'name', ARGV[12])
   redis.call('SADD', KEYS[5], ARGV[1])
 end
-local waits, skipped = 0, nil
-if ARGV[13] ~= '' then
-  redis.call('HSET', KEYS[1], 'after', ARGV[13])
-  for member in string.gmatch(ARGV[13], '%S+') do
-    local ok = string.sub(member, -1) == '!'
-    local after = ok and string.sub(member, 1, -2) or member
-    local job = ARGV[14] .. 'job:' .. after
-    local outcome = redis.call('HGET', job, 'outcome')
-    if outcome then
-      if ok and outcome ~= 'succeeded' and not skipped then
-        skipped = 'skipped: job ' .. after .. ' ' ..
-                  (outcome == 'failed' and 'failed' or ('was ' .. outcome))
-      end
-    elseif redis.call('EXISTS', job) == 1 then
-      waits = waits + 1
-      redis.call('SADD', ARGV[14] .. 'after:' .. after, ARGV[1] .. (ok and '!' or ''))
-    end
-  end
-end
+if ARGV[13] ~= '' then redis.call('HSET', KEYS[1], 'after', ARGV[13]) end
+local waits, skipped = wait_for(ARGV[14], ARGV[1], ARGV[13])
 if skipped then
-  redis.call('HSET', KEYS[1], 'waits', waits)
-  skip(ARGV[14], ARGV[1], skipped, now)
+  skip(ARGV[14], ARGV[1], 'skipped: ' .. skipped, now)
 elseif waits > 0 then
   redis.call('HSET', KEYS[1], 'waits', waits)
   redis.call('SADD', ARGV[14] .. 'waiting', ARGV[1])

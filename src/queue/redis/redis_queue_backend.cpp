@@ -232,7 +232,7 @@ std::optional<std::string> RedisQueueBackend::retry(std::int64_t id)
         return fmt::format("no job {} in {}", id, describe());
     }
     if (refused.starts_with("skipped:")) {
-        return fmt::format("job {} would be skipped again (job {}): retry that job first", id,
+        return fmt::format("job {} would be skipped again ({}): retry that job first", id,
                            refused.substr(8));
     }
     if (refused == "succeeded") {

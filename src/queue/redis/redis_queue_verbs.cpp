@@ -78,13 +78,9 @@ return 'stopping'
 // Reply: '' when queued again (or waiting again, for what it waits for); else 'unknown',
 // 'queued', 'waiting', 'running' or 'succeeded'; 'signed' when the job is signed and no
 // signature of its next attempt was given, 'changed' when its attempt is no longer the one
-// read; 'skipped:ID HOW' when a job it needs to succeed did not (it would be skipped again).
-const LuaScript k_retry(pending_order_lua() + R"lua(
-local function waited(member)
-  local ok = string.sub(member, -1) == '!'
-  local after = ok and string.sub(member, 1, -2) or member
-  return after, ok, ARGV[4] .. 'job:' .. after
-end
+// read; 'skipped:job ID HOW' when a job it needs to succeed did not (it would be skipped
+// again).
+const LuaScript k_retry(pending_order_lua() + waiting_jobs_lua() + R"lua(
 if redis.call('EXISTS', KEYS[1]) == 0 then return 'unknown' end
 local outcome = redis.call('HGET', KEYS[1], 'outcome')
 if not outcome then
@@ -99,28 +95,14 @@ if ARGV[3] ~= '' then
 elseif (redis.call('HGET', KEYS[1], 'sig') or '') ~= '' then
   return 'signed'
 end
-local waits_for = redis.call('HGET', KEYS[1], 'after') or ''
-for member in string.gmatch(waits_for, '%S+') do
-  local after, ok, job = waited(member)
-  local ended = redis.call('HGET', job, 'outcome')
-  if ok and ended and ended ~= 'succeeded' then
-    return 'skipped:' .. after .. ' ' .. (ended == 'failed' and 'failed' or ('was ' .. ended))
-  end
-end
+local waits, skipped = wait_for(ARGV[4], ARGV[1], redis.call('HGET', KEYS[1], 'after') or '')
+if skipped then return 'skipped:' .. skipped end
 redis.call('HDEL', KEYS[1], 'outcome', 'exit', 'signal', 'runtime', 'note', 'ended', 'out_tail',
            'err_tail', 'complete', 'cancel', 'started', 'worker', 'host', 'gpu')
 redis.call('PERSIST', KEYS[1])
 redis.call('HINCRBY', KEYS[1], 'attempt', 1)
 redis.call('ZREM', KEYS[4], ARGV[1])
 redis.call('HINCRBY', KEYS[5], outcome, -1)
-local waits = 0
-for member in string.gmatch(waits_for, '%S+') do
-  local after, ok, job = waited(member)
-  if not redis.call('HGET', job, 'outcome') and redis.call('EXISTS', job) == 1 then
-    waits = waits + 1
-    redis.call('SADD', ARGV[4] .. 'after:' .. after, ARGV[1] .. (ok and '!' or ''))
-  end
-end
 if waits > 0 then
   redis.call('HSET', KEYS[1], 'waits', waits)
   redis.call('SADD', ARGV[4] .. 'waiting', ARGV[1])

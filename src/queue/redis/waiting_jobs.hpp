@@ -12,6 +12,9 @@ namespace gpusched::queue {
 // A waiting job has a `waits` field (how many of the jobs it waits for have not ended) and is
 // in the set `waiting`; `after:ID` holds the ids of the jobs waiting for job ID, each followed
 // by '!' where it waits for ID's success (--after-ok).
+//   wait_for(prefix, id, after): job `id` waits for what `after` names ("12 13!"): it joins
+//     `after:ID` of each of those that has not ended; returns how many those are, and why it
+//     is to be skipped (a job whose success it needs did not succeed), or nil.
 //   skip(prefix, id, note, now): records a waiting job as skipped, as finish records an end.
 //   settle(prefix, id, outcome, now): job `id` ended with `outcome`: the jobs waiting for it
 //     are counted down and placed in `pending` when nothing else holds them, or skipped when

@@ -376,9 +376,7 @@ SqliteQueue::StartState SqliteQueue::start_state(std::int64_t batch)
     StartState start;
     while (waits.step()) {
         const auto state = state_of(waits.text(2));
-        const bool unended =
-            state == JobState::queued || state == JobState::running || state == JobState::waiting;
-        if (unended) {
+        if (!has_ended(state)) {
             start.state = JobState::waiting;
         } else if (waits.integer(1) != 0 && state != JobState::succeeded) {
             start.state = JobState::skipped;
@@ -821,7 +819,7 @@ std::optional<std::string> SqliteQueue::retry(std::int64_t id)
         }
         const auto found = state_of(state.text(0));
         state.reset();
-        if (found == JobState::queued || found == JobState::running || found == JobState::waiting) {
+        if (!has_ended(found)) {
             return fmt::format("job {} is {}: only an ended job can be queued again", id,
                                to_string(found));
         }
@@ -1046,8 +1044,13 @@ QueueListing SqliteQueue::list(std::size_t queued_shown, std::size_t recent_show
             k_job_columns));
         waiting.bind(1, m_name).bind(2, static_cast<std::int64_t>(queued_shown));
         listing.first_waiting = read_jobs(waiting);
+        std::map<std::int64_t, std::vector<JobDependency>> waits_of_batch; // read once a batch
         for (auto& job : listing.first_waiting) {
-            job.after = dependencies_of(job.batch);
+            auto found = waits_of_batch.find(job.batch);
+            if (found == waits_of_batch.end()) {
+                found = waits_of_batch.emplace(job.batch, dependencies_of(job.batch)).first;
+            }
+            job.after = found->second;
         }
         // `+id`: the few running jobs (jobs_running) are sorted, rather than every job
         // walked in id order.
