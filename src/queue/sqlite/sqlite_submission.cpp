@@ -29,9 +29,14 @@ constexpr std::size_t k_chunk = 10'000;
 // Another process may hold the write lock for a moment (a worker recording a result).
 constexpr std::chrono::seconds k_busy_timeout{10};
 // A wait looks for ended jobs each time the database is written, but not more often than
-// this (a worker may commit thousands of times a second); and for every job of its batch,
-// and for workers that ended, every second.
+// this while many of its jobs are left (a worker may commit thousands of times a second); at
+// each write for its last few, so that it returns as soon as the last has ended; and for
+// every job of its batch, and for workers that ended, every second.
 constexpr auto k_least_between_looks = 10ms;
+constexpr std::size_t k_few_left = 64;
+// A commit writes the -wal, which wakes the wait, a moment before it can be read: a look after
+// a wake that found nothing new is made again this much later.
+constexpr auto k_look_again_after = 5ms;
 constexpr auto k_look_every = 1s;
 
 std::string jobs(std::size_t count)
@@ -113,6 +118,7 @@ public:
         // queue's earlier ends are never read again.
         double latest_end = m_made - 1;
         auto next_whole_look = std::chrono::steady_clock::now();
+        bool woken = false; // this look follows a write of the database
         while (reported.size() < m_ids.size()) {
             const auto looked = std::chrono::steady_clock::now();
             const bool whole = looked >= next_whole_look;
@@ -123,6 +129,7 @@ public:
             } else {
                 progress.ended = m_queue.batch_ended_since(m_batch, latest_end);
             }
+            const auto reported_before = reported.size();
             for (const auto& job : progress.ended) {
                 latest_end = std::max(latest_end, job.ended);
                 if (reported.insert(job.id).second) {
@@ -141,7 +148,12 @@ public:
                 look_after_workers();
                 const auto until_whole = std::chrono::duration_cast<std::chrono::milliseconds>(
                     next_whole_look - std::chrono::steady_clock::now());
-                if (changes.wait(std::max(until_whole, 0ms))) {
+                auto most = std::max(until_whole, 0ms);
+                if (woken && reported.size() == reported_before) {
+                    most = std::min(most, std::chrono::milliseconds(k_look_again_after));
+                }
+                woken = changes.wait(most);
+                if (woken && m_ids.size() - reported.size() > k_few_left) {
                     std::this_thread::sleep_until(looked + k_least_between_looks);
                 }
             }
