@@ -23,6 +23,9 @@
 #     same file, alternated ROUNDS times. Ratio: submit --wait time over plain time (the
 #     median). Target: at most 1.05. Also printed: how long after the last job's end (as the
 #     worker recorded it) the submit returned.
+#  5. first submit: the same, where no worker serves the queue, so that the submit starts one
+#     (over GPUSCHED_GPUS=0-7) before it waits; the worker is stopped after each round.
+#     Target: at most 1.15.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -41,7 +44,7 @@ no_start=()
 if "$gpusched" submit --help | grep -q -- --no-start; then
   no_start=(--no-start)
 fi
-submit() { "$gpusched" submit -q "${no_start[@]}" "$@"; }
+submit() { "$gpusched" submit -q "${no_start[@]}" "$@" > /dev/null; } # its ids: not wanted here
 median() { sort -g | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
 
 machine
@@ -117,3 +120,24 @@ for round in $(seq "$ROUNDS"); do
 done
 kill -USR1 "${background[@]}"; wait "${background[@]}"; background=()
 echo "median ratio: $(median < "$work/wait-ratio.txt")"
+
+echo; echo "## 5. First submit: submit --wait of $WAIT_JOBS 'true' jobs that starts the worker over 8 GPU ids, against a plain run ($ROUNDS rounds)"
+if [ ${#no_start[@]} = 0 ]; then
+  echo "(this gpusched does not start a worker by itself)"
+  exit 0
+fi
+db=$work/first-submit.db
+for round in $(seq "$ROUNDS"); do
+  start=$(now)
+  "$gpusched" -q --gpus 0-7 "$work/wait.txt"
+  plain=$(awk -v s="$start" -v e="$(now)" 'BEGIN { printf "%.3f", e - s }')
+  start=$(now)
+  GPUSCHED_GPUS=0-7 "$gpusched" submit -q --wait --db "$db" "$work/wait.txt" > /dev/null
+  waited=$(awk -v s="$start" -v e="$(now)" 'BEGIN { printf "%.3f", e - s }')
+  "$gpusched" worker -q --stop --db "$db" > /dev/null
+  while [ -n "$(sqlite3 -cmd ".timeout 5000" "$db" "SELECT id FROM workers")" ]; do sleep 0.1; done
+  ratio=$(awk -v p="$plain" -v w="$waited" 'BEGIN { printf "%.2f", w / p }')
+  echo "round $round: plain run $plain s, submit --wait starting the worker $waited s, ratio $ratio"
+  echo "$ratio" >> "$work/first-ratio.txt"
+done
+echo "median ratio: $(median < "$work/first-ratio.txt")"
