@@ -13,7 +13,7 @@ namespace gpusched {
 // around anything else (`awk '{print $1}'`) and shell syntax `${NAME}` are left as written.
 class CommandTemplate {
 public:
-    static Parsed<CommandTemplate> parse(std::string_view text);
+    static Result<CommandTemplate> parse(std::string_view text);
 
     // Placeholder names in order of first appearance, each once.
     const std::vector<std::string>& names() const { return m_names; }

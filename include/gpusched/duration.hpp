@@ -16,7 +16,7 @@ inline constexpr double k_longest_seconds = 365.0 * 24 * 3600;
 // most `most`. The error says what is wrong in words, without the option's name: either
 // "'5x' is not a duration (use 30s, 90m, 1h or 2d)" or "must be more than 0 s, not '-1'",
 // which the caller puts after the name, with a colon before the first kind only.
-Parsed<double> parse_duration(std::string_view text, bool zero_allowed,
+Result<double> parse_duration(std::string_view text, bool zero_allowed,
                               double most = k_longest_seconds);
 
 // The message for a bad value of `option`: "--timeout: '5x' is not a duration (...)" or

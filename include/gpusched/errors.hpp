@@ -1,8 +1,9 @@
 #pragma once
 
+#include <gpusched/result.hpp>
+
 #include <stdexcept>
 #include <string>
-#include <variant>
 
 namespace gpusched {
 
@@ -25,22 +26,15 @@ private:
     int m_signal;
 };
 
-// An expected failure returned as a value: the message names what was wrong and where.
-struct ParseError {
-    std::string message;
-};
-
+// Returns the value of a Result<T> or throws UsageError with its message: for what the user
+// gave, checked before anything starts.
 template <class T>
-using Parsed = std::variant<T, ParseError>;
-
-// Returns the value of a Parsed<T> or throws UsageError with its message.
-template <class T>
-T value_or_usage_error(Parsed<T> parsed)
+T value_or_usage_error(Result<T> result)
 {
-    if (auto* error = std::get_if<ParseError>(&parsed)) {
-        throw UsageError(error->message);
+    if (!result) {
+        throw UsageError(result.message());
     }
-    return std::move(std::get<T>(parsed));
+    return std::move(result).value();
 }
 
 } // namespace gpusched

@@ -62,7 +62,7 @@ public:
 // `gpus_source` in errors); else the entries of the scheduler's own CUDA_VISIBLE_DEVICES;
 // nullopt when neither is set. Commands check them before they make anything (a FIFO, a lock
 // file, a probe child), so a bad id leaves nothing behind.
-Parsed<std::optional<std::vector<std::string>>>
+Result<std::optional<std::vector<std::string>>>
 given_gpu_ids(const std::vector<std::string>& gpus_option,
               const std::optional<std::string>& visible_devices,
               std::string_view gpus_source = "--gpus");
@@ -71,7 +71,7 @@ given_gpu_ids(const std::vector<std::string>& gpus_option,
 // asked only then, or to turn indices into UUIDs when `use_uuids` (--uuid). A GPU whose MIG
 // mode is enabled runs no CUDA work of its own: its MIG instances (MIG-<uuid>) take its place.
 // No GPU at all is an error that says how to pass --gpus.
-Parsed<std::vector<std::string>> resolve_gpu_ids(const std::vector<std::string>& gpus_option,
+Result<std::vector<std::string>> resolve_gpu_ids(const std::vector<std::string>& gpus_option,
                                                  const std::optional<std::string>& visible_devices,
                                                  GpuProbe& probe, bool use_uuids = false);
 

@@ -20,7 +20,7 @@ namespace gpusched {
 // An empty entry, a malformed id, or an id given twice is an error, because each would
 // silently change which GPUs jobs get or how many run at once. `option` names the source
 // in errors: an option ("--gpus") or an environment variable ("GPUSCHED_GPUS").
-Parsed<std::vector<std::string>> parse_gpu_list(const std::vector<std::string>& tokens,
+Result<std::vector<std::string>> parse_gpu_list(const std::vector<std::string>& tokens,
                                                 std::string_view option = "--gpus");
 
 // True when every comma-separated part of `token` is shaped like an index, a range, or a
@@ -32,6 +32,6 @@ bool looks_like_gpu_ids(std::string_view token);
 // ranges). UUIDs are kept exactly as written and indices lose only their leading zeros, so
 // each job gets the scheduler's own entry, never a renumbered index. An empty value means
 // no GPU, which is an error too.
-Parsed<std::vector<std::string>> parse_visible_devices(std::string_view value);
+Result<std::vector<std::string>> parse_visible_devices(std::string_view value);
 
 } // namespace gpusched

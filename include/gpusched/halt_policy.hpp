@@ -19,7 +19,7 @@ struct HaltPolicy {
     double limit = 0;
     bool percent = false;
 
-    static Parsed<HaltPolicy> parse(std::string_view text);
+    static Result<HaltPolicy> parse(std::string_view text);
 
     // Whether the final outcomes so far call for a halt.
     bool reached(std::size_t succeeded, std::size_t failed) const;

@@ -32,7 +32,7 @@ struct HypersearchRequest {
 class Hypersearch {
 public:
     // Checks the request; every error names its culprit.
-    static Parsed<Hypersearch> create(HypersearchRequest request);
+    static Result<Hypersearch> create(HypersearchRequest request);
 
     // The number of commands generate() produces.
     std::uint64_t count() const { return m_count; }

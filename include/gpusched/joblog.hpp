@@ -36,7 +36,7 @@ struct JoblogRecord {
 std::string joblog_header();
 std::string format_joblog_line(const JoblogRecord& record);
 // Parses a line without its newline; the header line is an error like any other non-record.
-Parsed<JoblogRecord> parse_joblog_line(std::string_view line);
+Result<JoblogRecord> parse_joblog_line(std::string_view line);
 bool is_joblog_header(std::string_view line);
 // True for a line that starts like a record (a sequence number, then a tab or nothing): a
 // record torn by a full disk or a power cut, as opposed to a file that is no job log.

@@ -18,7 +18,7 @@ namespace gpusched {
 //   logspace:A:B:N           N numbers from A to B inclusive, evenly spaced in log (A, B > 0)
 class ValueList {
 public:
-    static Parsed<ValueList> parse(std::string_view name, const std::vector<std::string>& specs);
+    static Result<ValueList> parse(std::string_view name, const std::vector<std::string>& specs);
 
     std::uint64_t size() const { return m_size; }
     // Value `index` (< size()); computed values are formatted into `scratch`.
@@ -50,7 +50,7 @@ private:
 //   randint:A:B      an integer from A to B, both included
 class RandomParameter {
 public:
-    static Parsed<RandomParameter> parse(std::string_view name,
+    static Result<RandomParameter> parse(std::string_view name,
                                          const std::vector<std::string>& specs);
 
     // Draws one value; the same engine state gives the same value on every machine.

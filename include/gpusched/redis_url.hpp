@@ -20,7 +20,7 @@ struct RedisUrl {
 // Parses `url`. User and password may be percent-encoded; an IPv6 host is written in
 // brackets. Without a password in the URL, `rediscli_auth` (the REDISCLI_AUTH variable that
 // redis-cli honours) is the password, so it never has to appear on a command line.
-Parsed<RedisUrl> parse_redis_url(std::string_view url,
+Result<RedisUrl> parse_redis_url(std::string_view url,
                                  const std::optional<std::string>& rediscli_auth = std::nullopt);
 
 // The URL without its password, for messages.

@@ -142,8 +142,9 @@ int retry(const JobCommandOptions& options)
     const auto ids =
         own_jobs(*queue, job_ids_of(options.ids, named_in(*queue)), "queued again", refused);
     for (const auto id : ids) {
-        if (const auto why = queue->retry(id)) {
-            fmt::print(stderr, "{}: job {} not queued again: {}\n", program_name(), id, *why);
+        if (const auto queued = queue->retry(id); !queued) {
+            fmt::print(stderr, "{}: job {} not queued again: {}\n", program_name(), id,
+                       queued.message());
             ++refused;
         } else {
             fmt::print("job {} queued again\n", id);

@@ -40,10 +40,10 @@ inline CLI::Validator duration_check(bool zero_allowed)
     return CLI::Validator(
         [zero_allowed](std::string& value) -> std::string {
             const auto parsed = parse_duration(value, zero_allowed);
-            if (const auto* error = std::get_if<ParseError>(&parsed)) {
-                return error->message;
+            if (!parsed) {
+                return parsed.message();
             }
-            value = fmt::format("{}", std::get<double>(parsed));
+            value = fmt::format("{}", *parsed);
             return {};
         },
         "");
@@ -56,10 +56,10 @@ inline CLI::Validator whole_number_check(std::uint64_t least, std::uint64_t most
     return CLI::Validator(
         [least, most](std::string& value) -> std::string {
             const auto parsed = parse_whole_number(value, least, most);
-            if (const auto* error = std::get_if<ParseError>(&parsed)) {
-                return error->message;
+            if (!parsed) {
+                return parsed.message();
             }
-            value = std::to_string(std::get<std::uint64_t>(parsed));
+            value = std::to_string(*parsed);
             return {};
         },
         "");
@@ -71,10 +71,10 @@ inline CLI::Validator integer_check(std::int64_t least, std::int64_t most)
     return CLI::Validator(
         [least, most](std::string& value) -> std::string {
             const auto parsed = parse_integer(value, least, most);
-            if (const auto* error = std::get_if<ParseError>(&parsed)) {
-                return error->message;
+            if (!parsed) {
+                return parsed.message();
             }
-            value = std::to_string(std::get<std::int64_t>(parsed));
+            value = std::to_string(*parsed);
             return {};
         },
         "");

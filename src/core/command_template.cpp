@@ -31,7 +31,7 @@ std::size_t placeholder_length(std::string_view text, std::size_t at)
 
 } // namespace
 
-Parsed<CommandTemplate> CommandTemplate::parse(std::string_view text)
+Result<CommandTemplate> CommandTemplate::parse(std::string_view text)
 {
     CommandTemplate parsed;
     std::string literal;
@@ -60,7 +60,7 @@ Parsed<CommandTemplate> CommandTemplate::parse(std::string_view text)
     }
     parsed.m_segments.push_back(Segment{std::move(literal), std::string::npos});
     if (parsed.m_names.empty()) {
-        return ParseError{"the template has no {name} placeholder"};
+        return Failure{"the template has no {name} placeholder"};
     }
     return parsed;
 }

@@ -102,18 +102,18 @@ Read read(std::string_view text)
 
 } // namespace
 
-Parsed<double> parse_duration(std::string_view text, bool zero_allowed, double most)
+Result<double> parse_duration(std::string_view text, bool zero_allowed, double most)
 {
     const auto value = read(text);
     if (value.reading == Reading::not_a_duration) {
-        return ParseError{fmt::format("{} is not a duration ({})", shown(text), k_examples)};
+        return Failure{fmt::format("{} is not a duration ({})", shown(text), k_examples)};
     }
     if (value.reading == Reading::too_large || value.seconds > most) {
-        return ParseError{fmt::format("must be at most {}, not {}", in_words(most), shown(text))};
+        return Failure{fmt::format("must be at most {}, not {}", in_words(most), shown(text))};
     }
     if (value.seconds < 0 || (value.seconds == 0 && !zero_allowed)) {
-        return ParseError{fmt::format("must be {} 0 s, not {}",
-                                      zero_allowed ? "at least" : "more than", shown(text))};
+        return Failure{fmt::format("must be {} 0 s, not {}",
+                                   zero_allowed ? "at least" : "more than", shown(text))};
     }
     return value.seconds;
 }

@@ -16,15 +16,15 @@ constexpr std::string_view k_source_prefix = "via\t";
 constexpr std::string_view k_mig_mode_prefix = "mig-mode\t";
 constexpr std::string_view k_mig_prefix = "mig\t";
 
-ParseError no_gpu(const std::string& why)
+Failure no_gpu(const std::string& why)
 {
-    return ParseError{fmt::format(
+    return Failure{fmt::format(
         "no GPU found ({}); name the GPUs to use with --gpus, e.g. --gpus 0,1 or --gpus 0-3",
         why.empty() ? "CUDA reports no device" : why)};
 }
 
 // Replaces GPU indices by their UUIDs; other ids stay as they are.
-Parsed<std::vector<std::string>> to_uuids(std::vector<std::string> ids, GpuProbe& probe)
+Result<std::vector<std::string>> to_uuids(std::vector<std::string> ids, GpuProbe& probe)
 {
     const auto found = probe.inventory();
     for (auto& id : ids) {
@@ -34,10 +34,10 @@ Parsed<std::vector<std::string>> to_uuids(std::vector<std::string> ids, GpuProbe
         }
         const int index = *number;
         if (!found.problem.empty()) {
-            return ParseError{fmt::format("--uuid: cannot list the GPUs: {}", found.problem)};
+            return Failure{fmt::format("--uuid: cannot list the GPUs: {}", found.problem)};
         }
         if (index < 0 || static_cast<std::size_t>(index) >= found.gpus.size()) {
-            return ParseError{
+            return Failure{
                 fmt::format("--uuid: there is no GPU {}; CUDA finds {}", id, found.gpus.size())};
         }
         id = found.gpus[static_cast<std::size_t>(index)].uuid;
@@ -102,7 +102,7 @@ const MigInfo* find_mig(const GpuInventory& inventory, std::string_view id)
     return found;
 }
 
-Parsed<std::optional<std::vector<std::string>>>
+Result<std::optional<std::vector<std::string>>>
 given_gpu_ids(const std::vector<std::string>& gpus_option,
               const std::optional<std::string>& visible_devices, std::string_view gpus_source)
 {
@@ -111,21 +111,21 @@ given_gpu_ids(const std::vector<std::string>& gpus_option,
     }
     auto ids = !gpus_option.empty() ? parse_gpu_list(gpus_option, gpus_source)
                                     : parse_visible_devices(*visible_devices);
-    if (auto* error = std::get_if<ParseError>(&ids)) {
-        return *error;
+    if (!ids) {
+        return ids.failure();
     }
-    return std::optional(std::move(std::get<std::vector<std::string>>(ids)));
+    return std::optional(std::move(*ids));
 }
 
-Parsed<std::vector<std::string>> resolve_gpu_ids(const std::vector<std::string>& gpus_option,
+Result<std::vector<std::string>> resolve_gpu_ids(const std::vector<std::string>& gpus_option,
                                                  const std::optional<std::string>& visible_devices,
                                                  GpuProbe& probe, bool use_uuids)
 {
     auto given = given_gpu_ids(gpus_option, visible_devices);
-    if (auto* error = std::get_if<ParseError>(&given)) {
-        return *error;
+    if (!given) {
+        return given.failure();
     }
-    if (auto& ids = std::get<std::optional<std::vector<std::string>>>(given)) {
+    if (auto& ids = *given) {
         // CUDA_VISIBLE_DEVICES is passed on as the scheduler got it, --uuid or not.
         if (!use_uuids || gpus_option.empty()) {
             return std::move(*ids);

@@ -88,14 +88,14 @@ bool has_blank(std::string_view text)
     return text.find_first_of(" \t\n\r\f\v") != std::string_view::npos;
 }
 
-ParseError not_an_id(std::string_view entry, std::string_view source, std::string_view ids)
+Failure not_an_id(std::string_view entry, std::string_view source, std::string_view ids)
 {
-    return ParseError{fmt::format("'{}' in '{}' is not a GPU id ({})", entry, source, ids)};
+    return Failure{fmt::format("'{}' in '{}' is not a GPU id ({})", entry, source, ids)};
 }
 
-ParseError too_large(std::string_view entry, std::string_view source)
+Failure too_large(std::string_view entry, std::string_view source)
 {
-    return ParseError{
+    return Failure{
         fmt::format("GPU index '{}' in '{}' is larger than {}", entry, source, k_max_gpu_index)};
 }
 
@@ -103,16 +103,16 @@ ParseError too_large(std::string_view entry, std::string_view source)
 // "0" are the same GPU.
 class GpuListBuilder {
 public:
-    std::optional<ParseError> add(std::string id, std::string_view source)
+    Result<void> add(std::string id, std::string_view source)
     {
         if (!m_seen.insert(id).second) {
-            return ParseError{fmt::format("GPU '{}' is listed twice in '{}'", id, source)};
+            return Failure{fmt::format("GPU '{}' is listed twice in '{}'", id, source)};
         }
         m_ids.push_back(std::move(id));
-        return std::nullopt;
+        return {};
     }
 
-    std::optional<ParseError> add_index(unsigned long index, std::string_view source)
+    Result<void> add_index(unsigned long index, std::string_view source)
     {
         return add(std::to_string(index), source);
     }
@@ -128,12 +128,15 @@ private:
 enum class Ranges { allowed, refused };
 
 // One entry: an index, a UUID, or (where allowed) a range FIRST-LAST of indices.
-std::optional<ParseError> add_entry(GpuListBuilder& builder, std::string_view entry,
-                                    std::string_view source, Ranges ranges)
+Result<void> add_entry(GpuListBuilder& builder, std::string_view entry, std::string_view source,
+                       Ranges ranges)
 {
     if (is_decimal(entry)) {
         const auto index = parse_index(entry);
-        return index ? builder.add_index(*index, source) : too_large(entry, source);
+        if (!index) {
+            return too_large(entry, source);
+        }
+        return builder.add_index(*index, source);
     }
     if (is_uuid_id(entry)) {
         return builder.add(std::string(entry), source);
@@ -149,22 +152,22 @@ std::optional<ParseError> add_entry(GpuListBuilder& builder, std::string_view en
     const auto first = parse_index(entry.substr(0, dash));
     const auto last = parse_index(entry.substr(dash + 1));
     if (!first || !last || *first > *last) {
-        return ParseError{
+        return Failure{
             fmt::format("bad GPU range '{}' in '{}': expected FIRST-LAST with FIRST <= LAST <= {}",
                         entry, source, k_max_gpu_index)};
     }
     for (auto index = *first; index <= *last; ++index) {
-        if (auto error = builder.add_index(index, source)) {
-            return error;
+        if (auto added = builder.add_index(index, source); !added) {
+            return added;
         }
     }
-    return std::nullopt;
+    return {};
 }
 
 // CLI11 reads `-gpus 0` as `-g pus 0`, so a first id that is the rest of a long option's
 // name (-gpus, -gpus-per-job) gets a hint: `'pus' is not a GPU id` alone is a riddle. How the
 // option was typed is not known here, so the hint is a question.
-ParseError with_hint(ParseError error, std::string_view entry)
+Failure with_hint(Failure error, std::string_view entry)
 {
     if (entry.starts_with("pus")) {
         error.message += fmt::format("; -g{0} is read as -g {0}: did you mean --g{0}?", entry);
@@ -174,11 +177,11 @@ ParseError with_hint(ParseError error, std::string_view entry)
 
 } // namespace
 
-Parsed<std::vector<std::string>> parse_gpu_list(const std::vector<std::string>& tokens,
+Result<std::vector<std::string>> parse_gpu_list(const std::vector<std::string>& tokens,
                                                 std::string_view option)
 {
     if (tokens.empty()) {
-        return ParseError{fmt::format("{} needs at least one GPU id", option)};
+        return Failure{fmt::format("{} needs at least one GPU id", option)};
     }
     const bool is_option = option.starts_with("-");
     GpuListBuilder builder;
@@ -188,14 +191,15 @@ Parsed<std::vector<std::string>> parse_gpu_list(const std::vector<std::string>& 
         for (const auto entry : split(token, ',')) {
             const bool follows_option = std::exchange(first, false);
             if (entry.empty()) {
-                return ParseError{fmt::format("empty GPU id in '{}'", source)};
+                return Failure{fmt::format("empty GPU id in '{}'", source)};
             }
             if (has_blank(entry)) {
-                return ParseError{
+                return Failure{
                     fmt::format("GPU id '{}' in '{}' contains whitespace", entry, source)};
             }
-            if (auto error = add_entry(builder, entry, source, Ranges::allowed)) {
-                return is_option && follows_option ? with_hint(*error, entry) : *error;
+            if (auto added = add_entry(builder, entry, source, Ranges::allowed); !added) {
+                return is_option && follows_option ? with_hint(added.failure(), entry)
+                                                   : added.failure();
             }
         }
     }
@@ -214,21 +218,20 @@ bool looks_like_gpu_ids(std::string_view token)
     });
 }
 
-Parsed<std::vector<std::string>> parse_visible_devices(std::string_view value)
+Result<std::vector<std::string>> parse_visible_devices(std::string_view value)
 {
     const auto source = fmt::format("CUDA_VISIBLE_DEVICES={}", value);
     if (value.empty()) {
-        return ParseError{
-            "CUDA_VISIBLE_DEVICES is set but empty, so no GPU is visible; unset it or "
-            "pass the GPUs with --gpus"};
+        return Failure{"CUDA_VISIBLE_DEVICES is set but empty, so no GPU is visible; unset it or "
+                       "pass the GPUs with --gpus"};
     }
     GpuListBuilder builder;
     for (const auto entry : split(value, ',')) {
         if (entry.empty() || has_blank(entry)) {
-            return ParseError{fmt::format("empty or blank entry in '{}'", source)};
+            return Failure{fmt::format("empty or blank entry in '{}'", source)};
         }
-        if (auto error = add_entry(builder, entry, source, Ranges::refused)) {
-            return *error;
+        if (auto added = add_entry(builder, entry, source, Ranges::refused); !added) {
+            return added.failure();
         }
     }
     return builder.take();

@@ -9,13 +9,13 @@
 
 namespace gpusched {
 
-Parsed<HaltPolicy> HaltPolicy::parse(std::string_view text)
+Result<HaltPolicy> HaltPolicy::parse(std::string_view text)
 {
     HaltPolicy policy;
     if (text == "never") {
         return policy;
     }
-    const auto bad = ParseError{fmt::format(
+    const auto bad = Failure{fmt::format(
         "bad --halt '{}': expected never, or soon|now,fail|success|done=N or =P% (e.g. now,fail=1)",
         text)};
     const auto comma = text.find(',');

@@ -12,52 +12,51 @@
 namespace gpusched {
 namespace {
 
-std::optional<ParseError> check_names(const CommandTemplate& command,
-                                      const HypersearchRequest& request)
+Result<void> check_names(const CommandTemplate& command, const HypersearchRequest& request)
 {
     if (request.parameters.empty()) {
-        return ParseError{fmt::format("no parameters: give each placeholder its values with "
-                                      "-p NAME VALUE..., e.g. -p {} 1 2",
-                                      command.names().front())};
+        return Failure{fmt::format("no parameters: give each placeholder its values with "
+                                   "-p NAME VALUE..., e.g. -p {} 1 2",
+                                   command.names().front())};
     }
     std::set<std::string_view> given;
     for (const auto& [name, specs] : request.parameters) {
         if (!given.insert(name).second) {
-            return ParseError{fmt::format("parameter '{}' is given twice", name)};
+            return Failure{fmt::format("parameter '{}' is given twice", name)};
         }
         const auto& used = command.names();
         if (std::find(used.begin(), used.end(), name) == used.end()) {
-            return ParseError{
+            return Failure{
                 fmt::format("parameter '{}' is not used in the template (no {{{}}})", name, name)};
         }
     }
     for (const auto& name : command.names()) {
         if (given.count(name) == 0) {
-            return ParseError{
+            return Failure{
                 fmt::format("placeholder {{{}}} has no values: add -p {} VALUE...", name, name)};
         }
     }
-    return std::nullopt;
+    return {};
 }
 
 } // namespace
 
-Parsed<Hypersearch> Hypersearch::create(HypersearchRequest request)
+Result<Hypersearch> Hypersearch::create(HypersearchRequest request)
 {
     auto parsed_template = CommandTemplate::parse(request.command_template);
-    if (auto* error = std::get_if<ParseError>(&parsed_template)) {
-        return ParseError{
-            fmt::format("template '{}': {}", request.command_template, error->message)};
+    if (!parsed_template) {
+        return Failure{
+            fmt::format("template '{}': {}", request.command_template, parsed_template.message())};
     }
-    auto& command = std::get<CommandTemplate>(parsed_template);
-    if (auto error = check_names(command, request)) {
-        return *error;
+    auto& command = *parsed_template;
+    if (auto checked = check_names(command, request); !checked) {
+        return checked.failure();
     }
     if (request.samples && *request.samples <= 0) {
-        return ParseError{fmt::format("--n-samples must be at least 1, not {}", *request.samples)};
+        return Failure{fmt::format("--n-samples must be at least 1, not {}", *request.samples)};
     }
     if (request.mode == SamplingMode::random && !request.samples) {
-        return ParseError{"--sampling-mode random needs --n-samples N"};
+        return Failure{"--sampling-mode random needs --n-samples N"};
     }
 
     Hypersearch search(std::move(command), request.mode, request.seed, request.quote);
@@ -65,28 +64,28 @@ Parsed<Hypersearch> Hypersearch::create(HypersearchRequest request)
     std::uint64_t grid_size = 1;
     for (const auto& [name, specs] : request.parameters) {
         if (specs.empty()) {
-            return ParseError{fmt::format("parameter '{}' has no values", name)};
+            return Failure{fmt::format("parameter '{}' has no values", name)};
         }
         search.m_slot.push_back(
             static_cast<std::size_t>(std::find(names.begin(), names.end(), name) - names.begin()));
         if (request.mode == SamplingMode::random) {
             auto parameter = RandomParameter::parse(name, specs);
-            if (auto* error = std::get_if<ParseError>(&parameter)) {
-                return *error;
+            if (!parameter) {
+                return parameter.failure();
             }
-            search.m_random.push_back(std::move(std::get<RandomParameter>(parameter)));
+            search.m_random.push_back(std::move(*parameter));
             continue;
         }
         auto values = ValueList::parse(name, specs);
-        if (auto* error = std::get_if<ParseError>(&values)) {
-            return *error;
+        if (!values) {
+            return values.failure();
         }
-        const auto size = std::get<ValueList>(values).size();
+        const auto size = values->size();
         if (grid_size > std::numeric_limits<std::uint64_t>::max() / size) {
-            return ParseError{"the grid has 2^64 combinations or more"};
+            return Failure{"the grid has 2^64 combinations or more"};
         }
         grid_size *= size;
-        search.m_grid.push_back(std::move(std::get<ValueList>(values)));
+        search.m_grid.push_back(std::move(*values));
     }
     search.m_grid_size = grid_size;
     if (request.mode == SamplingMode::random) {

@@ -70,17 +70,17 @@ std::string format_joblog_line(const JoblogRecord& record)
                        attempt_end_word(record.end));
 }
 
-Parsed<JoblogRecord> parse_joblog_line(std::string_view line)
+Result<JoblogRecord> parse_joblog_line(std::string_view line)
 {
     auto fields = split(line, '\t');
     if (fields.size() < k_fields_before_command + 2) {
-        return ParseError{fmt::format("expected {} tab-separated fields, found {}",
-                                      k_fields_before_command + 2, fields.size())};
+        return Failure{fmt::format("expected {} tab-separated fields, found {}",
+                                   k_fields_before_command + 2, fields.size())};
     }
     JoblogRecord record;
     const auto seq = parse_number<JobId>(fields[0]);
     if (!seq || *seq == 0) {
-        return ParseError{fmt::format("bad Seq '{}'", fields[0])};
+        return Failure{fmt::format("bad Seq '{}'", fields[0])};
     }
     // Every number is checked against what a run can write (and GNU parallel's -1 for an
     // exit value), so a damaged or forged log cannot feed nan or 1e308 to a report.
@@ -91,23 +91,23 @@ Parsed<JoblogRecord> parse_joblog_line(std::string_view line)
     };
     const auto start = parse_number<double>(fields[2]);
     if (!within(start, k_latest_start)) {
-        return ParseError{fmt::format("bad Starttime '{}': must be from 0 to {:.0f} (seconds "
-                                      "since 1970, before the year 2100)",
-                                      fields[2].substr(0, 40), k_latest_start)};
+        return Failure{fmt::format("bad Starttime '{}': must be from 0 to {:.0f} (seconds "
+                                   "since 1970, before the year 2100)",
+                                   fields[2].substr(0, 40), k_latest_start)};
     }
     const auto runtime = parse_number<double>(fields[3]);
     if (!within(runtime, k_longest_runtime)) {
-        return ParseError{fmt::format("bad JobRuntime '{}': must be from 0 to {:.0f} seconds",
-                                      fields[3].substr(0, 40), k_longest_runtime)};
+        return Failure{fmt::format("bad JobRuntime '{}': must be from 0 to {:.0f} seconds",
+                                   fields[3].substr(0, 40), k_longest_runtime)};
     }
     const auto exit_code = parse_number<int>(fields[6]);
     if (!exit_code || *exit_code < -1 || *exit_code > 255) {
-        return ParseError{
+        return Failure{
             fmt::format("bad Exitval '{}': must be from -1 to 255", fields[6].substr(0, 40))};
     }
     const auto signal = parse_number<int>(fields[7]);
     if (!signal || *signal < 0 || *signal > 127) {
-        return ParseError{
+        return Failure{
             fmt::format("bad Signal '{}': must be from 0 to 127", fields[7].substr(0, 40))};
     }
     record.seq = *seq;

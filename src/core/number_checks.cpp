@@ -21,7 +21,7 @@ std::string quoted(std::string_view text)
 
 } // namespace
 
-Parsed<std::uint64_t> parse_whole_number(std::string_view text, std::uint64_t least,
+Result<std::uint64_t> parse_whole_number(std::string_view text, std::uint64_t least,
                                          std::uint64_t most)
 {
     // Past 2^63 a bound is no bound the user needs to read.
@@ -32,13 +32,13 @@ Parsed<std::uint64_t> parse_whole_number(std::string_view text, std::uint64_t le
         !text.empty() && text.find_first_not_of("0123456789") == std::string_view::npos;
     const auto value = digits_only ? parse_number<std::uint64_t>(text) : std::nullopt;
     if (!value || *value < least || *value > most) {
-        return ParseError{fmt::format("{} is {}: must be a whole number {}", quoted(text),
-                                      digits_only ? "out of range" : "not a whole number", range)};
+        return Failure{fmt::format("{} is {}: must be a whole number {}", quoted(text),
+                                   digits_only ? "out of range" : "not a whole number", range)};
     }
     return *value;
 }
 
-Parsed<std::int64_t> parse_integer(std::string_view text, std::int64_t least, std::int64_t most)
+Result<std::int64_t> parse_integer(std::string_view text, std::int64_t least, std::int64_t most)
 {
     const bool negative = text.starts_with('-');
     const auto digits = negative ? text.substr(1) : text;
@@ -46,10 +46,9 @@ Parsed<std::int64_t> parse_integer(std::string_view text, std::int64_t least, st
         !digits.empty() && digits.find_first_not_of("0123456789") == std::string_view::npos;
     const auto value = digits_only ? parse_number<std::int64_t>(text) : std::nullopt;
     if (!value || *value < least || *value > most) {
-        return ParseError{fmt::format("{} is {}: must be a whole number from {} to {}",
-                                      quoted(text),
-                                      digits_only ? "out of range" : "not a whole number", least,
-                                      most)};
+        return Failure{fmt::format("{} is {}: must be a whole number from {} to {}", quoted(text),
+                                   digits_only ? "out of range" : "not a whole number", least,
+                                   most)};
     }
     return *value;
 }

@@ -53,9 +53,9 @@ double unit_interval(std::mt19937_64& engine)
     return static_cast<double>(engine() >> 11) * 0x1.0p-53;
 }
 
-ParseError bad_spec(std::string_view name, std::string_view spec, std::string_view expected)
+Failure bad_spec(std::string_view name, std::string_view spec, std::string_view expected)
 {
-    return ParseError{
+    return Failure{
         fmt::format("parameter '{}': bad value '{}': expected {}", name, spec, expected)};
 }
 
@@ -80,7 +80,7 @@ std::uint64_t uniform_below(std::mt19937_64& engine, std::uint64_t bound)
     return draw % bound;
 }
 
-Parsed<ValueList> ValueList::parse(std::string_view name, const std::vector<std::string>& specs)
+Result<ValueList> ValueList::parse(std::string_view name, const std::vector<std::string>& specs)
 {
     ValueList list;
     for (const auto& spec : specs) {
@@ -99,7 +99,7 @@ Parsed<ValueList> ValueList::parse(std::string_view name, const std::vector<std:
             }
             const bool upwards = *step > 0;
             if (upwards ? *stop <= *start : *stop >= *start) {
-                return ParseError{fmt::format("parameter '{}': '{}' holds no value", name, spec)};
+                return Failure{fmt::format("parameter '{}': '{}' holds no value", name, spec)};
             }
             // Unsigned differences cannot overflow, whatever the int64 bounds.
             const auto as_unsigned = [](std::int64_t value) {
@@ -125,7 +125,7 @@ Parsed<ValueList> ValueList::parse(std::string_view name, const std::vector<std:
             }
             list.m_pieces.emplace_back(Spaced{*first, *last, *count, logarithmic});
         } else if (RandomParameter::is_distribution(spec)) {
-            return ParseError{fmt::format(
+            return Failure{fmt::format(
                 "parameter '{}': '{}' is a distribution, for --sampling-mode random only", name,
                 spec)};
         } else {
@@ -133,12 +133,12 @@ Parsed<ValueList> ValueList::parse(std::string_view name, const std::vector<std:
         }
         const auto added = piece_size(list.m_pieces.back());
         if (added > std::numeric_limits<std::uint64_t>::max() - list.m_size) {
-            return ParseError{fmt::format("parameter '{}' has too many values", name)};
+            return Failure{fmt::format("parameter '{}' has too many values", name)};
         }
         list.m_size += added;
     }
     if (list.m_size == 0) {
-        return ParseError{fmt::format("parameter '{}' has no values", name)};
+        return Failure{fmt::format("parameter '{}' has no values", name)};
     }
     return list;
 }
@@ -197,7 +197,7 @@ bool RandomParameter::is_distribution(std::string_view spec)
            starts_with(spec, "randint:");
 }
 
-Parsed<RandomParameter> RandomParameter::parse(std::string_view name,
+Result<RandomParameter> RandomParameter::parse(std::string_view name,
                                                const std::vector<std::string>& specs)
 {
     RandomParameter parameter;
@@ -205,14 +205,14 @@ Parsed<RandomParameter> RandomParameter::parse(std::string_view name,
         specs.begin(), specs.end(), [](const auto& spec) { return is_distribution(spec); });
     if (!any_distribution) {
         auto list = ValueList::parse(name, specs);
-        if (auto* error = std::get_if<ParseError>(&list)) {
-            return *error;
+        if (!list) {
+            return list.failure();
         }
-        parameter.m_source = std::move(std::get<ValueList>(list));
+        parameter.m_source = std::move(*list);
         return parameter;
     }
     if (specs.size() != 1) {
-        return ParseError{
+        return Failure{
             fmt::format("parameter '{}': a distribution must be its only value, not one of {}",
                         name, specs.size())};
     }

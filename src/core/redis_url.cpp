@@ -33,11 +33,11 @@ std::optional<std::string> percent_decode(std::string_view text)
 
 } // namespace
 
-Parsed<RedisUrl> parse_redis_url(std::string_view url,
+Result<RedisUrl> parse_redis_url(std::string_view url,
                                  const std::optional<std::string>& rediscli_auth)
 {
     const auto bad = [&](std::string_view why) {
-        return ParseError{fmt::format(
+        return Failure{fmt::format(
             "--redis {}: {} (expected redis://[user:password@]host[:port][/db])", url, why)};
     };
     if (!url.starts_with(k_scheme)) {

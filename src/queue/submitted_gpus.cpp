@@ -65,15 +65,15 @@ std::optional<std::string> gpus_named_by(const std::vector<std::string>& environ
     // allowed), else CUDA_VISIBLE_DEVICES. A value it would refuse names nothing here.
     if (const auto gpus = value_of(environment, "GPUSCHED_GPUS")) {
         const auto parsed = parse_gpu_list({*gpus}, "GPUSCHED_GPUS");
-        if (const auto* ids = std::get_if<std::vector<std::string>>(&parsed)) {
-            return fmt::format("{}", fmt::join(*ids, ","));
+        if (parsed) {
+            return fmt::format("{}", fmt::join(*parsed, ","));
         }
         return std::nullopt;
     }
     if (const auto visible = value_of(environment, "CUDA_VISIBLE_DEVICES")) {
         const auto parsed = parse_visible_devices(*visible);
-        if (const auto* ids = std::get_if<std::vector<std::string>>(&parsed)) {
-            return fmt::format("{}", fmt::join(*ids, ","));
+        if (parsed) {
+            return fmt::format("{}", fmt::join(*parsed, ","));
         }
     }
     return std::nullopt;

@@ -32,8 +32,8 @@ void JobRunner::record_attempt(const RunningJob& job, JobOutcome outcome, Attemp
                         job.gpu,
                         end};
     if (m_options.output_files) {
-        if (auto error = m_options.output_files->write_info(record, job.attempt)) {
-            spdlog::error("job {}: its record is lost: {}", job.id, *error);
+        if (auto written = m_options.output_files->write_info(record, job.attempt); !written) {
+            spdlog::error("job {}: its record is lost: {}", job.id, written.message());
             m_unrecorded_jobs.insert(job.id);
         }
     }
@@ -41,9 +41,9 @@ void JobRunner::record_attempt(const RunningJob& job, JobOutcome outcome, Attemp
         retry_unwritten_records(false);
         if (!m_unwritten_records.empty()) {
             m_unwritten_records.push_back(std::move(record)); // keeps the log in order
-        } else if (auto error = m_options.joblog->append(record)) {
+        } else if (auto appended = m_options.joblog->append(record); !appended) {
             spdlog::error("job {}: cannot record it in the job log, will try again: {}", job.id,
-                          *error);
+                          appended.message());
             m_unwritten_records.push_back(std::move(record));
         }
     }
@@ -55,13 +55,13 @@ void JobRunner::record_attempt(const RunningJob& job, JobOutcome outcome, Attemp
 void JobRunner::retry_unwritten_records(bool last_try)
 {
     while (!m_unwritten_records.empty()) {
-        auto error = m_options.joblog->append(m_unwritten_records.front());
-        if (error && !last_try) {
+        auto appended = m_options.joblog->append(m_unwritten_records.front());
+        if (!appended && !last_try) {
             return;
         }
-        if (error) {
+        if (!appended) {
             const auto& record = m_unwritten_records.front();
-            spdlog::error("job {} is not in the job log: {}: {}", record.seq, *error,
+            spdlog::error("job {} is not in the job log: {}: {}", record.seq, appended.message(),
                           shorten_command(record.command));
             m_unrecorded_jobs.insert(record.seq);
         } else {

@@ -101,7 +101,7 @@ std::optional<int> JoblogFile::lock(SignalChannel& signals)
     }
 }
 
-std::optional<std::string> JoblogFile::append(const JoblogRecord& record)
+Result<void> JoblogFile::append(const JoblogRecord& record)
 {
     std::string line;
     if (m_needs_header) {
@@ -111,27 +111,27 @@ std::optional<std::string> JoblogFile::append(const JoblogRecord& record)
     }
     line += format_joblog_line(record);
     line += '\n';
-    auto error = write_line(line);
-    if (!error) {
+    auto written = write_line(line);
+    if (written) {
         m_needs_header = false;
         m_needs_newline = false;
     }
-    return error;
+    return written;
 }
 
 // O_APPEND makes one write land whole at the end. When the disk fills up half-way, the part
 // that was written is cut off again, so the log never holds half a record of ours.
-std::optional<std::string> JoblogFile::write_line(const std::string& line)
+Result<void> JoblogFile::write_line(const std::string& line)
 {
     const off_t size_before = lseek(m_fd.get(), 0, SEEK_END);
     if (write_all(m_fd.get(), line)) {
-        return std::nullopt;
+        return {};
     }
     const int error = errno;
     if (size_before >= 0) {
         (void)ftruncate(m_fd.get(), size_before);
     }
-    return fmt::format("write {}: {}", m_path, std::strerror(error));
+    return Failure{fmt::format("write {}: {}", m_path, std::strerror(error))};
 }
 
 bool read_joblog(const std::string& path, const std::function<void(JoblogRecord)>& visit)
@@ -163,19 +163,19 @@ bool read_joblog(const std::string& path, const std::function<void(JoblogRecord)
             looks_like_torn_record(line) &&
             (std::count(line.begin(), line.end(), '\t') < 9 || file.eof() ||
              (has_stopped_column && !attempt_end_of(line.substr(line.rfind('\t') + 1))));
-        if (std::holds_alternative<JoblogRecord>(record) && cut_short) {
-            record = ParseError{"cut short"};
+        if (record.ok() && cut_short) {
+            record = Failure{"cut short"};
         }
-        if (auto* error = std::get_if<ParseError>(&record)) {
+        if (!record) {
             if (!cut_short) {
                 throw UsageError(
-                    fmt::format("{}:{}: not a job log record: {}", path, number, error->message));
+                    fmt::format("{}:{}: not a job log record: {}", path, number, record.message()));
             }
             spdlog::warn("{}:{}: skipping a torn record ({}); its job is not taken as done", path,
-                         number, error->message);
+                         number, record.message());
             continue;
         }
-        visit(std::move(std::get<JoblogRecord>(record)));
+        visit(std::move(*record));
     }
     return true;
 }

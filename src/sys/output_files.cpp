@@ -132,11 +132,10 @@ OutputFiles::Opened OutputFiles::open(JobId job, unsigned attempt) const
     return opened;
 }
 
-std::optional<std::string> OutputFiles::write_info(const JoblogRecord& record,
-                                                   unsigned attempt) const
+Result<void> OutputFiles::write_info(const JoblogRecord& record, unsigned attempt) const
 {
     if (m_info == Info::left_out) {
-        return std::nullopt;
+        return {};
     }
     const auto name = base(record.seq, attempt).string() + ".info";
     const auto text =
@@ -146,14 +145,14 @@ std::optional<std::string> OutputFiles::write_info(const JoblogRecord& record,
                     record.exit_code, record.signal, attempt_end_word(record.end));
     UniqueFd file(::open(name.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0644));
     if (!file) {
-        return fmt::format("open {}: {}", name, std::strerror(errno));
+        return Failure{fmt::format("open {}: {}", name, std::strerror(errno))};
     }
     if (!write_all(file.get(), text)) {
         const int error = errno;
         ::unlink(name.c_str()); // never a silently empty or cut-short .info
-        return fmt::format("write {}: {}", name, std::strerror(error));
+        return Failure{fmt::format("write {}: {}", name, std::strerror(error))};
     }
-    return std::nullopt;
+    return {};
 }
 
 } // namespace gpusched::sys

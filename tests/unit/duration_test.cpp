@@ -12,19 +12,18 @@ namespace {
 double seconds(std::string_view text, bool zero_allowed = false)
 {
     const auto parsed = parse_duration(text, zero_allowed);
-    if (const auto* error = std::get_if<ParseError>(&parsed)) {
-        ADD_FAILURE() << text << ": " << error->message;
+    if (!parsed) {
+        ADD_FAILURE() << text << ": " << parsed.message();
         return -1;
     }
-    return std::get<double>(parsed);
+    return *parsed;
 }
 
 std::string error_of(std::string_view text, bool zero_allowed = false,
                      double most = k_longest_seconds)
 {
     const auto parsed = parse_duration(text, zero_allowed, most);
-    const auto* error = std::get_if<ParseError>(&parsed);
-    return error != nullptr ? error->message : "accepted";
+    return parsed ? "accepted" : parsed.message();
 }
 
 TEST(Duration, PlainNumbersAreSeconds)

@@ -36,7 +36,7 @@ TEST(GpuDiscovery, GpusOptionWinsAndSkipsTheProbe)
 {
     FakeProbe probe(gpus(8));
     auto ids = resolve_gpu_ids({"1,2"}, std::string("5"), probe);
-    EXPECT_EQ(std::get<Ids>(ids), (Ids{"1", "2"}));
+    EXPECT_EQ(*ids, (Ids{"1", "2"}));
     EXPECT_EQ(probe.calls, 0);
 }
 
@@ -44,7 +44,7 @@ TEST(GpuDiscovery, VisibleDevicesAreThePoolAsWritten)
 {
     FakeProbe probe(gpus(8));
     auto ids = resolve_gpu_ids({}, std::string("6,GPU-8e6b,2"), probe);
-    EXPECT_EQ(std::get<Ids>(ids), (Ids{"6", "GPU-8e6b", "2"}));
+    EXPECT_EQ(*ids, (Ids{"6", "GPU-8e6b", "2"}));
     EXPECT_EQ(probe.calls, 0);
 }
 
@@ -52,7 +52,7 @@ TEST(GpuDiscovery, EmptyVisibleDevicesIsAnError)
 {
     FakeProbe probe(gpus(8));
     auto ids = resolve_gpu_ids({}, std::string(""), probe);
-    ASSERT_TRUE(std::holds_alternative<ParseError>(ids));
+    ASSERT_FALSE(ids.ok());
     EXPECT_EQ(probe.calls, 0);
 }
 
@@ -60,52 +60,50 @@ TEST(GpuDiscovery, BadIdsAreRefusedBeforeTheProbeIsAsked)
 {
     FakeProbe probe(gpus(8));
     auto from_option = resolve_gpu_ids({"pus", "0"}, std::nullopt, probe, true);
-    ASSERT_TRUE(std::holds_alternative<ParseError>(from_option));
-    EXPECT_NE(std::get<ParseError>(from_option).message.find("'pus'"), std::string::npos);
+    ASSERT_FALSE(from_option.ok());
+    EXPECT_NE(from_option.failure().message.find("'pus'"), std::string::npos);
     auto from_environment = resolve_gpu_ids({}, std::string("0,GPU-x"), probe);
-    ASSERT_TRUE(std::holds_alternative<ParseError>(from_environment));
-    EXPECT_NE(std::get<ParseError>(from_environment).message.find("CUDA_VISIBLE_DEVICES=0,GPU-x"),
+    ASSERT_FALSE(from_environment.ok());
+    EXPECT_NE(from_environment.failure().message.find("CUDA_VISIBLE_DEVICES=0,GPU-x"),
               std::string::npos);
     EXPECT_EQ(probe.calls, 0);
 }
 
 TEST(GpuDiscovery, GivenIdsNeedNoProbe)
 {
-    using Given = std::optional<Ids>;
-    EXPECT_EQ(std::get<Given>(given_gpu_ids({"0-1"}, std::string("5"))), (Ids{"0", "1"}));
-    EXPECT_EQ(std::get<Given>(given_gpu_ids({}, std::string("05"))), (Ids{"5"}));
-    EXPECT_EQ(std::get<Given>(given_gpu_ids({}, std::nullopt)), std::nullopt);
+    EXPECT_EQ(given_gpu_ids({"0-1"}, std::string("5")).value(), (Ids{"0", "1"}));
+    EXPECT_EQ(given_gpu_ids({}, std::string("05")).value(), (Ids{"5"}));
+    EXPECT_EQ(given_gpu_ids({}, std::nullopt).value(), std::nullopt);
     const auto named = given_gpu_ids({"0-"}, std::nullopt, "GPUSCHED_GPUS");
-    ASSERT_TRUE(std::holds_alternative<ParseError>(named));
-    EXPECT_NE(std::get<ParseError>(named).message.find("'GPUSCHED_GPUS=0-'"), std::string::npos)
-        << std::get<ParseError>(named).message;
+    ASSERT_FALSE(named.ok());
+    EXPECT_NE(named.failure().message.find("'GPUSCHED_GPUS=0-'"), std::string::npos)
+        << named.failure().message;
 }
 
 TEST(GpuDiscovery, ProbedGpusBecomeIndicesOrUuids)
 {
     FakeProbe probe(gpus(3));
-    EXPECT_EQ(std::get<Ids>(resolve_gpu_ids({}, std::nullopt, probe)), (Ids{"0", "1", "2"}));
-    EXPECT_EQ(std::get<Ids>(resolve_gpu_ids({}, std::nullopt, probe, true)),
+    EXPECT_EQ(resolve_gpu_ids({}, std::nullopt, probe).value(), (Ids{"0", "1", "2"}));
+    EXPECT_EQ(resolve_gpu_ids({}, std::nullopt, probe, true).value(),
               (Ids{"GPU-00000000", "GPU-00000001", "GPU-00000002"}));
 }
 
 TEST(GpuDiscovery, UuidOptionMapsGivenIndices)
 {
     FakeProbe probe(gpus(3));
-    EXPECT_EQ(std::get<Ids>(resolve_gpu_ids({"2,MIG-1f2e"}, std::nullopt, probe, true)),
+    EXPECT_EQ(resolve_gpu_ids({"2,MIG-1f2e"}, std::nullopt, probe, true).value(),
               (Ids{"GPU-00000002", "MIG-1f2e"}));
     auto missing = resolve_gpu_ids({"5"}, std::nullopt, probe, true);
-    ASSERT_TRUE(std::holds_alternative<ParseError>(missing));
-    EXPECT_NE(std::get<ParseError>(missing).message.find("there is no GPU 5; CUDA finds 3"),
-              std::string::npos);
+    ASSERT_FALSE(missing.ok());
+    EXPECT_NE(missing.failure().message.find("there is no GPU 5; CUDA finds 3"), std::string::npos);
 }
 
 TEST(GpuDiscovery, NoGpuSaysHowToPassGpus)
 {
     FakeProbe probe(GpuInventory{{}, "this gpusched was built without CUDA"});
     auto ids = resolve_gpu_ids({}, std::nullopt, probe);
-    ASSERT_TRUE(std::holds_alternative<ParseError>(ids));
-    const auto& message = std::get<ParseError>(ids).message;
+    ASSERT_FALSE(ids.ok());
+    const auto& message = ids.failure().message;
     EXPECT_NE(message.find("built without CUDA"), std::string::npos) << message;
     EXPECT_NE(message.find("--gpus"), std::string::npos) << message;
 }
@@ -151,9 +149,9 @@ TEST(GpuDiscovery, AGpuWithMigEnabledGivesItsInstancesInItsPlace)
     FakeProbe probe(with_mig());
     const Ids expected{"MIG-1f2e3d4c-0000-0000-0000-000000000000",
                        "MIG-5a6b7c8d-0000-0000-0000-000000000000"};
-    EXPECT_EQ(std::get<Ids>(resolve_gpu_ids({}, std::nullopt, probe)),
+    EXPECT_EQ(resolve_gpu_ids({}, std::nullopt, probe).value(),
               (Ids{expected[0], expected[1], "1"}));
-    EXPECT_EQ(std::get<Ids>(resolve_gpu_ids({}, std::nullopt, probe, true)),
+    EXPECT_EQ(resolve_gpu_ids({}, std::nullopt, probe, true).value(),
               (Ids{expected[0], expected[1], "GPU-00000001"}));
 
     auto only_mig = with_mig();
@@ -161,9 +159,8 @@ TEST(GpuDiscovery, AGpuWithMigEnabledGivesItsInstancesInItsPlace)
     only_mig.migs.clear();
     FakeProbe empty(only_mig);
     const auto none = resolve_gpu_ids({}, std::nullopt, empty);
-    ASSERT_TRUE(std::holds_alternative<ParseError>(none));
-    EXPECT_NE(std::get<ParseError>(none).message.find("none has a MIG instance"),
-              std::string::npos);
+    ASSERT_FALSE(none.ok());
+    EXPECT_NE(none.failure().message.find("none has a MIG instance"), std::string::npos);
 }
 
 TEST(GpuDiscovery, AMigInstanceIsFoundByEveryNameCudaTakes)

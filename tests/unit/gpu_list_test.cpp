@@ -11,17 +11,16 @@ using Ids = std::vector<std::string>;
 Ids parsed_ids(const Ids& tokens)
 {
     auto parsed = parse_gpu_list(tokens);
-    if (auto* error = std::get_if<ParseError>(&parsed)) {
-        ADD_FAILURE() << error->message;
+    if (!parsed) {
+        ADD_FAILURE() << parsed.message();
         return {};
     }
-    return std::get<Ids>(parsed);
+    return *parsed;
 }
 
-std::string error_of(const Parsed<Ids>& parsed)
+std::string error_of(const Result<Ids>& parsed)
 {
-    const auto* error = std::get_if<ParseError>(&parsed);
-    return error != nullptr ? error->message : "(no error)";
+    return parsed ? "(no error)" : parsed.message();
 }
 
 TEST(GpuList, SpaceAndCommaSeparated)
@@ -181,15 +180,15 @@ TEST(GpuList, TellsGpuIdsFromFileNames)
 TEST(VisibleDevices, EntriesKeptAsWritten)
 {
     auto parsed = parse_visible_devices("3,1,GPU-abc,MIG-GPU-8e6b");
-    ASSERT_TRUE(std::holds_alternative<Ids>(parsed));
-    EXPECT_EQ(std::get<Ids>(parsed), (Ids{"3", "1", "GPU-abc", "MIG-GPU-8e6b"}));
+    ASSERT_TRUE(parsed.ok());
+    EXPECT_EQ(*parsed, (Ids{"3", "1", "GPU-abc", "MIG-GPU-8e6b"}));
 }
 
 TEST(VisibleDevices, IndicesLoseTheirLeadingZeros)
 {
     auto parsed = parse_visible_devices("03,1");
-    ASSERT_TRUE(std::holds_alternative<Ids>(parsed));
-    EXPECT_EQ(std::get<Ids>(parsed), (Ids{"3", "1"}));
+    ASSERT_TRUE(parsed.ok());
+    EXPECT_EQ(*parsed, (Ids{"3", "1"}));
     EXPECT_NE(error_of(parse_visible_devices("0,00")).find("twice"), std::string::npos);
 }
 

@@ -8,18 +8,17 @@ namespace {
 RedisUrl parsed(std::string_view text, std::optional<std::string> auth = std::nullopt)
 {
     auto url = parse_redis_url(text, auth);
-    if (auto* error = std::get_if<ParseError>(&url)) {
-        ADD_FAILURE() << error->message;
+    if (!url) {
+        ADD_FAILURE() << url.message();
         return {};
     }
-    return std::get<RedisUrl>(url);
+    return *url;
 }
 
 std::string error_of(std::string_view text)
 {
     const auto url = parse_redis_url(text);
-    const auto* error = std::get_if<ParseError>(&url);
-    return error ? error->message : "";
+    return url ? "" : url.message();
 }
 
 TEST(RedisUrl, HostAloneTakesTheDefaults)

@@ -332,7 +332,7 @@ TEST(Scheduler, DrainRunsWhatCannotBeReadAgainThenEndsWithTheInput)
 TEST(Scheduler, HaltDuringADrainStartsNothingMore)
 {
     auto options = ahead(4);
-    options.halt = std::get<HaltPolicy>(HaltPolicy::parse("soon,fail=1"));
+    options.halt = HaltPolicy::parse("soon,fail=1").value();
     Scheduler scheduler(GpuPool({"0"}), options);
     scheduler.on_command(command(1));
     scheduler.on_command(command(2));
@@ -365,7 +365,7 @@ SchedulerOptions with_retries(unsigned retries)
 SchedulerOptions with_halt(const char* policy)
 {
     auto options = ahead(8);
-    options.halt = std::get<HaltPolicy>(HaltPolicy::parse(policy));
+    options.halt = HaltPolicy::parse(policy).value();
     return options;
 }
 

@@ -236,15 +236,15 @@ TEST_F(SqliteQueueFile, RetryQueuesAFailedJobAgainButNotARunningOrSucceededOne)
     SqliteQueue queue(database, "q");
     const auto ids = queue.submit(commands({"fails", "works"}), {}).ids;
     const auto fails = queue.take("w");
-    EXPECT_TRUE(queue.retry(fails->id).has_value()); // running
+    EXPECT_FALSE(queue.retry(fails->id).ok()); // running
     JobResult failed = succeeded(fails->id);
     failed.state = JobState::failed;
     failed.exit_code = 3;
     ASSERT_TRUE(queue.finish("w", failed));
     const auto works = queue.take("w");
     ASSERT_TRUE(queue.finish("w", succeeded(works->id)));
-    EXPECT_TRUE(queue.retry(works->id).has_value());
-    EXPECT_FALSE(queue.retry(fails->id).has_value());
+    EXPECT_FALSE(queue.retry(works->id).ok());
+    EXPECT_TRUE(queue.retry(fails->id).ok());
     const auto again = queue.take("w");
     ASSERT_TRUE(again);
     EXPECT_EQ(again->id, ids[0]);

@@ -1,5 +1,6 @@
 #pragma once
 
+#include <gpusched/result.hpp>
 #include <gpusched/queue/job_record.hpp>
 
 #include <chrono>
@@ -45,7 +46,7 @@ public:
     // its worker records it as cancelled once it has.
     virtual CancelOutcome cancel(std::int64_t id) = 0;
     // Queues again an ended job that did not succeed; why it cannot be, if it cannot.
-    virtual std::optional<std::string> retry(std::int64_t id) = 0;
+    virtual Result<void> retry(std::int64_t id) = 0;
     // No new job starts (on GPU `gpu`, or anywhere when it is ""); running jobs go on.
     virtual void pause(const std::string& gpu) = 0;
     // Undoes pause(gpu); "" resumes the whole queue and every GPU.

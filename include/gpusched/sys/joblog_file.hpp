@@ -1,5 +1,6 @@
 #pragma once
 
+#include <gpusched/result.hpp>
 #include <gpusched/joblog.hpp>
 #include <gpusched/resume_state.hpp>
 #include <gpusched/sys/signal_channel.hpp>
@@ -29,12 +30,12 @@ public:
 
     // Appends one record; on failure (a full disk, say) nothing of it stays in the file and
     // the error, naming the call and the path, is returned.
-    std::optional<std::string> append(const JoblogRecord& record);
+    Result<void> append(const JoblogRecord& record);
 
     const std::string& path() const { return m_path; }
 
 private:
-    std::optional<std::string> write_line(const std::string& line);
+    Result<void> write_line(const std::string& line);
     void look_at_end();
 
     std::string m_path;

@@ -1,5 +1,6 @@
 #pragma once
 
+#include <gpusched/result.hpp>
 #include <gpusched/joblog.hpp>
 #include <gpusched/sys/unique_fd.hpp>
 
@@ -36,7 +37,7 @@ public:
     Opened open(JobId job, unsigned attempt) const;
     // Writes the attempt's .info file (unless left out); on failure (a full disk) removes what
     // was written and returns the error, naming the call and the file.
-    std::optional<std::string> write_info(const JoblogRecord& record, unsigned attempt) const;
+    Result<void> write_info(const JoblogRecord& record, unsigned attempt) const;
     // Where an attempt's output is, for a person to look: "out/7.2.out, out/7.2.err".
     std::string describe(JobId job, unsigned attempt) const;
     const std::filesystem::path& directory() const { return m_directory; }

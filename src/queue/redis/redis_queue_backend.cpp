@@ -209,36 +209,38 @@ CancelOutcome RedisQueueBackend::cancel(std::int64_t id)
     return CancelOutcome::unknown;
 }
 
-std::optional<std::string> RedisQueueBackend::retry(std::int64_t id)
+Result<void> RedisQueueBackend::retry(std::int64_t id)
 {
     const auto refused = checked(m_queue.retry(m_redis, std::to_string(id), m_key));
     if (refused.empty()) {
-        return std::nullopt;
+        return {};
     }
     if (refused == "signed") {
-        return fmt::format("job {} is signed, and its next attempt must be too: give the key "
-                           "it was submitted with (--key-file)",
-                           id);
+        return Failure{
+            fmt::format("job {} is signed, and its next attempt must be too: give the key "
+                        "it was submitted with (--key-file)",
+                        id)};
     }
     if (refused == "forged") {
-        return fmt::format("job {} does not match its signature under this key (unsigned, "
-                           "or changed in Redis since it was signed): not signed again",
-                           id);
+        return Failure{fmt::format("job {} does not match its signature under this key (unsigned, "
+                                   "or changed in Redis since it was signed): not signed again",
+                                   id)};
     }
     if (refused == "changed") {
-        return fmt::format("job {} changed while it was queued again; try again", id);
+        return Failure{fmt::format("job {} changed while it was queued again; try again", id)};
     }
     if (refused == "unknown") {
-        return fmt::format("no job {} in {}", id, describe());
+        return Failure{fmt::format("no job {} in {}", id, describe())};
     }
     if (refused.starts_with("skipped:")) {
-        return fmt::format("job {} would be skipped again ({}): retry that job first", id,
-                           refused.substr(8));
+        return Failure{fmt::format("job {} would be skipped again ({}): retry that job first", id,
+                                   refused.substr(8))};
     }
     if (refused == "succeeded") {
-        return fmt::format("job {} succeeded: submit its command again to run it again", id);
+        return Failure{
+            fmt::format("job {} succeeded: submit its command again to run it again", id)};
     }
-    return fmt::format("job {} is {}: only an ended job can be queued again", id, refused);
+    return Failure{fmt::format("job {} is {}: only an ended job can be queued again", id, refused)};
 }
 
 void RedisQueueBackend::pause(const std::string& gpu)

@@ -809,22 +809,23 @@ CancelOutcome SqliteQueue::cancel(std::int64_t id)
     });
 }
 
-std::optional<std::string> SqliteQueue::retry(std::int64_t id)
+Result<void> SqliteQueue::retry(std::int64_t id)
 {
-    return m_database.write([&]() -> std::optional<std::string> {
+    return m_database.write([&]() -> Result<void> {
         auto state = m_database.prepare("SELECT state FROM jobs WHERE id = ? AND queue = ?");
         if (!state.bind(1, id).bind(2, m_name).step()) {
             state.reset();
-            return fmt::format("no job {} in queue {}", id, m_name);
+            return Failure{fmt::format("no job {} in queue {}", id, m_name)};
         }
         const auto found = state_of(state.text(0));
         state.reset();
         if (!has_ended(found)) {
-            return fmt::format("job {} is {}: only an ended job can be queued again", id,
-                               to_string(found));
+            return Failure{fmt::format("job {} is {}: only an ended job can be queued again", id,
+                                       to_string(found))};
         }
         if (found == JobState::succeeded) {
-            return fmt::format("job {} succeeded: submit its command again to run it again", id);
+            return Failure{
+                fmt::format("job {} succeeded: submit its command again to run it again", id)};
         }
         // Queued again as its batch would be now: waiting while what it waits for runs.
         auto batch = m_database.prepare("SELECT batch FROM jobs WHERE id = ?");
@@ -832,8 +833,8 @@ std::optional<std::string> SqliteQueue::retry(std::int64_t id)
         const auto start = start_state(batch.integer(0));
         batch.reset();
         if (start.state == JobState::skipped) {
-            return fmt::format("job {} would be skipped again ({}): retry that job first", id,
-                               start.note.substr(start.note.find(": ") + 2));
+            return Failure{fmt::format("job {} would be skipped again ({}): retry that job first",
+                                       id, start.note.substr(start.note.find(": ") + 2))};
         }
         m_database.prepare("INSERT OR IGNORE INTO queues (name) VALUES (?)").bind(1, m_name).run();
         m_database
@@ -848,7 +849,7 @@ std::optional<std::string> SqliteQueue::retry(std::int64_t id)
         m_database.prepare("UPDATE queues SET next_back = next_back + 1 WHERE name = ?")
             .bind(1, m_name)
             .run();
-        return std::nullopt;
+        return {};
     });
 }
 

@@ -139,13 +139,13 @@ CancelOutcome SqliteQueueBackend::cancel(std::int64_t id)
     return outcome;
 }
 
-std::optional<std::string> SqliteQueueBackend::retry(std::int64_t id)
+Result<void> SqliteQueueBackend::retry(std::int64_t id)
 {
-    auto refused = m_queue.retry(id);
-    if (!refused) {
+    auto queued = m_queue.retry(id);
+    if (queued) {
         wake_workers(m_path);
     }
-    return refused;
+    return queued;
 }
 
 void SqliteQueueBackend::pause(const std::string& gpu)

@@ -26,7 +26,7 @@ public:
     std::vector<std::int64_t> ids_named(const std::string& name) override;
     bool ask_worker_to_stop(const std::string& worker, bool now) override;
     CancelOutcome cancel(std::int64_t id) override;
-    std::optional<std::string> retry(std::int64_t id) override;
+    Result<void> retry(std::int64_t id) override;
     void pause(const std::string& gpu) override;
     void resume(const std::string& gpu) override;
     std::int64_t purge(std::optional<double> ended_before) override;

@@ -1,5 +1,6 @@
 #pragma once
 
+#include <gpusched/result.hpp>
 #include <gpusched/job_context.hpp>
 #include <gpusched/queue/job_record.hpp>
 #include <gpusched/queue/sqlite/sqlite_database.hpp>
@@ -107,7 +108,7 @@ public:
     // Changing the queue.
     CancelOutcome cancel(std::int64_t id);
     // Queues again a job that ended other than succeeded; false when it cannot be.
-    std::optional<std::string> retry(std::int64_t id);
+    Result<void> retry(std::int64_t id);
     void pause(const std::string& gpu);  // "" for the whole queue
     void resume(const std::string& gpu); // "" for the whole queue and every GPU
     std::set<std::string> paused();
