@@ -252,6 +252,9 @@ void QueueWorker::paused(const std::set<std::string>& paused)
                      queue_paused ? "paused: taking no new job" : "resumed");
     } else if (!m_looked && queue_paused) {
         spdlog::info("queue {} paused: taking no new job", m_store->where());
+    } else if (queue_paused) {
+        // Each look that leaves the jobs where they are: what shows that a pause holds.
+        spdlog::debug("queue {} looked at while paused: no job taken", m_store->where());
     }
     m_queue_paused = queue_paused;
     auto gpus = paused;

@@ -67,6 +67,15 @@ std::vector<std::string> split_lines(const std::string& text)
     return lines;
 }
 
+std::size_t count_lines_with(const std::string& text, std::string_view needle)
+{
+    const auto lines = split_lines(text);
+    return static_cast<std::size_t>(
+        std::count_if(lines.begin(), lines.end(), [needle](const std::string& line) {
+            return line.find(needle) != std::string::npos;
+        }));
+}
+
 std::string join_lines(const std::vector<std::string>& lines)
 {
     std::string text;

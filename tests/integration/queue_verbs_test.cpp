@@ -134,10 +134,12 @@ TEST_P(QueueVerbs, PauseStartsNothingNewUntilResume)
 {
     ASSERT_EQ(gpusched("pause").exit_status, 0);
     EXPECT_EQ(listing()["paused"], nlohmann::json::array({""}));
-    start_worker("0", k_kill_soon);
+    start_worker("0", {"--kill-after", "5s", "--verbose"});
+    const auto looks = [&] { return count_lines_with(worker_err(0), "looked at while paused"); };
     const auto ids = submit_jobs(fmt::format("echo 1 >> {0}\necho 2 >> {0}\n", log()));
-    // Long enough for the worker to have looked at the queue more than once.
-    std::this_thread::sleep_for(2500ms);
+    // Two looks at the queue since the jobs came, the second begun after they were there.
+    const auto before = looks();
+    ASSERT_TRUE(eventually([&] { return looks() >= before + 2; })) << worker_err(0);
     EXPECT_TRUE(log_lines().empty());
     EXPECT_EQ(listing()["queued"], 2);
     ASSERT_EQ(gpusched("resume").exit_status, 0);
@@ -150,8 +152,10 @@ TEST_P(QueueVerbs, APausedGpuGetsNoNewJobWhileTheOthersGoOn)
 {
     start_worker("0,1", k_kill_soon);
     ASSERT_EQ(gpusched("pause", {"--gpu", "0"}).exit_status, 0);
-    // The pause reaches the worker before the jobs do (it looks at least once a second).
-    std::this_thread::sleep_for(2500ms);
+    // The pause reaches the worker before the jobs do: it says so when it does.
+    ASSERT_TRUE(eventually([&] {
+        return worker_err(0).find("GPU 0 paused: no new job starts there") != std::string::npos;
+    })) << worker_err(0);
     std::string commands;
     for (int i = 0; i < 6; ++i) {
         commands += fmt::format("echo $CUDA_VISIBLE_DEVICES >> {}\n", log());
@@ -348,8 +352,16 @@ TEST_P(QueueVerbs, EveryCommandGivesUpClearlyOnAStoppedServer)
         {"queue", {}},        {"cancel", {id}}, {"pause", {}},  {"resume", {}},
         {"retry", {id}},      {"logs", {id}},
         {"wait", {"--connect-timeout", "1", id}}, {"submit", {"--no-start"}}};
+    // All at once: each waits out its own time for an answer (5 s), not one after the other.
+    std::vector<std::unique_ptr<TempDir>> dirs;
+    std::vector<std::unique_ptr<Process>> started;
     for (const auto& [name, args] : commands) {
-        const auto result = gpusched(name, args, "true\n");
+        dirs.push_back(std::make_unique<TempDir>());
+        started.push_back(std::make_unique<Process>(*dirs.back(), command(name, args, "true\n")));
+    }
+    for (std::size_t i = 0; i < commands.size(); ++i) {
+        const auto& name = commands[i].first;
+        const auto result = started[i]->wait();
         EXPECT_FALSE(result.timed_out) << name;
         // submit's and wait's own status for "try again later" (EX_TEMPFAIL): both ride out a
         // server out of reach for --connect-timeout
