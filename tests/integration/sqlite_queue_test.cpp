@@ -379,11 +379,16 @@ TEST_F(SqliteQueue, AWriteLockHeldElsewhereIsAClearErrorAndHangsNothing)
     sqlite3* holder = nullptr;
     ASSERT_EQ(sqlite3_open(db().c_str(), &holder), SQLITE_OK);
     ASSERT_EQ(sqlite3_exec(holder, "BEGIN IMMEDIATE", nullptr, nullptr, nullptr), SQLITE_OK);
-    const auto refused = run(m_dir, {{"cancel", "--db", db(), "1"}});
+    // Both at once: each waits out its own time for the lock.
+    const TempDir cancel_dir;
+    const TempDir submit_dir;
+    Process cancelling(cancel_dir, {{"cancel", "--db", db(), "1"}});
+    Process submitting(submit_dir, submit("true\n"));
+    const auto refused = cancelling.wait();
     EXPECT_EQ(refused.exit_status, 255);
     EXPECT_NE(refused.err.find("another process holds its write lock"), std::string::npos)
         << refused.err;
-    const auto submitted = run(m_dir, submit("true\n"));
+    const auto submitted = submitting.wait();
     EXPECT_EQ(submitted.exit_status, 255);
     EXPECT_NE(submitted.err.find("another process holds its write lock"), std::string::npos)
         << submitted.err;
