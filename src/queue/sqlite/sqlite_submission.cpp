@@ -29,10 +29,11 @@ constexpr std::size_t k_chunk = 10'000;
 // Another process may hold the write lock for a moment (a worker recording a result).
 constexpr std::chrono::seconds k_busy_timeout{10};
 // A wait looks for ended jobs each time the database is written, but not more often than
-// this while many of its jobs are left (a worker may commit thousands of times a second); at
-// each write for its last few, so that it returns as soon as the last has ended; and for
+// this while many of its jobs are left (a worker may commit thousands of times a second), and
+// than the second for its last few, so that it returns soon after the last has ended; and for
 // every job of its batch, and for workers that ended, every second.
 constexpr auto k_least_between_looks = 10ms;
+constexpr auto k_least_between_last_looks = 2ms;
 constexpr std::size_t k_few_left = 64;
 // A commit writes the -wal, which wakes the wait, a moment before it can be read: a look after
 // a wake that found nothing new is made again this much later.
@@ -153,8 +154,10 @@ public:
                     most = std::min(most, std::chrono::milliseconds(k_look_again_after));
                 }
                 woken = changes.wait(most);
-                if (woken && m_ids.size() - reported.size() > k_few_left) {
-                    std::this_thread::sleep_until(looked + k_least_between_looks);
+                if (woken) {
+                    const bool many_left = m_ids.size() - reported.size() > k_few_left;
+                    std::this_thread::sleep_until(
+                        looked + (many_left ? k_least_between_looks : k_least_between_last_looks));
                 }
             }
         }
