@@ -1,14 +1,12 @@
 #!/bin/sh
 # Names the ten slowest tests of the last ctest run, from the log it wrote: ctest runs this
-# after its tests (CTEST_CUSTOM_POST_TEST, in the CTestCustom.cmake the build writes).
-# While ctest runs, its log is still LastTest.log.tmp.
-log=$1
-[ -r "$log.tmp" ] && log=$log.tmp
-[ -r "$log" ] || exit 0
+# after its tests (CTEST_CUSTOM_POST_TEST, in the CTestCustom.cmake the build writes), with
+# its Testing/Temporary directory. The log being written is the newest LastTest file there
+# (LastTest.log.tmp while ctest runs, LastTest_TAG.log under -T).
+directory=$1
+log=$(ls -t "$directory"/LastTest*.log* 2>/dev/null | head -1)
+[ -n "$log" ] && [ -r "$log" ] || exit 0
 awk '
   / Test: / { name = $3 }
   /^Test time = / && name != "" { printf "%8.2f s  %s\n", $4, name; name = "" }
-' "$log" | sort -rn | head -10 | {
-  echo "The ten slowest tests:"
-  cat
-}
+' "$log" | sort -rn | head -10 | awk 'NR == 1 { print "The ten slowest tests:" } { print }'
