@@ -36,7 +36,8 @@ constexpr auto k_least_between_looks = 10ms;
 constexpr auto k_least_between_last_looks = 2ms;
 constexpr std::size_t k_few_left = 64;
 // A commit writes the -wal, which wakes the wait, a moment before it can be read: a look after
-// a wake that found nothing new is made again this much later.
+// a wake is made again this much later (the wake may have come of two commits, the second not
+// yet readable), whatever the next wait brings.
 constexpr auto k_look_again_after = 5ms;
 constexpr auto k_look_every = 1s;
 
@@ -130,7 +131,6 @@ public:
             } else {
                 progress.ended = m_queue.batch_ended_since(m_batch, latest_end);
             }
-            const auto reported_before = reported.size();
             for (const auto& job : progress.ended) {
                 latest_end = std::max(latest_end, job.ended);
                 if (reported.insert(job.id).second) {
@@ -150,7 +150,7 @@ public:
                 const auto until_whole = std::chrono::duration_cast<std::chrono::milliseconds>(
                     next_whole_look - std::chrono::steady_clock::now());
                 auto most = std::max(until_whole, 0ms);
-                if (woken && reported.size() == reported_before) {
+                if (woken) {
                     most = std::min(most, std::chrono::milliseconds(k_look_again_after));
                 }
                 woken = changes.wait(most);
