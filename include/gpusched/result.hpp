@@ -83,7 +83,7 @@ public:
     const Failure& failure() const
     {
         assert(!ok());
-        return *m_failure;
+        return m_failure.value(); // throws, as Result<T> does, where assert is compiled out
     }
     const std::string& message() const { return failure().message; }
 
