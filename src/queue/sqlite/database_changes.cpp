@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <array>
 #include <cerrno>
+#include <utility>
 #include <thread>
 
 namespace gpusched::queue {
@@ -14,6 +15,8 @@ namespace {
 
 // How long a wait lasts at most where no watch could be made.
 constexpr auto k_unwatched_wait = std::chrono::milliseconds(20);
+// How long the wait after one that saw a write lasts at most.
+constexpr auto k_look_again_after = std::chrono::milliseconds(5);
 
 } // namespace
 
@@ -36,6 +39,9 @@ DatabaseChanges::DatabaseChanges(const std::filesystem::path& database)
 
 bool DatabaseChanges::wait(std::chrono::milliseconds most)
 {
+    if (std::exchange(m_written, false)) {
+        most = std::min(most, k_look_again_after);
+    }
     if (!m_watch) {
         std::this_thread::sleep_for(std::min(most, std::chrono::milliseconds(k_unwatched_wait)));
         return false;
@@ -66,6 +72,7 @@ bool DatabaseChanges::wait(std::chrono::milliseconds most)
             }
         }
         if (written) {
+            m_written = true;
             return true;
         }
     }

@@ -106,12 +106,8 @@ void SqliteQueueBackend::wait_for_change(std::chrono::milliseconds most)
     if (!m_changes) {
         m_changes.emplace(m_path);
     }
-    // A commit writes the -wal, which wakes the wait, a moment before it can be read: the look
-    // after a wake is made again soon, whatever the next wait brings.
-    constexpr auto k_look_again_after = std::chrono::milliseconds(5);
     const auto began = std::chrono::steady_clock::now();
-    m_woken = m_changes->wait(m_woken ? std::min(most, k_look_again_after) : most);
-    if (m_woken) {
+    if (m_changes->wait(most)) {
         std::this_thread::sleep_until(began + k_least_between_looks);
     }
 }

@@ -35,10 +35,6 @@ constexpr std::chrono::seconds k_busy_timeout{10};
 constexpr auto k_least_between_looks = 10ms;
 constexpr auto k_least_between_last_looks = 2ms;
 constexpr std::size_t k_few_left = 64;
-// A commit writes the -wal, which wakes the wait, a moment before it can be read: a look after
-// a wake is made again this much later (the wake may have come of two commits, the second not
-// yet readable), whatever the next wait brings.
-constexpr auto k_look_again_after = 5ms;
 constexpr auto k_look_every = 1s;
 
 std::string jobs(std::size_t count)
@@ -120,7 +116,6 @@ public:
         // queue's earlier ends are never read again.
         double latest_end = m_made - 1;
         auto next_whole_look = std::chrono::steady_clock::now();
-        bool woken = false; // this look follows a write of the database
         while (reported.size() < m_ids.size()) {
             const auto looked = std::chrono::steady_clock::now();
             const bool whole = looked >= next_whole_look;
@@ -149,12 +144,7 @@ public:
                 look_after_workers();
                 const auto until_whole = std::chrono::duration_cast<std::chrono::milliseconds>(
                     next_whole_look - std::chrono::steady_clock::now());
-                auto most = std::max(until_whole, 0ms);
-                if (woken) {
-                    most = std::min(most, std::chrono::milliseconds(k_look_again_after));
-                }
-                woken = changes.wait(most);
-                if (woken) {
+                if (changes.wait(std::max(until_whole, 0ms))) {
                     const bool many_left = m_ids.size() - reported.size() > k_few_left;
                     std::this_thread::sleep_until(
                         looked + (many_left ? k_least_between_looks : k_least_between_last_looks));

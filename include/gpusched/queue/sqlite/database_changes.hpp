@@ -17,12 +17,16 @@ public:
     explicit DatabaseChanges(const std::filesystem::path& database);
 
     // Waits until the database was written or `most` has passed; true when it was written.
+    // A commit writes the -wal, which ends a wait, a moment before it can be read: the wait
+    // after one that saw a write ends within 5 ms whatever comes, so that the look made after
+    // it sees that commit (and the second of two commits one wake may have covered).
     bool wait(std::chrono::milliseconds most);
 
 private:
     sys::UniqueFd m_watch;
     std::string m_database_name;
     std::string m_wal_name;
+    bool m_written = false; // the last wait saw a write
 };
 
 } // namespace gpusched::queue

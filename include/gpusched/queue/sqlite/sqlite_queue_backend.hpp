@@ -41,7 +41,6 @@ private:
     Database m_database;
     SqliteQueue m_queue;
     std::optional<DatabaseChanges> m_changes; // made at the first wait
-    bool m_woken = false;                     // the last wait ended with a write
     std::chrono::steady_clock::time_point m_next_reclaim = std::chrono::steady_clock::now() +
                                                            std::chrono::seconds(1);
 };
