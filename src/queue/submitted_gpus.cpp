@@ -1,6 +1,7 @@
 #include <gpusched/queue/submitted_gpus.hpp>
 
 #include <gpusched/gpu_list.hpp>
+#include <gpusched/split.hpp>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -28,13 +29,10 @@ std::optional<std::string> value_of(const std::vector<std::string>& environment,
 std::set<std::string> ids_of(const std::string& gpus)
 {
     std::set<std::string> ids;
-    std::string_view rest = gpus;
-    while (!rest.empty()) {
-        const auto comma = std::min(rest.find(','), rest.size());
-        if (comma > 0) {
-            ids.emplace(rest.substr(0, comma));
+    for (const auto id : split(gpus, ',')) {
+        if (!id.empty()) {
+            ids.emplace(id);
         }
-        rest.remove_prefix(std::min(comma + 1, rest.size()));
     }
     return ids;
 }
