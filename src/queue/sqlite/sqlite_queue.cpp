@@ -380,9 +380,10 @@ SqliteQueue::StartState SqliteQueue::start_state(std::int64_t batch)
             start.state = JobState::waiting;
         } else if (waits.integer(1) != 0 && state != JobState::succeeded) {
             start.state = JobState::skipped;
-            start.note = fmt::format(
-                "skipped: job {} {}", waits.integer(0),
+            start.why = fmt::format(
+                "job {} {}", waits.integer(0),
                 state == JobState::failed ? "failed" : "was " + std::string(to_string(state)));
+            start.note = "skipped: " + start.why;
             break;
         }
     }
@@ -834,7 +835,7 @@ Result<void> SqliteQueue::retry(std::int64_t id)
         batch.reset();
         if (start.state == JobState::skipped) {
             return Failure{fmt::format("job {} would be skipped again ({}): retry that job first",
-                                       id, start.note.substr(start.note.find(": ") + 2))};
+                                       id, start.why)};
         }
         m_database.prepare("INSERT OR IGNORE INTO queues (name) VALUES (?)").bind(1, m_name).run();
         m_database

@@ -140,7 +140,8 @@ private:
     // skipped (and why).
     struct StartState {
         JobState state = JobState::queued;
-        std::string note;
+        std::string why;  // of a skip: "job 12 failed"
+        std::string note; // what a skipped job's record says
     };
     StartState start_state(std::int64_t batch);
     // Job `ended` has ended (inside a write transaction): the jobs waiting for it are queued
