@@ -98,10 +98,10 @@ public:
     // Records a job's result once (a late duplicate changes nothing) and drops it from the
     // taken list of `worker`.
     RedisCommand finish(const std::string& worker, const OwedResult& owed) const;
-    // Puts a job `worker` took back at the head of the queue.
     // Puts a taken job the worker cannot run behind the queued jobs of its priority.
     RedisCommand pass_by(const std::string& worker, const std::string& id,
                          const std::string& marker) const;
+    // Puts a job `worker` took back at the head of the queue.
     RedisCommand give_back(const std::string& worker, const std::string& id,
                            const std::string& marker) const;
     // Notes the worker alive until `lease_ms` from now (its own lease, which governs its
