@@ -402,11 +402,7 @@ TEST_F(QueueFaults, ADamagedJobRecordIsSaidOnceAndTheOtherJobsRun)
     std::this_thread::sleep_for(4s);
     const auto commands = redis().info("total_commands_processed") - commands_before;
     const auto err = worker.err_so_far();
-    std::size_t said = 0;
-    for (const auto& line : split_lines(err)) {
-        said += line.find("queue job 1") != std::string::npos ? 1 : 0;
-    }
-    EXPECT_LE(said, 2u) << err;
+    EXPECT_LE(count_lines_with(err, "queue job 1"), 2u) << err;
     EXPECT_EQ(err.find("answers again"), std::string::npos) << "no trouble came and went:\n" << err;
     EXPECT_LT(commands, 300) << "Redis was flooded:\n" << err;
 }

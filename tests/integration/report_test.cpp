@@ -185,11 +185,7 @@ TEST(RunEnd, NamesTenFailedJobsAndSaysWhereTheRestAre)
     const auto ran = run(dir, {{"--gpus", "0", "--joblog", joblog.string()}, commands});
     ASSERT_EQ(ran.exit_status, 13) << ran.err;
     const auto after = ran.err.substr(ran.err.find("14 jobs: 1 succeeded, 13 failed"));
-    std::size_t named = 0;
-    for (const auto& line : split_lines(after)) {
-        named += line.find("] failed job ") != std::string::npos ? 1 : 0;
-    }
-    EXPECT_EQ(named, 10u) << after;
+    EXPECT_EQ(count_lines_with(after, "] failed job "), 10u) << after;
     EXPECT_NE(after.find("failed job 2: exit 10: exit 10\n"), std::string::npos) << after;
     EXPECT_NE(after.find("and 3 more failed jobs: see " + joblog.string() + "\n"),
               std::string::npos)
