@@ -1,9 +1,12 @@
 #pragma once
 
+#include <chrono>
 #include <optional>
 #include <span>
 #include <string>
 #include <vector>
+
+struct pollfd; // <poll.h>: only the table's users in sys/ wait on descriptors
 
 namespace gpusched {
 
@@ -50,14 +53,23 @@ struct Reaped {
     int signal = 0; // the signal that killed it, or 0
 };
 
-// The system calls the runner makes for its jobs, behind an interface so that its stop,
-// kill-deadline, leftover and timeout rules are tested against a fake (as ninja tests its
-// builder against a FakeCommandRunner). The real one is sys/system_process_table.cpp.
+// The system calls the runner makes for its jobs, and the events of its jobs it waits for,
+// behind an interface so that its stop, kill-deadline, leftover and timeout rules are tested
+// against a fake in the fake's own time (as ninja tests its builder against a
+// FakeCommandRunner, and hides its ppoll behind SubprocessSet). The real one is
+// sys/system_process_table.cpp.
 class ProcessTable {
 public:
     virtual ~ProcessTable() = default;
 
     virtual Spawned spawn(const SpawnRequest& request) = 0;
+    // Waits until a job's token is released, one of `others` is ready (their revents say
+    // which), or `timeout` has passed (none: no limit); returns the tokens released, each
+    // once. A job that writes into its token is drained here, so it never blocks on a full
+    // pipe. A signal that interrupts the wait ends it with nothing. What ended meanwhile is
+    // collected with reap().
+    virtual std::vector<int> wait(std::vector<pollfd>& others,
+                                  std::optional<std::chrono::milliseconds> timeout) = 0;
     // True once no process holds `token` any more. What a job wrote into it is dropped.
     virtual bool released(int token) = 0;
     virtual void forget_token(int token) = 0;
@@ -71,6 +83,9 @@ public:
     virtual bool group_exists(ProcessId leader) = 0;
     // One child that has ended, without waiting; nothing when none has.
     virtual std::optional<Reaped> reap() = 0;
+    // Waits for every child to end, reaping each: the last resort of a run that cannot go
+    // on, after SIGKILL to all.
+    virtual void reap_all() = 0;
     // Our live children: job shells and, as we are their subreaper, what jobs left behind
     // once its parent died.
     virtual std::vector<ProcessId> children() = 0;

@@ -385,7 +385,8 @@ int run_jobs(RunOptions& options, const InputFactory& make_input,
     const sys::JobSpawner spawner(options.shell, signals.original_mask(), guard.marker_fd());
     sys::SystemProcessTable processes(spawner);
     runner_settings.shell = options.shell;
-    sys::JobRunner runner(scheduler, *input, signals, processes, environment,
+    const SystemTime clock;
+    sys::JobRunner runner(scheduler, *input, {processes, signals, clock}, environment,
                           std::move(runner_settings));
     return runner.run();
 }

@@ -4,19 +4,17 @@
 #include <gpusched/job_messages.hpp>
 #include <gpusched/line_assembler.hpp>
 #include <gpusched/wall_clock.hpp>
-#include <gpusched/sys/process_tree.hpp>
-#include <gpusched/sys/system_error.hpp>
 
 #include <spdlog/spdlog.h>
 
 #include <poll.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
 #include <csignal>
 #include <cstring>
+#include <span>
 #include <system_error>
 
 namespace gpusched::sys {
@@ -45,17 +43,17 @@ constexpr std::chrono::milliseconds k_longest_spawn_backoff{10'000};
 
 } // namespace
 
-JobRunner::JobRunner(Scheduler& scheduler, CommandInput& input, SignalChannel& signals,
-                     ProcessTable& processes, const JobEnvironment& environment,
-                     RunnerOptions options)
-    : m_scheduler(scheduler), m_input(input), m_signals(signals), m_processes(processes),
-      m_environment(environment), m_options(std::move(options)),
-      m_jobs(processes, m_options.kill_after, m_options.timeout),
+JobRunner::JobRunner(Scheduler& scheduler, CommandInput& input, RunnerSystem system,
+                     const JobEnvironment& environment, RunnerOptions options)
+    : m_scheduler(scheduler), m_input(input), m_signals(system.signals),
+      m_processes(system.processes), m_clock(system.clock), m_environment(environment),
+      m_options(std::move(options)),
+      m_jobs(system.processes, m_options.kill_after, m_options.timeout),
       m_lease_record_stale(scheduler.pool().size(), false)
 {
     if (m_options.usage_probe) {
         m_busy_watch.emplace(*m_options.usage_probe, m_options.busy_rule, m_options.recheck,
-                             scheduler.pool().ids(), signals.original_mask());
+                             scheduler.pool().ids(), m_signals.original_mask());
     }
     if (m_options.tag) {
         auto progress = m_options.progress;
@@ -76,8 +74,7 @@ JobRunner::~JobRunner()
 
 int JobRunner::run()
 {
-    m_started = Clock::now();
-    become_child_subreaper();
+    m_started = m_clock.now();
     try {
         tend_busy_gpus(); // no GPU is known to be free of others' work before the first look
         take_input_requests(); // a GPU paused before we started gets no first job
@@ -89,9 +86,8 @@ int JobRunner::run()
     } catch (...) {
         // The loop itself cannot go on (a second error while stopping): no job outlives us.
         m_busy_watch.reset(); // its look is killed and reaped before any child is taken below
-        m_jobs.signal_all(SIGKILL, Clock::now());
-        while (waitpid(-1, nullptr, 0) > 0 || errno == EINTR) {
-        }
+        m_jobs.signal_all(SIGKILL, m_clock.now());
+        m_processes.reap_all();
         try {
             report_unstarted(); // what came from a pipe is named and saved all the same
         } catch (...) {
@@ -177,7 +173,7 @@ void JobRunner::wait_for_events()
 {
     auto& fds = m_poll_fds; // reused: this runs once per event
     fds.clear();
-    fds.push_back({m_signals.fd(), POLLIN, 0});
+    fds.push_back({m_signals.fd(), POLLIN, 0}); // first: see below
     m_input.add_poll_fds(fds, m_scheduler.wants_input());
     if (m_tagged) {
         m_tagged->add_poll_fds(fds);
@@ -186,43 +182,25 @@ void JobRunner::wait_for_events()
         m_busy_watch->add_poll_fds(fds);
     }
     add_lease_poll_fds(fds);
-    // Every job's token, last: a job that writes into it is drained (so it never blocks on a
-    // full pipe), and an ended job's hang-up frees its GPUs.
-    const auto tokens_from = fds.size();
-    for (const auto& job : m_jobs.jobs()) {
-        if (!job.token_closed) {
-            fds.push_back({job.token, POLLIN, 0});
-        }
-    }
-    int timeout_ms = -1;
+    std::optional<std::chrono::milliseconds> timeout;
     if (const auto deadline = next_deadline()) {
-        const auto left = std::chrono::ceil<std::chrono::milliseconds>(*deadline - Clock::now());
-        timeout_ms = static_cast<int>(std::max<std::chrono::milliseconds::rep>(left.count(), 0));
+        timeout = std::chrono::ceil<std::chrono::milliseconds>(*deadline - m_clock.now());
     }
-    if (poll(fds.data(), fds.size(), timeout_ms) < 0) {
-        if (errno == EINTR) {
-            return;
-        }
-        throw_errno("poll");
+    // Released tokens first: a job that ended takes its place in the pool before what
+    // follows runs. Then signals, before any child is reaped: a stop signals the groups of
+    // the jobs whose shells are not reaped yet, and a reaped leader's id may be anybody's.
+    for (const int token : m_processes.wait(fds, timeout)) {
+        on_token_released(token);
     }
-    // Tokens first: a job that ended takes its place in the pool before what follows runs.
-    std::vector<int> ready_tokens;
-    for (auto fd = fds.begin() + static_cast<std::ptrdiff_t>(tokens_from); fd != fds.end(); ++fd) {
-        if (fd->revents != 0) {
-            ready_tokens.push_back(fd->fd);
-        }
+    if (fds.front().revents != 0) {
+        handle_signals();
     }
-    fds.resize(tokens_from);
-    for (const int token : ready_tokens) {
-        on_token_ready(token);
-    }
-    for (const auto& fd : fds) {
+    reap_children();
+    for (const auto& fd : std::span(fds).subspan(1)) {
         if (fd.revents == 0) {
             continue;
         }
-        if (fd.fd == m_signals.fd()) {
-            handle_signals();
-        } else if (m_busy_watch && m_busy_watch->on_ready(fd)) {
+        if (m_busy_watch && m_busy_watch->on_ready(fd)) {
             continue;
         } else if (on_lease_ready(fd)) {
             continue;
@@ -279,9 +257,9 @@ void JobRunner::apply(std::vector<Action> actions)
         if (auto* job = std::get_if<StartJob>(&action)) {
             start(*job);
         } else if (auto* signal = std::get_if<SignalRunningJobs>(&action)) {
-            m_jobs.signal_all(signal->signal, Clock::now());
+            m_jobs.signal_all(signal->signal, m_clock.now());
         } else if (std::holds_alternative<ArmKillTimer>(action)) {
-            m_jobs.arm_kill_deadline(Clock::now());
+            m_jobs.arm_kill_deadline(m_clock.now());
         } else if (auto* retry = std::get_if<RetryScheduled>(&action)) {
             spdlog::info("job {} will be tried again (attempt {})", retry->job, retry->attempt);
         } else if (auto* returned = std::get_if<ReturnCommand>(&action)) {
@@ -305,8 +283,8 @@ void JobRunner::start(StartJob& job)
     running.slots = job.gpus;
     running.gpu = m_scheduler.pool().ids_of(job.gpus);
     running.command = std::move(job.command.text);
-    running.started = Clock::now();
-    running.started_wall = std::chrono::system_clock::now();
+    running.started = m_clock.now();
+    running.started_wall = m_clock.wall_now();
     if (job.command.context) {
         running.timeout = job.command.context->options.timeout;
     }
@@ -415,7 +393,7 @@ void JobRunner::defer_start(const RunningJob& job, int error)
     m_spawn_backoff = m_spawn_backoff == std::chrono::milliseconds{}
                           ? k_first_spawn_backoff
                           : std::min(m_spawn_backoff * 2, k_longest_spawn_backoff);
-    m_spawn_retry_at = Clock::now() + m_spawn_backoff;
+    m_spawn_retry_at = m_clock.now() + m_spawn_backoff;
     // Said once: under a tight limit it happens again and again, and the summary counts it.
     const auto level = m_deferred_starts == 1 ? spdlog::level::warn : spdlog::level::debug;
     const bool descriptors = error == EMFILE || error == ENFILE;
@@ -450,7 +428,7 @@ void JobRunner::after_attempt(const RunningJob& job, JobOutcome outcome,
             }
         }
         m_input.on_ended(JobEnd{job.id, outcome, job.gpu, seconds_since_epoch(job.started_wall),
-                                std::chrono::duration<double>(Clock::now() - job.started).count(),
+                                std::chrono::duration<double>(m_clock.now() - job.started).count(),
                                 m_scheduler.stopping(), job.cancelled});
     }
     apply(std::move(actions));
@@ -466,7 +444,7 @@ std::optional<JobRunner::Clock::time_point> JobRunner::next_busy_check() const
 
 void JobRunner::check_busy_gpus()
 {
-    m_busy_watch->on_time(Clock::now());
+    m_busy_watch->on_time(m_clock.now());
 }
 
 // Hands what --skip-busy learnt to the scheduler; a look no GPU would get a job from is

@@ -28,7 +28,7 @@ void JobRunner::reap_children()
     if (!reaped_any) {
         return;
     }
-    m_jobs.after_reap(Clock::now());
+    m_jobs.after_reap(m_clock.now());
     // What an ended job left in its group and that closed its token comes back to us when
     // its parent dies, so the last of it to end is a child of ours: look again now.
     std::vector<int> gone;
@@ -69,7 +69,7 @@ void JobRunner::on_shell_exit(ProcessId leader, JobOutcome outcome)
         m_interrupted.emplace(job.id, Interrupted{job.gpu, shorten_command(job.command)});
     }
     record_attempt(job, outcome, end);
-    const auto took = format_duration(Clock::now() - job.started);
+    const auto took = format_duration(m_clock.now() - job.started);
     const auto& gpu = job.gpu;
     if (end == AttemptEnd::interrupted) {
         spdlog::warn("job {} interrupted on GPU {}: {} after {}: {}", job.id, gpu,
@@ -83,7 +83,7 @@ void JobRunner::on_shell_exit(ProcessId leader, JobOutcome outcome)
                      shorten_command(job.command));
     }
     if (!nothing_left_of(job)) {
-        m_jobs.linger(job, Clock::now());
+        m_jobs.linger(job, m_clock.now());
         const RunningJob lingering = job;
         after_attempt(lingering, outcome, m_scheduler.on_job_exit(lingering.id, outcome, true));
         return;
@@ -93,11 +93,11 @@ void JobRunner::on_shell_exit(ProcessId leader, JobOutcome outcome)
     after_attempt(ended, outcome, m_scheduler.on_job_exit(ended.id, outcome));
 }
 
-void JobRunner::on_token_ready(int token)
+void JobRunner::on_token_released(int token)
 {
     RunningJob* job = m_jobs.find_token(token);
-    if (job == nullptr || !m_processes.released(token)) {
-        return; // it wrote into it: drained
+    if (job == nullptr) {
+        return;
     }
     job->token_closed = true;
     if (!job->shell_running() && nothing_left_of(*job)) {

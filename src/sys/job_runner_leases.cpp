@@ -77,7 +77,7 @@ void JobRunner::hand_over_at_boundary(const GpuSlots& slots)
 double JobRunner::gpu_seconds_used() const
 {
     double used = m_gpu_seconds;
-    const auto now = Clock::now();
+    const auto now = m_clock.now();
     for (const auto& job : m_jobs.jobs()) {
         if (!job.shell_running()) {
             continue; // counted when it ended

@@ -12,7 +12,7 @@ namespace gpusched::sys {
 
 void JobRunner::record_attempt(const RunningJob& job, JobOutcome outcome, AttemptEnd end)
 {
-    const auto runtime = Clock::now() - job.started;
+    const auto runtime = m_clock.now() - job.started;
     m_busy += runtime;
     ++m_attempts;
     m_gpu_seconds +=

@@ -46,7 +46,7 @@ std::optional<JobRunner::Clock::time_point> JobRunner::next_progress_draw() cons
 void JobRunner::redraw_progress()
 {
     const auto due = next_progress_draw();
-    const auto now = Clock::now();
+    const auto now = m_clock.now();
     if (!due || now < *due) {
         return;
     }
@@ -171,7 +171,7 @@ void JobRunner::report_summary()
     }
     spdlog::info("{}: {} succeeded, {} failed{}, in {}; GPU busy time {}",
                  counted(counts.succeeded + counts.failed + counts.interrupted, "job"),
-                 counts.succeeded, counts.failed, extra, format_duration(Clock::now() - m_started),
+                 counts.succeeded, counts.failed, extra, format_duration(m_clock.now() - m_started),
                  format_duration(m_busy));
     report_failed_jobs();
 }

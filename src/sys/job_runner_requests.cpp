@@ -14,7 +14,7 @@ namespace gpusched::sys {
 void JobRunner::take_input_requests()
 {
     auto requests = m_input.take_requests();
-    const auto now = Clock::now();
+    const auto now = m_clock.now();
     for (const JobId id : requests.cancel) {
         for (auto& job : m_jobs.jobs()) {
             if (job.id != id || !job.shell_running() || job.cancelled) {

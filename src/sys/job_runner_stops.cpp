@@ -24,7 +24,8 @@ std::string signal_name(int signal)
 void JobRunner::handle_signals()
 {
     for (const int signal : m_signals.take_pending()) {
-        // SIGCHLD is reaped below, once for any number of coalesced ones. (SIGPIPE is
+        // SIGCHLD: children are reaped after every wait, once for any number of coalesced
+        // ones. (SIGPIPE is
         // ignored from the start: a closed stderr must not kill gpusched and orphan its jobs.)
         if (signal == SIGCHLD) {
             continue;
@@ -59,7 +60,6 @@ void JobRunner::handle_signals()
         }
         stop_run(signal);
     }
-    reap_children();
 }
 
 void JobRunner::stop_run(int signal)
@@ -71,14 +71,14 @@ void JobRunner::stop_run(int signal)
     if (m_scheduler.stopping() && m_jobs.empty() && !m_processes.children().empty()) {
         // No job is running, but processes that finished jobs left behind (and that closed
         // their token) are: they get the same signal and the same grace period.
-        m_jobs.signal_all(signal, Clock::now());
-        m_jobs.arm_kill_deadline(Clock::now());
+        m_jobs.signal_all(signal, m_clock.now());
+        m_jobs.arm_kill_deadline(m_clock.now());
     }
 }
 
 void JobRunner::fire_due_timers()
 {
-    const auto now = Clock::now();
+    const auto now = m_clock.now();
     if (const auto input = m_input.next_deadline(); input && now >= *input) {
         m_input.on_time(now);
     }

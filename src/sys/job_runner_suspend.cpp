@@ -19,20 +19,20 @@ namespace gpusched::sys {
 // a clock that no longer counts.
 void JobRunner::suspend()
 {
-    const auto stopped_at = Clock::now();
+    const auto stopped_at = m_clock.now();
     m_jobs.signal_all(SIGSTOP, stopped_at);
     if (m_options.progress) {
         m_options.progress->release(); // the shell's screen while gpusched is stopped
     }
     spdlog::info("SIGTSTP: {} job{} stopped with gpusched; fg resumes them", m_jobs.size(),
                  m_jobs.size() == 1 ? "" : "s");
-    SignalChannel::stop_as_sigtstp();
-    const auto stopped = Clock::now() - stopped_at;
+    m_signals.stop_self();
+    const auto stopped = m_clock.now() - stopped_at;
     m_jobs.postpone(stopped);
     if (m_busy_watch) {
         m_busy_watch->postpone(stopped);
     }
-    m_jobs.signal_all(SIGCONT, Clock::now());
+    m_jobs.signal_all(SIGCONT, m_clock.now());
     spdlog::info("{} job{} resumed after {} stopped", m_jobs.size(), m_jobs.size() == 1 ? "" : "s",
                  format_duration(stopped));
     m_progress_stale = true;
@@ -44,7 +44,7 @@ void JobRunner::suspend()
 // background).
 void JobRunner::on_continued()
 {
-    m_jobs.signal_all(SIGCONT, Clock::now());
+    m_jobs.signal_all(SIGCONT, m_clock.now());
     if (m_options.progress) {
         m_options.progress->redraw();
     }

@@ -10,11 +10,17 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <array>
 #include <cerrno>
 #include <csignal>
 
 namespace gpusched::sys {
+
+SystemProcessTable::SystemProcessTable(const JobSpawner& spawner) : m_spawner(spawner)
+{
+    become_child_subreaper();
+}
 
 Spawned SystemProcessTable::spawn(const SpawnRequest& request)
 {
@@ -40,25 +46,73 @@ Spawned SystemProcessTable::spawn(const SpawnRequest& request)
         return {-1, -1, spawned.error};
     }
     const int token = read_end.get();
-    m_tokens.emplace(token, std::move(read_end));
+    m_tokens.emplace(token, Token{std::move(read_end)});
     return {spawned.pid, token, 0};
+}
+
+std::vector<int> SystemProcessTable::wait(std::vector<pollfd>& others,
+                                          std::optional<std::chrono::milliseconds> timeout)
+{
+    // The tokens go last, and are taken off again before returning.
+    const auto others_end = others.size();
+    for (const auto& [fd, token] : m_tokens) {
+        if (!token.released) {
+            others.push_back({fd, POLLIN, 0});
+        }
+    }
+    const int timeout_ms =
+        timeout ? static_cast<int>(std::max<std::chrono::milliseconds::rep>(timeout->count(), 0))
+                : -1;
+    const int ready = poll(others.data(), others.size(), timeout_ms);
+    const int poll_error = errno;
+    std::vector<int> released_tokens;
+    for (auto fd = others.begin() + static_cast<std::ptrdiff_t>(others_end);
+         ready > 0 && fd != others.end(); ++fd) {
+        if (fd->revents != 0 && released(fd->fd)) {
+            released_tokens.push_back(fd->fd);
+        }
+    }
+    others.resize(others_end);
+    if (ready < 0) {
+        if (poll_error != EINTR) {
+            errno = poll_error;
+            throw_errno("poll");
+        }
+        for (auto& fd : others) {
+            fd.revents = 0;
+        }
+    }
+    return released_tokens;
 }
 
 bool SystemProcessTable::released(int token)
 {
+    const auto found = m_tokens.find(token);
+    if (found != m_tokens.end() && found->second.released) {
+        return true;
+    }
     pollfd ready{token, POLLIN, 0};
-    while (poll(&ready, 1, 0) > 0) {
+    while (true) {
+        if (poll(&ready, 1, 0) <= 0) {
+            return false;
+        }
         if ((ready.revents & POLLIN) == 0) {
-            return (ready.revents & (POLLHUP | POLLERR)) != 0;
+            if ((ready.revents & (POLLHUP | POLLERR)) == 0) {
+                return false;
+            }
+            break;
         }
         // A job wrote into its token: what it wrote means nothing, and is dropped so that the
         // pipe never fills. Hang-up comes with the last byte read.
         std::array<char, 4096> ignored{};
         if (read(token, ignored.data(), ignored.size()) <= 0) {
-            return true;
+            break;
         }
     }
-    return false;
+    if (found != m_tokens.end()) {
+        found->second.released = true;
+    }
+    return true;
 }
 
 void SystemProcessTable::forget_token(int token)
@@ -98,6 +152,12 @@ std::optional<Reaped> SystemProcessTable::reap()
         if (errno != EINTR) {
             throw_errno("waitpid");
         }
+    }
+}
+
+void SystemProcessTable::reap_all()
+{
+    while (waitpid(-1, nullptr, 0) > 0 || errno == EINTR) {
     }
 }
 

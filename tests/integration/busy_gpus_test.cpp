@@ -54,7 +54,9 @@ int run_with_usage(const TempDir& dir, const std::vector<std::string>& gpus,
     options.usage_probe = std::move(usage);
     options.recheck = recheck;
     sys::SystemProcessTable processes(spawner);
-    sys::JobRunner runner(scheduler, reader, signals, processes, environment, std::move(options));
+    const SystemTime clock;
+    sys::JobRunner runner(scheduler, reader, {processes, signals, clock}, environment,
+                          std::move(options));
     return runner.run();
 }
 

@@ -7,6 +7,7 @@
 #include <gpusched/resume_state.hpp>
 #include <gpusched/running_jobs.hpp>
 #include <gpusched/scheduler.hpp>
+#include <gpusched/time_source.hpp>
 #include <gpusched/sys/busy_gpu_watch.hpp>
 #include <gpusched/sys/host_leases.hpp>
 #include <gpusched/sys/command_input.hpp>
@@ -50,15 +51,23 @@ struct RunnerOptions {
     std::unique_ptr<HostLeases> leases;
 };
 
-// The one event loop: waits in a single poll on the input, a signalfd (signals and child
-// exits), tagged output, the presence tokens of ended jobs whose leftovers still run, and the
-// nearest deadline; feeds each event to the scheduler and carries out the actions it returns.
-// No sleeps and no polling intervals: it wakes only when something happened or a deadline is
-// due. Its jobs' processes are started, signalled and reaped through a ProcessTable.
+// What the runner asks of the system, each behind an interface: its jobs' processes and
+// their events, the signals sent to gpusched, the time. A run passes the system's; a test of
+// the runner's rules passes fakes, and runs an hour of them in a millisecond.
+struct RunnerSystem {
+    ProcessTable& processes;
+    SignalSource& signals;
+    const TimeSource& clock;
+};
+
+// The one event loop: waits, through the process table, on its jobs' tokens, the input, a
+// signalfd (signals and child exits), tagged output and the nearest deadline; feeds each
+// event to the scheduler and carries out the actions it returns. No sleeps and no polling
+// intervals: it wakes only when something happened or a deadline is due.
 class JobRunner {
 public:
-    JobRunner(Scheduler& scheduler, CommandInput& input, SignalChannel& signals,
-              ProcessTable& processes, const JobEnvironment& environment, RunnerOptions options);
+    JobRunner(Scheduler& scheduler, CommandInput& input, RunnerSystem system,
+              const JobEnvironment& environment, RunnerOptions options);
 
     // Gives the terminal back however the run ends, an exception included.
     ~JobRunner();
@@ -97,7 +106,7 @@ private:
     void after_attempt(const RunningJob& job, JobOutcome outcome, std::vector<Action> actions);
     void reap_children();
     void on_shell_exit(ProcessId leader, JobOutcome outcome);
-    void on_token_ready(int token);
+    void on_token_released(int token);
     bool nothing_left_of(RunningJob& job);
     void on_leftovers_gone(int token);
     void report_leftovers(int token);
@@ -125,8 +134,9 @@ private:
 
     Scheduler& m_scheduler;
     CommandInput& m_input;
-    SignalChannel& m_signals;
+    SignalSource& m_signals;
     ProcessTable& m_processes;
+    const TimeSource& m_clock;
     const JobEnvironment& m_environment;
     // The environment of the last submitted context a job started with (a queue's).
     SharedJobContext m_submitted_context;

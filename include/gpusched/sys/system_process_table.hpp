@@ -18,22 +18,31 @@ namespace gpusched::sys {
 // did with their process group or parent.
 class SystemProcessTable final : public ProcessTable {
 public:
-    explicit SystemProcessTable(const JobSpawner& spawner) : m_spawner(spawner) {}
+    // Makes this process the subreaper of its descendants (see become_child_subreaper): what
+    // a job leaves behind comes back to it, to be found, waited for and stopped.
+    explicit SystemProcessTable(const JobSpawner& spawner);
 
     Spawned spawn(const SpawnRequest& request) override;
+    std::vector<int> wait(std::vector<pollfd>& others,
+                          std::optional<std::chrono::milliseconds> timeout) override;
     bool released(int token) override;
     void forget_token(int token) override;
     void signal_group(ProcessId leader, int signal) override;
     void signal_process(ProcessId pid, int signal) override;
     bool group_exists(ProcessId leader) override;
     std::optional<Reaped> reap() override;
+    void reap_all() override;
     std::vector<ProcessId> children() override;
     std::vector<std::vector<ProcessInfo>> find_processes(std::span<const JobTrace> jobs) override;
 
 private:
     const JobSpawner& m_spawner;
-    // The read end of each job's token, by descriptor number.
-    std::unordered_map<int, UniqueFd> m_tokens;
+    struct Token {
+        UniqueFd read_end;
+        bool released = false; // seen hung up: waited on no more
+    };
+    // Each job's token, by the number of its read end.
+    std::unordered_map<int, Token> m_tokens;
 };
 
 } // namespace gpusched::sys
