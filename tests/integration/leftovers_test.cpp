@@ -48,43 +48,6 @@ TEST(Leftovers, ABackgroundProcessKeepsItsGpuFromTheNextJob)
         << result.err;
 }
 
-TEST(Leftovers, OtherGpusGoOnWhileOneIsHeld)
-{
-    TempDir dir;
-    const auto order_file = (dir / "order").string();
-    const auto release = dir / "release";
-    // Job 1 leaves a process that ends only when job 3 (on the other GPU) lets it.
-    const auto result = run(
-        dir,
-        {{"--gpus", "0,1", "--no-lock"},
-         join_lines({fmt::format("(while [ ! -e {} ]; do sleep 0.05; done) & echo one >> {}",
-                                 release.string(), order_file),
-                     fmt::format("sleep 0.3; echo two >> {}", order_file),
-                     fmt::format("echo three >> {}; touch {}", order_file, release.string())})});
-    EXPECT_EQ(result.exit_status, 0) << result.err;
-    EXPECT_EQ(order(dir), (std::vector<std::string>{"one", "two", "three"})) << result.err;
-}
-
-TEST(Leftovers, ARetryWhileTheFailedAttemptsLeftoversRunKeepsEachGpuApart)
-{
-    TempDir dir;
-    const auto flag = dir / "flag";
-    const auto order_file = (dir / "order").string();
-    // Attempt 1 leaves a long process on its GPU, attempt 2 a short one on the other.
-    const auto result =
-        run(dir, {{"--gpus", "0,1", "--no-lock", "--retries", "1"},
-                  join_lines({fmt::format("if [ -e {0} ]; then sleep 0.3 & exit 1; fi; touch {0}; "
-                                          "(sleep 1.5; echo first-attempt-left >> {1}) & exit 1",
-                                          flag.string(), order_file),
-                              fmt::format("sleep 0.2; echo two >> {}", order_file),
-                              fmt::format("sleep 0.2; echo three >> {}", order_file)})});
-    EXPECT_EQ(result.exit_status, 1) << "job 1 failed twice\n" << result.err;
-    EXPECT_EQ(result.err.find("stopping the run"), std::string::npos) << result.err;
-    const auto lines = order(dir);
-    EXPECT_EQ(std::count(lines.begin(), lines.end(), "two"), 1) << result.err;
-    EXPECT_EQ(std::count(lines.begin(), lines.end(), "three"), 1) << result.err;
-}
-
 TEST(Leftovers, WhatClosedItsDescriptorsButStayedInTheGroupStillHoldsTheGpu)
 {
     TempDir dir;
@@ -130,20 +93,6 @@ TEST(Leftovers, TimeoutStopsASetsidChildThatIgnoresTerm)
     EXPECT_EQ(order(dir), std::vector<std::string>{"second"});
     EXPECT_EQ(result.exit_status, 1) << result.err;
     EXPECT_TRUE(has(result.err, "passed --timeout")) << result.err;
-}
-
-TEST(Leftovers, TimeoutReachesWhatAFinishedJobLeft)
-{
-    TempDir dir;
-    const auto pid_file = dir / "pid";
-    const auto result =
-        run(dir, {{"--gpus", "0", "--no-lock", "--timeout", "1", "--kill-after", "1"},
-                  fmt::format("setsid sh -c 'trap \"\" TERM; echo $$ > {}; exec sleep 300' &\n",
-                              pid_file.string())});
-    ASSERT_FALSE(result.timed_out) << result.err;
-    EXPECT_FALSE(process_alive(noted_pid(pid_file))) << result.err;
-    EXPECT_TRUE(has(result.err, "what job 1 left running on GPU 0 passed --timeout")) << result.err;
-    EXPECT_EQ(result.exit_status, 0) << "the job itself succeeded\n" << result.err;
 }
 
 TEST(Leftovers, TheEndOfARunWaitsForLeftoversAndNamesThem)

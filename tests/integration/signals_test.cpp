@@ -64,34 +64,6 @@ TEST_F(Signals, TermIsPassedOnToJobsAndTheirChildren)
     expect_nothing_left();
 }
 
-TEST_F(Signals, JobsThatIgnoreTermAreKilledAfterTheGracePeriod)
-{
-    Process gpusched(m_dir, {{"--gpus", "0", "--kill-after", "0.5"},
-                             trapping_job("trap '' TERM", "sleep 30") + "\n"});
-    ASSERT_TRUE(eventually([&] { return pids_written(1); }));
-    gpusched.signal(SIGTERM);
-    const auto result = gpusched.wait(20s);
-    EXPECT_FALSE(result.timed_out);
-    EXPECT_EQ(result.exit_status, 128 + SIGTERM) << result.err;
-    EXPECT_NE(result.err.find("killed by SIGKILL"), std::string::npos) << result.err;
-    expect_nothing_left();
-}
-
-TEST_F(Signals, SecondInterruptKillsAtOnce)
-{
-    Process gpusched(m_dir, {{"--gpus", "0", "--kill-after", "600"},
-                             trapping_job("trap '' INT", "sleep 30") + "\n"});
-    ASSERT_TRUE(eventually([&] { return pids_written(1); }));
-    gpusched.signal(SIGINT);
-    ASSERT_TRUE(
-        eventually([&] { return gpusched.err_so_far().find("SIGINT:") != std::string::npos; }));
-    gpusched.signal(SIGINT);
-    const auto result = gpusched.wait(20s);
-    EXPECT_FALSE(result.timed_out) << "the second SIGINT must not wait for --kill-after";
-    EXPECT_EQ(result.exit_status, 128 + SIGINT) << result.err;
-    expect_nothing_left();
-}
-
 TEST_F(Signals, ProcessesThatLeftTheJobsGroupAreKilledToo)
 {
     Process gpusched(

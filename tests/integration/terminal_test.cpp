@@ -223,30 +223,5 @@ TEST_F(Terminal, CtrlZStopsTheJobsWithGpuschedAndSigcontResumesThem)
 
 // Stopped for 3 s under a 2 s --timeout, a job that runs far less than 2 s of its own is not
 // killed, and the job log's run time leaves the stopped time out.
-TEST_F(Terminal, TimeStoppedCountsNeitherAgainstTheTimeoutNorInTheRunTime)
-{
-    const auto joblog = m_dir / "joblog";
-    auto args = command_file(waiting_job(1) + "\n");
-    args.insert(args.begin(), {"--gpus", "0", "--timeout", "2", "--joblog", joblog.string()});
-    PseudoTerminal terminal(m_dir, {args});
-    ASSERT_TRUE(terminal.read_until([&] { return job_pid(1) != 0; })) << terminal.written();
-    const pid_t job = job_pid(1);
-    terminal.type("\x1a");
-    ASSERT_TRUE(terminal.read_until([&] { return job_stopped(job); })) << terminal.written();
-    std::this_thread::sleep_for(3s); // the stop itself: what must not count
-    kill(-terminal.pid(), SIGCONT);
-    ASSERT_TRUE(terminal.read_until([&] { return !job_stopped(job); }));
-    release_job(1);
-    const auto finished = terminal.wait();
-    ASSERT_FALSE(finished.timed_out);
-    EXPECT_EQ(finished.exit_status, 0) << finished.err;
-    EXPECT_EQ(finished.err.find("--timeout"), std::string::npos) << finished.err;
-    const auto records = joblog_records(joblog);
-    ASSERT_EQ(records.size(), 1u);
-    EXPECT_EQ(records[0][6], "0") << "Exitval";
-    EXPECT_EQ(records[0][7], "0") << "Signal";
-    EXPECT_LT(std::stod(records[0][3]), 3.0) << "JobRuntime counts the 3 s stopped";
-}
-
 } // namespace
 } // namespace gpusched::testing
