@@ -29,4 +29,11 @@ public:
     }
 };
 
+// The one SystemTime of the process, for the runner and its input to share.
+inline const TimeSource& system_time()
+{
+    static const SystemTime time;
+    return time;
+}
+
 } // namespace gpusched

@@ -385,8 +385,7 @@ int run_jobs(RunOptions& options, const InputFactory& make_input,
     const sys::JobSpawner spawner(options.shell, signals.original_mask(), guard.marker_fd());
     sys::SystemProcessTable processes(spawner);
     runner_settings.shell = options.shell;
-    const SystemTime clock;
-    sys::JobRunner runner(scheduler, *input, {processes, signals, clock}, environment,
+    sys::JobRunner runner(scheduler, *input, {processes, signals, system_time()}, environment,
                           std::move(runner_settings));
     return runner.run();
 }

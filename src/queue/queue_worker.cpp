@@ -17,8 +17,9 @@ constexpr auto k_too_big_pause = std::chrono::seconds(1);
 
 } // namespace
 
-QueueWorker::QueueWorker(std::unique_ptr<WorkerStore> store, std::string host)
-    : m_store(std::move(store)), m_host(std::move(host))
+QueueWorker::QueueWorker(std::unique_ptr<WorkerStore> store, std::string host,
+                         const TimeSource& clock)
+    : m_store(std::move(store)), m_host(std::move(host)), m_clock(clock)
 {
     m_store->attach(m_events);
 }
@@ -210,7 +211,7 @@ void QueueWorker::admit(TakenJob job)
                              job.id, *gpus, m_gpu_count);
             }
             m_store->pass_by(job.id);
-            m_takes_held_until = Clock::now() + k_too_big_pause;
+            m_takes_held_until = m_clock.now() + k_too_big_pause;
             return;
         }
     }

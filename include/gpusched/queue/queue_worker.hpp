@@ -2,6 +2,7 @@
 
 #include <gpusched/queue/worker_store.hpp>
 #include <gpusched/sys/command_input.hpp>
+#include <gpusched/time_source.hpp>
 
 #include <deque>
 #include <memory>
@@ -27,8 +28,9 @@ namespace gpusched::queue {
 // - a job a stop interrupted goes back to the queue, to run again elsewhere.
 class QueueWorker final : public sys::CommandInput {
 public:
-    // `host` names this machine in refusals.
-    QueueWorker(std::unique_ptr<WorkerStore> store, std::string host);
+    // `host` names this machine in refusals; `clock` is the runner's.
+    QueueWorker(std::unique_ptr<WorkerStore> store, std::string host,
+                const TimeSource& clock = system_time());
     ~QueueWorker() override;
 
     const std::string& worker_id() const { return m_store->worker_id(); }
@@ -96,6 +98,7 @@ private:
     std::unique_ptr<WorkerStore> m_store;
     StoreEvents m_events{*this};
     std::string m_host;
+    const TimeSource& m_clock;
 
     bool m_stopped = false;
     bool m_looked = false; // nothing is taken before the first read of the pauses
