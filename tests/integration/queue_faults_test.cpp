@@ -323,15 +323,29 @@ TEST_F(QueueFaults, AWorkerAnsweredWithErrorsNeitherReconnectsNorLogsInALoopAndR
     const auto lines = [&] { return split_lines(worker_err(0)).size(); };
     const auto connections_before = redis().info("total_connections_received");
     const auto lines_before = lines();
+    const auto refusals_before = redis().info("total_error_replies");
     // No memory left, and no eviction: every write is refused with an OOM error.
     ASSERT_EQ(redis().cli({"CONFIG", "GET", "maxmemory-policy"}), "maxmemory-policy\nnoeviction\n");
     ASSERT_EQ(redis().cli({"CONFIG", "SET", "maxmemory", "1"}), "OK\n");
-    std::this_thread::sleep_for(8s); // what the worker does while refused, over a while
+    // What the worker does while refused, over several refusals: its heartbeats, one a
+    // second, and its tries again.
+    int looks = 0; // each a connection of redis-cli's, one a quarter second
+    ASSERT_TRUE(eventually(
+        [&] {
+            if (looks++ > 0) {
+                std::this_thread::sleep_for(250ms);
+            }
+            return redis().info("total_error_replies") - refusals_before >= 10;
+        },
+        30s))
+        << "the worker was refused fewer than 10 times:\n"
+        << last_lines(worker_err(0));
     const auto connections_after = redis().info("total_connections_received");
     const auto lines_in_outage = lines() - lines_before;
     ASSERT_EQ(redis().cli({"CONFIG", "SET", "maxmemory", "0"}), "OK\n");
-    // Two of the connections were redis-cli's: CONFIG SET and the second INFO.
-    EXPECT_LE(connections_after - connections_before - 2, 5)
+    // The others were redis-cli's: the second INFO, CONFIG GET and SET, the looks above, the
+    // last INFO.
+    EXPECT_LE(connections_after - connections_before - 4 - looks, 5)
         << "the worker reconnected on error replies";
     EXPECT_LE(lines_in_outage, 2u) << "the worker kept logging the refusals:\n"
                                    << last_lines(worker_err(0));
