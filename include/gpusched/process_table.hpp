@@ -1,5 +1,7 @@
 #pragma once
 
+#include <gpusched/result.hpp>
+
 #include <chrono>
 #include <optional>
 #include <span>
@@ -30,7 +32,6 @@ struct Spawned {
     // ProcessTable::released tells when none holds one any more. The table owns it until
     // forget_token.
     int token = -1;
-    int error = 0; // the errno that kept it from starting
 };
 
 // A process found holding a job's token, or in its process group.
@@ -62,7 +63,8 @@ class ProcessTable {
 public:
     virtual ~ProcessTable() = default;
 
-    virtual Spawned spawn(const SpawnRequest& request) = 0;
+    // The started job, or what kept it from starting, with its errno.
+    virtual Result<Spawned> spawn(const SpawnRequest& request) = 0;
     // Waits until a job's token is released, one of `others` is ready (their revents say
     // which), or `timeout` has passed (none: no limit); returns the tokens released, each
     // once. A job that writes into its token is drained here, so it never blocks on a full

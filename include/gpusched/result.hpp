@@ -12,7 +12,15 @@ namespace gpusched {
 // An expected failure, returned as a value: its message names what was wrong and where, and is
 // said to the user as it is.
 struct Failure {
+    explicit Failure(std::string what, int errno_value = 0)
+        : message(std::move(what)), error(errno_value)
+    {
+    }
+
     std::string message;
+    // The errno behind it, where a system call failed: for a caller that tells a limit that
+    // passes (EAGAIN) from a lasting fault. 0 otherwise.
+    int error = 0;
 };
 
 // The one way a function returns a failure its caller is expected to handle: a value, or the

@@ -28,14 +28,14 @@ bool is_transient_spawn_error(int error)
 }
 
 // Why a job's shell did not start: its directory (a queued job's submitter's), when that is
-// what cannot be entered, else the shell.
-std::string why_not_started(int error, const std::string& shell, const JobContext* context)
+// what cannot be entered, else what the process table said (the shell, or a pipe).
+std::string why_not_started(const Failure& failure, const JobContext* context)
 {
     if (context != nullptr && access(context->directory.c_str(), X_OK) != 0) {
         return fmt::format("cannot enter directory {}: {}", context->directory,
                            std::strerror(errno));
     }
-    return fmt::format("{}: {}", shell, std::strerror(error));
+    return failure.message;
 }
 
 constexpr std::chrono::milliseconds k_first_spawn_backoff{100};
@@ -297,8 +297,12 @@ void JobRunner::start(StartJob& job)
     std::optional<TaggedOutput::WriteEnds> pipes;
     SpawnRequest request{running.command, nullptr, -1, -1, {}};
     try {
-        if (m_options.leases && !take_leases(job, lease_fds)) {
-            return;
+        if (m_options.leases) {
+            auto taken = take_leases(job);
+            if (!taken) {
+                return;
+            }
+            lease_fds = std::move(*taken);
         }
         if (m_options.output_files) {
             files = m_options.output_files->open(running.id, running.attempt);
@@ -330,12 +334,13 @@ void JobRunner::start(StartJob& job)
     const auto envp = environment_of(context).for_job(running.id, gpu, variables);
     request.environment = envp.data();
     request.inherited = lease_fds;
-    const Spawned spawned = m_processes.spawn(request);
-    if (spawned.error != 0) {
-        if (is_transient_spawn_error(spawned.error) || waits_for_descriptors(spawned.error)) {
-            defer_start(running, spawned.error);
+    const auto spawned = m_processes.spawn(request);
+    if (!spawned) {
+        const int error = spawned.failure().error;
+        if (is_transient_spawn_error(error) || waits_for_descriptors(error)) {
+            defer_start(running, error);
         } else {
-            fail_to_start(running, why_not_started(spawned.error, m_options.shell, context.get()));
+            fail_to_start(running, why_not_started(spawned.failure(), context.get()));
         }
         return;
     }
@@ -345,9 +350,9 @@ void JobRunner::start(StartJob& job)
     spdlog::info("job {} started on GPU {}{}: {}", running.id, gpu,
                  running.attempt > 1 ? fmt::format(" (attempt {})", running.attempt) : "",
                  shorten_command(running.command));
-    spdlog::debug("job {} is process group {}", running.id, spawned.pid);
-    running.leader = spawned.pid;
-    running.token = spawned.token;
+    spdlog::debug("job {} is process group {}", running.id, spawned->pid);
+    running.leader = spawned->pid;
+    running.token = spawned->token;
     m_input.on_started(running.id, running.gpu);
     lease_holders_changed(running.slots);
     m_jobs.add(std::move(running));

@@ -15,13 +15,14 @@
 
 namespace gpusched::sys {
 
-// True when every GPU of the job is leased to us, with their descriptors in `fds`. Else the
+// The lease descriptors of the job's GPUs, once every one is leased to us. Else nothing: the
 // job goes back to the queue, and the GPUs another process holds are waited for.
-bool JobRunner::take_leases(const StartJob& job, std::vector<int>& fds)
+std::optional<std::vector<int>> JobRunner::take_leases(const StartJob& job)
 {
     auto& leases = *m_options.leases;
     hand_over_at_boundary(job.gpus);
     GpuSlots refused;
+    std::vector<int> fds;
     for (const auto slot : job.gpus) {
         if (leases.try_take(slot)) {
             leases.append_fds(slot, fds);
@@ -30,9 +31,8 @@ bool JobRunner::take_leases(const StartJob& job, std::vector<int>& fds)
         }
     }
     if (refused.empty()) {
-        return true;
+        return fds;
     }
-    fds.clear();
     for (const auto slot : refused) {
         if (!leases.waiting(slot)) {
             leases.set_wanted(job.gpus.size());
@@ -53,7 +53,7 @@ bool JobRunner::take_leases(const StartJob& job, std::vector<int>& fds)
         }
     }
     apply(m_scheduler.on_lease_refused(job.command.id, refused));
-    return false;
+    return std::nullopt;
 }
 
 // A job boundary: our last job on a GPU has ended and the next would follow it there. A

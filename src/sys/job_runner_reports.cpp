@@ -103,13 +103,14 @@ void JobRunner::report_unstarted()
                              "did not start. Give this file to gpusched to run them.",
                              getpid()));
     const auto file = save_unstarted_commands(saved);
-    if (file.path.empty()) {
-        spdlog::error("the commands not started, named above, could not be saved: {}", file.error);
+    if (!file) {
+        spdlog::error("the commands not started, named above, could not be saved: {}",
+                      file.message());
         return;
     }
     spdlog::warn("the commands from pipes and FIFOs not started are saved in {}: give that file "
                  "to gpusched to run them",
-                 file.path);
+                 *file);
 }
 
 // Once the input has ended: the job log's jobs whose command is in no input line, which

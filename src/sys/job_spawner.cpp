@@ -12,6 +12,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstring>
 #include <optional>
 #include <stdexcept>
 #include <string_view>
@@ -62,8 +63,8 @@ JobSpawner::JobSpawner(std::string shell, const sigset_t& child_mask, int marker
 // Commands longer than k_longest_inline_command are written to an anonymous memory file that
 // the shell runs as a script from /dev/fd/N, after the other inherited descriptors; the
 // script's first line closes it so the job sees no extra descriptor.
-SpawnResult JobSpawner::spawn(const std::string& command, char* const* envp, JobStreams streams,
-                              std::span<const int> leases, int presence, JobPlace place) const
+Result<pid_t> JobSpawner::spawn(const std::string& command, char* const* envp, JobStreams streams,
+                                std::span<const int> leases, int presence, JobPlace place) const
 {
     // Each source is dup2'd in this order, so none may lie where an earlier one lands.
     const int marker_fd = k_first_inherited_fd + static_cast<int>(leases.size());
@@ -89,7 +90,9 @@ SpawnResult JobSpawner::spawn(const std::string& command, char* const* envp, Job
         }
         if (!script || !write_all(script.get(), fmt::format("exec {}<&-\n", script_fd)) ||
             !write_all(script.get(), command) || !write_all(script.get(), "\n")) {
-            return {-1, errno};
+            const int error = errno;
+            return Failure{fmt::format("the script of a long command: {}", std::strerror(error)),
+                           error};
         }
     }
 
@@ -133,13 +136,16 @@ SpawnResult JobSpawner::spawn(const std::string& command, char* const* envp, Job
     // posix_spawn has no attribute for the umask: the child copies ours when it is made, so
     // ours is the job's for that moment (the scheduler is single-threaded).
     const mode_t own_umask = place.umask >= 0 ? ::umask(static_cast<mode_t>(place.umask)) : 0;
-    SpawnResult result;
-    result.error = posix_spawn(&result.pid, m_shell.c_str(), actions, m_attributes.get(),
-                               as_script ? script_argv : inline_argv, envp);
+    pid_t pid = -1;
+    const int error = posix_spawn(&pid, m_shell.c_str(), actions, m_attributes.get(),
+                                  as_script ? script_argv : inline_argv, envp);
     if (place.umask >= 0) {
         ::umask(own_umask);
     }
-    return result;
+    if (error != 0) {
+        return Failure{fmt::format("{}: {}", m_shell, std::strerror(error)), error};
+    }
+    return pid;
 }
 
 } // namespace gpusched::sys

@@ -22,11 +22,11 @@ SystemProcessTable::SystemProcessTable(const JobSpawner& spawner) : m_spawner(sp
     become_child_subreaper();
 }
 
-Spawned SystemProcessTable::spawn(const SpawnRequest& request)
+Result<Spawned> SystemProcessTable::spawn(const SpawnRequest& request)
 {
     std::array<int, 2> ends{};
     if (pipe2(ends.data(), O_CLOEXEC) != 0) {
-        return {-1, -1, errno};
+        return system_failure("pipe2");
     }
     UniqueFd read_end(ends[0]);
     // The write end must lie above every place a job's descriptors go (see JobSpawner).
@@ -35,19 +35,19 @@ Spawned SystemProcessTable::spawn(const SpawnRequest& request)
     const int dup_error = errno;
     close(ends[1]);
     if (!write_end) {
-        return {-1, -1, dup_error};
+        errno = dup_error;
+        return system_failure("fcntl F_DUPFD_CLOEXEC");
     }
-    const SpawnResult spawned =
-        m_spawner.spawn(request.command, request.environment, {request.out, request.err},
-                        request.inherited, write_end.get(),
-                        {request.directory ? request.directory->c_str() : nullptr,
-                         request.umask});
-    if (spawned.error != 0) {
-        return {-1, -1, spawned.error};
+    auto pid = m_spawner.spawn(request.command, request.environment, {request.out, request.err},
+                               request.inherited, write_end.get(),
+                               {request.directory ? request.directory->c_str() : nullptr,
+                                request.umask});
+    if (!pid) {
+        return pid.failure();
     }
     const int token = read_end.get();
     m_tokens.emplace(token, Token{std::move(read_end)});
-    return {spawned.pid, token, 0};
+    return Spawned{*pid, token};
 }
 
 std::vector<int> SystemProcessTable::wait(std::vector<pollfd>& others,

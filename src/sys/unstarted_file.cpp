@@ -33,16 +33,15 @@ std::vector<std::pair<fs::path, std::string>> places()
     return found;
 }
 
-// Empty when written; else why not.
-std::string write_new_file(const fs::path& path, const std::string& text)
+Result<void> write_new_file(const fs::path& path, const std::string& text)
 {
     const UniqueFd file(
         ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600));
     if (!file) {
-        return fmt::format("open {}: {}", path.string(), std::strerror(errno));
+        return Failure{fmt::format("open {}: {}", path.string(), std::strerror(errno))};
     }
     if (!write_all(file.get(), text)) {
-        const auto why = fmt::format("write {}: {}", path.string(), std::strerror(errno));
+        Failure why{fmt::format("write {}: {}", path.string(), std::strerror(errno))};
         ::unlink(path.c_str());
         return why;
     }
@@ -51,7 +50,7 @@ std::string write_new_file(const fs::path& path, const std::string& text)
 
 } // namespace
 
-SavedCommands save_unstarted_commands(const std::vector<std::string>& lines)
+Result<std::string> save_unstarted_commands(const std::vector<std::string>& lines)
 {
     std::string text;
     for (const auto& line : lines) {
@@ -65,14 +64,18 @@ SavedCommands save_unstarted_commands(const std::vector<std::string>& lines)
         std::error_code error;
         fs::create_directories(directory, error);
         const auto path = directory / fmt::format("{}-{}.txt", prefix, stamp);
-        auto why = error ? fmt::format("create {}: {}", directory.string(), error.message())
-                         : write_new_file(path, text);
-        if (why.empty()) {
-            return {path.string(), {}};
+        if (error) {
+            errors += fmt::format("{}create {}: {}", errors.empty() ? "" : "; ", directory.string(),
+                                  error.message());
+            continue;
         }
-        errors += errors.empty() ? why : "; " + why;
+        if (auto written = write_new_file(path, text); !written) {
+            errors += (errors.empty() ? "" : "; ") + written.message();
+            continue;
+        }
+        return path.string();
     }
-    return {{}, errors};
+    return Failure{errors};
 }
 
 } // namespace gpusched::sys

@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <csignal>
+#include <cstring>
 #include <deque>
 #include <functional>
 #include <map>
@@ -70,12 +71,13 @@ public:
 
     // A job shell: its own group leader, holding a new token, our child. on_spawn, where
     // set, scripts what it does.
-    Spawned spawn(const SpawnRequest& request) override
+    Result<Spawned> spawn(const SpawnRequest& request) override
     {
         if (m_refusals > 0) {
             --m_refusals;
             ++refused;
-            return {-1, -1, m_refusal_error};
+            return Failure{"/bin/sh: " + std::string(std::strerror(m_refusal_error)),
+                           m_refusal_error};
         }
         const ProcessId pid = m_next_pid++;
         const int token = m_next_token++;
@@ -86,7 +88,7 @@ public:
         if (on_spawn) {
             on_spawn(pid, request.command);
         }
-        return {pid, token, 0};
+        return Spawned{pid, token};
     }
 
     std::vector<int> wait(std::vector<pollfd>& others,

@@ -3,6 +3,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cerrno>
 #include <memory>
 #include <optional>
 #include <string>
@@ -68,6 +69,13 @@ TEST(Result, MovesAValueThatCannotBeCopied)
     ASSERT_TRUE(owned.ok());
     const auto taken = std::move(owned).value();
     EXPECT_EQ(*taken, 7);
+}
+
+TEST(Result, AFailureOfASystemCallCarriesItsErrno)
+{
+    const Result<int> refused = Failure{"/bin/sh: Resource temporarily unavailable", EAGAIN};
+    EXPECT_EQ(refused.failure().error, EAGAIN);
+    EXPECT_EQ(Result<int>(Failure{"7 is odd"}).failure().error, 0) << "none where none was";
 }
 
 TEST(Result, ValueOrUsageErrorThrowsTheFailureForTheUser)

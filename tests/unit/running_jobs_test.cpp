@@ -20,7 +20,7 @@ const RunningJobs::Clock::time_point k_start{};
 RunningJob& start(RunningJobs& jobs, FakeProcessTable& table, JobId id)
 {
     const std::string command = "job " + std::to_string(id);
-    const Spawned spawned = table.spawn({command, nullptr, -1, -1, {}});
+    const Spawned spawned = table.spawn({command, nullptr, -1, -1, {}}).value();
     RunningJob job;
     job.id = id;
     job.command = command;
@@ -250,7 +250,7 @@ TEST(RunningJobs, OtherJobsAreLeftAloneByOnesTimeout)
     RunningJobs jobs(table, k_kill_after, 60s);
     const int first = start(jobs, table, 1).token;
     RunningJob later;
-    const Spawned spawned = table.spawn({"job 2", nullptr, -1, -1, {}});
+    const Spawned spawned = table.spawn({"job 2", nullptr, -1, -1, {}}).value();
     later.id = 2;
     later.started = k_start + 30s;
     later.leader = spawned.pid;

@@ -126,7 +126,7 @@ private:
     void note_failed_job(FailedJob job);
     void report_failed_jobs();
     // Host-wide leases (job_runner_leases.cpp).
-    bool take_leases(const StartJob& job, std::vector<int>& fds);
+    std::optional<std::vector<int>> take_leases(const StartJob& job);
     void lease_holders_changed(const GpuSlots& slots);
     void add_lease_poll_fds(std::vector<pollfd>& fds) const;
     bool on_lease_ready(const pollfd& ready);

@@ -1,5 +1,6 @@
 #pragma once
 
+#include <gpusched/result.hpp>
 #include <gpusched/sys/spawn_actions.hpp>
 
 #include <sys/types.h>
@@ -9,12 +10,6 @@
 #include <string>
 
 namespace gpusched::sys {
-
-// The pid of a started job, or the errno that stopped it from starting.
-struct SpawnResult {
-    pid_t pid = -1;
-    int error = 0;
-};
 
 // Where a job's stdout and stderr go: descriptors to put on fd 1 and 2 (files of
 // --output-dir, pipes for --tag), or -1 to share the scheduler's.
@@ -42,7 +37,8 @@ public:
     // Each source descriptor must lie above the places the ones before it go to: the leases
     // and the marker at 3 + their number or above, `presence` above the marker's place (as
     // lowest_private_fd makes sure), so that no dup2 overwrites a source not yet copied.
-    SpawnResult spawn(const std::string& command, char* const* envp, JobStreams streams = {},
+    // Returns the job's pid, or what kept it from starting, with its errno.
+    Result<pid_t> spawn(const std::string& command, char* const* envp, JobStreams streams = {},
                       std::span<const int> leases = {}, int presence = -1,
                       JobPlace place = {}) const;
     // The lowest descriptor a job's private sources may lie at, for jobs with `leases` GPUs.

@@ -1,5 +1,7 @@
 #pragma once
 
+#include <gpusched/result.hpp>
+
 #include <string>
 
 namespace gpusched::sys {
@@ -10,5 +12,8 @@ namespace gpusched::sys {
 
 // Throws for `error` (an errno value returned rather than set, as posix_spawn does).
 [[noreturn]] void throw_error_code(int error, const std::string& what);
+
+// The current errno as an expected failure, "WHAT: STRERROR", carrying the errno.
+Failure system_failure(const std::string& what);
 
 } // namespace gpusched::sys

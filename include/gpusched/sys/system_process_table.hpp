@@ -22,7 +22,7 @@ public:
     // a job leaves behind comes back to it, to be found, waited for and stopped.
     explicit SystemProcessTable(const JobSpawner& spawner);
 
-    Spawned spawn(const SpawnRequest& request) override;
+    Result<Spawned> spawn(const SpawnRequest& request) override;
     std::vector<int> wait(std::vector<pollfd>& others,
                           std::optional<std::chrono::milliseconds> timeout) override;
     bool released(int token) override;
