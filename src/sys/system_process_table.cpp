@@ -38,10 +38,9 @@ Result<Spawned> SystemProcessTable::spawn(const SpawnRequest& request)
         errno = dup_error;
         return system_failure("fcntl F_DUPFD_CLOEXEC");
     }
-    auto pid = m_spawner.spawn(request.command, request.environment, {request.out, request.err},
-                               request.inherited, write_end.get(),
-                               {request.directory ? request.directory->c_str() : nullptr,
-                                request.umask});
+    auto pid = m_spawner.spawn(
+        request.command, request.environment, {request.out, request.err}, request.inherited,
+        write_end.get(), {request.directory ? request.directory->c_str() : nullptr, request.umask});
     if (!pid) {
         return pid.failure();
     }

@@ -193,7 +193,10 @@ public:
     {
         m_script.emplace(time, std::move(event));
     }
-    void after(FakeClock::Duration delay, Event event) { at(m_clock->now() + delay, std::move(event)); }
+    void after(FakeClock::Duration delay, Event event)
+    {
+        at(m_clock->now() + delay, std::move(event));
+    }
     // The next `count` spawns fail with `error` (EAGAIN: a process limit).
     void refuse_spawns(int count, int error)
     {

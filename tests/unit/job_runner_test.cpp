@@ -57,7 +57,8 @@ struct FakeJob {
         while (words >> word) {
             const auto equals = word.find('=');
             const auto key = word.substr(0, equals);
-            const auto value = equals == std::string::npos ? 0.0 : std::stod(word.substr(equals + 1));
+            const auto value =
+                equals == std::string::npos ? 0.0 : std::stod(word.substr(equals + 1));
             if (key == "ends") {
                 job.ends = value;
             } else if (key == "code") {
@@ -138,8 +139,8 @@ protected:
     // Runs `event` at `seconds` into the run.
     void at(double seconds, FakeProcessTable::Event event)
     {
-        table.at(FakeClock::k_start + std::chrono::duration_cast<FakeClock::Duration>(
-                                          Seconds(seconds)),
+        table.at(FakeClock::k_start +
+                     std::chrono::duration_cast<FakeClock::Duration>(Seconds(seconds)),
                  std::move(event));
     }
 
@@ -185,8 +186,8 @@ private:
         };
         if (job.leaves) {
             const ProcessId leftover = pid + 1000;
-            table.add({leftover, job.leftover_in_own_group ? leftover : pid,
-                       table.token_of(pid), pid, job.stubborn_leftover});
+            table.add({leftover, job.leftover_in_own_group ? leftover : pid, table.token_of(pid),
+                       pid, job.stubborn_leftover});
             leftovers.push_back(leftover);
             table.after(after(*job.leaves), [this, leftover] { table.exit(leftover, 0); });
         }
@@ -197,9 +198,9 @@ private:
 
     std::ostringstream m_log;
     std::shared_ptr<spdlog::logger> m_previous_logger;
-    const std::filesystem::path m_joblog = std::filesystem::temp_directory_path() /
-                                           ("gpusched-runner-test-" +
-                                            std::to_string(getpid()) + ".joblog");
+    const std::filesystem::path m_joblog =
+        std::filesystem::temp_directory_path() /
+        ("gpusched-runner-test-" + std::to_string(getpid()) + ".joblog");
 };
 
 TEST_F(JobRunnerRules, AJobPastItsTimeoutGetsSigtermThenSigkillAfterKillAfter)
@@ -280,8 +281,8 @@ TEST_F(JobRunnerRules, ARetryWhileTheFailedAttemptsLeftoversRunKeepsEachGpuApart
     EXPECT_FALSE(logged("stopping the run")) << log();
     // Attempt 1 holds GPU 0 until 30 s; job 2 runs on GPU 1, then attempt 2 there, which
     // holds it until 32 s; job 3 waits for GPU 0.
-    EXPECT_EQ(input.started, (std::vector<std::pair<JobId, std::string>>{
-                                 {1, "0"}, {2, "1"}, {1, "1"}, {3, "0"}}));
+    EXPECT_EQ(input.started,
+              (std::vector<std::pair<JobId, std::string>>{{1, "0"}, {2, "1"}, {1, "1"}, {3, "0"}}));
     EXPECT_EQ(started_at, (std::vector<double>{0.0, 0.0, 2.0, 30.0}));
     EXPECT_EQ(shells.size(), 4u) << "jobs 2 and 3 ran once each";
 }
@@ -368,9 +369,8 @@ TEST_F(JobRunnerRules, AJobThatEndsAfterCtrlZHasTheRunTimeItRan)
     ASSERT_EQ(records.size(), 1u);
     EXPECT_TRUE(records[0].succeeded());
     EXPECT_NEAR(records[0].runtime, 6.0, 0.001) << "JobRuntime leaves out the 30 minutes stopped";
-    EXPECT_NEAR(records[0].start, std::chrono::duration<double>(
-                                      FakeClock::k_wall_start.time_since_epoch())
-                                      .count(),
+    EXPECT_NEAR(records[0].start,
+                std::chrono::duration<double>(FakeClock::k_wall_start.time_since_epoch()).count(),
                 0.001);
 }
 

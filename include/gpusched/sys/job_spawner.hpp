@@ -39,8 +39,8 @@ public:
     // lowest_private_fd makes sure), so that no dup2 overwrites a source not yet copied.
     // Returns the job's pid, or what kept it from starting, with its errno.
     Result<pid_t> spawn(const std::string& command, char* const* envp, JobStreams streams = {},
-                      std::span<const int> leases = {}, int presence = -1,
-                      JobPlace place = {}) const;
+                        std::span<const int> leases = {}, int presence = -1,
+                        JobPlace place = {}) const;
     // The lowest descriptor a job's private sources may lie at, for jobs with `leases` GPUs.
     static int lowest_private_fd(std::size_t leases);
     const std::string& shell() const { return m_shell; }
