@@ -38,9 +38,6 @@ std::string why_not_started(const Failure& failure, const JobContext* context)
     return failure.message;
 }
 
-constexpr std::chrono::milliseconds k_first_spawn_backoff{100};
-constexpr std::chrono::milliseconds k_longest_spawn_backoff{10'000};
-
 } // namespace
 
 JobRunner::JobRunner(Scheduler& scheduler, CommandInput& input, RunnerSystem system,
@@ -154,8 +151,8 @@ std::optional<JobRunner::Clock::time_point> JobRunner::next_deadline() const
             next = candidate;
         }
     };
-    if (m_spawn_retry_at) {
-        earlier(*m_spawn_retry_at);
+    if (const auto retry = m_spawn_backoff.retry_at()) {
+        earlier(*retry);
     }
     if (const auto draw = next_progress_draw()) {
         earlier(*draw);
@@ -344,7 +341,7 @@ void JobRunner::start(StartJob& job)
         }
         return;
     }
-    if (std::exchange(m_spawn_backoff, {}) != std::chrono::milliseconds{}) {
+    if (m_spawn_backoff.started()) {
         spdlog::debug("jobs start again");
     }
     spdlog::info("job {} started on GPU {}{}: {}", running.id, gpu,
@@ -385,22 +382,17 @@ bool JobRunner::waits_for_descriptors(int error) const
     return (error == EMFILE || error == ENFILE) && m_input.starts_wait_for_descriptors();
 }
 
-// A fork limit (EAGAIN) or a lack of memory would fail every job started now, and use up
-// their --retries in an instant: the job goes back to the queue, not counted as an attempt,
-// and nothing starts until a wait that doubles while the system keeps refusing.
+// A fork limit (EAGAIN) or a lack of memory would fail every job started now: the job goes
+// back to the queue, not counted as an attempt, and nothing starts until the back-off's wait
+// is over.
 void JobRunner::defer_start(const RunningJob& job, int error)
 {
-    ++m_deferred_starts;
     m_scheduler.on_spawn_deferred(job.id);
-    if (m_spawn_retry_at) {
+    if (!m_spawn_backoff.refused(m_clock.now())) {
         return; // another job of the same batch: the wait is set
     }
-    m_spawn_backoff = m_spawn_backoff == std::chrono::milliseconds{}
-                          ? k_first_spawn_backoff
-                          : std::min(m_spawn_backoff * 2, k_longest_spawn_backoff);
-    m_spawn_retry_at = m_clock.now() + m_spawn_backoff;
     // Said once: under a tight limit it happens again and again, and the summary counts it.
-    const auto level = m_deferred_starts == 1 ? spdlog::level::warn : spdlog::level::debug;
+    const auto level = m_spawn_backoff.deferred() == 1 ? spdlog::level::warn : spdlog::level::debug;
     const bool descriptors = error == EMFILE || error == ENFILE;
     spdlog::log(level, "job {} cannot start yet: {}: {} ({}); jobs wait and start as {} end",
                 job.id, m_options.shell, std::strerror(error),

@@ -163,9 +163,9 @@ void JobRunner::report_summary()
     if (counts.unrecorded > 0) {
         extra += fmt::format(", {} not recorded", counts.unrecorded);
     }
-    if (m_deferred_starts > 0) {
+    if (m_spawn_backoff.deferred() > 0) {
         extra += fmt::format(", {} put off by a limit on processes",
-                             counted(m_deferred_starts, "start"));
+                             counted(m_spawn_backoff.deferred(), "start"));
     }
     if (m_skipped > 0) {
         extra += fmt::format(", {} skipped as done in the job log", m_skipped);

@@ -85,8 +85,7 @@ void JobRunner::fire_due_timers()
     if (const auto check = next_busy_check(); check && now >= *check) {
         check_busy_gpus();
     }
-    if (m_spawn_retry_at && now >= *m_spawn_retry_at) {
-        m_spawn_retry_at.reset();
+    if (m_spawn_backoff.due(now)) {
         apply(m_scheduler.on_spawn_retry());
     }
     const auto due = m_jobs.fire(now);

@@ -7,6 +7,7 @@
 #include <gpusched/resume_state.hpp>
 #include <gpusched/running_jobs.hpp>
 #include <gpusched/scheduler.hpp>
+#include <gpusched/spawn_backoff.hpp>
 #include <gpusched/time_source.hpp>
 #include <gpusched/sys/busy_gpu_watch.hpp>
 #include <gpusched/sys/host_leases.hpp>
@@ -153,11 +154,7 @@ private:
     std::string m_waiting_for; // for the status line, while a GPU we want is another's
     std::map<GpuSlot, LeaseTaker> m_handed_to; // GPUs handed over, until they are ours again
     std::size_t m_attempts = 0;
-    // The system refused to start a process (a fork limit): jobs start again at this time,
-    // after a wait that doubles while it refuses.
-    std::optional<Clock::time_point> m_spawn_retry_at;
-    std::chrono::milliseconds m_spawn_backoff{};
-    std::size_t m_deferred_starts = 0;
+    SpawnBackoff m_spawn_backoff; // after the system refused to start a process
     bool m_lingering_reported = false;
     Clock::time_point m_last_progress_draw{};
     bool m_progress_stale = false; // something changed since the line was drawn
