@@ -46,6 +46,8 @@ JobRunner::JobRunner(Scheduler& scheduler, CommandInput& input, RunnerSystem sys
       m_processes(system.processes), m_clock(system.clock), m_environment(environment),
       m_options(std::move(options)),
       m_jobs(system.processes, m_options.kill_after, m_options.timeout),
+      m_records(m_options.joblog ? &*m_options.joblog : nullptr,
+                m_options.output_files ? &*m_options.output_files : nullptr),
       m_lease_record_stale(scheduler.pool().size(), false)
 {
     if (m_options.usage_probe) {
@@ -91,7 +93,6 @@ int JobRunner::run()
         }
         throw;
     }
-    retry_unwritten_records(true);
     count_unrecorded_jobs();
     if (m_options.leases) {
         m_options.leases->cancel_waits();
@@ -419,7 +420,7 @@ void JobRunner::after_attempt(const RunningJob& job, JobOutcome outcome,
                 job.attempt, job.command,
                 m_options.output_files ? m_options.output_files->describe(job.id, job.attempt)
                                        : ""});
-            if (m_unrecorded_jobs.contains(job.id) || !m_unwritten_records.empty()) {
+            if (m_records.may_be_lost(job.id)) {
                 // Its record is lost or may be: it already counts among the failures.
                 m_failed_jobs.insert(job.id);
             }

@@ -9,6 +9,7 @@
 #include <gpusched/scheduler.hpp>
 #include <gpusched/spawn_backoff.hpp>
 #include <gpusched/time_source.hpp>
+#include <gpusched/sys/attempt_records.hpp>
 #include <gpusched/sys/busy_gpu_watch.hpp>
 #include <gpusched/sys/host_leases.hpp>
 #include <gpusched/sys/command_input.hpp>
@@ -99,7 +100,6 @@ private:
     double gpu_seconds_used() const;
     void defer_start(const RunningJob& job, int error);
     void record_attempt(const RunningJob& job, JobOutcome outcome, AttemptEnd end);
-    void retry_unwritten_records(bool last_try);
     void count_unrecorded_jobs();
     void report_unmatched_records();
     // Hands the scheduler's answer to an ended attempt on, telling the input first when the
@@ -160,14 +160,13 @@ private:
     bool m_progress_stale = false; // something changed since the line was drawn
     std::optional<BusyGpuWatch> m_busy_watch;
     std::vector<pollfd> m_poll_fds;
-    std::deque<JoblogRecord> m_unwritten_records; // the job log refused them so far
     struct Interrupted {
         std::string gpu;
         std::string command; // shortened
     };
     std::map<JobId, Interrupted> m_interrupted; // attempts a stop of the run cut short
-    std::set<JobId> m_unrecorded_jobs;          // a record of theirs could not be written
-    std::set<JobId> m_failed_jobs;              // of those, the ones that ended failed
+    AttemptRecords m_records;
+    std::set<JobId> m_failed_jobs; // ended failed while a record of theirs was or may be lost
     // The first failed jobs, in the order they ended, named after the summary; and how many
     // failed in all.
     std::vector<FailedJob> m_failed_named;
