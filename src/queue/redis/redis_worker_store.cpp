@@ -145,7 +145,7 @@ void RedisWorkerStore::resync()
 // again with a growing back-off until that operation succeeds.
 void RedisWorkerStore::trouble(RedisFailure why, const std::string& error, const char* operation)
 {
-    const auto now = Clock::now();
+    const auto now = m_settings.clock->now();
     if (!m_spell.failing()) {
         spdlog::warn("queue {}: {}: {}; jobs running here go on, and their results wait in {} "
                      "until sent; trying again, every {} at most",
@@ -176,7 +176,7 @@ void RedisWorkerStore::recovered(const char* operation)
         (m_trouble_operation == operation ||
          (*m_trouble != RedisFailure::error_reply && std::string_view(operation) == "heartbeat"));
     // A success when nothing failed resets the back-off too: it only grows while failing.
-    const auto lasted = !m_trouble || ends ? m_spell.ended(Clock::now()) : std::nullopt;
+    const auto lasted = !m_trouble || ends ? m_spell.ended(m_settings.clock->now()) : std::nullopt;
     if (ends) {
         spdlog::info("queue {}: Redis answers again, after {}", where(),
                      format_duration(lasted.value_or(Clock::duration{})));
@@ -192,7 +192,7 @@ void RedisWorkerStore::heartbeat()
         return;
     }
     m_heartbeat_in_flight = true;
-    m_next_heartbeat = Clock::now() + m_settings.lease_timeout / 3;
+    m_next_heartbeat = m_settings.clock->now() + m_settings.lease_timeout / 3;
     m_control.send(m_queue.heartbeat(m_worker,
                                      fmt::format("{} GPUs {}", m_settings.host, m_settings.gpus),
                                      m_settings.lease_timeout.count(), m_user),
@@ -228,7 +228,7 @@ void RedisWorkerStore::look()
         return;
     }
     m_look_in_flight = true;
-    m_next_look = Clock::now() + k_look_every;
+    m_next_look = m_settings.clock->now() + k_look_every;
     m_control.send(m_queue.requests(m_worker), [this](RedisResult result) {
         m_look_in_flight = false;
         if (!result.ok()) {
@@ -261,7 +261,8 @@ void RedisWorkerStore::on_heartbeat(const HeartbeatReply& reply)
     check_marker(reply.marker);
     if (reply.next_expiry) {
         // Just after it: a lease that ran out is taken back as soon as it may be.
-        const auto at = Clock::now() + *reply.next_expiry + std::chrono::milliseconds(50);
+        const auto at =
+            m_settings.clock->now() + *reply.next_expiry + std::chrono::milliseconds(50);
         m_next_heartbeat = std::min(*m_next_heartbeat, at);
     }
     for (const auto& worker : reply.expired) {
@@ -396,7 +397,7 @@ void RedisWorkerStore::take_arrived(const std::string& id)
                                   format_duration(k_longest_backoff));
                     m_refused_reads.insert(id);
                 }
-                m_refetch_at[id] = Clock::now() + k_longest_backoff;
+                m_refetch_at[id] = m_settings.clock->now() + k_longest_backoff;
             }
             return;
         }
@@ -655,7 +656,7 @@ void RedisWorkerStore::leave()
     // owed is safe in the spool.
     const bool all_spooled = std::all_of(m_owed.begin(), m_owed.end(),
                                          [](const auto& entry) { return entry.second.spooled; });
-    m_give_up_at = Clock::now() + (all_spooled ? k_spooled_grace : m_settings.timeout);
+    m_give_up_at = m_settings.clock->now() + (all_spooled ? k_spooled_grace : m_settings.timeout);
     m_take.close();
     m_take_in_flight = false;
     send_leave();
@@ -669,7 +670,7 @@ bool RedisWorkerStore::settled() const
     if (!m_give_up_at) {
         return false;
     }
-    const bool settle = (m_trouble && !connected()) || Clock::now() >= *m_give_up_at;
+    const bool settle = (m_trouble && !connected()) || m_settings.clock->now() >= *m_give_up_at;
     if (settle && !m_owed.empty() && !std::exchange(m_said_spooled, true)) {
         std::vector<std::string> lost;
         for (const auto& [number, owed] : m_owed) {
@@ -707,7 +708,7 @@ void RedisWorkerStore::pump(bool resyncing)
     if (!m_control.ready() || !(m_synced || resyncing)) {
         return;
     }
-    const auto now = Clock::now();
+    const auto now = m_settings.clock->now();
     for (const auto& [number, owed] : m_owed) {
         const auto retry = m_owed_retry_at.find(number);
         if (!m_in_flight.contains(number) &&
@@ -751,7 +752,7 @@ void RedisWorkerStore::send_owed(std::uint64_t number)
                                       : "return to the queue",
                                   result.error, format_duration(k_longest_backoff));
                 }
-                m_owed_retry_at[number] = Clock::now() + k_longest_backoff;
+                m_owed_retry_at[number] = m_settings.clock->now() + k_longest_backoff;
             }
             return;
         }

@@ -54,8 +54,8 @@ SqliteWorkerStore::SqliteWorkerStore(SqliteWorkerSettings settings)
                  k_busy_timeout),
       m_queue(m_database, m_settings.queue),
       m_presence((prepare_sqlite_queue_schema(m_database), m_settings.database), m_worker),
-      m_next_tick(Clock::now() + k_tick), m_next_expiry(Clock::now() + k_expiry_interval),
-      m_spell(k_retry, k_retry)
+      m_next_tick(m_settings.clock->now() + k_tick),
+      m_next_expiry(m_settings.clock->now() + k_expiry_interval), m_spell(k_retry, k_retry)
 {
     m_database_file = database_file();
     // Present first, then listed: a worker listed is never taken for dead while it starts.
@@ -120,12 +120,12 @@ bool SqliteWorkerStore::attempt(const char* doing, Work&& work)
 {
     try {
         work();
-        if (m_spell.ended(Clock::now())) {
+        if (m_spell.ended(m_settings.clock->now())) {
             spdlog::info("queue {}: {} works again", m_settings.queue, m_spell.what());
         }
         return true;
     } catch (const DatabaseError& error) {
-        if (m_spell.failed(Clock::now(), doing)) {
+        if (m_spell.failed(m_settings.clock->now(), doing)) {
             spdlog::error("queue {}: {}: {}; trying again every {}", m_settings.queue, doing,
                           error.what(), format_duration(k_retry));
         }
@@ -411,7 +411,7 @@ void SqliteWorkerStore::leave()
         write_owed();
     }
     if (!m_give_up_at) {
-        m_give_up_at = Clock::now() + k_give_up;
+        m_give_up_at = m_settings.clock->now() + k_give_up;
     }
 }
 
@@ -427,7 +427,7 @@ bool SqliteWorkerStore::settled() const
         m_owed.begin(), m_owed.end(),
         [](const Write& write) { return std::holds_alternative<JobResult>(write); }));
     if (results == 0) {
-        return m_give_up_at && Clock::now() >= *m_give_up_at;
+        return m_give_up_at && m_settings.clock->now() >= *m_give_up_at;
     }
     if (m_give_up_at && m_spell.retry_at() && !std::exchange(m_said_waiting, true)) {
         spdlog::warn("queue {}: the {} cannot be recorded yet; the worker waits until {} (a "

@@ -5,6 +5,7 @@
 #include <gpusched/queue/redis/redis_queue.hpp>
 #include <gpusched/queue/redis/result_spool.hpp>
 #include <gpusched/queue/worker_store.hpp>
+#include <gpusched/time_source.hpp>
 #include <gpusched/sys/user_account.hpp>
 
 #include <unistd.h>
@@ -33,6 +34,8 @@ struct RedisWorkerSettings {
     // removed once read.
     std::optional<std::filesystem::path> output_directory;
     bool output_directory_is_ours = false;
+    // The runner's clock: the store's deadlines are kept in its time.
+    const TimeSource* clock = &system_time();
 };
 
 // A worker's store in a Redis queue: jobs are taken one at a time, and only when a GPU is

@@ -4,6 +4,7 @@
 #include <gpusched/queue/sqlite/sqlite_queue.hpp>
 #include <gpusched/queue/sqlite/worker_presence.hpp>
 #include <gpusched/queue/worker_store.hpp>
+#include <gpusched/time_source.hpp>
 
 #include <chrono>
 #include <deque>
@@ -26,6 +27,8 @@ struct SqliteWorkerSettings {
     std::string gpus; // shown by `gpusched queue`
     // Where the runner writes each job's output (--output-dir), for `gpusched logs`.
     std::string output_directory;
+    // The runner's clock: the store's deadlines are kept in its time.
+    const TimeSource* clock = &system_time();
 };
 
 // A worker's store in a local queue (an SQLite database). Jobs are taken in a transaction, so
