@@ -384,7 +384,6 @@ int run_jobs(RunOptions& options, const InputFactory& make_input,
     const sys::RunGuard guard(runner_settings.kill_after, guard_keeps, lowest_marker_fd, run_token);
     const sys::JobSpawner spawner(options.shell, signals.original_mask(), guard.marker_fd());
     sys::SystemProcessTable processes(spawner);
-    runner_settings.shell = options.shell;
     sys::JobRunner runner(scheduler, *input, {processes, signals, system_time()}, environment,
                           std::move(runner_settings));
     return runner.run();

@@ -313,7 +313,7 @@ void JobRunner::start(StartJob& job)
         }
     } catch (const std::system_error& error) {
         if (waits_for_descriptors(error.code().value())) {
-            defer_start(running, error.code().value());
+            defer_start(running, Failure{error.what(), error.code().value()});
         } else {
             fail_to_start(running, error.what());
         }
@@ -336,7 +336,7 @@ void JobRunner::start(StartJob& job)
     if (!spawned) {
         const int error = spawned.failure().error;
         if (is_transient_spawn_error(error) || waits_for_descriptors(error)) {
-            defer_start(running, error);
+            defer_start(running, spawned.failure());
         } else {
             fail_to_start(running, why_not_started(spawned.failure(), context.get()));
         }
@@ -386,17 +386,18 @@ bool JobRunner::waits_for_descriptors(int error) const
 // A fork limit (EAGAIN) or a lack of memory would fail every job started now: the job goes
 // back to the queue, not counted as an attempt, and nothing starts until the back-off's wait
 // is over.
-void JobRunner::defer_start(const RunningJob& job, int error)
+void JobRunner::defer_start(const RunningJob& job, const Failure& why)
 {
     m_scheduler.on_spawn_deferred(job.id);
+    const bool descriptors = why.error == EMFILE || why.error == ENFILE;
+    ++(descriptors ? m_deferred_for_descriptors : m_deferred_for_processes);
     if (!m_spawn_backoff.refused(m_clock.now())) {
         return; // another job of the same batch: the wait is set
     }
     // Said once: under a tight limit it happens again and again, and the summary counts it.
     const auto level = m_spawn_backoff.deferred() == 1 ? spdlog::level::warn : spdlog::level::debug;
-    const bool descriptors = error == EMFILE || error == ENFILE;
-    spdlog::log(level, "job {} cannot start yet: {}: {} ({}); jobs wait and start as {} end",
-                job.id, m_options.shell, std::strerror(error),
+    spdlog::log(level, "job {} cannot start yet: {} ({}); jobs wait and start as {} end", job.id,
+                why.message,
                 descriptors ? "a limit on open files, such as ulimit -n"
                             : "a limit on processes, such as ulimit -u",
                 descriptors ? "other jobs" : "processes");

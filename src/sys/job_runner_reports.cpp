@@ -163,9 +163,13 @@ void JobRunner::report_summary()
     if (counts.unrecorded > 0) {
         extra += fmt::format(", {} not recorded", counts.unrecorded);
     }
-    if (m_spawn_backoff.deferred() > 0) {
+    if (m_deferred_for_processes > 0) {
         extra += fmt::format(", {} put off by a limit on processes",
-                             counted(m_spawn_backoff.deferred(), "start"));
+                             counted(m_deferred_for_processes, "start"));
+    }
+    if (m_deferred_for_descriptors > 0) {
+        extra += fmt::format(", {} put off by a limit on open files",
+                             counted(m_deferred_for_descriptors, "start"));
     }
     if (m_skipped > 0) {
         extra += fmt::format(", {} skipped as done in the job log", m_skipped);

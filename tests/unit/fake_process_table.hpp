@@ -76,8 +76,7 @@ public:
         if (m_refusals > 0) {
             --m_refusals;
             ++refused;
-            return Failure{"/bin/sh: " + std::string(std::strerror(m_refusal_error)),
-                           m_refusal_error};
+            return Failure{m_refusal_what + ": " + std::strerror(m_refusal_error), m_refusal_error};
         }
         const ProcessId pid = m_next_pid++;
         const int token = m_next_token++;
@@ -197,11 +196,13 @@ public:
     {
         at(m_clock->now() + delay, std::move(event));
     }
-    // The next `count` spawns fail with `error` (EAGAIN: a process limit).
-    void refuse_spawns(int count, int error)
+    // The next `count` spawns fail with `error` (EAGAIN: a process limit) in `what` (the
+    // shell, or the pipe of the job's token).
+    void refuse_spawns(int count, int error, std::string what = "/bin/sh")
     {
         m_refusals = count;
         m_refusal_error = error;
+        m_refusal_what = std::move(what);
     }
     // Whether a descriptor among the waiter's others is ready (a FakeSignals' pending signal).
     std::function<bool(int fd)> fd_ready;
@@ -309,6 +310,7 @@ private:
     std::multimap<std::chrono::steady_clock::time_point, Event> m_script;
     int m_refusals = 0;
     int m_refusal_error = 0;
+    std::string m_refusal_what;
     ProcessId m_next_pid = 100;
     int m_next_token = 1000;
 };

@@ -83,6 +83,7 @@ public:
         }
         return left;
     }
+    bool starts_wait_for_descriptors() const override { return waits_for_descriptors; }
     sys::InputRequests take_requests() override { return std::exchange(requests, {}); }
     void on_started(JobId id, const std::string& gpu) override { started.emplace_back(id, gpu); }
     void on_ended(const sys::JobEnd& end) override { ended.push_back(end); }
@@ -92,6 +93,7 @@ public:
     }
 
     sys::InputRequests requests; // handed to the runner at its next turn
+    bool waits_for_descriptors = false; // a queue worker's: EMFILE defers a start
     std::vector<std::pair<JobId, std::string>> started;
     std::vector<sys::JobEnd> ended;
     std::size_t unstarted = 0;

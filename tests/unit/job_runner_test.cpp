@@ -417,6 +417,21 @@ TEST_F(JobRunnerRules, AForkLimitDefersJobsWithADoublingWaitAndFailsNone)
     EXPECT_TRUE(logged("job 1 cannot start yet: /bin/sh: Resource temporarily unavailable "
                        "(a limit on processes, such as ulimit -u)"))
         << log();
+    EXPECT_TRUE(logged(", 3 starts put off by a limit on processes,")) << log();
+}
+
+TEST_F(JobRunnerRules, AQueuesJobShortOfDescriptorsWaitsNamingWhatRanOut)
+{
+    input.waits_for_descriptors = true;
+    input.add("ends=1");
+    table.refuse_spawns(2, EMFILE, "pipe2");
+    EXPECT_EQ(run(), 0) << log();
+    EXPECT_DOUBLE_EQ(started_at.at(0), 0.3);
+    EXPECT_TRUE(logged("job 1 cannot start yet: pipe2: Too many open files (a limit on open "
+                       "files, such as ulimit -n); jobs wait and start as other jobs end"))
+        << log();
+    EXPECT_TRUE(logged(", 2 starts put off by a limit on open files,")) << log();
+    EXPECT_FALSE(logged("limit on processes")) << log();
 }
 
 TEST_F(JobRunnerRules, AShellThatCannotStartFailsItsJobAndTheRunGoesOn)

@@ -36,7 +36,6 @@ namespace gpusched::sys {
 
 // What the runner does around each job, beyond starting it.
 struct RunnerOptions {
-    std::string shell = "/bin/sh"; // named when a job cannot start
     std::chrono::milliseconds kill_after{10'000};
     std::optional<std::chrono::milliseconds> timeout;
     std::optional<OutputFiles> output_files;
@@ -98,7 +97,7 @@ private:
     void hand_over_at_boundary(const GpuSlots& slots);
     // GPU-seconds our jobs have used, the running ones so far: our side of the fair share.
     double gpu_seconds_used() const;
-    void defer_start(const RunningJob& job, int error);
+    void defer_start(const RunningJob& job, const Failure& why);
     void record_attempt(const RunningJob& job, JobOutcome outcome, AttemptEnd end);
     void count_unrecorded_jobs();
     void report_unmatched_records();
@@ -155,6 +154,9 @@ private:
     std::map<GpuSlot, LeaseTaker> m_handed_to; // GPUs handed over, until they are ours again
     std::size_t m_attempts = 0;
     SpawnBackoff m_spawn_backoff; // after the system refused to start a process
+    // Starts put off, by the limit that put them off, for the summary.
+    std::size_t m_deferred_for_processes = 0;
+    std::size_t m_deferred_for_descriptors = 0;
     bool m_lingering_reported = false;
     Clock::time_point m_last_progress_draw{};
     bool m_progress_stale = false; // something changed since the line was drawn
