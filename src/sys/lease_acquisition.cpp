@@ -1,5 +1,6 @@
 #include <gpusched/sys/lease_acquisition.hpp>
 
+#include <gpusched/sys/poll_timeout.hpp>
 #include <gpusched/sys/system_error.hpp>
 
 #include <poll.h>
@@ -17,8 +18,7 @@ int poll_timeout_ms(const std::optional<Clock::time_point>& deadline)
     if (!deadline) {
         return -1;
     }
-    const auto left = std::chrono::ceil<std::chrono::milliseconds>(*deadline - Clock::now());
-    return static_cast<int>(std::max<std::chrono::milliseconds::rep>(left.count(), 0));
+    return poll_timeout(std::chrono::ceil<std::chrono::milliseconds>(*deadline - Clock::now()));
 }
 
 } // namespace

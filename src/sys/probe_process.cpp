@@ -4,6 +4,7 @@
 #include <gpusched/job_environment.hpp>
 #include <gpusched/probe_protocol.hpp>
 #include <gpusched/sys/signal_channel.hpp>
+#include <gpusched/sys/poll_timeout.hpp>
 #include <gpusched/sys/system_error.hpp>
 
 #include <fmt/format.h>
@@ -233,7 +234,7 @@ ProbeAnswer wait_for_answer(ProbeProcess& probe, SignalChannel& signals)
         }
         std::array<pollfd, 2> fds{{{signals.fd(), POLLIN, 0}, {probe.fd(), POLLIN, 0}}};
         const nfds_t count = probe.fd() >= 0 ? 2 : 1;
-        if (poll(fds.data(), count, static_cast<int>(left.count())) < 0 && errno != EINTR) {
+        if (poll(fds.data(), count, poll_timeout(left)) < 0 && errno != EINTR) {
             throw_errno("poll");
         }
         for (const int signal : signals.take_pending()) {

@@ -1,5 +1,6 @@
 #include <gpusched/sys/system_process_table.hpp>
 
+#include <gpusched/sys/poll_timeout.hpp>
 #include <gpusched/sys/process_tree.hpp>
 #include <gpusched/sys/proc_files.hpp>
 #include <gpusched/sys/system_error.hpp>
@@ -10,7 +11,6 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include <algorithm>
 #include <array>
 #include <cerrno>
 #include <csignal>
@@ -59,10 +59,7 @@ std::vector<int> SystemProcessTable::wait(std::vector<pollfd>& others,
             others.push_back({fd, POLLIN, 0});
         }
     }
-    const int timeout_ms =
-        timeout ? static_cast<int>(std::max<std::chrono::milliseconds::rep>(timeout->count(), 0))
-                : -1;
-    const int ready = poll(others.data(), others.size(), timeout_ms);
+    const int ready = poll(others.data(), others.size(), poll_timeout(timeout));
     const int poll_error = errno;
     std::vector<int> released_tokens;
     for (auto fd = others.begin() + static_cast<std::ptrdiff_t>(others_end);

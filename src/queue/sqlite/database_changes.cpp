@@ -1,5 +1,7 @@
 #include <gpusched/queue/sqlite/database_changes.hpp>
 
+#include <gpusched/sys/poll_timeout.hpp>
+
 #include <poll.h>
 #include <sys/inotify.h>
 #include <unistd.h>
@@ -51,7 +53,7 @@ bool DatabaseChanges::wait(std::chrono::milliseconds most)
         const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
             deadline - std::chrono::steady_clock::now());
         pollfd ready{m_watch.get(), POLLIN, 0};
-        const int polled = poll(&ready, 1, static_cast<int>(std::max<long long>(left.count(), 0)));
+        const int polled = poll(&ready, 1, sys::poll_timeout(left));
         if (polled < 0 && errno != EINTR) {
             return false;
         }
