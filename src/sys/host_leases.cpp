@@ -1,6 +1,7 @@
 #include <gpusched/sys/host_leases.hpp>
 
 #include <gpusched/lease_names.hpp>
+#include <gpusched/sys/descriptor_copy.hpp>
 #include <gpusched/sys/lease_socket.hpp>
 #include <gpusched/sys/lease_state.hpp>
 #include <gpusched/sys/system_error.hpp>
@@ -18,15 +19,6 @@
 
 namespace gpusched::sys {
 namespace {
-
-UniqueFd duplicate_above(int fd, int lowest)
-{
-    UniqueFd copy(fcntl(fd, F_DUPFD_CLOEXEC, lowest));
-    if (!copy) {
-        throw_errno("fcntl F_DUPFD_CLOEXEC");
-    }
-    return copy;
-}
 
 // fds 0-2, one per GPU a job may get and one more per MIG instance's share, the run guard's
 // marker, a long command's script

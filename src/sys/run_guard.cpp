@@ -1,6 +1,7 @@
 #include <gpusched/sys/run_guard.hpp>
 
 #include <gpusched/counted.hpp>
+#include <gpusched/sys/descriptor_copy.hpp>
 #include <gpusched/sys/run_processes.hpp>
 #include <gpusched/sys/system_error.hpp>
 #include <gpusched/sys/write_all.hpp>
@@ -156,11 +157,8 @@ RunGuard::RunGuard(std::chrono::milliseconds kill_after, const std::vector<int>&
         throw_errno("pipe2");
     }
     close(marker[1]);
-    m_marker.reset(fcntl(marker[0], F_DUPFD_CLOEXEC, lowest_marker_fd));
-    close(marker[0]);
-    if (!m_marker) {
-        throw_errno("fcntl F_DUPFD_CLOEXEC");
-    }
+    const UniqueFd marker_read(marker[0]);
+    m_marker = duplicate_above(marker_read.get(), lowest_marker_fd);
     struct stat info {};
     if (fstat(m_marker.get(), &info) != 0) {
         throw_errno("fstat");

@@ -1,5 +1,6 @@
 #include <gpusched/sys/system_process_table.hpp>
 
+#include <gpusched/sys/descriptor_copy.hpp>
 #include <gpusched/sys/poll_timeout.hpp>
 #include <gpusched/sys/process_tree.hpp>
 #include <gpusched/sys/proc_files.hpp>
@@ -36,7 +37,7 @@ Result<Spawned> SystemProcessTable::spawn(const SpawnRequest& request)
     close(ends[1]);
     if (!write_end) {
         errno = dup_error;
-        return system_failure("fcntl F_DUPFD_CLOEXEC");
+        return descriptor_copy_failure(JobSpawner::lowest_private_fd(request.inherited.size()));
     }
     auto pid = m_spawner.spawn(
         request.command, request.environment, {request.out, request.err}, request.inherited,

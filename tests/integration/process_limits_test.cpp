@@ -1,5 +1,6 @@
 // A fork limit (EAGAIN from the process table) defers jobs instead of failing them. The limit
-// is RLIMIT_NPROC, which root does not obey: the run goes under an account of its own.
+// is RLIMIT_NPROC, which root does not obey: the run goes under an account of its own. A
+// limit on open files too low for a run's GPUs is named, with what to raise it to.
 #include "harness.hpp"
 
 #include <fmt/format.h>
@@ -69,6 +70,30 @@ TEST(ProcessLimits, AForkLimitDefersJobsInsteadOfFailingThem)
     EXPECT_NE(result.err.find("cannot start yet"), std::string::npos)
         << "the limit was never reached: the test proves nothing\n"
         << result.err;
+}
+
+TEST(ProcessLimits, ALimitOnOpenFilesTooLowForTheGpusIsNamedWithWhatToRaiseItTo)
+{
+#if defined(__SANITIZE_ADDRESS__)
+    GTEST_SKIP() << "the sanitizers' runtime needs descriptors of its own";
+#endif
+    TempDir dir;
+    // Eight GPUs: a job's descriptors go up to 3 + 2 * 8 + 2 = 21, above a limit of 16.
+    for (const auto* locking : {"--no-lock", "--lock-dir"}) {
+        std::vector<std::string> args{
+            "-c", fmt::format("ulimit -n 16; exec {} --gpus 0-7 {}", binary().string(), locking)};
+        if (std::string(locking) == "--lock-dir") {
+            args.back() += " " + (dir / "leases").string();
+        }
+        LaunchOptions options{args, "true\n"};
+        options.program = "/bin/sh";
+        const auto result = run(dir, options);
+        EXPECT_EQ(result.exit_status, 255) << locking << ": " << result.err;
+        EXPECT_NE(result.err.find("the limit on open files (ulimit -n) is 16, and a run on this "
+                                  "many GPUs needs descriptors up to 21: raise it to 22 or more"),
+                  std::string::npos)
+            << locking << ": " << result.err;
+    }
 }
 
 } // namespace
