@@ -30,12 +30,15 @@ std::string format_summary_json(const JoblogSummary& summary, const std::string&
     const double wall = summary.last_end - summary.first_start;
     Json gpus = Json::array();
     for (const auto& gpu : summary.gpus) {
-        gpus.push_back({{"id", gpu.gpu},
-                        {"attempts", gpu.attempts},
-                        {"busy_seconds", gpu.busy},
-                        {"busy_share", wall > 0 ? gpu.busy / wall : 1.0},
-                        {"longest_idle_seconds", gpu.longest_idle},
-                        {"longest_idle_from_seconds", gpu.idle_from - summary.first_start}});
+        gpus.push_back(
+            {{"id", gpu.gpu},
+             {"attempts", gpu.attempts},
+             {"busy_seconds", gpu.busy},
+             {"busy_share", wall > 0 ? gpu.busy / wall : 1.0},
+             {"longest_idle_seconds", gpu.longest_idle},
+             // A GPU never idle within the log's span has no such stretch.
+             {"longest_idle_from_seconds",
+              gpu.longest_idle > 0 ? Json(gpu.idle_from - summary.first_start) : Json(nullptr)}});
     }
     Json failed_jobs = Json::array();
     for (const auto& job : summary.failed_jobs) {

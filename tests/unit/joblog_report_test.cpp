@@ -161,6 +161,12 @@ TEST(JoblogReport, JsonHasTheDocumentedFields)
     EXPECT_EQ(json["failed_jobs"][0]["last_attempt"]["signal"], 15);
     EXPECT_EQ(json["failed_jobs"][0]["last_attempt"]["signal_name"], "SIGTERM");
     EXPECT_EQ(json["failed_jobs"][0]["last_attempt"]["stopped"], "no");
+    EXPECT_EQ(json["gpus"][0]["longest_idle_from_seconds"], 8.0); // 108-110
+    // A GPU busy over the whole span has no idle stretch to place.
+    const auto busy = nlohmann::json::parse(
+        format_summary_json(summarize_joblog({attempt(1, "0", 1'800'000'000, 5)}), "jobs.log"));
+    EXPECT_EQ(busy["gpus"][0]["longest_idle_seconds"], 0.0);
+    EXPECT_EQ(busy["gpus"][0]["longest_idle_from_seconds"], nullptr) << busy.dump();
     // A command that is not UTF-8 still makes a document.
     const auto bytes = format_summary_json(
         summarize_joblog({attempt(1, "0", 0, 1, 1, 0, "echo \xff")}), "jobs.log");
