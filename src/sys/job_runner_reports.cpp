@@ -151,7 +151,7 @@ void JobRunner::report_summary()
     const auto& counts = m_scheduler.counts();
     std::string extra;
     if (counts.retries > 0) {
-        extra += fmt::format(", {} retries", counts.retries);
+        extra += ", " + counted(counts.retries, "retry", "retries");
     }
     if (counts.interrupted > 0) {
         const auto fate = m_input.interrupted_fate();

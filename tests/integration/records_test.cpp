@@ -175,7 +175,7 @@ TEST(Retries, AJobThatKeepsFailingCountsOnce)
         run(dir, {{"--gpus", "0", "--retries", "1", "--joblog", joblog.string()}, "false\ntrue\n"});
     EXPECT_EQ(result.exit_status, 1) << result.err;
     EXPECT_EQ(joblog_records(joblog).size(), 3u);
-    EXPECT_NE(result.err.find("1 retries"), std::string::npos) << result.err;
+    EXPECT_NE(result.err.find("1 retry"), std::string::npos) << result.err;
 }
 
 TEST(Halt, NowFailStopsEverythingAtTheFirstFailure)

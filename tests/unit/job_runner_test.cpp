@@ -295,8 +295,18 @@ TEST_F(JobRunnerRules, AFailedJobIsTriedAgainUpToItsRetries)
     EXPECT_EQ(run({}, retrying), exit_status_for_failures(1));
     EXPECT_EQ(started_at, (std::vector<double>{0.0, 1.0, 2.0}));
     EXPECT_TRUE(logged("job 1 will be tried again (attempt 3)")) << log();
+    EXPECT_TRUE(logged("1 failed, 2 retries,")) << log();
     ASSERT_EQ(input.ended.size(), 1u) << "one end, after the last attempt";
     EXPECT_EQ(input.ended[0].outcome.exit_code, 3);
+}
+
+TEST_F(JobRunnerRules, TheSummaryCountsRetriesAsAPersonWrites)
+{
+    input.add("ends=1 code=3");
+    SchedulerOptions retrying;
+    retrying.retries = 1;
+    EXPECT_EQ(run({}, retrying), exit_status_for_failures(1));
+    EXPECT_TRUE(logged("1 job: 0 succeeded, 1 failed, 1 retry, in 2.000 s")) << log();
 }
 
 TEST_F(JobRunnerRules, ASigtermStopsEveryJobAndKillsWhatIgnoresItAfterKillAfter)
