@@ -19,6 +19,7 @@ struct RunningJob {
     GpuSlots slots;
     std::string gpu; // its GPU ids, comma-separated as in CUDA_VISIBLE_DEVICES
     std::string command;
+    bool replayable = false; // its input can give it again (see Command)
     Clock::time_point started;
     std::chrono::system_clock::time_point started_wall;
     ProcessId leader = 0; // its shell, leader of its process group

@@ -281,6 +281,7 @@ void JobRunner::start(StartJob& job)
     running.slots = job.gpus;
     running.gpu = m_scheduler.pool().ids_of(job.gpus);
     running.command = std::move(job.command.text);
+    running.replayable = job.command.replayable;
     running.started = m_clock.now();
     running.started_wall = m_clock.wall_now();
     if (job.command.context) {

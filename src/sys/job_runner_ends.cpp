@@ -66,7 +66,7 @@ void JobRunner::on_shell_exit(ProcessId leader, JobOutcome outcome)
                            : m_scheduler.interrupting() ? AttemptEnd::interrupted
                                                         : AttemptEnd::by_itself;
     if (end == AttemptEnd::interrupted) {
-        m_interrupted.emplace(job.id, Interrupted{job.gpu, shorten_command(job.command)});
+        m_interrupted.emplace(job.id, Interrupted{job.gpu, job.command, job.replayable});
     }
     record_attempt(job, outcome, end);
     const auto took = format_duration(m_clock.now() - job.started);

@@ -65,15 +65,25 @@ void JobRunner::report_unstarted()
     m_input.on_unstarted(unstarted);
     auto buffered = m_input.take_buffered();
     const auto total = unstarted.size() + buffered.size();
-    if (total == 0) {
-        return;
+    if (total > 0) {
+        spdlog::warn("{} read from the input {} not started", counted(total, "command"),
+                     total == 1 ? "was" : "were");
     }
-    spdlog::warn("{} read from the input {} not started", counted(total, "command"),
-                 total == 1 ? "was" : "were");
-    // What came from a pipe cannot be read again: each command is named, and saved to a file
-    // that can be given back to gpusched. What came from a file can be run again with
-    // --resume, and a queue's jobs went back to the queue.
+    // What came from a pipe cannot be read again: each command a stop interrupted or left
+    // unstarted is saved to a file that can be given back to gpusched (the interrupted first,
+    // as they came first), and each unstarted one is named (the summary names the
+    // interrupted). What came from a file can be run again with --resume, and a queue's jobs
+    // went back to the queue.
     std::vector<std::string> saved;
+    std::size_t interrupted = 0;
+    for (const auto& [id, job] : m_interrupted) {
+        if (!job.replayable) {
+            saved.push_back(
+                fmt::format("# interrupted by the stop: job {} on GPU {}", id, job.gpu));
+            saved.push_back(command_file_line(job.command));
+            ++interrupted;
+        }
+    }
     for (const auto& command : unstarted) {
         if (!command.replayable) {
             spdlog::warn("not started: job {}: {}", command.id, command.text);
@@ -100,17 +110,22 @@ void JobRunner::report_unstarted()
     }
     saved.insert(saved.begin(),
                  fmt::format("# Commands that gpusched (process {}) read from a pipe or FIFO and "
-                             "did not start. Give this file to gpusched to run them.",
+                             "did not start or did not finish. Give this file to gpusched to run "
+                             "them.",
                              getpid()));
+    const auto what = interrupted == 0 ? std::string("not started")
+                                       : fmt::format("{}the {} the stop interrupted",
+                                                     total > 0 ? "not started, and " : "",
+                                                     counted(interrupted, "job"));
     const auto file = save_unstarted_commands(saved);
     if (!file) {
-        spdlog::error("the commands not started, named above, could not be saved: {}",
+        spdlog::error("the commands {} could not be saved ({}); this log names them", what,
                       file.message());
         return;
     }
-    spdlog::warn("the commands from pipes and FIFOs not started are saved in {}: give that file "
-                 "to gpusched to run them",
-                 *file);
+    spdlog::warn("the commands from pipes and FIFOs {} are saved in {}: give that file to "
+                 "gpusched to run them",
+                 what, *file);
 }
 
 // Once the input has ended: the job log's jobs whose command is in no input line, which
@@ -139,7 +154,8 @@ void JobRunner::report_unmatched_records()
 void JobRunner::report_summary()
 {
     for (const auto& [id, job] : m_interrupted) {
-        spdlog::warn("interrupted: job {} on GPU {}: {}", id, job.gpu, job.command);
+        spdlog::warn("interrupted: job {} on GPU {}: {}", id, job.gpu,
+                     shorten_command(job.command));
     }
     // What left its job's group and closed the job's token holds no GPU that gpusched knows
     // of; it is not waited for.

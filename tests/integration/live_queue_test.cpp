@@ -1,6 +1,6 @@
 // Live queues at their end: every command written into a named pipe is run by a drain, or
-// named and saved by a stop or a halt, and one writer's unfinished line never joins the next
-// writer's first line.
+// named and saved by a stop (with the jobs it interrupted) or a halt, and one writer's
+// unfinished line never joins the next writer's first line.
 #include "harness.hpp"
 
 #include <fmt/format.h>
@@ -13,6 +13,7 @@
 #include <algorithm>
 #include <csignal>
 #include <map>
+#include <thread>
 
 namespace gpusched::testing {
 namespace {
@@ -160,15 +161,26 @@ TEST_F(LiveQueue, StopNamesAndSavesEveryCommandNotStarted)
               fs::perms::owner_read | fs::perms::owner_write);
     const auto saved = commands_in(*file);
     auto before = ran();
-    // The first ten ran, the blocker was stopped; every other one is named and saved.
+    // The first ten ran, the blocker was stopped: it is saved first, marked, and every other
+    // one is named and saved after it.
     EXPECT_EQ(before.size(), 10u) << result.err;
-    EXPECT_EQ(saved.size(), static_cast<std::size_t>(k_commands) - before.size());
+    EXPECT_EQ(saved.size(), static_cast<std::size_t>(k_commands) - before.size() + 1);
+    ASSERT_FALSE(saved.empty());
+    EXPECT_EQ(saved[0], blocker());
+    EXPECT_NE(read_file(*file).find("# interrupted by the stop: job 11 on GPU 0\n" + blocker()),
+              std::string::npos)
+        << read_file(*file);
+    EXPECT_NE(result.err.find("not started, and the 1 job the stop interrupted are saved in "),
+              std::string::npos)
+        << result.err;
     for (const auto& command : saved) {
         EXPECT_NE(result.err.find(": " + command + "\n"), std::string::npos)
             << "not named in the log: " << command;
     }
 
+    std::thread gate([&] { open_gate(); }); // for the blocker, run again first
     const auto again = run(m_dir, {{"--gpus", "0", file->string()}});
+    gate.join();
     ASSERT_EQ(again.exit_status, 0) << again.err;
     const auto counts = ran();
     EXPECT_EQ(counts.size(), static_cast<std::size_t>(k_commands));

@@ -42,7 +42,8 @@ private:
     sigset_t m_mask{};
 };
 
-// Commands from the test, replayable as a regular file's (a stop saves none of them), and
+// Commands from the test, replayable as a regular file's (a stop saves none of them) unless
+// from_pipe, and
 // what the runner tells its input back: a queue's part, with its cancels and pauses, as much
 // as a file's.
 class FakeInput final : public sys::CommandInput {
@@ -68,7 +69,7 @@ public:
         line.line.text = std::move(m_commands.front());
         line.line.first_line = ++m_read;
         line.source = "test";
-        line.replayable = true;
+        line.replayable = !from_pipe;
         m_commands.pop_front();
         return line;
     }
@@ -94,6 +95,7 @@ public:
 
     sys::InputRequests requests; // handed to the runner at its next turn
     bool waits_for_descriptors = false; // a queue worker's: EMFILE defers a start
+    bool from_pipe = false;             // what it gave cannot be read again
     std::vector<std::pair<JobId, std::string>> started;
     std::vector<sys::JobEnd> ended;
     std::size_t unstarted = 0;

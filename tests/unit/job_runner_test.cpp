@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdlib>
 #include <csignal>
 #include <filesystem>
 #include <fstream>
@@ -324,6 +325,36 @@ TEST_F(JobRunnerRules, ASigtermStopsEveryJobAndKillsWhatIgnoresItAfterKillAfter)
     EXPECT_TRUE(logged("SIGTERM: starting no more jobs; passing it on to 2 running jobs, "
                        "SIGKILL in 10.000 s"))
         << log();
+}
+
+TEST_F(JobRunnerRules, AStopSavesWhatItInterruptedFromAPipeWithWhatItDidNotStart)
+{
+    const auto state = std::filesystem::temp_directory_path() /
+                       ("gpusched-runner-state-" + std::to_string(getpid()));
+    setenv("XDG_STATE_HOME", state.c_str(), 1);
+    input.from_pipe = true;
+    input.add("ends=100 # first");
+    input.add("ends=100 # second");
+    at(5, [this] { signals.raise(SIGTERM); });
+    EXPECT_EQ(run(), exit_status_for_signal(SIGTERM));
+    unsetenv("XDG_STATE_HOME");
+    const std::string before = "from pipes and FIFOs not started, and the 1 job the stop "
+                               "interrupted are saved in ";
+    const auto at = log().find(before);
+    ASSERT_NE(at, std::string::npos) << log();
+    const auto from = at + before.size();
+    const auto file = log().substr(from, log().find(": give", from) - from);
+    std::ifstream saved(file);
+    std::vector<std::string> lines;
+    for (std::string line; std::getline(saved, line);) {
+        lines.push_back(line);
+    }
+    std::filesystem::remove_all(state);
+    ASSERT_EQ(lines.size(), 4u) << log();
+    EXPECT_EQ(lines[1], "# interrupted by the stop: job 1 on GPU 0");
+    EXPECT_EQ(lines[2], "ends=100 # first");
+    EXPECT_EQ(lines[3], "ends=100 # second");
+    EXPECT_TRUE(logged("not started: job 2: ends=100 # second")) << log();
 }
 
 TEST_F(JobRunnerRules, ASecondInterruptKillsAtOnce)

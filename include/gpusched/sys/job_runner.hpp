@@ -164,7 +164,8 @@ private:
     std::vector<pollfd> m_poll_fds;
     struct Interrupted {
         std::string gpu;
-        std::string command; // shortened
+        std::string command; // whole
+        bool replayable = false;
     };
     std::map<JobId, Interrupted> m_interrupted; // attempts a stop of the run cut short
     AttemptRecords m_records;
