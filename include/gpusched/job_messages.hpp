@@ -13,6 +13,9 @@ namespace gpusched {
 // "exit 0", "exit 3", "killed by SIGTERM".
 std::string describe_outcome(const JobOutcome& outcome);
 
+// "SIGTERM"; "signal 40" for one with no name.
+std::string signal_name(int signal);
+
 // A command as shown in the log: long ones are cut, with a note of the size left out.
 std::string shorten_command(std::string_view command);
 

@@ -47,11 +47,12 @@ struct JobTrace {
     ProcessId group = 0; // its shell's pid, leader of its group
 };
 
-// What ended, from reap().
+// What ended, or stopped, from reap().
 struct Reaped {
     ProcessId pid = 0;
     int exit_code = 0;
-    int signal = 0; // the signal that killed it, or 0
+    int signal = 0;       // the signal that killed it, or 0; or, when stopped, the one that did
+    bool stopped = false; // it has not ended: a signal stopped it (SIGTTIN: it read the terminal)
 };
 
 // The system calls the runner makes for its jobs, and the events of its jobs it waits for,
@@ -83,7 +84,7 @@ public:
     // True while a process (a zombie too) is in the group `leader` led. Sends no signal; the
     // id cannot be given to a new group while the old one has a member.
     virtual bool group_exists(ProcessId leader) = 0;
-    // One child that has ended, without waiting; nothing when none has.
+    // One child that has ended, or been stopped, without waiting; nothing when none has.
     virtual std::optional<Reaped> reap() = 0;
     // Waits for every child to end, reaping each: the last resort of a run that cannot go
     // on, after SIGKILL to all.

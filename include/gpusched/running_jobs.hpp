@@ -112,6 +112,10 @@ public:
     DueWork fire(Clock::time_point now);
 
 private:
+    // Sends `signal`, then SIGCONT where it is to end what it reaches (see running_jobs.cpp).
+    void signal_group(ProcessId leader, int signal);
+    void signal_process(ProcessId pid, int signal);
+    static bool ends_stopped_work(int signal);
     // Signals `jobs` and what they left; returns the processes signalled one by one.
     std::vector<ProcessId> signal_jobs(const std::vector<RunningJob*>& jobs, int signal);
     void start_sweeping(Clock::time_point now);

@@ -17,10 +17,13 @@ std::string describe_outcome(const JobOutcome& outcome)
     if (outcome.signal == 0) {
         return fmt::format("exit {}", outcome.exit_code);
     }
-    if (const char* name = sigabbrev_np(outcome.signal)) {
-        return fmt::format("killed by SIG{}", name);
-    }
-    return fmt::format("killed by signal {}", outcome.signal);
+    return "killed by " + signal_name(outcome.signal);
+}
+
+std::string signal_name(int signal)
+{
+    const char* name = sigabbrev_np(signal);
+    return name != nullptr ? fmt::format("SIG{}", name) : fmt::format("signal {}", signal);
 }
 
 std::string shorten_command(std::string_view command)

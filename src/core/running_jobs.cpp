@@ -77,6 +77,31 @@ std::vector<ProcessInfo> RunningJobs::leftovers(const RunningJob& job)
     return found.empty() ? std::vector<ProcessInfo>{} : std::move(found.front());
 }
 
+// A stopped process acts on no signal but SIGKILL until it is continued: a job the terminal
+// stopped (SIGTTIN, as it read /dev/tty), or one stopped by hand. So a signal that is to end a
+// job is followed by SIGCONT, as Slurm's scancel does: sent after it, the signal is pending
+// when the process goes on, and it acts on it at once.
+void RunningJobs::signal_group(ProcessId leader, int signal)
+{
+    m_processes.signal_group(leader, signal);
+    if (ends_stopped_work(signal)) {
+        m_processes.signal_group(leader, SIGCONT);
+    }
+}
+
+void RunningJobs::signal_process(ProcessId pid, int signal)
+{
+    m_processes.signal_process(pid, signal);
+    if (ends_stopped_work(signal)) {
+        m_processes.signal_process(pid, SIGCONT);
+    }
+}
+
+bool RunningJobs::ends_stopped_work(int signal)
+{
+    return signal != SIGKILL && signal != SIGSTOP && signal != SIGCONT;
+}
+
 std::vector<ProcessId> RunningJobs::signal_jobs(const std::vector<RunningJob*>& jobs, int signal)
 {
     std::vector<JobTrace> traces;
@@ -90,14 +115,14 @@ std::vector<ProcessId> RunningJobs::signal_jobs(const std::vector<RunningJob*>& 
     for (std::size_t i = 0; i < jobs.size(); ++i) {
         const RunningJob& job = *jobs[i];
         if (job.shell_running()) {
-            m_processes.signal_group(job.leader, signal);
+            signal_group(job.leader, signal);
         }
         for (const auto& process : i < found.size() ? found[i] : std::vector<ProcessInfo>{}) {
             if (job.shell_running() && process.group == job.leader) {
                 continue; // the group signal reached it
             }
             if (std::find(signalled.begin(), signalled.end(), process.pid) == signalled.end()) {
-                m_processes.signal_process(process.pid, signal);
+                signal_process(process.pid, signal);
                 signalled.push_back(process.pid);
             }
         }
@@ -118,7 +143,7 @@ void RunningJobs::signal_all(int signal, Clock::time_point now)
         const bool leads_a_job = find_leader(child) != nullptr;
         if (!leads_a_job &&
             std::find(signalled.begin(), signalled.end(), child) == signalled.end()) {
-            m_processes.signal_process(child, signal);
+            signal_process(child, signal);
         }
     }
     if (signal == SIGKILL && !m_killing) {

@@ -8,12 +8,18 @@
 
 #include <sys/wait.h>
 
+#include <csignal>
+
 namespace gpusched::sys {
 
 void JobRunner::reap_children()
 {
     bool reaped_any = false;
     while (const auto reaped = m_processes.reap()) {
+        if (reaped->stopped) {
+            on_child_stopped(reaped->pid, reaped->signal);
+            continue;
+        }
         reaped_any = true;
         if (m_busy_watch && m_busy_watch->on_child_exit(
                                 reaped->pid, W_EXITCODE(reaped->exit_code, reaped->signal))) {
@@ -40,6 +46,27 @@ void JobRunner::reap_children()
     for (const int token : gone) {
         on_leftovers_gone(token);
     }
+}
+
+// A job's shell was stopped by a signal. Ours (SIGSTOP, Ctrl-Z) is said already; the
+// terminal's (SIGTTIN, SIGTTOU: the job read or set up the terminal, which only its foreground
+// group may) or anybody's SIGTSTP would leave it stopped, its GPU taken, with nothing said:
+// it is named at once, with what to do.
+void JobRunner::on_child_stopped(ProcessId pid, int signal)
+{
+    const RunningJob* job = m_jobs.find_leader(pid);
+    if (job == nullptr || signal == SIGSTOP) {
+        return;
+    }
+    const bool terminal = signal == SIGTTIN || signal == SIGTTOU;
+    spdlog::warn("job {} on GPU {} is stopped by {}{}; it holds its GPU until it goes on: "
+                 "kill -CONT {} resumes it, and a stop (Ctrl-C, gpusched cancel) ends it at "
+                 "once: {}",
+                 job->id, job->gpu, signal_name(signal),
+                 terminal ? ", as it used the terminal (only the foreground may: give it its "
+                            "input from a file, or run it with setsid)"
+                          : "",
+                 pid, shorten_command(job->command));
 }
 
 // True once nothing of `job` runs: no process holds its token or is in its group. Called

@@ -11,22 +11,13 @@
 #include <csignal>
 
 namespace gpusched::sys {
-namespace {
-
-std::string signal_name(int signal)
-{
-    const char* name = sigabbrev_np(signal);
-    return name != nullptr ? fmt::format("SIG{}", name) : fmt::format("signal {}", signal);
-}
-
-} // namespace
 
 void JobRunner::handle_signals()
 {
     for (const int signal : m_signals.take_pending()) {
         // SIGCHLD: children are reaped after every wait, once for any number of coalesced
-        // ones. (SIGPIPE is
-        // ignored from the start: a closed stderr must not kill gpusched and orphan its jobs.)
+        // ones. (SIGPIPE is ignored from the start: a closed stderr must not kill gpusched and
+        // orphan its jobs.)
         if (signal == SIGCHLD) {
             continue;
         }

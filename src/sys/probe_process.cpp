@@ -2,6 +2,7 @@
 
 #include <gpusched/errors.hpp>
 #include <gpusched/job_environment.hpp>
+#include <gpusched/job_messages.hpp>
 #include <gpusched/probe_protocol.hpp>
 #include <gpusched/sys/signal_channel.hpp>
 #include <gpusched/sys/poll_timeout.hpp>
@@ -70,12 +71,6 @@ std::vector<char*> pointers_to(std::vector<std::string>& strings)
                                       {const_cast<char*>("\n"), 1}}};
     writev(STDOUT_FILENO, parts.data(), parts.size());
     _exit(127);
-}
-
-std::string signal_name(int signal)
-{
-    const char* name = sigabbrev_np(signal);
-    return name != nullptr ? fmt::format("SIG{}", name) : fmt::format("signal {}", signal);
 }
 
 } // namespace

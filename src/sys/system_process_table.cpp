@@ -136,8 +136,11 @@ std::optional<Reaped> SystemProcessTable::reap()
 {
     while (true) {
         int status = 0;
-        const pid_t pid = waitpid(-1, &status, WNOHANG);
+        const pid_t pid = waitpid(-1, &status, WNOHANG | WUNTRACED);
         if (pid > 0) {
+            if (WIFSTOPPED(status)) {
+                return Reaped{pid, 0, WSTOPSIG(status), true};
+            }
             if (WIFSIGNALED(status)) {
                 return Reaped{pid, 0, WTERMSIG(status)};
             }

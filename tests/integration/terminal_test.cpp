@@ -157,6 +157,24 @@ TEST_P(TerminalStop, GivesTheTerminalBack)
 INSTANTIATE_TEST_SUITE_P(Signals, TerminalStop, ::testing::Values(SIGINT, SIGTERM),
                          [](const auto& test) { return std::string(sigabbrev_np(test.param)); });
 
+// Only the terminal's foreground group may read it, and each job has a group of its own: a
+// job that reads /dev/tty is stopped (SIGTTIN). It is named at once, and Ctrl-C ends it at
+// once rather than after --kill-after (a stopped process acts on SIGINT only once continued).
+TEST_F(Terminal, AJobThatReadsTheTerminalIsNamedAndCtrlCEndsItAtOnce)
+{
+    auto args = command_file("cat /dev/tty\n");
+    args.insert(args.begin(), {"--gpus", "0", "--kill-after", "60"});
+    PseudoTerminal terminal(m_dir, {args});
+    ASSERT_TRUE(terminal.read_until([&] {
+        return terminal.written().find("job 1 on GPU 0 is stopped by SIGTTIN") != std::string::npos;
+    })) << terminal.written();
+    terminal.type("\x03");
+    const auto finished = terminal.wait(30s);
+    ASSERT_FALSE(finished.timed_out) << "Ctrl-C waited for --kill-after";
+    EXPECT_EQ(finished.exit_status, 128 + SIGINT) << finished.err;
+    expect_terminal_given_back(terminal);
+}
+
 TEST_F(Terminal, ARunReadingTheTerminalSaysHowToEndIt)
 {
     PseudoTerminal terminal(m_dir, {{"--gpus", "0"}});

@@ -227,6 +227,18 @@ public:
     }
 
     bool stopped(ProcessId pid) const { return m_stopped.contains(pid); }
+    // The terminal stops the process (SIGTTIN: it read /dev/tty from a background group); we
+    // are told, as waitpid's WUNTRACED tells of a child.
+    void stop_by_terminal(ProcessId pid, int signal = SIGTTIN)
+    {
+        if (!alive(pid)) {
+            return;
+        }
+        m_stopped.try_emplace(pid);
+        if (m_processes.at(pid).parent == 0) {
+            m_ended.push_back({pid, 0, signal, true});
+        }
+    }
 
     std::vector<Signal> sent;
     std::vector<std::chrono::steady_clock::time_point> sent_at; // as `sent`, when a clock runs
@@ -253,10 +265,19 @@ private:
         if (found == m_processes.end()) {
             return;
         }
+        const auto stopped = m_stopped.find(pid);
         if (signal == SIGSTOP) {
-            m_stopped.insert(pid);
+            m_stopped.try_emplace(pid);
         } else if (signal == SIGCONT) {
-            m_stopped.erase(pid);
+            if (stopped != m_stopped.end()) {
+                const auto pending = std::move(stopped->second);
+                m_stopped.erase(stopped);
+                for (const int held : pending) {
+                    deliver(pid, held);
+                }
+            }
+        } else if (stopped != m_stopped.end() && signal != SIGKILL) {
+            stopped->second.push_back(signal); // acted on once it is continued
         } else if (signal == SIGKILL || !found->second.ignores_term) {
             end(pid, 0, signal);
         }
@@ -304,7 +325,7 @@ private:
 
     FakeClock* m_clock;
     std::map<ProcessId, Process> m_processes;
-    std::set<ProcessId> m_stopped;
+    std::map<ProcessId, std::vector<int>> m_stopped; // with the signals held until SIGCONT
     std::deque<Reaped> m_ended;
     std::set<int> m_tokens; // spawned and not yet reported released
     std::multimap<std::chrono::steady_clock::time_point, Event> m_script;

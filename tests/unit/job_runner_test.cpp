@@ -208,8 +208,8 @@ TEST_F(JobRunnerRules, AJobPastItsTimeoutGetsSigtermThenSigkillAfterKillAfter)
 {
     input.add("stubborn");
     EXPECT_EQ(run(with_timeout(10s, 5s)), exit_status_for_failures(1));
-    EXPECT_EQ(signals_to(-shells[0]),
-              (std::vector<std::pair<int, double>>{{SIGTERM, 10.0}, {SIGKILL, 15.0}}));
+    EXPECT_EQ(signals_to(-shells[0]), (std::vector<std::pair<int, double>>{
+                                          {SIGTERM, 10.0}, {SIGCONT, 10.0}, {SIGKILL, 15.0}}));
     ASSERT_EQ(input.ended.size(), 1u);
     EXPECT_EQ(input.ended[0].outcome.signal, SIGKILL);
     EXPECT_DOUBLE_EQ(input.ended[0].runtime, 15.0);
@@ -222,7 +222,8 @@ TEST_F(JobRunnerRules, AJobThatEndsOnSigtermIsNotKilledAndTheNextStartsAtOnce)
     input.add("ends=60");
     input.add("ends=1");
     EXPECT_EQ(run(with_timeout(10s)), exit_status_for_failures(1));
-    EXPECT_EQ(signals_to(-shells[0]), (std::vector<std::pair<int, double>>{{SIGTERM, 10.0}}));
+    EXPECT_EQ(signals_to(-shells[0]),
+              (std::vector<std::pair<int, double>>{{SIGTERM, 10.0}, {SIGCONT, 10.0}}));
     EXPECT_EQ(started_at, (std::vector<double>{0.0, 10.0}));
     EXPECT_EQ(clock.elapsed(), 11s);
 }
@@ -265,8 +266,8 @@ TEST_F(JobRunnerRules, TimeoutReachesWhatAFinishedJobLeftAndTheGpuIsFreeOnceItIs
     input.add("ends=1 setsid=300 stubborn-leftover");
     input.add("ends=1");
     EXPECT_EQ(run(with_timeout(10s, 5s)), 0) << "the job itself succeeded\n" << log();
-    EXPECT_EQ(signals_to(leftovers[0]),
-              (std::vector<std::pair<int, double>>{{SIGTERM, 10.0}, {SIGKILL, 15.0}}));
+    EXPECT_EQ(signals_to(leftovers[0]), (std::vector<std::pair<int, double>>{
+                                            {SIGTERM, 10.0}, {SIGCONT, 10.0}, {SIGKILL, 15.0}}));
     EXPECT_TRUE(logged("what job 1 left running on GPU 0 passed --timeout")) << log();
     EXPECT_EQ(started_at, (std::vector<double>{0.0, 15.0}));
 }
@@ -317,9 +318,10 @@ TEST_F(JobRunnerRules, ASigtermStopsEveryJobAndKillsWhatIgnoresItAfterKillAfter)
     input.add("ends=1");
     at(5, [this] { signals.raise(SIGTERM); });
     EXPECT_EQ(run({}, {}, {"0", "1"}), exit_status_for_signal(SIGTERM));
-    EXPECT_EQ(signals_to(-shells[0]),
-              (std::vector<std::pair<int, double>>{{SIGTERM, 5.0}, {SIGKILL, 15.0}}));
-    EXPECT_EQ(signals_to(-shells[1]), (std::vector<std::pair<int, double>>{{SIGTERM, 5.0}}));
+    EXPECT_EQ(signals_to(-shells[0]), (std::vector<std::pair<int, double>>{
+                                          {SIGTERM, 5.0}, {SIGCONT, 5.0}, {SIGKILL, 15.0}}));
+    EXPECT_EQ(signals_to(-shells[1]),
+              (std::vector<std::pair<int, double>>{{SIGTERM, 5.0}, {SIGCONT, 5.0}}));
     EXPECT_EQ(shells.size(), 2u) << "the third job never starts";
     EXPECT_TRUE(logged("interrupted on GPU 0: killed by SIGKILL after 15.000 s")) << log();
     EXPECT_TRUE(logged("SIGTERM: starting no more jobs; passing it on to 2 running jobs, "
@@ -357,6 +359,18 @@ TEST_F(JobRunnerRules, AStopSavesWhatItInterruptedFromAPipeWithWhatItDidNotStart
     EXPECT_TRUE(logged("not started: job 2: ends=100 # second")) << log();
 }
 
+TEST_F(JobRunnerRules, AJobTheTerminalStoppedIsNamedAtOnceAndAStopEndsIt)
+{
+    input.add("");
+    at(2, [this] { table.stop_by_terminal(shells[0], SIGTTIN); });
+    at(5, [this] { signals.raise(SIGINT); });
+    EXPECT_EQ(run(), exit_status_for_signal(SIGINT));
+    EXPECT_TRUE(logged("job 1 on GPU 0 is stopped by SIGTTIN, as it used the terminal")) << log();
+    EXPECT_EQ(clock.elapsed(), 5s) << "the stop waited for --kill-after\n" << log();
+    ASSERT_EQ(input.ended.size(), 1u);
+    EXPECT_EQ(input.ended[0].outcome.signal, SIGINT);
+}
+
 TEST_F(JobRunnerRules, ASecondInterruptKillsAtOnce)
 {
     input.add("stubborn");
@@ -366,7 +380,7 @@ TEST_F(JobRunnerRules, ASecondInterruptKillsAtOnce)
     options.kill_after = 600s;
     EXPECT_EQ(run(std::move(options)), exit_status_for_signal(SIGINT));
     EXPECT_EQ(signals_to(-shells[0]),
-              (std::vector<std::pair<int, double>>{{SIGINT, 5.0}, {SIGKILL, 6.0}}));
+              (std::vector<std::pair<int, double>>{{SIGINT, 5.0}, {SIGCONT, 5.0}, {SIGKILL, 6.0}}));
     EXPECT_TRUE(logged("SIGINT again: killing every job now")) << log();
 }
 
@@ -390,8 +404,9 @@ TEST_F(JobRunnerRules, TimeStoppedByCtrlZCountsNeitherAgainstTheTimeoutNorInTheR
     EXPECT_EQ(signals.stops, 1);
     // Stopped at 4 s with it, continued 30 minutes later, stopped by --timeout once it has
     // run 10 s of its own.
-    EXPECT_EQ(signals_to(-shells[0]), (std::vector<std::pair<int, double>>{
-                                          {SIGSTOP, 4.0}, {SIGCONT, 1804.0}, {SIGTERM, 1810.0}}));
+    EXPECT_EQ(signals_to(-shells[0]),
+              (std::vector<std::pair<int, double>>{
+                  {SIGSTOP, 4.0}, {SIGCONT, 1804.0}, {SIGTERM, 1810.0}, {SIGCONT, 1810.0}}));
     ASSERT_EQ(input.ended.size(), 1u);
     EXPECT_DOUBLE_EQ(input.ended[0].runtime, 10.0);
 }
@@ -424,8 +439,8 @@ TEST_F(JobRunnerRules, ACancelledJobGetsSigtermThenSigkillAndIsNotTriedAgain)
     sys::RunnerOptions options;
     options.kill_after = 5s;
     run(std::move(options), retrying);
-    EXPECT_EQ(signals_to(-shells[0]),
-              (std::vector<std::pair<int, double>>{{SIGTERM, 2.0}, {SIGKILL, 7.0}}));
+    EXPECT_EQ(signals_to(-shells[0]), (std::vector<std::pair<int, double>>{
+                                          {SIGTERM, 2.0}, {SIGCONT, 2.0}, {SIGKILL, 7.0}}));
     EXPECT_EQ(shells.size(), 1u);
     ASSERT_EQ(input.ended.size(), 1u);
     EXPECT_TRUE(input.ended[0].cancelled);

@@ -50,7 +50,21 @@ TEST(RunningJobs, AStopSignalsEachJobsGroupOnce)
     const auto first = start(jobs, table, 1).leader;
     const auto second = start(jobs, table, 2).leader;
     jobs.signal_all(SIGTERM, k_start);
-    EXPECT_EQ(table.sent, (std::vector<Signal>{{-first, SIGTERM}, {-second, SIGTERM}}));
+    EXPECT_EQ(table.sent,
+              (std::vector<Signal>{
+                  {-first, SIGTERM}, {-first, SIGCONT}, {-second, SIGTERM}, {-second, SIGCONT}}));
+}
+
+TEST(RunningJobs, AStoppedJobIsContinuedSoThatItActsOnTheStopAtOnce)
+{
+    FakeProcessTable table;
+    RunningJobs jobs(table, k_kill_after, std::nullopt);
+    const auto leader = start(jobs, table, 1).leader;
+    table.stop_by_terminal(leader); // it read /dev/tty
+    jobs.signal_all(SIGTERM, k_start);
+    EXPECT_FALSE(table.alive(leader)) << "still stopped, it would wait for SIGKILL";
+    EXPECT_EQ(table.sent_to(-leader),
+              (std::vector<Signal>{{-leader, SIGTERM}, {-leader, SIGCONT}}));
 }
 
 TEST(RunningJobs, AStopReachesWhatLeftTheJobsGroup)
@@ -61,8 +75,9 @@ TEST(RunningJobs, AStopReachesWhatLeftTheJobsGroup)
     // `setsid sleep 300 &`: a group of its own, still a child of the job's shell.
     table.add({500, 500, job.token, job.leader});
     jobs.signal_all(SIGTERM, k_start);
-    EXPECT_EQ(table.sent_to(-job.leader), (std::vector<Signal>{{-job.leader, SIGTERM}}));
-    EXPECT_EQ(table.sent_to(500), (std::vector<Signal>{{500, SIGTERM}}));
+    EXPECT_EQ(table.sent_to(-job.leader),
+              (std::vector<Signal>{{-job.leader, SIGTERM}, {-job.leader, SIGCONT}}));
+    EXPECT_EQ(table.sent_to(500), (std::vector<Signal>{{500, SIGTERM}, {500, SIGCONT}}));
     EXPECT_FALSE(table.alive(500));
 }
 
@@ -80,7 +95,7 @@ TEST(RunningJobs, AGroupIsNeverSignalledOnceItsLeaderIsReaped)
 
     jobs.signal_all(SIGTERM, k_start);
     EXPECT_TRUE(table.sent_to(-leader).empty());
-    EXPECT_EQ(table.sent_to(501), (std::vector<Signal>{{501, SIGTERM}}));
+    EXPECT_EQ(table.sent_to(501), (std::vector<Signal>{{501, SIGTERM}, {501, SIGCONT}}));
 }
 
 // Python's subprocess closes what it inherited: its child holds no token but stays in the
@@ -101,7 +116,7 @@ TEST(RunningJobs, WhatClosedTheTokenIsFoundInTheJobsGroupAfterItsShellEnded)
 
     jobs.signal_all(SIGTERM, k_start);
     EXPECT_TRUE(table.sent_to(-leader).empty());
-    EXPECT_EQ(table.sent_to(502), (std::vector<Signal>{{502, SIGTERM}}));
+    EXPECT_EQ(table.sent_to(502), (std::vector<Signal>{{502, SIGTERM}, {502, SIGCONT}}));
     EXPECT_FALSE(table.group_exists(leader));
 }
 
@@ -121,7 +136,7 @@ TEST(RunningJobs, AGroupSeenEmptyIsNeverSearchedAgain)
     jobs.signal_all(SIGTERM, k_start);
     EXPECT_TRUE(table.sent_to(leader).empty());
     EXPECT_TRUE(table.sent_to(-leader).empty());
-    EXPECT_EQ(table.sent_to(503), (std::vector<Signal>{{503, SIGTERM}}));
+    EXPECT_EQ(table.sent_to(503), (std::vector<Signal>{{503, SIGTERM}, {503, SIGCONT}}));
 }
 
 TEST(RunningJobs, LeftoversAreDueToBeNamedAMomentAfterTheShellEnded)
@@ -214,7 +229,8 @@ TEST(RunningJobs, TimeoutStopsTheJobAndThenKillsIt)
 
     EXPECT_TRUE(jobs.fire(k_start + 59s).timed_out.empty());
     EXPECT_EQ(jobs.fire(k_start + 60s).timed_out, std::vector<int>{token});
-    EXPECT_EQ(table.sent_to(-leader), (std::vector<Signal>{{-leader, SIGTERM}}));
+    EXPECT_EQ(table.sent_to(-leader),
+              (std::vector<Signal>{{-leader, SIGTERM}, {-leader, SIGCONT}}));
     EXPECT_TRUE(jobs.find_token(token)->timed_out);
     EXPECT_EQ(jobs.next_deadline(), k_start + 60s + k_kill_after);
 
@@ -237,7 +253,7 @@ TEST(RunningJobs, TimeoutStopsWhatAnEndedJobLeftBehind)
 
     jobs.fire(k_start + 60s);
     EXPECT_TRUE(table.sent_to(-leader).empty());
-    EXPECT_EQ(table.sent_to(800), (std::vector<Signal>{{800, SIGTERM}}));
+    EXPECT_EQ(table.sent_to(800), (std::vector<Signal>{{800, SIGTERM}, {800, SIGCONT}}));
     EXPECT_TRUE(table.alive(800));
     jobs.fire(k_start + 60s + k_kill_after);
     EXPECT_FALSE(table.alive(800));
@@ -296,7 +312,7 @@ TEST(RunningJobs, ACancelStopsOneJobAsATimeoutWould)
     jobs.cancel(cancelled, k_start + 1s);
     EXPECT_TRUE(cancelled.cancelled);
     EXPECT_FALSE(cancelled.timed_out);
-    const std::vector<Signal> term{{-leader, SIGTERM}};
+    const std::vector<Signal> term{{-leader, SIGTERM}, {-leader, SIGCONT}};
     EXPECT_EQ(table.sent_to(-leader), term);
     EXPECT_TRUE(table.sent_to(-other).empty());
     jobs.cancel(cancelled, k_start + 2s); // a second cancel sends nothing more

@@ -106,6 +106,7 @@ private:
     void after_attempt(const RunningJob& job, JobOutcome outcome, std::vector<Action> actions);
     void reap_children();
     void on_shell_exit(ProcessId leader, JobOutcome outcome);
+    void on_child_stopped(ProcessId pid, int signal);
     void on_token_released(int token);
     bool nothing_left_of(RunningJob& job);
     void on_leftovers_gone(int token);
