@@ -333,13 +333,20 @@ TEST_F(JobRunnerRules, AStopSavesWhatItInterruptedFromAPipeWithWhatItDidNotStart
 {
     const auto state = std::filesystem::temp_directory_path() /
                        ("gpusched-runner-state-" + std::to_string(getpid()));
+    const char* before_state = std::getenv("XDG_STATE_HOME");
+    const std::optional<std::string> user_state =
+        before_state ? std::optional<std::string>(before_state) : std::nullopt;
     setenv("XDG_STATE_HOME", state.c_str(), 1);
     input.from_pipe = true;
     input.add("ends=100 # first");
     input.add("ends=100 # second");
     at(5, [this] { signals.raise(SIGTERM); });
     EXPECT_EQ(run(), exit_status_for_signal(SIGTERM));
-    unsetenv("XDG_STATE_HOME");
+    if (user_state) {
+        setenv("XDG_STATE_HOME", user_state->c_str(), 1);
+    } else {
+        unsetenv("XDG_STATE_HOME");
+    }
     const std::string before = "from pipes and FIFOs not started, and the 1 job the stop "
                                "interrupted are saved in ";
     const auto at = log().find(before);
