@@ -1,5 +1,6 @@
 #include "exec_command.hpp"
 
+#include "gpu_ids_option.hpp"
 #include "lease_options.hpp"
 #include "option_values.hpp"
 
@@ -124,12 +125,10 @@ CLI::App* add_exec_command(CLI::App& app, ExecOptions& options)
         ->transform(whole_number_check(1, 1024))
         ->type_name("N")
         ->capture_default_str();
-    exec->add_option("-g,--gpus", options.gpus,
-                     "The GPUs to choose from, as for a run; the ids end at -- or at the first "
-                     "word that is not one, which starts CMD (default: $CUDA_VISIBLE_DEVICES, "
-                     "else every GPU)")
-        ->type_name("ID")
-        ->expected(1, -1);
+    add_gpu_ids_option(*exec, options.gpus,
+                       "The GPUs to choose from, as for a run; the ids end at -- or at the first "
+                       "word that is not one, which starts CMD (default: $GPUSCHED_GPUS, else "
+                       "$CUDA_VISIBLE_DEVICES, else every GPU)");
     exec->add_flag("--no-wait", options.no_wait,
                    "Exit with status 75 at once when not enough GPUs are free");
     exec->add_option("--timeout", options.timeout_seconds,
@@ -166,7 +165,7 @@ int run_exec(const ExecOptions& options)
     std::signal(SIGCHLD, SIG_DFL);
     sys::SignalChannel signals{SIGCHLD, SIGINT, SIGTERM, SIGHUP};
 
-    check_gpu_ids(options.gpus);
+    check_gpu_ids(options.gpus, gpu_ids_source(options.gpus));
     sys::CudaProbeChild probe(to_milliseconds(options.probe_timeout_seconds), signals);
     const auto ids = value_or_usage_error(resolve_gpu_ids(
         options.gpus, environment_variable("CUDA_VISIBLE_DEVICES"), probe, options.uuid));

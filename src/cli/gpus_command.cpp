@@ -1,5 +1,6 @@
 #include "gpus_command.hpp"
 
+#include "gpu_ids_option.hpp"
 #include "option_values.hpp"
 
 #include <gpusched/errors.hpp>
@@ -46,9 +47,7 @@ CLI::App* add_gpus_command(CLI::App& app, GpusOptions& options)
     auto* gpus = app.add_subcommand(
         "gpus", "List the GPUs a run would use (MIG instances where MIG is enabled): id, UUID, "
                 "name, memory, MIG, processes (NVML)");
-    gpus->add_option("-g,--gpus", options.gpus, "The GPU ids to list, as for a run")
-        ->type_name("ID")
-        ->expected(1, -1);
+    add_gpu_ids_option(*gpus, options.gpus, "The GPU ids to list, as for a run");
     gpus->add_flag("--json", options.json, "Print JSON instead of a table");
     gpus->add_option("--probe-timeout", options.probe_timeout_seconds,
                      "How long to wait for the CUDA and NVML probes")
@@ -65,6 +64,7 @@ int run_gpus(const GpusOptions& options)
     sys::SignalChannel signals{SIGCHLD, SIGINT, SIGTERM, SIGHUP};
     const auto timeout = to_milliseconds(options.probe_timeout_seconds);
     sys::CudaProbeChild probe(timeout, signals);
+    check_gpu_ids(options.gpus, gpu_ids_source(options.gpus));
     const auto ids = value_or_usage_error(
         resolve_gpu_ids(options.gpus, environment_variable("CUDA_VISIBLE_DEVICES"), probe));
     const auto inventory = probe.inventory();

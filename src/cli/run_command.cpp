@@ -1,5 +1,6 @@
 #include "run_command.hpp"
 
+#include "gpu_ids_option.hpp"
 #include "help_format.hpp"
 #include "lease_options.hpp"
 #include "option_values.hpp"
@@ -66,15 +67,6 @@ void move_inputs_out_of_gpus(RunOptions& options)
     options.gpus.erase(first_input, options.gpus.end());
 }
 
-// CLI11 reads GPUSCHED_GPUS only when --gpus is absent, and gives its whole value as one
-// token: a bad id is then the variable's, and is named as such.
-std::string_view gpus_source(const RunOptions& options)
-{
-    const auto variable = environment_variable("GPUSCHED_GPUS");
-    return variable && options.gpus == std::vector<std::string>{*variable} ? "GPUSCHED_GPUS"
-                                                                           : "--gpus";
-}
-
 } // namespace
 
 void add_run_options(CLI::App& app, RunOptions& options, bool for_worker)
@@ -85,13 +77,11 @@ void add_run_options(CLI::App& app, RunOptions& options, bool for_worker)
                        "is a live queue that stays open until gpusched is signalled.")
             ->type_name("");
     }
-    app.add_option("-g,--gpus", options.gpus,
-                   "GPU ids to use: '0 1 2', '0,1,2', ranges '0-3', or GPU-<uuid> and "
-                   "MIG-<uuid> (or their first hex digits), passed to jobs unchanged; anything "
-                   "else is an error. Default: $CUDA_VISIBLE_DEVICES, else every GPU CUDA finds.")
-        ->type_name("ID")
-        ->expected(1, -1)
-        ->envname("GPUSCHED_GPUS")
+    add_gpu_ids_option(
+        app, options.gpus,
+        "GPU ids to use: '0 1 2', '0,1,2', ranges '0-3', or GPU-<uuid> and MIG-<uuid> (or "
+        "their first hex digits), passed to jobs unchanged; anything else is an error. "
+        "Default: $CUDA_VISIBLE_DEVICES, else every GPU CUDA finds.")
         ->group(k_gpus_group);
     if (!for_worker) {
         app.add_option("--fifo", options.fifo,
@@ -315,7 +305,7 @@ int run_jobs(RunOptions& options, const InputFactory& make_input,
         spdlog::set_level(spdlog::level::debug);
     }
     check_shell(options.shell);
-    check_gpu_ids(options.gpus, gpus_source(options));
+    check_gpu_ids(options.gpus, gpu_ids_source(options.gpus));
 
     // Children must be reapable even if our parent set SIGCHLD to SIG_IGN; then block the
     // signals we handle, before anything else can start a thread: stops, Ctrl-Z and `fg`

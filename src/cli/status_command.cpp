@@ -1,5 +1,6 @@
 #include "status_command.hpp"
 
+#include "gpu_ids_option.hpp"
 #include "lease_options.hpp"
 #include "option_values.hpp"
 
@@ -68,7 +69,7 @@ std::vector<ShownGpu> gpus_to_show(const StatusOptions& options, GpuProbe& probe
     std::vector<ShownGpu> shown;
     std::vector<std::string> ids;
     if (!options.gpus.empty()) {
-        ids = value_or_usage_error(parse_gpu_list(options.gpus));
+        ids = value_or_usage_error(parse_gpu_list(options.gpus, gpu_ids_source(options.gpus)));
     } else {
         for (const auto& gpu : probe.inventory().gpus) {
             ids.push_back(std::to_string(gpu.index));
@@ -235,9 +236,8 @@ CLI::App* add_status_command(CLI::App& app, StatusOptions& options)
     auto* status = app.add_subcommand(
         "status",
         "Show each GPU's host-wide lease: free, or leased by whom, since when, to run what");
-    status->add_option("-g,--gpus", options.gpus, "The GPU ids to show (default: every GPU)")
-        ->type_name("ID")
-        ->expected(1, -1);
+    add_gpu_ids_option(*status, options.gpus,
+                       "The GPU ids to show (default: $GPUSCHED_GPUS, else every GPU)");
     status->add_flag("--json", options.json, "Print JSON instead of a table");
     status
         ->add_option("--probe-timeout", options.probe_timeout_seconds,

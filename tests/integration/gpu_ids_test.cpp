@@ -3,6 +3,7 @@
 #include "harness.hpp"
 
 #include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
 
 namespace gpusched::testing {
 namespace {
@@ -110,6 +111,42 @@ TEST_F(GpuIds, BadGpuschedGpusIsNamed)
 {
     expect_refused(run_of({}, {{"GPUSCHED_GPUS", "0,gpu1"}}),
                    "'gpu1' in 'GPUSCHED_GPUS=0,gpu1' is not a GPU id");
+}
+
+// Every command that takes GPU ids takes them from GPUSCHED_GPUS as a run does, and names
+// the variable when an id in it is bad.
+TEST_F(GpuIds, EveryCommandTakesGpuschedGpus)
+{
+    // Refused first: no lock file may be made by them, and the runs below make some.
+    const std::map<std::string, std::optional<std::string>> bad{{"GPUSCHED_GPUS", "0,x"}};
+    const auto named = "'x' in 'GPUSCHED_GPUS=0,x' is not a GPU id";
+    expect_refused(LaunchOptions{{"gpus"}, std::nullopt, std::nullopt, bad}, named);
+    expect_refused(
+        LaunchOptions{{"status", "--lock-dir", locks()}, std::nullopt, std::nullopt, bad}, named);
+    expect_refused(exec_of({"touch", ran()}, bad), named);
+
+    const std::map<std::string, std::optional<std::string>> two{{"GPUSCHED_GPUS", "2,3"}};
+    const auto gpus = run(m_dir, {{"gpus", "--json"}, std::nullopt, std::nullopt, two}, 30s);
+    ASSERT_EQ(gpus.exit_status, 0) << gpus.err;
+    const auto listed = nlohmann::json::parse(gpus.out, nullptr, false);
+    ASSERT_TRUE(listed.is_array()) << gpus.out;
+    ASSERT_EQ(listed.size(), 2u) << gpus.out;
+    EXPECT_EQ(listed[0]["id"], "2");
+    EXPECT_EQ(listed[1]["id"], "3");
+
+    const auto status = run(
+        m_dir, {{"status", "--lock-dir", locks(), "--json"}, std::nullopt, std::nullopt, two}, 30s);
+    ASSERT_EQ(status.exit_status, 0) << status.err;
+    const auto shown = nlohmann::json::parse(status.out, nullptr, false);
+    ASSERT_TRUE(shown.is_array()) << status.out;
+    ASSERT_EQ(shown.size(), 2u) << status.out;
+    EXPECT_EQ(shown[0]["gpu"], "2");
+    EXPECT_EQ(shown[1]["gpu"], "3");
+
+    const auto exec =
+        run(m_dir, exec_of({"-n", "2", "sh", "-c", "echo $CUDA_VISIBLE_DEVICES"}, two));
+    EXPECT_EQ(exec.exit_status, 0) << exec.err;
+    EXPECT_EQ(exec.out, "2,3\n");
 }
 
 TEST_F(GpuIds, StatusAndGpusRefuseBadIds)
