@@ -68,5 +68,8 @@ std::string attempt_outcome(const JoblogRecord& record);
 std::string report_seconds(double seconds);
 // The number of GPUs an attempt held: its GPU ids are comma-separated.
 std::size_t gpus_held(const JoblogRecord& record);
+// The GPUs an attempt ran on ("0", "0,1"), or "-" for one GNU parallel ran, which its log
+// does not say.
+std::string_view gpus_of(const JoblogRecord& record);
 
 } // namespace gpusched

@@ -157,18 +157,19 @@ void add_run_options(CLI::App& app, RunOptions& options, bool for_worker)
         ->group(k_log_group);
 
     auto* joblog = app.add_option("--joblog", options.joblog,
-                                  "Append one tab-separated line per finished attempt to FILE "
-                                  "(GNU parallel's columns, plus GPU)")
+                                  "Append one tab-separated line per finished attempt to FILE, in "
+                                  "GNU parallel's columns, the GPU in Host")
                        ->type_name("FILE")
                        ->group(k_records_group);
     if (!for_worker) {
-        auto* resume =
-            app.add_flag("--resume", options.resume,
-                         "Skip the jobs the --joblog records (same number, same command)")
-                ->needs(joblog)
-                ->group(k_records_group);
+        auto* resume = app.add_flag("--resume", options.resume,
+                                    "Skip the jobs the --joblog records as ended, found by their "
+                                    "command wherever it stands in the input")
+                           ->needs(joblog)
+                           ->group(k_records_group);
         app.add_flag("--resume-failed", options.resume_failed,
-                     "Skip the jobs the --joblog records as succeeded; run failed ones again")
+                     "Skip the jobs the --joblog records as succeeded, found by their "
+                     "command; run failed and interrupted ones again")
             ->needs(joblog)
             ->excludes(resume)
             ->group(k_records_group);

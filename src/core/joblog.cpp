@@ -5,17 +5,26 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <array>
 #include <optional>
 #include <utility>
+#include <vector>
 
 namespace gpusched {
 namespace {
 
-constexpr std::string_view k_header =
-    "Seq\tHost\tStarttime\tJobRuntime\tSend\tReceive\tExitval\tSignal"
-    "\tCommand\tGPU\tStopped";
+constexpr std::string_view k_parallel_header =
+    "Seq\tHost\tStarttime\tJobRuntime\tSend\tReceive\tExitval\tSignal\tCommand";
+constexpr std::string_view k_gpu_columns = "\tGPU\tStopped";
 constexpr std::size_t k_fields_before_command = 8;
+// How Host names the GPU in a record gpusched wrote: "gpu=0,1", then ";timeout" or
+// ";interrupted" for an attempt gpusched stopped.
+constexpr std::string_view k_gpu_host = "gpu=";
+constexpr char k_end_separator = ';';
+// The Exitval of an attempt the scheduler stopped that did not fail by itself: GNU
+// parallel's, for the jobs it kills.
+constexpr int k_stopped_exit_value = -1;
 
 constexpr std::array<std::pair<AttemptEnd, std::string_view>, 3> k_end_words = {{
     {AttemptEnd::by_itself, "no"},
@@ -23,16 +32,157 @@ constexpr std::array<std::pair<AttemptEnd, std::string_view>, 3> k_end_words = {
     {AttemptEnd::interrupted, "interrupted"},
 }};
 
+// GNU parallel pads JobRuntime with spaces ("%10.3f").
+std::string_view without_padding(std::string_view field)
+{
+    const auto first = field.find_first_not_of(' ');
+    if (first == std::string_view::npos) {
+        return {};
+    }
+    return field.substr(first, field.find_last_not_of(' ') - first + 1);
+}
+
+// The numbers of the eight columns before the command, each checked against what a run
+// can write (and GNU parallel's -1 and -2 for a job it killed or skipped), so that a damaged
+// or forged log cannot feed nan or 1e308 to a report.
+Result<JoblogRecord> parse_numbers(const std::vector<std::string_view>& fields)
+{
+    JoblogRecord record;
+    const auto seq = parse_number<JobId>(fields[0]);
+    if (!seq || *seq == 0) {
+        return Failure{fmt::format("bad Seq '{}'", fields[0].substr(0, 40))};
+    }
+    constexpr double k_latest_start = 4102444800; // 2100-01-01, in seconds since 1970
+    constexpr double k_longest_runtime = 100 * 365.25 * 24 * 3600;
+    const auto within = [](std::optional<double> value, double most) {
+        return value && *value >= 0 && *value <= most; // false for nan and inf too
+    };
+    const auto start = parse_number<double>(without_padding(fields[2]));
+    if (!within(start, k_latest_start)) {
+        return Failure{fmt::format("bad Starttime '{}': must be from 0 to {:.0f} (seconds "
+                                   "since 1970, before the year 2100)",
+                                   fields[2].substr(0, 40), k_latest_start)};
+    }
+    const auto runtime = parse_number<double>(without_padding(fields[3]));
+    if (!within(runtime, k_longest_runtime)) {
+        return Failure{fmt::format("bad JobRuntime '{}': must be from 0 to {:.0f} seconds",
+                                   fields[3].substr(0, 40), k_longest_runtime)};
+    }
+    const auto exit_code = parse_number<int>(without_padding(fields[6]));
+    if (!exit_code || *exit_code < -2 || *exit_code > 255) {
+        return Failure{
+            fmt::format("bad Exitval '{}': must be from -2 to 255", fields[6].substr(0, 40))};
+    }
+    const auto signal = parse_number<int>(without_padding(fields[7]));
+    if (!signal || *signal < 0 || *signal > 127) {
+        return Failure{
+            fmt::format("bad Signal '{}': must be from 0 to 127", fields[7].substr(0, 40))};
+    }
+    record.seq = *seq;
+    record.start = *start;
+    record.runtime = *runtime;
+    record.exit_code = *exit_code;
+    record.signal = *signal;
+    return record;
+}
+
+// GNU parallel writes a newline of a command as a NUL byte, to keep one record a line.
+std::string with_newlines_as(std::string_view command, char from, char to)
+{
+    std::string text(command);
+    std::replace(text.begin(), text.end(), from, to);
+    return text;
+}
+
+std::string host_of(const JoblogRecord& record)
+{
+    if (record.gpu.empty()) {
+        return ":"; // how GNU parallel names the local machine
+    }
+    if (record.end == AttemptEnd::by_itself) {
+        return fmt::format("{}{}", k_gpu_host, record.gpu);
+    }
+    return fmt::format("{}{}{}{}", k_gpu_host, record.gpu, k_end_separator,
+                       attempt_end_word(record.end));
+}
+
+Result<JoblogRecord> parse_parallel_line(std::string_view line,
+                                         const std::vector<std::string_view>& fields)
+{
+    auto parsed = parse_numbers(fields);
+    if (!parsed) {
+        return parsed;
+    }
+    auto record = std::move(*parsed);
+    const auto host = fields[1];
+    // Any other Host is GNU parallel's: the machine it ran the job on.
+    if (host.starts_with(k_gpu_host)) {
+        auto gpu = host.substr(k_gpu_host.size());
+        if (const auto separator = gpu.find(k_end_separator); separator != gpu.npos) {
+            const auto end = attempt_end_of(gpu.substr(separator + 1));
+            if (!end || *end == AttemptEnd::by_itself || separator == 0) {
+                return Failure{fmt::format("bad Host '{}': must be gpu=IDS, then ;timeout or "
+                                           ";interrupted for an attempt gpusched stopped",
+                                           host.substr(0, 60))};
+            }
+            record.end = *end;
+            gpu = gpu.substr(0, separator);
+            if (record.exit_code == k_stopped_exit_value) {
+                record.exit_code = 0;
+            }
+        }
+        record.gpu = std::string(gpu);
+    }
+    const auto command = line.substr(static_cast<std::size_t>(fields[8].data() - line.data()));
+    record.command = with_newlines_as(command, '\0', '\n');
+    return record;
+}
+
+// The command runs from the ninth field to the tab that starts the GPU: the last one, or
+// the one before it when the line ends with a Stopped word.
+Result<JoblogRecord> parse_gpu_after_command_line(std::string_view line,
+                                                  const std::vector<std::string_view>& fields)
+{
+    auto parsed = parse_numbers(fields);
+    if (!parsed) {
+        return parsed;
+    }
+    auto record = std::move(*parsed);
+    auto rest = line.substr(static_cast<std::size_t>(fields[8].data() - line.data()));
+    if (fields.size() > k_fields_before_command + 2) {
+        if (const auto end = attempt_end_of(fields.back())) {
+            record.end = *end;
+            rest.remove_suffix(fields.back().size() + 1);
+        }
+    }
+    const auto gpu_tab = rest.rfind('\t');
+    record.command = std::string(rest.substr(0, gpu_tab));
+    record.gpu = std::string(rest.substr(gpu_tab + 1));
+    return record;
+}
+
 } // namespace
 
-std::string joblog_header()
+std::string joblog_header(JoblogLayout layout)
 {
-    return std::string(k_header);
+    if (layout == JoblogLayout::gpu_after_command) {
+        return fmt::format("{}{}", k_parallel_header, k_gpu_columns);
+    }
+    return std::string(k_parallel_header);
 }
 
 bool is_joblog_header(std::string_view line)
 {
     return line.substr(0, 4) == "Seq\t";
+}
+
+std::optional<JoblogLayout> joblog_layout_of_header(std::string_view line)
+{
+    if (!is_joblog_header(line)) {
+        return std::nullopt;
+    }
+    const bool gpu_column = line.ends_with("\tGPU") || line.ends_with(k_gpu_columns);
+    return gpu_column ? JoblogLayout::gpu_after_command : JoblogLayout::parallel;
 }
 
 bool looks_like_torn_record(std::string_view line)
@@ -62,72 +212,36 @@ std::string_view attempt_end_word(AttemptEnd end)
     return "no";
 }
 
-std::string format_joblog_line(const JoblogRecord& record)
+std::string format_joblog_line(const JoblogRecord& record, JoblogLayout layout)
 {
-    // Host ":" is how GNU parallel writes the local machine.
-    return fmt::format("{}\t:\t{:.3f}\t{:.3f}\t0\t0\t{}\t{}\t{}\t{}\t{}", record.seq, record.start,
-                       record.runtime, record.exit_code, record.signal, record.command, record.gpu,
-                       attempt_end_word(record.end));
+    if (layout == JoblogLayout::gpu_after_command) {
+        return fmt::format("{}\t:\t{:.3f}\t{:.3f}\t0\t0\t{}\t{}\t{}\t{}\t{}", record.seq,
+                           record.start, record.runtime, record.exit_code, record.signal,
+                           record.command, record.gpu, attempt_end_word(record.end));
+    }
+    const bool stopped_without_failing =
+        record.end != AttemptEnd::by_itself && record.exit_code == 0;
+    // GNU parallel's own widths: Starttime "%.3f", JobRuntime "%10.3f".
+    return fmt::format("{}\t{}\t{:.3f}\t{:10.3f}\t0\t0\t{}\t{}\t{}", record.seq, host_of(record),
+                       record.start, record.runtime,
+                       stopped_without_failing ? k_stopped_exit_value : record.exit_code,
+                       record.signal, with_newlines_as(record.command, '\n', '\0'));
 }
 
-Result<JoblogRecord> parse_joblog_line(std::string_view line)
+Result<JoblogRecord> parse_joblog_line(std::string_view line, JoblogLayout layout)
 {
-    auto fields = split(line, '\t');
-    if (fields.size() < k_fields_before_command + 2) {
-        return Failure{fmt::format("expected {} tab-separated fields, found {}",
-                                   k_fields_before_command + 2, fields.size())};
-    }
-    JoblogRecord record;
-    const auto seq = parse_number<JobId>(fields[0]);
-    if (!seq || *seq == 0) {
-        return Failure{fmt::format("bad Seq '{}'", fields[0])};
-    }
-    // Every number is checked against what a run can write (and GNU parallel's -1 for an
-    // exit value), so a damaged or forged log cannot feed nan or 1e308 to a report.
-    constexpr double k_latest_start = 4102444800; // 2100-01-01, in seconds since 1970
-    constexpr double k_longest_runtime = 100 * 365.25 * 24 * 3600;
-    const auto within = [](std::optional<double> value, double most) {
-        return value && *value >= 0 && *value <= most; // false for nan and inf too
-    };
-    const auto start = parse_number<double>(fields[2]);
-    if (!within(start, k_latest_start)) {
-        return Failure{fmt::format("bad Starttime '{}': must be from 0 to {:.0f} (seconds "
-                                   "since 1970, before the year 2100)",
-                                   fields[2].substr(0, 40), k_latest_start)};
-    }
-    const auto runtime = parse_number<double>(fields[3]);
-    if (!within(runtime, k_longest_runtime)) {
-        return Failure{fmt::format("bad JobRuntime '{}': must be from 0 to {:.0f} seconds",
-                                   fields[3].substr(0, 40), k_longest_runtime)};
-    }
-    const auto exit_code = parse_number<int>(fields[6]);
-    if (!exit_code || *exit_code < -1 || *exit_code > 255) {
+    const auto fields = split(line, '\t');
+    const std::size_t least = k_fields_before_command + 1;
+    if (fields.size() < least) {
         return Failure{
-            fmt::format("bad Exitval '{}': must be from -1 to 255", fields[6].substr(0, 40))};
+            fmt::format("expected {} tab-separated fields, found {}", least, fields.size())};
     }
-    const auto signal = parse_number<int>(fields[7]);
-    if (!signal || *signal < 0 || *signal > 127) {
-        return Failure{
-            fmt::format("bad Signal '{}': must be from 0 to 127", fields[7].substr(0, 40))};
+    // GNU parallel appends its nine columns to whatever log it resumes, gpusched's older
+    // ones included.
+    if (layout == JoblogLayout::parallel || fields.size() == least) {
+        return parse_parallel_line(line, fields);
     }
-    record.seq = *seq;
-    record.start = *start;
-    record.runtime = *runtime;
-    record.exit_code = *exit_code;
-    record.signal = *signal;
-    // The command runs from the ninth field to the tab that starts the GPU: the last one, or
-    // the one before it when the line ends with a Stopped word.
-    auto rest = line.substr(static_cast<std::size_t>(fields[8].data() - line.data()));
-    if (fields.size() > k_fields_before_command + 2) {
-        if (const auto end = attempt_end_of(fields.back())) {
-            record.end = *end;
-            rest.remove_suffix(fields.back().size() + 1);
-        }
-    }
-    const auto gpu_tab = rest.rfind('\t');
-    record.command = std::string(rest.substr(0, gpu_tab));
-    record.gpu = std::string(rest.substr(gpu_tab + 1));
-    return record;
+    return parse_gpu_after_command_line(line, fields);
 }
 
 } // namespace gpusched

@@ -84,6 +84,11 @@ std::size_t gpus_held(const JoblogRecord& record)
     return std::max<std::size_t>(split(record.gpu, ',').size(), 1);
 }
 
+std::string_view gpus_of(const JoblogRecord& record)
+{
+    return record.gpu.empty() ? std::string_view("-") : std::string_view(record.gpu);
+}
+
 JoblogSummary summarize_joblog(const std::vector<JoblogRecord>& records)
 {
     JoblogSummary summary;
@@ -123,7 +128,7 @@ JoblogSummary summarize_joblog(const std::vector<JoblogRecord>& records)
         summary.first_start = std::min(summary.first_start, record.start);
         summary.last_end = std::max(summary.last_end, record.start + record.runtime);
         // A job of several GPUs (`0,1`) keeps each of them busy.
-        for (const auto gpu : split(record.gpu, ',')) {
+        for (const auto gpu : split(gpus_of(record), ',')) {
             auto& intervals = busy[std::string(gpu)];
             if (intervals.empty()) {
                 gpu_order.emplace_back(gpu);
@@ -213,7 +218,7 @@ std::string format_summary(const JoblogSummary& summary, std::size_t failed_jobs
         text += fmt::format("failed    job {}: {}{} on GPU {}: {}\n", job.job,
                             attempt_outcome(job.last),
                             job.attempts > 1 ? fmt::format(" after {} attempts", job.attempts) : "",
-                            job.last.gpu, one_line_command(job.last.command));
+                            gpus_of(job.last), one_line_command(job.last.command));
     }
     if (failed.size() > failed_jobs_named) {
         text += fmt::format("          and {} more failed {} (--json lists every one)\n",

@@ -54,7 +54,7 @@ std::string format_summary_json(const JoblogSummary& summary, const std::string&
                                  {"signal", last.signal},
                                  {"signal_name", signal_name(last.signal)},
                                  {"stopped", attempt_end_word(last.end)},
-                                 {"gpu", last.gpu},
+                                 {"gpu", last.gpu.empty() ? Json(nullptr) : Json(last.gpu)},
                                  {"start", last.start},
                                  {"runtime_seconds", last.runtime}}}});
     }

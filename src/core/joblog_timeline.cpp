@@ -185,7 +185,7 @@ std::string render_timeline_svg(const std::vector<JoblogRecord>& records)
             const double bar_width =
                 std::max(x_of(record.start + record.runtime) - x, k_narrowest_bar);
             // A job of several GPUs gets a bar on each of their rows.
-            for (const auto gpu : split(record.gpu, ',')) {
+            for (const auto gpu : split(gpus_of(record), ',')) {
                 const double y = row_of[std::string(gpu)];
                 svg += fmt::format(
                     "<rect class=\"{}\" x=\"{:.2f}\" y=\"{:.0f}\" width=\"{:.2f}\" "
@@ -193,7 +193,7 @@ std::string render_timeline_svg(const std::vector<JoblogRecord>& records)
                     "{}\n{}</title></rect>\n",
                     bar_class(record), x, y + 3, bar_width, k_bar, job, k + 1, attempts.size(),
                     xml_text(attempt_outcome(record)), xml_text(report_seconds(record.runtime)),
-                    xml_text(record.gpu), xml_text(record.command));
+                    xml_text(gpus_of(record)), xml_text(record.command));
                 if (bar_width >= k_labelled_bar) {
                     svg += fmt::format("<text x=\"{:.1f}\" y=\"{:.0f}\" text-anchor=\"middle\" "
                                        "fill=\"#fff\" pointer-events=\"none\">{}</text>\n",
@@ -214,8 +214,8 @@ std::string render_timeline_svg(const std::vector<JoblogRecord>& records)
             };
             const double x1 = middle(before);
             const double x2 = middle(record);
-            const double y1 = row_of[std::string(split(before.gpu, ',').front())] + 3;
-            const double y2 = row_of[std::string(split(record.gpu, ',').front())] + 3;
+            const double y1 = row_of[std::string(split(gpus_of(before), ',').front())] + 3;
+            const double y2 = row_of[std::string(split(gpus_of(record), ',').front())] + 3;
             constexpr double k_arc_height = 12;
             svg += fmt::format(
                 "<path class=\"retry\" d=\"M{:.2f},{:.1f} C{:.2f},{:.1f} {:.2f},{:.1f} "

@@ -39,16 +39,22 @@ JoblogFile::JoblogFile(const std::string& path) : m_path(path)
     look_at_end();
     // A file that does not start like a job log is probably something else given by mistake
     // (`--joblog commands.txt`): appending records to it would spoil it.
-    std::array<char, 512> start{};
-    const auto got = pread(m_fd.get(), start.data(), start.size(), 0);
-    const std::string_view first(start.data(), got > 0 ? static_cast<std::size_t>(got) : 0);
-    const auto first_line = first.substr(0, first.find('\n'));
-    if (!first.empty() && !is_joblog_header(first_line) && !looks_like_torn_record(first_line)) {
+    const auto first_line = read_first_line();
+    if (!first_line.empty() && !is_joblog_header(first_line) &&
+        !looks_like_torn_record(first_line)) {
         throw UsageError(fmt::format("--joblog '{}' is not a job log: its first line is not "
                                      "the header (Seq, Host, Starttime, ...); give a new file "
                                      "or an earlier job log",
                                      path));
     }
+}
+
+std::string JoblogFile::read_first_line() const
+{
+    std::array<char, 512> start{};
+    const auto got = pread(m_fd.get(), start.data(), start.size(), 0);
+    const std::string_view first(start.data(), got > 0 ? static_cast<std::size_t>(got) : 0);
+    return std::string(first.substr(0, first.find('\n')));
 }
 
 // Whether the next record needs the header before it, or a newline that ends a torn line.
@@ -59,6 +65,8 @@ void JoblogFile::look_at_end()
         throw_errno(fmt::format("fstat {}", m_path));
     }
     m_needs_header = info.st_size == 0;
+    // Records go in the layout the file's header names: GNU parallel's for a new file.
+    m_layout = joblog_layout_of_header(read_first_line()).value_or(JoblogLayout::parallel);
     char last = '\n';
     m_needs_newline =
         info.st_size > 0 && pread(m_fd.get(), &last, 1, info.st_size - 1) == 1 && last != '\n';
@@ -105,11 +113,11 @@ Result<void> JoblogFile::append(const JoblogRecord& record)
 {
     std::string line;
     if (m_needs_header) {
-        line = joblog_header() + "\n";
+        line = joblog_header(m_layout) + "\n";
     } else if (m_needs_newline) {
         line = "\n"; // ends the torn line, so this record is not glued to it
     }
-    line += format_joblog_line(record);
+    line += format_joblog_line(record, m_layout);
     line += '\n';
     auto written = write_line(line);
     if (written) {
@@ -144,25 +152,28 @@ bool read_joblog(const std::string& path, const std::function<void(JoblogRecord)
         throw UsageError(fmt::format("cannot read job log '{}': {}", path, std::strerror(errno)));
     }
     std::string line;
-    // Under a header with the Stopped column, a line must end with a Stopped word: one that
-    // does not was cut short.
+    // The layout the latest header names; a line that does not end with a Stopped word
+    // under a header that has the column was cut short.
+    auto layout = JoblogLayout::parallel;
     bool has_stopped_column = false;
     for (std::size_t number = 1; std::getline(file, line); ++number) {
         if (line.empty()) {
             continue;
         }
-        if (is_joblog_header(line)) {
+        if (const auto named = joblog_layout_of_header(line)) {
+            layout = *named;
             has_stopped_column = line.ends_with("\tStopped");
             continue;
         }
-        auto record = parse_joblog_line(line);
+        auto record = parse_joblog_line(line, layout);
         // A record cut short: fewer fields than any record has, no Stopped word where the
         // header promises one, or a last line without its newline. A whole line with a bad
         // field is no torn record but a bad one.
+        const auto tabs = std::count(line.begin(), line.end(), '\t');
         const bool cut_short =
-            looks_like_torn_record(line) &&
-            (std::count(line.begin(), line.end(), '\t') < 9 || file.eof() ||
-             (has_stopped_column && !attempt_end_of(line.substr(line.rfind('\t') + 1))));
+            looks_like_torn_record(line) && (tabs < 8 || file.eof() ||
+                                             (has_stopped_column && tabs > 8 &&
+                                              !attempt_end_of(line.substr(line.rfind('\t') + 1))));
         if (record.ok() && cut_short) {
             record = Failure{"cut short"};
         }

@@ -163,7 +163,7 @@ TEST(Numbers, JoblogNumbersAreChecked)
     write_file(log, joblog_with("1700000001", "nan"));
     expect_refused(dir, {{"report", log.string()}}, {"bad JobRuntime 'nan'"});
     write_file(log, joblog_with("1700000001", "1", "300"));
-    expect_refused(dir, {{"report", log.string()}}, {"bad Exitval '300': must be from -1 to 255"});
+    expect_refused(dir, {{"report", log.string()}}, {"bad Exitval '300': must be from -2 to 255"});
     write_file(log, joblog_with("1700000001", "1", "0", "-9"));
     expect_refused(dir, {{"--gpus", "0", "--joblog", log.string(), "--resume"}, "true\n"},
                    {"bad Signal '-9': must be from 0 to 127"});

@@ -21,42 +21,91 @@ JoblogRecord interrupted(JobId seq, std::string command, int exit_code = 0, int 
     return record(seq, std::move(command), exit_code, signal, AttemptEnd::interrupted);
 }
 
-TEST(Joblog, LineHasGnuParallelsColumnsThenGpuAndStopped)
+TEST(Joblog, LineHasGnuParallelsNineColumnsWithTheGpuInHost)
 {
     EXPECT_EQ(joblog_header(), "Seq\tHost\tStarttime\tJobRuntime\tSend\tReceive\tExitval\tSignal\t"
-                               "Command\tGPU\tStopped");
+                               "Command");
     EXPECT_EQ(format_joblog_line(record(3, "train --lr 0.1", 1, 0)),
-              "3\t:\t1700000000.125\t2.500\t0\t0\t1\t0\ttrain --lr 0.1\tGPU-1\tno");
-    EXPECT_TRUE(format_joblog_line(record(3, "x", 0, 15, AttemptEnd::timeout))
-                    .ends_with("\t0\t15\tx\tGPU-1\ttimeout"));
-    EXPECT_TRUE(format_joblog_line(interrupted(3, "x", 0, 2)).ends_with("\tx\tGPU-1\tinterrupted"));
+              "3\tgpu=GPU-1\t1700000000.125\t     2.500\t0\t0\t1\t0\ttrain --lr 0.1");
+    // An attempt gpusched stopped says so in Host, and exits -1 unless it failed by itself,
+    // as GNU parallel logs the jobs it kills.
+    EXPECT_EQ(format_joblog_line(record(3, "x", 0, 15, AttemptEnd::timeout)),
+              "3\tgpu=GPU-1;timeout\t1700000000.125\t     2.500\t0\t0\t-1\t15\tx");
+    EXPECT_TRUE(format_joblog_line(interrupted(3, "x", 0, 0)).ends_with("\t-1\t0\tx"));
+    EXPECT_TRUE(format_joblog_line(interrupted(3, "x", 130, 0)).ends_with("\t130\t0\tx"));
+    EXPECT_TRUE(format_joblog_line(interrupted(3, "x")).starts_with("3\tgpu=GPU-1;interrupted\t"));
 }
 
-TEST(Joblog, RoundTripsCommandsWithTabs)
+TEST(Joblog, RoundTripsCommandsWithTabsInEitherLayout)
 {
-    for (const auto end : {AttemptEnd::by_itself, AttemptEnd::timeout, AttemptEnd::interrupted}) {
-        const auto original = record(12, "printf 'a\\tb'\tand\ttabs\tno", 0, 15, end);
-        auto parsed = parse_joblog_line(format_joblog_line(original));
-        ASSERT_TRUE(parsed.ok());
-        const auto& back = *parsed;
-        EXPECT_EQ(back.seq, 12u);
-        EXPECT_EQ(back.command, original.command);
-        EXPECT_EQ(back.gpu, "GPU-1");
-        EXPECT_EQ(back.signal, 15);
-        EXPECT_EQ(back.end, end);
-        EXPECT_DOUBLE_EQ(back.start, 1700000000.125);
-        EXPECT_DOUBLE_EQ(back.runtime, 2.5);
+    for (const auto layout : {JoblogLayout::parallel, JoblogLayout::gpu_after_command}) {
+        for (const auto end :
+             {AttemptEnd::by_itself, AttemptEnd::timeout, AttemptEnd::interrupted}) {
+            for (const int exit_code : {0, 3}) {
+                const auto original =
+                    record(12, "printf 'a\\tb'\tand\ttabs\tno", exit_code, 15, end);
+                auto parsed = parse_joblog_line(format_joblog_line(original, layout), layout);
+                ASSERT_TRUE(parsed.ok()) << parsed.message();
+                const auto& back = *parsed;
+                EXPECT_EQ(back.seq, 12u);
+                EXPECT_EQ(back.command, original.command);
+                EXPECT_EQ(back.gpu, "GPU-1");
+                EXPECT_EQ(back.exit_code, exit_code);
+                EXPECT_EQ(back.signal, 15);
+                EXPECT_EQ(back.end, end);
+                EXPECT_DOUBLE_EQ(back.start, 1700000000.125);
+                EXPECT_DOUBLE_EQ(back.runtime, 2.5);
+            }
+        }
     }
 }
 
-TEST(Joblog, ReadsLinesWrittenBeforeTheStoppedColumn)
+TEST(Joblog, ReadsTheLinesGnuParallelWrites)
 {
-    auto parsed = parse_joblog_line("4\t:\t1700000000.000\t1.000\t0\t0\t0\t0\tcmd\twith tab\t3");
+    // Its padded JobRuntime, its Host, a tab in a command and a newline written as NUL.
+    auto parsed = parse_joblog_line(std::string("7\t:\t1700000000.250\t     0.005\t0\t0\t-1\t15\t"
+                                                "printf 'a\tb'") +
+                                    '\0' + "echo c");
+    ASSERT_TRUE(parsed.ok()) << parsed.message();
+    EXPECT_EQ(parsed->seq, 7u);
+    EXPECT_DOUBLE_EQ(parsed->runtime, 0.005);
+    EXPECT_EQ(parsed->exit_code, -1);
+    EXPECT_EQ(parsed->signal, 15);
+    EXPECT_EQ(parsed->command, "printf 'a\tb'\necho c");
+    EXPECT_EQ(parsed->gpu, "");
+    EXPECT_EQ(parsed->end, AttemptEnd::by_itself);
+    EXPECT_TRUE(parse_joblog_line("2\tserver1\t1700000000\t1\t10\t20\t-2\t0\tskipped").ok());
+    EXPECT_EQ(format_joblog_line(*parsed).substr(0, 4), "7\t:\t");
+}
+
+TEST(Joblog, HeadersNameTheirLayout)
+{
+    EXPECT_EQ(joblog_layout_of_header(joblog_header()), JoblogLayout::parallel);
+    EXPECT_EQ(joblog_layout_of_header(joblog_header(JoblogLayout::gpu_after_command)),
+              JoblogLayout::gpu_after_command);
+    EXPECT_EQ(joblog_layout_of_header("Seq\tHost\tStarttime\tJobRuntime\tSend\tReceive\tExitval"
+                                      "\tSignal\tCommand\tGPU"),
+              JoblogLayout::gpu_after_command);
+    EXPECT_FALSE(joblog_layout_of_header("1\t:\t1700000000.000").has_value());
+}
+
+TEST(Joblog, ReadsTheLayoutOfOlderLogs)
+{
+    const auto older = JoblogLayout::gpu_after_command;
+    auto parsed =
+        parse_joblog_line("4\t:\t1700000000.000\t1.000\t0\t0\t0\t0\tcmd\twith tab\t3", older);
     ASSERT_TRUE(parsed.ok());
-    const auto& back = *parsed;
-    EXPECT_EQ(back.command, "cmd\twith tab");
-    EXPECT_EQ(back.gpu, "3");
-    EXPECT_EQ(back.end, AttemptEnd::by_itself);
+    EXPECT_EQ(parsed->command, "cmd\twith tab");
+    EXPECT_EQ(parsed->gpu, "3");
+    EXPECT_EQ(parsed->end, AttemptEnd::by_itself);
+    parsed = parse_joblog_line("4\t:\t1700000000.000\t1.000\t0\t0\t0\t15\tcmd\t3\ttimeout", older);
+    ASSERT_TRUE(parsed.ok());
+    EXPECT_EQ(parsed->end, AttemptEnd::timeout);
+    // What GNU parallel appended to such a log: its nine columns.
+    parsed = parse_joblog_line("5\t:\t1700000000.000\t     1.000\t0\t0\t0\t0\tcmd", older);
+    ASSERT_TRUE(parsed.ok());
+    EXPECT_EQ(parsed->command, "cmd");
+    EXPECT_EQ(parsed->gpu, "");
 }
 
 TEST(Joblog, RejectsWhatIsNotARecord)
@@ -65,6 +114,10 @@ TEST(Joblog, RejectsWhatIsNotARecord)
     EXPECT_FALSE(parse_joblog_line(joblog_header()).ok());
     EXPECT_FALSE(parse_joblog_line("1\t:\t0").ok());
     EXPECT_TRUE(!parse_joblog_line("x\t:\t1\t1\t0\t0\t0\t0\tcmd\t0").ok());
+    EXPECT_EQ(parse_joblog_line("1\tgpu=0;bogus\t1\t1\t0\t0\t0\t0\tcmd").message(),
+              "bad Host 'gpu=0;bogus': must be gpu=IDS, then ;timeout or ;interrupted for an "
+              "attempt gpusched stopped");
+    EXPECT_FALSE(parse_joblog_line("1\tgpu=0;no\t1\t1\t0\t0\t0\t0\tcmd").ok());
 }
 
 TEST(Joblog, TellsATornRecordFromAFileThatIsNoLog)

@@ -74,7 +74,7 @@ TEST(NumberChecks, JoblogNumbersAreInTheRangesARunWrites)
     EXPECT_EQ(error_of(parse_joblog_line(record_line("1700000000", "nan"))),
               "bad JobRuntime 'nan': must be from 0 to 3155760000 seconds");
     EXPECT_EQ(error_of(parse_joblog_line(record_line("1700000000", "1", "256"))),
-              "bad Exitval '256': must be from -1 to 255");
+              "bad Exitval '256': must be from -2 to 255");
     EXPECT_EQ(error_of(parse_joblog_line(record_line("1700000000", "1", "0", "128"))),
               "bad Signal '128': must be from 0 to 127");
     for (const auto& [start, runtime] :

@@ -14,7 +14,8 @@ namespace gpusched::sys {
 
 // The --joblog file: one line per finished attempt, appended with a single write(2) as each
 // attempt ends, so a crash of the scheduler loses no finished record and a reader never
-// sees half a line. A new (or empty) file starts with the header line.
+// sees half a line. A new (or empty) file starts with the header line of GNU parallel's
+// layout; an existing one gets records in the layout its header names.
 class JoblogFile {
 public:
     // Opens (or creates) the log; a file that does not start like a job log is refused.
@@ -37,9 +38,11 @@ public:
 private:
     Result<void> write_line(const std::string& line);
     void look_at_end();
+    std::string read_first_line() const;
 
     std::string m_path;
     UniqueFd m_fd;
+    JoblogLayout m_layout = JoblogLayout::parallel;
     bool m_needs_header = false;
     bool m_needs_newline = false; // the file ends with a torn line
 };
