@@ -39,10 +39,29 @@ install(FILES ${PROJECT_BINARY_DIR}/completions/gpusched.fish
               ${PROJECT_BINARY_DIR}/completions/simple_hypersearch.fish
         DESTINATION ${CMAKE_INSTALL_DATADIR}/fish/vendor_completions.d)
 
-install(FILES ${PROJECT_SOURCE_DIR}/README.md ${PROJECT_SOURCE_DIR}/LICENSE
+# Debian's documentation directory: the copyright file in its machine-readable form (the
+# license itself is in /usr/share/common-licenses), the changelog compressed, and the
+# examples with the modes a package gives, whatever the checkout's umask left on them.
+file(STRINGS ${PROJECT_SOURCE_DIR}/packaging/changelog changelog_top LIMIT_COUNT 1)
+if(NOT changelog_top MATCHES "^gpusched \\(${PROJECT_VERSION}\\) ")
+  message(FATAL_ERROR "packaging/changelog starts with '${changelog_top}': its first entry "
+                      "must be for version ${PROJECT_VERSION}, the project's")
+endif()
+set(changelog_gz ${PROJECT_BINARY_DIR}/packaging/changelog.gz)
+add_custom_command(OUTPUT ${changelog_gz}
+  COMMAND gzip -9n < ${PROJECT_SOURCE_DIR}/packaging/changelog > ${changelog_gz}
+  DEPENDS ${PROJECT_SOURCE_DIR}/packaging/changelog)
+add_custom_target(gpusched_changelog_gz ALL DEPENDS ${changelog_gz})
+install(FILES ${PROJECT_SOURCE_DIR}/README.md ${PROJECT_SOURCE_DIR}/packaging/copyright
+              ${changelog_gz}
         DESTINATION ${CMAKE_INSTALL_DOCDIR})
 install(DIRECTORY ${PROJECT_SOURCE_DIR}/examples/ DESTINATION ${CMAKE_INSTALL_DOCDIR}/examples
-        USE_SOURCE_PERMISSIONS)
+        FILE_PERMISSIONS OWNER_READ OWNER_WRITE GROUP_READ WORLD_READ
+        DIRECTORY_PERMISSIONS OWNER_READ OWNER_WRITE OWNER_EXECUTE GROUP_READ GROUP_EXECUTE
+                              WORLD_READ WORLD_EXECUTE
+        PATTERN "*.sh"
+        PERMISSIONS OWNER_READ OWNER_WRITE OWNER_EXECUTE GROUP_READ GROUP_EXECUTE WORLD_READ
+                    WORLD_EXECUTE)
 # A systemd user unit for a worker at login (`systemctl --user enable --now gpusched-worker`).
 # It names the binary where it is installed, and the prefix is known only then (`cmake
 # --install --prefix /usr/local`, or /usr in the Debian package): it is made at install time.
@@ -60,9 +79,13 @@ install(FILES ${PROJECT_SOURCE_DIR}/packaging/gpusched.tmpfiles DESTINATION lib/
 set(CPACK_PACKAGE_NAME gpusched)
 set(CPACK_PACKAGE_VERSION ${PROJECT_VERSION})
 set(CPACK_PACKAGE_DESCRIPTION_SUMMARY "run a queue of shell commands on a pool of GPUs")
-set(CPACK_PACKAGE_DESCRIPTION
-    "Runs each line of its input as a shell command on a free GPU, with host-wide GPU leases, \
-job records, retries and a Redis-backed queue for several servers.")
+# The extended description, in lines that fit a terminal of 80 columns.
+set(CPACK_PACKAGE_DESCRIPTION "Runs each line of its input as a shell command on a free
+GPU, starting the next one the moment a GPU frees up: a drop-in for
+simple_gpu_scheduler, with named pipes as live queues, hyperparameter grids,
+host-wide GPU leases and fair sharing between the users of a server, job
+records in GNU parallel's job log, retries, and a queue of jobs (SQLite on
+one machine, Redis across several).")
 set(CPACK_PACKAGE_CONTACT "gpusched maintainers <gpusched@users.noreply.github.com>")
 set(CPACK_PACKAGING_INSTALL_PREFIX /usr)
 set(CPACK_DEBIAN_FILE_NAME DEB-DEFAULT)
@@ -72,4 +95,9 @@ set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS ON)
 # A release binary without its debug information (most of its size).
 set(CPACK_STRIP_FILES ON)
 set(CPACK_DEBIAN_PACKAGE_SUGGESTS "redis-server")
+set(CPACK_DEBIAN_PACKAGE_CONTROL_EXTRA ${PROJECT_SOURCE_DIR}/packaging/postinst)
+set(CPACK_DEBIAN_PACKAGE_CONTROL_STRICT_PERMISSION ON)
+# CPack counts each link to the binary as a copy of it in Installed-Size; the package is
+# made again with the size dpkg-gencontrol would give.
+set(CPACK_POST_BUILD_SCRIPTS ${PROJECT_SOURCE_DIR}/packaging/installed_size.cmake)
 include(CPack)

@@ -1,14 +1,30 @@
 #!/usr/bin/env bash
 # Makes the Debian package from build/ (configured and built by the README's test command),
-# installs it on this machine with apt-get, which must resolve its computed dependencies, and
-# runs what it installed. Run by .ci/run, as root, on a machine that may be changed.
+# checks it with lintian (no error and no warning), installs it on this machine with apt-get,
+# which must resolve its computed dependencies, and runs what it installed. Run by .ci/run, as
+# root, on a machine that may be changed.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 rm -f build/gpusched_*.deb
 (cd build && cpack -G DEB >/dev/null)
 deb=$(ls build/gpusched_*.deb)
+
+# Debian's own checks of a package: copyright, changelog, description, hardening, modes.
+command -v lintian >/dev/null || apt-get install -y --no-install-recommends lintian >/dev/null
+lintian --fail-on error,warning --info "$deb"
+# Installed-Size counts the links to the binary as links, not as copies of it.
+installed_kib=$(dpkg-deb --field "$deb" Installed-Size)
+files_kib=$(dpkg-deb --contents "$deb" | awk '{ bytes += $3 } END { print int(bytes / 1024) }')
+if [ "$installed_kib" -gt $((files_kib + 64)) ]; then
+  echo "check_deb: Installed-Size is $installed_kib KiB for $files_kib KiB of files" >&2
+  exit 1
+fi
+
+# The package's postinst makes the lease directory now, not at the next boot.
+rmdir /run/lock/gpusched 2>/dev/null || true
 apt-get install -y --no-install-recommends "./$deb"
+[ "$(stat -c '%a %U' /run/lock/gpusched)" = "1777 root" ]
 
 /usr/bin/gpusched --version
 out=$(echo 'echo from-the-package' | /usr/bin/gpusched --gpus 0 --no-lock 2>/dev/null)
@@ -33,6 +49,9 @@ for name in gpusched simple_gpu_scheduler simple_hypersearch; do
   test -s /usr/share/fish/vendor_completions.d/$name.fish
 done
 test -s /usr/share/doc/gpusched/examples/commands.txt
+[ "$(stat -c %a /usr/share/doc/gpusched/examples/commands.txt)" = 644 ]
+[ "$(stat -c %a /usr/share/doc/gpusched/examples/fake_train.sh)" = 755 ]
+zcat /usr/share/doc/gpusched/changelog.gz | sed -n 1p | grep -q "^gpusched ($(/usr/bin/gpusched --version | awk 'NR == 1 { print $2 }'))"
 grep -q '/run/lock/gpusched 1777 root root' /usr/lib/tmpfiles.d/gpusched.conf
 grep -q '^ExecStart=/usr/bin/gpusched worker$' /usr/lib/systemd/user/gpusched-worker.service
 grep -q '^SuccessExitStatus=143$' /usr/lib/systemd/user/gpusched-worker.service
