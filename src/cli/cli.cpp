@@ -66,7 +66,7 @@ int write_file(const std::string& path, const std::string& text)
 }
 
 int write_manual(const CLI::App& app, const std::string& template_path,
-                 const std::string& output_path)
+                 const std::string& output_path, const std::string& date)
 {
     std::ifstream in(template_path);
     if (!in) {
@@ -74,7 +74,7 @@ int write_manual(const CLI::App& app, const std::string& template_path,
     }
     std::ostringstream text;
     text << in.rdbuf();
-    return write_file(output_path, render_manual(app, text.str()));
+    return write_file(output_path, render_manual(app, text.str(), date));
 }
 
 std::string version_text()
@@ -177,6 +177,8 @@ int run(int argc, char** argv)
     auto* manual = app.add_subcommand("__manual", "")->group("");
     manual->add_option("TEMPLATE", manual_template)->required();
     manual->add_option("OUTPUT", manual_output)->required();
+    std::string manual_date;
+    manual->add_option("DATE", manual_date);
     std::string completion_shell;
     std::string completion_output;
     auto* completion = app.add_subcommand("__completion", "")->group("");
@@ -221,7 +223,7 @@ int run(int argc, char** argv)
         return sys::print_gpu_usage(usage_ids);
     }
     if (*manual) {
-        return write_manual(app, manual_template, manual_output);
+        return write_manual(app, manual_template, manual_output, manual_date);
     }
     if (*completion) {
         return write_file(completion_output,

@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
+#include <cstdlib>
 #include <regex>
 #include <set>
 
@@ -65,12 +66,61 @@ TEST(Manual, ListsEveryOptionOfEveryCommandThatHelpLists)
 {
     ASSERT_TRUE(fs::exists(k_manual)) << k_manual;
     EXPECT_EQ(manual_options(".SH OPTIONS"), help_options({}));
+    // The queue options are listed once, for every queue command.
+    const auto queue_options = manual_options(".SS Queue options");
+    EXPECT_EQ(queue_options, (std::set<std::string>{"redis", "db", "queue", "key-file"}));
     for (const std::string command :
          {"exec", "status", "submit", "worker", "queue", "cancel", "pause", "retry", "logs", "wait",
           "hypersearch", "report", "gpus"}) {
         const auto listed = manual_options(".SS gpusched " + command);
         EXPECT_FALSE(listed.empty()) << command;
-        EXPECT_EQ(listed, help_options({command})) << command;
+        std::set<std::string> own;
+        std::set<std::string> shared;
+        for (const auto& option : help_options({command})) {
+            (queue_options.contains(option) ? shared : own).insert(option);
+        }
+        EXPECT_EQ(listed, own) << command;
+        const bool queue_command = !shared.empty();
+        EXPECT_EQ(queue_command, command != "exec" && command != "status" &&
+                                     command != "hypersearch" && command != "report" &&
+                                     command != "gpus")
+            << command;
+    }
+}
+
+TEST(Manual, PassesMandocsLint)
+{
+    if (std::system("mandoc -V > /dev/null 2>&1") != 0) {
+        GTEST_SKIP() << "mandoc is not installed (apt-get install mandoc)";
+    }
+    for (const auto* name : {"gpusched", "simple_gpu_scheduler", "simple_hypersearch"}) {
+        TempDir dir;
+        const auto page = k_manual_dir / (std::string(name) + ".1");
+        LaunchOptions lint{{"-c", "mandoc -Tlint -W style " + page.string() + " 2>&1"}};
+        lint.program = "/bin/sh";
+        const auto linted = run(dir, lint);
+        EXPECT_EQ(linted.exit_status, 0) << linted.out << linted.err;
+        EXPECT_EQ(linted.out, "") << name;
+    }
+}
+
+TEST(Manual, ReadInAPagerIdentifiersAreWholeAndCodeIsNoMarkdown)
+{
+    if (std::system("man --version > /dev/null 2>&1") != 0) {
+        GTEST_SKIP() << "man is not installed";
+    }
+    TempDir dir;
+    LaunchOptions shown{
+        {"-c", "LANG=C.UTF-8 MANWIDTH=80 man -l " + k_manual.string() + " 2>/dev/null"}};
+    shown.program = "/bin/sh";
+    const auto page = run(dir, shown);
+    ASSERT_EQ(page.exit_status, 0) << page.err;
+    for (const auto& word : {"$CUDA_VISIBLE_DEVICES", "redis://", "simple_gpu_scheduler"}) {
+        EXPECT_NE(page.out.find(word), std::string::npos) << word;
+    }
+    for (const auto& line : split_lines(page.out)) {
+        EXPECT_FALSE(line.ends_with("\u2010")) << "hyphenated: " << line;
+        EXPECT_EQ(line.find('`'), std::string::npos) << line;
     }
 }
 
