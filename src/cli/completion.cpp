@@ -46,19 +46,51 @@ const std::vector<std::pair<std::string, std::vector<std::string>>> k_option_wor
 // Options that take GPU ids, in every command that has them.
 constexpr std::string_view k_gpu_ids_option = "gpus";
 
-// Descriptions go into shell strings: keep the first sentence, and nothing that quotes or
-// brackets would misread.
+// A description as the shells show it: its first sentence, on one line. Each script quotes
+// it as its shell needs (quoted_for_sh, quoted_for_fish, zsh_explanation).
 std::string plain(std::string_view text)
 {
-    std::string plain;
-    for (const char c : text.substr(0, text.find(". "))) {
-        if (c == '\'' || c == '"' || c == '[' || c == ']' || c == ':' || c == '\\' || c == '$' ||
-            c == '`') {
-            continue;
-        }
-        plain += c == '\n' ? ' ' : c;
-    }
+    std::string plain(text.substr(0, text.find(". ")));
+    std::replace(plain.begin(), plain.end(), '\n', ' ');
     return plain;
+}
+
+// `text` with every character escaped by a backslash where `special` holds it.
+std::string escaped(std::string_view text, std::string_view special)
+{
+    std::string escaped;
+    for (const char c : text) {
+        if (special.find(c) != std::string_view::npos) {
+            escaped += '\\';
+        }
+        escaped += c;
+    }
+    return escaped;
+}
+
+// For the inside of a single-quoted word of sh, bash and zsh: a quote ends the word, an
+// escaped quote is written, and a new word is opened.
+std::string quoted_for_sh(std::string_view text)
+{
+    std::string quoted;
+    for (const char c : text) {
+        quoted += c == '\'' ? std::string("'\\''") : std::string(1, c);
+    }
+    return quoted;
+}
+
+// For the inside of a single-quoted string of fish, where \' and \\ are the escapes.
+std::string quoted_for_fish(std::string_view text)
+{
+    return escaped(text, "\\'");
+}
+
+// For the [explanation] of an _arguments spec, and the description of a _describe entry,
+// inside single quotes: _arguments ends the explanation at an unescaped bracket, and reads a
+// backslash as an escape.
+std::string zsh_explanation(std::string_view text)
+{
+    return quoted_for_sh(escaped(text, "\\[]"));
 }
 
 OptionEntry entry_of(const CLI::Option& option)
@@ -187,10 +219,14 @@ _gpusched_values() {{
     local program=$1 option=$2 cur=$3 values prefix=""
     case $option in
 {}        {})
-            # A list: the id after the last comma is completed.
+            # A list: the id after the last comma is completed, from those not in it yet.
             [[ $cur == *,* ]] && prefix=${{cur%,*}},
             cur=${{cur##*,}}
-            values=$(_gpusched_gpu_ids "$program") ;;
+            local id
+            values=""
+            for id in $(_gpusched_gpu_ids "$program"); do
+                [[ ,$prefix == *,"$id",* ]] || values+=" $id"
+            done ;;
         *) return 1 ;;
     esac
     COMPREPLY=($(compgen -P "$prefix" -W "$values" -- "$cur"))
@@ -263,11 +299,12 @@ std::string zsh_specs(const CommandEntry& command, std::string_view indent)
             value = ":GPU ids:_gpusched_gpu_ids";
             break;
         }
+        const auto explanation = zsh_explanation(option.description);
         for (const auto& name : option.shorts) {
-            specs += fmt::format(" \\\n{}'-{}[{}]{}'", indent, name, option.description, value);
+            specs += fmt::format(" \\\n{}'-{}[{}]{}'", indent, name, explanation, value);
         }
         for (const auto& name : option.longs) {
-            specs += fmt::format(" \\\n{}'--{}[{}]{}'", indent, name, option.description, value);
+            specs += fmt::format(" \\\n{}'--{}[{}]{}'", indent, name, explanation, value);
         }
     }
     return specs;
@@ -283,7 +320,8 @@ std::string zsh(const std::vector<CommandEntry>& commands)
             cases +=
                 fmt::format("    *)\n      _arguments{} \\\n        '*:file:_files' ;;\n", specs);
         } else {
-            described += fmt::format("    '{}:{}'\n", command.name, command.description);
+            described += fmt::format("    '{}:{}'\n", command.name,
+                                     quoted_for_sh(escaped(command.description, "\\")));
             cases = fmt::format("    {})\n      _arguments{} \\\n        '*:file:_files' ;;\n",
                                 command.name, specs) +
                     cases;
@@ -356,17 +394,21 @@ std::string fish(const std::vector<CommandEntry>& commands, std::string_view pro
     if (program == "simple_hypersearch") {
         for (const auto& option : command_named(commands, "hypersearch").options) {
             lines += fmt::format("complete -c {}{} -d '{}'\n", program, fish_flags(option),
-                                 option.description);
+                                 quoted_for_fish(option.description));
         }
         return lines;
     }
-    lines += fmt::format(R"script(# The GPU ids `{} gpus` lists, one a line.
+    lines += fmt::format(
+        R"script(# The GPU ids `{} gpus` lists, one a line, but those the list being typed has.
 function __gpusched_gpu_ids
     set -l program (commandline -opc)[1]
-    $program gpus --probe-timeout 3 2>/dev/null | string match -rv '^ID ' | string replace -r ' .*' ''
+    set -l listed (string split , -- (commandline -ct))
+    for id in ($program gpus --probe-timeout 3 2>/dev/null | string match -rv '^ID ' | string replace -r ' .*' '')
+        contains -- $id $listed; or echo $id
+    end
 end
 )script",
-                         program);
+        program);
     std::string names;
     for (const auto& command : commands) {
         names += command.name.empty() ? "" : " " + command.name;
@@ -377,11 +419,11 @@ end
                                    : fmt::format("__fish_seen_subcommand_from {}", command.name);
         if (!command.name.empty()) {
             lines += fmt::format("complete -c {} -n '__fish_use_subcommand' -a {} -d '{}'\n",
-                                 program, command.name, command.description);
+                                 program, command.name, quoted_for_fish(command.description));
         }
         for (const auto& option : command.options) {
             lines += fmt::format("complete -c {} -n '{}'{} -d '{}'\n", program, condition,
-                                 fish_flags(option), option.description);
+                                 fish_flags(option), quoted_for_fish(option.description));
         }
     }
     return lines;

@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include <optional>
 #include <sstream>
 
 namespace gpusched::testing {
@@ -79,7 +80,8 @@ TEST(Completion, BashCompletesGpuIdsFromGpusched)
                                                                    {"GPUSCHED_GPUS", std::nullopt}};
     const auto gpusched = binary().string();
     EXPECT_EQ(bash_completes({gpusched, "--gpus", ""}, env), "3 5\n");
-    EXPECT_EQ(bash_completes({gpusched, "-g", "3,"}, env), "3,3 3,5\n");
+    EXPECT_EQ(bash_completes({gpusched, "-g", "3,"}, env), "3,5\n") << "3 is listed already";
+    EXPECT_EQ(bash_completes({gpusched, "-g", "5,3,"}, env), "\n");
     EXPECT_EQ(bash_completes({gpusched, "exec", "--gpus", "5"}, env), "5\n");
     EXPECT_EQ(bash_completes({gpusched, "status", "--gpus", ""}, env), "3 5\n");
     EXPECT_EQ(bash_completes(
@@ -138,6 +140,68 @@ TEST(Completion, ZshAndFishCompleteTheSameValuesUnderEveryName)
             EXPECT_EQ(checked.exit_status, 0) << shell << ": " << checked.err;
         }
     }
+}
+
+// What fish offers for `line`, each candidate with its description, through its completion
+// script; nothing where fish is not installed.
+std::optional<std::string>
+fish_completes(const std::string& line, std::map<std::string, std::optional<std::string>> env = {})
+{
+    if (!fs::exists("/usr/bin/fish")) {
+        return std::nullopt;
+    }
+    TempDir dir;
+    const auto script = "source " + (k_completions / "gpusched.fish").string() +
+                        "; complete --do-complete '" + line + "'";
+    const auto result =
+        run(dir, {{"--no-config", "-c", script}, {}, {}, std::move(env), "/usr/bin/fish", {}});
+    EXPECT_EQ(result.exit_status, 0) << result.err;
+    return result.out;
+}
+
+TEST(Completion, FishKeepsEveryCharacterOfTheDescriptionsAndListsEachGpuOnce)
+{
+    const auto redis = fish_completes("gpusched submit --red");
+    if (!redis) {
+        GTEST_SKIP() << "fish is not installed";
+    }
+    EXPECT_NE(redis->find("--redis\tThe Redis server of a queue shared by several machines: "
+                          "redis://[user:password@]host[:port][/db]"),
+              std::string::npos)
+        << *redis;
+    EXPECT_NE(fish_completes("gpusched submit --d")->find("The local queue's SQLite database"),
+              std::string::npos);
+    const std::map<std::string, std::optional<std::string>> env = {{"CUDA_VISIBLE_DEVICES", "3,5"},
+                                                                   {"GPUSCHED_GPUS", std::nullopt}};
+    const auto ids = fish_completes(binary().string() + " --gpus 3,", env);
+    ASSERT_TRUE(ids.has_value());
+    EXPECT_EQ(split_lines(*ids).size(), 1u) << *ids;
+    EXPECT_TRUE(ids->starts_with("3,5\t")) << *ids << "3 is listed already";
+}
+
+// zsh reads the specs as _arguments gets them: the quoting of each description holds.
+TEST(Completion, ZshKeepsEveryCharacterOfTheDescriptions)
+{
+    if (!fs::exists("/usr/bin/zsh")) {
+        GTEST_SKIP() << "zsh is not installed";
+    }
+    TempDir dir;
+    // Outside an interactive completion the completion system is not loaded: these print
+    // what they were given, one word a line.
+    const auto script = "_arguments() { printf '%s\\n' \"$@\"; }; _describe() { :; }; "
+                        "_files() { :; }; service=gpusched; words=(gpusched submit --re); "
+                        "CURRENT=3; source " +
+                        (k_completions / "_gpusched").string();
+    const auto specs = run(dir, {{"-f", "-c", script}, {}, {}, {}, "/usr/bin/zsh", {}});
+    EXPECT_EQ(specs.exit_status, 0) << specs.err;
+    EXPECT_NE(specs.out.find("--redis[The Redis server of a queue shared by several machines: "
+                             "redis://\\[user:password@\\]host\\[:port\\]\\[/db\\] (the "
+                             "password may come from $REDISCLI_AUTH instead); without it the "
+                             "queue is local]:value:_default\n"),
+              std::string::npos)
+        << specs.out;
+    EXPECT_NE(specs.out.find("--db[The local queue's SQLite database"), std::string::npos)
+        << specs.out;
 }
 
 TEST(Completion, EveryScriptOffersEveryOption)
