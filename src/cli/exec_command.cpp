@@ -22,6 +22,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
@@ -35,15 +36,37 @@ std::string none_free(std::size_t count)
     return count == 1 ? "no GPU free" : fmt::format("not {} free", counted(count, "GPU"));
 }
 
+// Who holds the GPUs of `slots`, each holder once with its GPUs ("GPU 0,1 by alice's run
+// 4242 since 09:30"): in full (each job's pid and command), or short for the line repeated
+// while a wait lasts.
+enum class HolderDetail { full, short_form };
 std::string holders(const sys::HostLeases& leases, const std::vector<std::string>& ids,
-                    const GpuSlots& slots)
+                    const GpuSlots& slots, HolderDetail detail)
 {
-    std::vector<std::string> described;
+    struct Held {
+        std::string blocker; // what is leased, for a MIG instance or its GPU
+        std::string holder;
+        std::vector<std::string> gpus;
+    };
+    std::vector<Held> held;
     for (const auto slot : slots) {
-        const auto blocker = leases.blocked_by(slot);
-        described.push_back(fmt::format("GPU {}{} by {}", ids[slot],
-                                        blocker.empty() ? "" : " (" + blocker + ")",
-                                        describe_lease_holder(leases.holder(slot))));
+        const auto owner = leases.holder(slot);
+        Held entry{leases.blocked_by(slot),
+                   detail == HolderDetail::full ? describe_lease_holder(owner)
+                                                : describe_lease_wait(owner),
+                   {}};
+        auto found = std::find_if(held.begin(), held.end(), [&](const Held& known) {
+            return known.blocker == entry.blocker && known.holder == entry.holder;
+        });
+        if (found == held.end()) {
+            found = held.insert(held.end(), std::move(entry));
+        }
+        found->gpus.push_back(ids[slot]);
+    }
+    std::vector<std::string> described;
+    for (const auto& [blocker, holder, gpus] : held) {
+        described.push_back(fmt::format("GPU {}{} by {}", fmt::join(gpus, ","),
+                                        blocker.empty() ? "" : " (" + blocker + ")", holder));
     }
     return fmt::format("{}", fmt::join(described, ", "));
 }
@@ -185,13 +208,13 @@ int run_exec(const ExecOptions& options)
     }
     acquire.on_wait = [&](const GpuSlots& refused) {
         spdlog::info("waiting for {} (leased: {})", counted(options.count, "GPU"),
-                     holders(*leases, ids, refused));
+                     holders(*leases, ids, refused, HolderDetail::short_form));
     };
     const auto acquired = sys::acquire_leases(*leases, signals, acquire);
     switch (acquired.result) {
     case sys::LeaseAcquisition::Result::none_free:
         spdlog::error("{} among {} (leased: {})", none_free(options.count), fmt::join(ids, ","),
-                      holders(*leases, ids, acquired.refused));
+                      holders(*leases, ids, acquired.refused, HolderDetail::full));
         return k_exit_temporary_failure;
     case sys::LeaseAcquisition::Result::timed_out:
         spdlog::error("{} within {} s", none_free(options.count), *options.timeout_seconds);

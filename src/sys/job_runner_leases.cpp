@@ -48,8 +48,9 @@ std::optional<std::vector<int>> JobRunner::take_leases(const StartJob& job)
             m_waiting_for = fmt::format("waiting for GPU {}, held by {}", id,
                                         describe_lease_wait(holder));
             m_progress_stale = true;
-            spdlog::info("{}: GPU {}{} is leased by {}; waiting for it", m_waiting_for, id,
-                         blocker.empty() ? "" : ": " + blocker, describe_lease_holder(holder));
+            // The status line says it short; the log once, in full.
+            spdlog::info("waiting for GPU {}: {} is leased by {}", id,
+                         blocker.empty() ? "it" : blocker, describe_lease_holder(holder));
         }
     }
     apply(m_scheduler.on_lease_refused(job.command.id, refused));

@@ -178,7 +178,7 @@ TEST_F(FairShareOfTwoUsers, TwoRunsGetAboutEqualShares)
     EXPECT_EQ(first_done.exit_status, 0) << first_done.err;
     EXPECT_EQ(second_done.exit_status, 0) << second_done.err;
     EXPECT_NE(second_done.err.find("waiting for GPU"), std::string::npos) << second_done.err;
-    EXPECT_NE(second_done.err.find(", held by root's run "), std::string::npos) << second_done.err;
+    EXPECT_NE(second_done.err.find("it is leased by root ("), std::string::npos) << second_done.err;
 
     const auto all = records();
     const double ratio = second_over_first(all, arrived);

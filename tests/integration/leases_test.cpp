@@ -57,7 +57,8 @@ TEST_F(Leases, WaitingSchedulerTakesTheGpuWhenItsHolderEnds)
     TempDir other;
     const auto waiting = run(other, sharing({"--gpus", "0"}, job(0.1, "waited") + "\n"));
     EXPECT_EQ(waiting.exit_status, 0) << waiting.err;
-    EXPECT_NE(waiting.err.find("GPU 0 is leased by"), std::string::npos) << waiting.err;
+    EXPECT_NE(waiting.err.find("waiting for GPU 0: it is leased by"), std::string::npos)
+        << waiting.err;
     EXPECT_EQ(holder.wait().exit_status, 0);
     ASSERT_EQ(records().size(), 2u);
     EXPECT_EQ(overlaps(records()), "");
@@ -138,8 +139,8 @@ TEST_F(Leases, StopWhileWaitingLeavesNothingBehind)
     ASSERT_TRUE(eventually([&] { return started("held"); }));
     TempDir other;
     Process waiting(other, sharing({"--gpus", "0"}, job(0.1, "never") + "\n"));
-    ASSERT_TRUE(eventually(
-        [&] { return waiting.err_so_far().find("waiting for it") != std::string::npos; }));
+    ASSERT_TRUE(
+        eventually([&] { return waiting.err_so_far().find("is leased by") != std::string::npos; }));
     waiting.signal(SIGTERM);
     const auto stopped = waiting.wait(10s);
     EXPECT_FALSE(stopped.timed_out);

@@ -36,7 +36,8 @@ TEST_F(LeasesOfTwoUsers, RemovingRecordsOrTheirDirectoryEndsNoLease)
     EXPECT_EQ(first_done.err.find("error"), std::string::npos) << first_done.err;
     const auto second_done = second.wait();
     EXPECT_EQ(second_done.exit_status, 0) << second_done.err;
-    EXPECT_NE(second_done.err.find("GPU 0 is leased by root (pid "), std::string::npos)
+    EXPECT_NE(second_done.err.find("waiting for GPU 0: it is leased by root (pid "),
+              std::string::npos)
         << "the kernel names the holder, record or not:\n"
         << second_done.err;
     EXPECT_EQ(exec.wait().exit_status, 0);
