@@ -4,12 +4,14 @@
 #include "help_format.hpp"
 #include "option_values.hpp"
 
+#include <gpusched/command_template.hpp>
 #include <gpusched/errors.hpp>
 #include <gpusched/exit_status.hpp>
 #include <gpusched/hypersearch.hpp>
 
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <sys/stat.h>
 #include <unistd.h>
@@ -217,6 +219,38 @@ void add_hypersearch_options(CLI::App& app, HypersearchArgs& args)
     app.add_flag("--quote", args.request.quote, "Shell-quote every inserted value");
 }
 
+namespace {
+
+// Values go into the command as they are: one with a space, a quote or another character
+// the shell reads (`run a`, `it's`) becomes more words or a command the shell cannot parse.
+// Meant or not, it is said once, with the --quote that makes each value one word.
+void warn_of_unquoted_values(
+    const std::string& program,
+    const std::vector<std::pair<std::string, std::vector<std::string>>>& parameters)
+{
+    constexpr std::size_t k_named = 3;
+    std::vector<std::string> unquoted;
+    std::size_t count = 0;
+    for (const auto& [name, values] : parameters) {
+        for (const auto& value : values) {
+            const auto quoted = shell_quote(value);
+            if (quoted != value && ++count <= k_named) {
+                unquoted.push_back(fmt::format("{}={}", name, quoted));
+            }
+        }
+    }
+    if (count == 0) {
+        return;
+    }
+    fmt::print(stderr,
+               "{}: {} the shell reads as more than one plain word, inserted as given: {}{}; "
+               "--quote inserts each value as one word\n",
+               program, count == 1 ? "a value" : fmt::format("{} values", count),
+               fmt::join(unquoted, ", "), count > k_named ? ", ..." : "");
+}
+
+} // namespace
+
 int run_hypersearch(const std::string& program, std::vector<std::string> args)
 {
     HypersearchArgs parsed;
@@ -252,6 +286,9 @@ int run_hypersearch(const std::string& program, std::vector<std::string> args)
         seed ? *seed : (std::uint64_t{std::random_device{}()} << 32) ^ std::random_device{}();
     const bool seed_chosen = !seed && request.mode != SamplingMode::grid;
     const auto chosen = request.seed;
+    if (!request.quote) {
+        warn_of_unquoted_values(program, request.parameters);
+    }
     const auto search = value_or_usage_error(Hypersearch::create(std::move(request)));
     if (seed_chosen) {
         // A grid's order needs no seed; a random one can be had again with this one.

@@ -47,6 +47,35 @@ TEST(HypersearchCli, ValuesMayLookLikeOptions)
               (std::vector<std::string>{"run --no-augment -1", "run -x -1"}));
 }
 
+// Values go in as given, as simple_hypersearch inserts them; those the shell would read as
+// more than one word are named once, with the --quote that makes each one word.
+TEST(HypersearchCli, ValuesTheShellSplitsOrCannotParseAreNamedOnce)
+{
+    TempDir dir;
+    const auto plain = hypersearch(
+        dir, {"echo {name}", "-p", "name", "run a", "it's", "ok", "--sampling-mode", "grid"});
+    ASSERT_EQ(plain.exit_status, 0) << plain.err;
+    EXPECT_EQ(plain.out, "echo run a\necho it's\necho ok\n");
+    EXPECT_EQ(count_lines_with(plain.err, "2 values the shell reads as more than one plain "
+                                          "word, inserted as given: name='run a', "
+                                          "name='it'\\''s'; --quote inserts each value as one "
+                                          "word"),
+              1u)
+        << plain.err;
+    const auto quoted = hypersearch(dir, {"echo {name}", "-p", "name", "run a", "it's", "ok",
+                                          "--sampling-mode", "grid", "--quote"});
+    ASSERT_EQ(quoted.exit_status, 0) << quoted.err;
+    EXPECT_EQ(quoted.err, "");
+    // Each line is now one command the shell runs as meant.
+    for (const auto& line : split_lines(quoted.out)) {
+        const auto ran = run(dir, {{"-c", line}, {}, {}, {}, fs::path("/bin/sh")});
+        EXPECT_EQ(ran.exit_status, 0) << line << ": " << ran.err;
+    }
+    const auto plain_words =
+        hypersearch(dir, {"echo {lr}", "-p", "lr", "0.1", "range:1:3", "--sampling-mode", "grid"});
+    EXPECT_EQ(plain_words.err, "") << "numbers and ranges need no quoting";
+}
+
 TEST(HypersearchCli, SeededShuffleIsIdenticalAcrossRuns)
 {
     TempDir dir;
