@@ -400,6 +400,34 @@ TEST_F(SqliteQueue, AWriteLockHeldElsewhereIsAClearErrorAndHangsNothing)
     EXPECT_EQ(read_file(m_dir / "log"), "1\n2\n");
 }
 
+// While another process holds the write lock, the worker's reads still work: they must not be
+// taken for the end of the spell, or the log flips between the error and its end every second.
+TEST_F(SqliteQueue, AWriteLockHeldWhileAResultWaitsIsSaidOnceAndItsEndOnce)
+{
+    const auto go = m_dir / "go";
+    const auto job = fmt::format("while [ ! -e {} ]; do sleep 0.02; done", go.string());
+    ASSERT_EQ(run(m_dir, submit(job + "\n")).exit_status, 0);
+    Process worker(m_dir, {{"worker", "--db", db(), "--gpus", "0", "-v"}});
+    ASSERT_TRUE(eventually([&] { return queue_status()["running"].size() == 1; }));
+    sqlite3* holder = nullptr;
+    ASSERT_EQ(sqlite3_open(db().c_str(), &holder), SQLITE_OK);
+    ASSERT_EQ(sqlite3_exec(holder, "BEGIN IMMEDIATE", nullptr, nullptr, nullptr), SQLITE_OK);
+    write_file(go, "");
+    // Evidence of three tries at the result, each a second apart, with the worker's looks
+    // at the queue (reads) between them.
+    ASSERT_TRUE(eventually([&] {
+        return count_lines_with(worker.err_so_far(), "recording results: ") >= 3;
+    })) << worker.err_so_far();
+    EXPECT_EQ(count_lines_with(worker.err_so_far(), "works again"), 0u) << worker.err_so_far();
+    sqlite3_exec(holder, "ROLLBACK", nullptr, nullptr, nullptr);
+    sqlite3_close(holder);
+    ASSERT_TRUE(eventually([&] { return queue_status()["succeeded"] == 1; }));
+    worker.signal(SIGTERM);
+    const auto stopped = worker.wait();
+    EXPECT_EQ(count_lines_with(stopped.err, "; trying again every"), 1u) << stopped.err;
+    EXPECT_EQ(count_lines_with(stopped.err, "the database works again, after "), 1u) << stopped.err;
+}
+
 TEST_F(SqliteQueue, AFileThatIsNotADatabaseIsAClearErrorAndIsLeftAlone)
 {
     const std::string garbage(10000, 'x');

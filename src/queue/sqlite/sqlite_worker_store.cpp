@@ -108,7 +108,7 @@ std::int64_t SqliteWorkerStore::gpu_count() const
 void SqliteWorkerStore::set_gpus(std::string gpus)
 {
     m_settings.gpus = std::move(gpus);
-    attempt("noting the worker's GPUs", [&] {
+    attempt("noting the worker's GPUs", Access::write, [&] {
         m_queue.add_worker(
             {m_worker, m_settings.host, getpid(), m_settings.gpus, seconds_since_epoch(),
          sys::user_name(m_uid)});
@@ -116,18 +116,24 @@ void SqliteWorkerStore::set_gpus(std::string gpus)
 }
 
 template <class Work>
-bool SqliteWorkerStore::attempt(const char* doing, Work&& work)
+bool SqliteWorkerStore::attempt(const char* doing, Access access, Work&& work)
 {
     try {
         work();
-        if (m_spell.ended(m_settings.clock->now())) {
-            spdlog::info("queue {}: {} works again", m_settings.queue, m_spell.what());
+        if (access == Access::write || m_failing == Access::read) {
+            if (const auto lasted = m_spell.ended(m_settings.clock->now())) {
+                spdlog::info("queue {}: the database works again, after {}", m_settings.queue,
+                             format_duration(*lasted));
+            }
         }
         return true;
     } catch (const DatabaseError& error) {
         if (m_spell.failed(m_settings.clock->now(), doing)) {
+            m_failing = access;
             spdlog::error("queue {}: {}: {}; trying again every {}", m_settings.queue, doing,
                           error.what(), format_duration(k_retry));
+        } else {
+            spdlog::debug("queue {}: {}: {}, still", m_settings.queue, doing, error.what());
         }
         return false;
     }
@@ -135,7 +141,8 @@ bool SqliteWorkerStore::attempt(const char* doing, Work&& work)
 
 void SqliteWorkerStore::reclaim_dead()
 {
-    attempt("returning the jobs of ended workers", [&] {
+    // A write only when a worker ended: most looks only read.
+    attempt("returning the jobs of ended workers", Access::read, [&] {
         // Nothing when who is present cannot be told now: the next tick looks again.
         const auto returned =
             reclaim_gone_workers(m_queue, m_settings.database, m_settings.host).value_or(0);
@@ -157,7 +164,7 @@ void SqliteWorkerStore::take(std::size_t count)
     if (!m_look || m_spell.retry_at()) {
         return;
     }
-    attempt("taking a job", [&] {
+    attempt("taking a job", Access::write, [&] {
         // The results owed and as many jobs as the runner can start now go in one
         // transaction: one commit for every GPU that freed in this turn, not one per job
         // and per result. They are the worker's once committed: a rolled-back take is none.
@@ -309,7 +316,7 @@ void SqliteWorkerStore::check_database_file() const
 
 void SqliteWorkerStore::look_for_requests()
 {
-    attempt("reading cancels and pauses", [&] {
+    attempt("reading cancels and pauses", Access::read, [&] {
         // Asked again at every look until the job ends: the worker tells a cancel it heard.
         for (const auto id : m_queue.cancel_requests(m_worker)) {
             m_events->on_cancel_asked(id);
@@ -323,7 +330,7 @@ void SqliteWorkerStore::look_for_requests()
 
 void SqliteWorkerStore::expire_old_jobs()
 {
-    attempt("removing old ended jobs", [&] {
+    attempt("removing old ended jobs", Access::write, [&] {
         const auto before =
             seconds_since_epoch() - std::chrono::duration<double>(k_keep_ended).count();
         if (const auto removed = purge_ended_jobs(m_queue, before); removed > 0) {
@@ -376,7 +383,7 @@ void SqliteWorkerStore::write_owed()
     if (m_owed.empty()) {
         return;
     }
-    attempt("recording results", [&] {
+    attempt("recording results", Access::write, [&] {
         m_database.write([&] { write_owed_items(); });
         owed_written();
     });

@@ -92,8 +92,11 @@ private:
     void write_owed();
     void write_owed_items(); // inside a transaction
     void owed_written();
+    // Whether an attempt only reads: a read works while another process holds the write
+    // lock, so it ends only a spell that a read began.
+    enum class Access { read, write };
     template <class Work>
-    bool attempt(const char* doing, Work&& work);
+    bool attempt(const char* doing, Access access, Work&& work);
     // The database file as the path names it now, to tell it was removed or replaced.
     struct FileIdentity {
         dev_t device = 0;
@@ -120,6 +123,7 @@ private:
     std::deque<Write> m_owed;
     bool m_flush = false; // m_owed holds more than starts
     FailureSpell m_spell; // a write that failed is tried again every second
+    Access m_failing = Access::read;               // what began the spell
     std::optional<Clock::time_point> m_give_up_at; // for what is owed but results
     mutable bool m_said_waiting = false;            // for results at the end
 
