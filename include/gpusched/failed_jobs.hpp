@@ -15,7 +15,7 @@ struct FailedJob {
     std::string outcome;   // "exit 3", "killed by SIGKILL (timed out)", "not run: ..."
     unsigned attempts = 1; // attempts made, retries included
     std::string command;
-    std::string output; // where its output is ("out/7.2.out, out/7.2.err"), or ""
+    std::string output; // where its output is ("output in out/7.2.out, out/7.2.err"), or ""
 };
 
 // A command on one line of a log: line breaks and other control characters become spaces,

@@ -34,7 +34,7 @@ std::vector<std::string> describe_failed_jobs(const std::vector<FailedJob>& name
         }
         line += ": " + one_line_command(job.command);
         if (!job.output.empty()) {
-            line += "; output in " + job.output;
+            line += "; " + job.output;
         }
         lines.push_back(std::move(line));
     }

@@ -114,8 +114,13 @@ std::filesystem::path OutputFiles::base(JobId job, unsigned attempt) const
 
 std::string OutputFiles::describe(JobId job, unsigned attempt) const
 {
+    if (m_info == Info::left_out) {
+        // A queue worker's own directory, which the Redis worker empties as it sends each
+        // result: the queue is where the output is.
+        return fmt::format("its output: gpusched logs {}", job);
+    }
     const auto path = base(job, attempt).string();
-    return fmt::format("{}.out, {}.err", path, path);
+    return fmt::format("output in {}.out, {}.err", path, path);
 }
 
 OutputFiles::Opened OutputFiles::open(JobId job, unsigned attempt) const

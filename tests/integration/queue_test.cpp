@@ -50,6 +50,24 @@ TEST_P(Queue, SubmitWaitsForTheOutcomesAndExitsAsARunWould)
     EXPECT_EQ(failed, (std::vector<std::string>{"exit 3", "sh -c 'kill -9 $$'"}));
 }
 
+// The worker's closing summary points at a failed job's output where it is kept: the queue,
+// not the files of its own output directory (which a Redis worker removes once sent).
+TEST_P(Queue, AWorkersSummaryPointsAtTheOutputOfAFailedJobWhereItIsKept)
+{
+    auto& worker = start_worker("0");
+    ASSERT_EQ(run(m_dir, submit("echo kept-output; exit 3\n", {"--wait"})).exit_status, 1);
+    worker.signal(SIGUSR1);
+    const auto stopped = worker.wait();
+    EXPECT_NE(stopped.err.find("failed job 1: exit 3: echo kept-output; exit 3; its output: "
+                               "gpusched logs 1"),
+              std::string::npos)
+        << stopped.err;
+    EXPECT_EQ(stopped.err.find("output in "), std::string::npos) << stopped.err;
+    const auto logs = run(m_dir, command("logs", {"1"}));
+    EXPECT_EQ(logs.exit_status, 0) << logs.err;
+    EXPECT_EQ(logs.out, "kept-output\n");
+}
+
 TEST_P(Queue, JobsSubmittedBeforeAnyWorkerWaitAndThenRunInOrder)
 {
     ASSERT_EQ(run(m_dir, submit(logging_commands(5))).exit_status, 0);

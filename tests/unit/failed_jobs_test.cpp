@@ -18,7 +18,7 @@ TEST(FailedJobs, CommandsAreShownOnOneLine)
 TEST(FailedJobs, NamesEachJobWithItsOutcomeAttemptsAndOutput)
 {
     const std::vector<FailedJob> jobs = {
-        {7, "exit 3", 2, "python train.py --lr 3", "out/7.2.out, out/7.2.err"},
+        {7, "exit 3", 2, "python train.py --lr 3", "output in out/7.2.out, out/7.2.err"},
         {9, "killed by SIGKILL (timed out)", 1, "sleep 100", ""},
     };
     EXPECT_EQ(describe_failed_jobs(jobs, 2, "see jobs.log"),

@@ -38,7 +38,8 @@ public:
     // Writes the attempt's .info file (unless left out); on failure (a full disk) removes what
     // was written and returns the error, naming the call and the file.
     Result<void> write_info(const JoblogRecord& record, unsigned attempt) const;
-    // Where an attempt's output is, for a person to look: "out/7.2.out, out/7.2.err".
+    // Where an attempt's output is, for a person to look: "output in out/7.2.out,
+    // out/7.2.err", or for a queue worker's own directory "its output: gpusched logs 7".
     std::string describe(JobId job, unsigned attempt) const;
     const std::filesystem::path& directory() const { return m_directory; }
 
