@@ -22,6 +22,15 @@ extern char** environ;
 
 namespace gpusched::testing {
 
+termios PseudoTerminal::modes() const
+{
+    termios now{};
+    if (tcgetattr(m_master, &now) != 0) {
+        throw std::runtime_error(fmt::format("tcgetattr: {}", std::strerror(errno)));
+    }
+    return now;
+}
+
 PseudoTerminal::PseudoTerminal(const TempDir& dir, TerminalOptions options)
     : m_screen(options.rows, options.columns)
 {
@@ -94,6 +103,8 @@ PseudoTerminal::PseudoTerminal(const TempDir& dir, TerminalOptions options)
         _exit(WIFEXITED(status) ? WEXITSTATUS(status) : 255);
     }
     close(told[1]);
+    // A new terminal's modes, read while gpusched is still being started.
+    m_initial_modes = modes();
     if (read(told[0], &m_gpusched, sizeof m_gpusched) != sizeof m_gpusched) {
         close(told[0]);
         throw std::runtime_error("the terminal's session leader did not start gpusched");

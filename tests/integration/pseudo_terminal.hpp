@@ -4,6 +4,7 @@
 #include "terminal_screen.hpp"
 
 #include <sys/types.h>
+#include <termios.h>
 
 #include <chrono>
 #include <functional>
@@ -47,6 +48,10 @@ public:
     // Reads until gpusched has exited; its status as the shell saw it.
     Finished wait(std::chrono::milliseconds timeout = std::chrono::seconds(60));
 
+    // The terminal's modes (what `stty -g` shows) as it was made, and now.
+    const termios& initial_modes() const { return m_initial_modes; }
+    termios modes() const;
+
     const TerminalScreen& screen() const { return m_screen; }
     const std::string& written() const { return m_written; } // every byte, as written
     // Called with the screen after each read, to check what must hold at every moment.
@@ -56,6 +61,7 @@ private:
     bool read_some(int timeout_ms);
 
     int m_master = -1;
+    termios m_initial_modes{};
     pid_t m_shell = -1;
     pid_t m_gpusched = -1;
     bool m_reaped = false;

@@ -7,6 +7,8 @@
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
+#include <cstring>
+
 #include <algorithm>
 #include <csignal>
 #include <regex>
@@ -130,6 +132,40 @@ TEST_F(Terminal, AResizedTerminalHasTheStatusLineOnItsNewBottomRow)
     // The line drawn on the old bottom row may still show above, where a terminal that grew
     // keeps its rows in place: only the rows the status line had since are looked at.
     expect_terminal_given_back(terminal, 11);
+}
+
+// gpusched changes no terminal mode, and a job cannot (its process group is not the
+// terminal's foreground one): after a run, ended by itself or by Ctrl-C, `stty -g` shows
+// what it showed before.
+void expect_modes_as_before(const PseudoTerminal& terminal)
+{
+    const auto& before = terminal.initial_modes();
+    const auto after = terminal.modes();
+    EXPECT_EQ(after.c_iflag, before.c_iflag);
+    EXPECT_EQ(after.c_oflag, before.c_oflag);
+    EXPECT_EQ(after.c_cflag, before.c_cflag);
+    EXPECT_EQ(after.c_lflag, before.c_lflag);
+    EXPECT_EQ(std::memcmp(after.c_cc, before.c_cc, sizeof before.c_cc), 0);
+}
+
+TEST_F(Terminal, ARunLeavesTheTerminalsModesAsItFoundThem)
+{
+    for (int round = 0; round < 4; ++round) {
+        auto args = command_file("sleep 0.2\nsleep 0.2\nsleep 0.2\n");
+        args.insert(args.begin(), {"--gpus", "0,1,2"});
+        PseudoTerminal terminal(m_dir, {args});
+        const auto finished = terminal.wait();
+        ASSERT_FALSE(finished.timed_out);
+        EXPECT_EQ(finished.exit_status, 0) << finished.err;
+        expect_modes_as_before(terminal);
+    }
+    auto args = command_file(waiting_job(1) + "\n");
+    args.insert(args.begin(), {"--gpus", "0"});
+    PseudoTerminal stopped(m_dir, {args});
+    ASSERT_TRUE(stopped.read_until([&] { return shows_status(stopped.screen()); }));
+    stopped.type("\x03");
+    EXPECT_FALSE(stopped.wait().timed_out);
+    expect_modes_as_before(stopped);
 }
 
 // Ctrl-C reaches gpusched from the keyboard; SIGTERM from elsewhere.
