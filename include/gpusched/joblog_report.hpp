@@ -15,11 +15,11 @@ struct JoblogSummary {
         std::string gpu;
         std::size_t attempts = 0;
         double busy = 0;         // seconds with at least one attempt running
-        double longest_idle = 0; // seconds, within the log's span
+        double longest_idle = 0; // seconds, while an attempt ran on some GPU
         double idle_from = 0;    // epoch seconds where that gap starts
     };
 
-    // A job whose last attempt failed (or was interrupted).
+    // A job whose last attempt failed (not one a stop interrupted: --resume runs it again).
     struct FailedJob {
         JobId job = 0;
         std::size_t attempts = 0;
@@ -29,17 +29,23 @@ struct JoblogSummary {
     };
 
     std::size_t jobs = 0;
-    std::size_t succeeded = 0; // jobs whose last attempt succeeded
-    std::size_t failed = 0;
+    std::size_t succeeded = 0;   // jobs whose last attempt succeeded
+    std::size_t failed = 0;      // jobs whose last attempt failed
+    std::size_t interrupted = 0; // jobs whose last attempt a stop of the run cut short
     std::size_t attempts = 0;
-    std::size_t failed_attempts = 0; // attempts that failed or were interrupted
+    std::size_t failed_attempts = 0; // attempts that failed by themselves or by --timeout
+    std::size_t interrupted_attempts = 0;
     std::map<std::string, std::size_t> failed_attempts_by_outcome; // "exit 1", "SIGTERM"
     double total_runtime = 0;
     double first_start = 0;
     double last_end = 0;
+    // Within last_end - first_start, the time some attempt ran: the rest passed with no job
+    // running (between a run and its --resume, say), which counts as no GPU's idle time.
+    double active_seconds = 0;
     // GPU time: an attempt's runtime times the GPUs it held (a job on `0,1` holds two).
     double gpu_seconds = 0;
     double failed_gpu_seconds = 0; // on failed attempts, retried or not
+    double interrupted_gpu_seconds = 0;
     // On the jobs that failed every attempt, and on those jobs' retries (their attempts
     // after the first): the time a retry policy spent for nothing.
     std::size_t jobs_failed_every_attempt = 0;
@@ -68,6 +74,8 @@ std::string attempt_outcome(const JoblogRecord& record);
 std::string report_seconds(double seconds);
 // The number of GPUs an attempt held: its GPU ids are comma-separated.
 std::size_t gpus_held(const JoblogRecord& record);
+// A GPU's busy time over the time some attempt ran (from 0 to 1).
+double busy_share(const JoblogSummary::GpuUse& gpu, const JoblogSummary& summary);
 // The GPUs an attempt ran on ("0", "0,1"), or "-" for one GNU parallel ran, which its log
 // does not say.
 std::string_view gpus_of(const JoblogRecord& record);

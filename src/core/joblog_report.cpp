@@ -15,36 +15,60 @@
 namespace gpusched {
 namespace {
 
-// Length of the union of [start, end) intervals, and its longest gap inside [from, to).
-struct Coverage {
-    double covered = 0;
-    double longest_gap = 0;
-    double gap_from = 0;
-};
+using Intervals = std::vector<std::pair<double, double>>;
 
-Coverage coverage(std::vector<std::pair<double, double>> intervals, double from, double to)
+// The union of [start, end) intervals, as sorted intervals that neither touch nor overlap.
+Intervals merged(Intervals intervals)
 {
     std::sort(intervals.begin(), intervals.end());
-    Coverage result;
-    double reached = from;
-    const auto gap = [&](double start) {
-        if (start - reached > result.longest_gap) {
-            result.longest_gap = start - reached;
-            result.gap_from = reached;
-        }
-    };
+    Intervals joined;
     for (const auto& [start, end] : intervals) {
-        if (start > reached) {
-            gap(start);
-            reached = start;
-        }
-        if (end > reached) {
-            result.covered += end - reached;
-            reached = end;
+        if (!joined.empty() && start <= joined.back().second) {
+            joined.back().second = std::max(joined.back().second, end);
+        } else {
+            joined.emplace_back(start, end);
         }
     }
-    gap(to);
-    return result;
+    return joined;
+}
+
+double length(const Intervals& intervals)
+{
+    double total = 0;
+    for (const auto& [start, end] : intervals) {
+        total += end - start;
+    }
+    return total;
+}
+
+// The longest stretch without `busy` (merged) inside the spans of `active` (merged): a GPU's
+// idle time counts only while some attempt ran on another, not while nothing ran at all.
+struct Gap {
+    double length = 0;
+    double from = 0;
+};
+Gap longest_gap(const Intervals& busy, const Intervals& active)
+{
+    Gap longest;
+    std::size_t next_busy = 0;
+    for (const auto& [span_start, span_end] : active) {
+        double reached = span_start;
+        while (next_busy < busy.size() && busy[next_busy].first < span_end) {
+            const auto& [start, end] = busy[next_busy];
+            if (start > reached && start - reached > longest.length) {
+                longest = {start - reached, reached};
+            }
+            reached = std::max(reached, end);
+            if (end > span_end) {
+                break; // it reaches into the next span too
+            }
+            ++next_busy;
+        }
+        if (span_end - reached > longest.length) {
+            longest = {span_end - reached, reached};
+        }
+    }
+    return longest;
 }
 
 // GPU rows in nvidia-smi's order: indices by value, other ids after them by name.
@@ -79,6 +103,11 @@ std::string report_seconds(double seconds)
         std::chrono::duration<double>(seconds)));
 }
 
+double busy_share(const JoblogSummary::GpuUse& gpu, const JoblogSummary& summary)
+{
+    return summary.active_seconds > 0 ? std::min(gpu.busy / summary.active_seconds, 1.0) : 1.0;
+}
+
 std::size_t gpus_held(const JoblogRecord& record)
 {
     return std::max<std::size_t>(split(record.gpu, ',').size(), 1);
@@ -108,7 +137,8 @@ JoblogSummary summarize_joblog(const std::vector<JoblogRecord>& records)
     };
     std::map<JobId, JobAttempts> jobs;
     std::vector<std::string> gpu_order;
-    std::unordered_map<std::string, std::vector<std::pair<double, double>>> busy;
+    std::unordered_map<std::string, Intervals> busy;
+    Intervals any_busy;
     for (const auto& record : records) {
         const bool succeeded = record.succeeded() && !record.interrupted();
         const double gpu_seconds = record.runtime * static_cast<double>(gpus_held(record));
@@ -119,11 +149,17 @@ JoblogSummary summarize_joblog(const std::vector<JoblogRecord>& records)
         job.gpu_seconds += gpu_seconds;
         job.last = &record;
         summary.gpu_seconds += gpu_seconds;
-        if (!succeeded) {
+        // An attempt a stop cut short did not fail: --resume runs its job again, and what
+        // it did until then may well be kept (a checkpoint).
+        if (record.interrupted()) {
+            ++summary.interrupted_attempts;
+            summary.interrupted_gpu_seconds += gpu_seconds;
+        } else if (!succeeded) {
             ++summary.failed_attempts;
             summary.failed_gpu_seconds += gpu_seconds;
             ++summary.failed_attempts_by_outcome[attempt_outcome(record)];
         }
+        any_busy.emplace_back(record.start, record.start + record.runtime);
         summary.total_runtime += record.runtime;
         summary.first_start = std::min(summary.first_start, record.start);
         summary.last_end = std::max(summary.last_end, record.start + record.runtime);
@@ -138,7 +174,11 @@ JoblogSummary summarize_joblog(const std::vector<JoblogRecord>& records)
     }
     summary.jobs = jobs.size();
     for (const auto& [id, job] : jobs) {
-        if (job.last->succeeded() && !job.last->interrupted()) {
+        if (job.last->interrupted()) {
+            ++summary.interrupted;
+            continue;
+        }
+        if (job.last->succeeded()) {
             ++summary.succeeded;
             continue;
         }
@@ -151,21 +191,27 @@ JoblogSummary summarize_joblog(const std::vector<JoblogRecord>& records)
             summary.never_succeeded_retry_gpu_seconds += job.gpu_seconds - job.first_gpu_seconds;
         }
     }
+    // Time when no attempt ran at all (between a run and its --resume, or while a live
+    // queue waited for commands) is no GPU's idle time.
+    const auto active = merged(std::move(any_busy));
+    summary.active_seconds = length(active);
     std::sort(gpu_order.begin(), gpu_order.end(), gpu_before);
     for (const auto& gpu : gpu_order) {
         const auto& intervals = busy[gpu];
-        const auto covered = coverage(intervals, summary.first_start, summary.last_end);
-        summary.gpus.push_back(
-            {gpu, intervals.size(), covered.covered, covered.longest_gap, covered.gap_from});
+        const auto held = merged(intervals);
+        const auto gap = longest_gap(held, active);
+        summary.gpus.push_back({gpu, intervals.size(), length(held), gap.length, gap.from});
     }
     return summary;
 }
 
 std::string format_summary(const JoblogSummary& summary, std::size_t failed_jobs_named)
 {
-    std::string text =
-        fmt::format("jobs      {} ({} succeeded, {} failed), {} attempts\n", summary.jobs,
-                    summary.succeeded, summary.failed, summary.attempts);
+    std::string text = fmt::format(
+        "jobs      {} ({} succeeded, {} failed{}), {} attempts\n", summary.jobs, summary.succeeded,
+        summary.failed,
+        summary.interrupted > 0 ? fmt::format(", {} interrupted", summary.interrupted) : "",
+        summary.attempts);
     if (!summary.failed_attempts_by_outcome.empty()) {
         std::string failures;
         for (const auto& [outcome, count] : summary.failed_attempts_by_outcome) {
@@ -174,11 +220,15 @@ std::string format_summary(const JoblogSummary& summary, std::size_t failed_jobs
         text += fmt::format("failures  {} (failed attempts by outcome)\n", failures);
     }
     const double wall = summary.last_end - summary.first_start;
+    const double paused = wall - summary.active_seconds;
     text += fmt::format(
-        "runtime   total {}, mean {} per attempt, wall {}\n", report_seconds(summary.total_runtime),
+        "runtime   total {}, mean {} per attempt, wall {}{}\n",
+        report_seconds(summary.total_runtime),
         report_seconds(
             summary.attempts ? summary.total_runtime / static_cast<double>(summary.attempts) : 0),
-        report_seconds(wall));
+        report_seconds(wall),
+        paused > 0.001 ? fmt::format(" ({} of it with no job running)", report_seconds(paused))
+                       : "");
     text += fmt::format("GPU time  {}", report_seconds(summary.gpu_seconds));
     if (summary.failed_attempts > 0) {
         text += fmt::format(
@@ -186,6 +236,13 @@ std::string format_summary(const JoblogSummary& summary, std::size_t failed_jobs
             summary.gpu_seconds > 0 ? 100.0 * summary.failed_gpu_seconds / summary.gpu_seconds
                                     : 0.0,
             summary.failed_attempts, summary.failed_attempts == 1 ? "attempt" : "attempts");
+    }
+    if (summary.interrupted_attempts > 0) {
+        text +=
+            fmt::format(", {} on {} interrupted", report_seconds(summary.interrupted_gpu_seconds),
+                        summary.interrupted_attempts == 1
+                            ? std::string("1 attempt")
+                            : fmt::format("{} attempts", summary.interrupted_attempts));
     }
     text += "\n";
     if (summary.jobs_failed_every_attempt > 0) {
@@ -201,7 +258,7 @@ std::string format_summary(const JoblogSummary& summary, std::size_t failed_jobs
     const JoblogSummary::GpuUse* idlest = nullptr;
     for (const auto& gpu : summary.gpus) {
         text += fmt::format("GPU {:<6} busy {:5.1f}% ({} attempts), longest idle gap {}\n", gpu.gpu,
-                            wall > 0 ? 100.0 * gpu.busy / wall : 100.0, gpu.attempts,
+                            busy_share(gpu, summary) * 100.0, gpu.attempts,
                             report_seconds(gpu.longest_idle));
         if (idlest == nullptr || gpu.longest_idle > idlest->longest_idle) {
             idlest = &gpu;

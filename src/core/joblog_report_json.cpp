@@ -5,12 +5,15 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <cstring>
 
 namespace gpusched {
 namespace {
 
-constexpr int k_schema_version = 1;
+// 2: interrupted jobs and attempts counted apart from failed ones, and the time with no job
+// running left out of busy shares and idle gaps.
+constexpr int k_schema_version = 2;
 
 nlohmann::ordered_json signal_name(int signal)
 {
@@ -34,7 +37,7 @@ std::string format_summary_json(const JoblogSummary& summary, const std::string&
             {{"id", gpu.gpu},
              {"attempts", gpu.attempts},
              {"busy_seconds", gpu.busy},
-             {"busy_share", wall > 0 ? gpu.busy / wall : 1.0},
+             {"busy_share", busy_share(gpu, summary)},
              {"longest_idle_seconds", gpu.longest_idle},
              // A GPU never idle within the log's span has no such stretch.
              {"longest_idle_from_seconds",
@@ -65,15 +68,18 @@ std::string format_summary_json(const JoblogSummary& summary, const std::string&
          {{"total", summary.jobs},
           {"succeeded", summary.succeeded},
           {"failed", summary.failed},
+          {"interrupted", summary.interrupted},
           {"failed_every_attempt", summary.jobs_failed_every_attempt}}},
         {"attempts",
          {{"total", summary.attempts},
           {"failed", summary.failed_attempts},
+          {"interrupted", summary.interrupted_attempts},
           {"failed_by_outcome", summary.failed_attempts_by_outcome}}},
         {"time",
          {{"first_start", summary.first_start},
           {"last_end", summary.last_end},
           {"wall_seconds", wall},
+          {"no_job_running_seconds", std::max(wall - summary.active_seconds, 0.0)},
           {"runtime_seconds", summary.total_runtime},
           {"mean_runtime_seconds",
            summary.attempts > 0 ? summary.total_runtime / static_cast<double>(summary.attempts)
@@ -81,6 +87,7 @@ std::string format_summary_json(const JoblogSummary& summary, const std::string&
         {"gpu_time",
          {{"total_seconds", summary.gpu_seconds},
           {"failed_attempts_seconds", summary.failed_gpu_seconds},
+          {"interrupted_attempts_seconds", summary.interrupted_gpu_seconds},
           {"jobs_failed_every_attempt_seconds", summary.never_succeeded_gpu_seconds},
           {"retries_of_jobs_failed_every_attempt_seconds",
            summary.never_succeeded_retry_gpu_seconds}}},

@@ -84,7 +84,10 @@ std::string tick_label(double seconds, double step)
 
 const char* bar_class(const JoblogRecord& record)
 {
-    if (record.succeeded() && !record.interrupted()) {
+    if (record.interrupted()) {
+        return "attempt interrupted"; // cut short by a stop: neither failed nor done
+    }
+    if (record.succeeded()) {
         return "attempt ok";
     }
     return record.signal != 0 ? "attempt killed" : "attempt failed";
@@ -124,17 +127,19 @@ std::string render_timeline_svg(const std::vector<JoblogRecord>& records)
         "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"100%\" "
         "viewBox=\"0 0 {0:.0f} {1:.0f}\" preserveAspectRatio=\"xMinYMin meet\" "
         "font-family=\"sans-serif\" font-size=\"12\">\n"
-        "<style>.ok{{fill:#43a047}}.failed{{fill:#e53935}}.killed{{fill:#fb8c00}}"
+        "<style>.ok{{fill:#43a047}}.failed{{fill:#e53935}}.killed{{fill:#fb8c00}}.interrupted{{"
+        "fill:#9e9e9e}}"
         ".attempt{{stroke:#fff;stroke-width:0.5}}.attempt:hover{{opacity:0.7}}"
         ".job:hover .attempt{{stroke:#000;stroke-width:1.5}}"
         ".retry{{fill:none;stroke:#424242;stroke-width:1.2;stroke-dasharray:4 2}}"
         ".job:hover .retry{{stroke-width:2.5}}.lost{{fill:#c62828}}"
         ".grid{{stroke:#ddd}}</style>\n"
         "<rect width=\"100%\" height=\"100%\" fill=\"#fff\"/>\n"
-        "<text x=\"{2}\" y=\"20\" font-size=\"14\">{3} jobs, {4} failed, {5} attempts over "
-        "{6}</text>\n",
-        width, height, k_left, summary.jobs, summary.failed, summary.attempts,
-        xml_text(report_seconds(span)));
+        "<text x=\"{2}\" y=\"20\" font-size=\"14\">{3} jobs, {4} failed{5}, {6} attempts over "
+        "{7}</text>\n",
+        width, height, k_left, summary.jobs, summary.failed,
+        summary.interrupted > 0 ? fmt::format(", {} interrupted", summary.interrupted) : "",
+        summary.attempts, xml_text(report_seconds(span)));
     std::string lost = fmt::format("GPU time {}", xml_text(report_seconds(summary.gpu_seconds)));
     if (summary.failed_attempts > 0) {
         lost += fmt::format(", <tspan class=\"lost\">{} lost to {} failed {}</tspan>",
@@ -147,6 +152,13 @@ std::string render_timeline_svg(const std::vector<JoblogRecord>& records)
                             xml_text(report_seconds(summary.never_succeeded_gpu_seconds)),
                             summary.jobs_failed_every_attempt,
                             summary.jobs_failed_every_attempt == 1 ? "job" : "jobs");
+    }
+    if (summary.interrupted_attempts > 0) {
+        lost += fmt::format(", {} on {} interrupted by a stop",
+                            xml_text(report_seconds(summary.interrupted_gpu_seconds)),
+                            summary.interrupted_attempts == 1
+                                ? std::string("1 attempt")
+                                : fmt::format("{} attempts", summary.interrupted_attempts));
     }
     svg += fmt::format("<text id=\"gpu-time\" x=\"{}\" y=\"38\">{}</text>\n", k_left, lost);
 

@@ -105,7 +105,7 @@ TEST(Report, JsonCountsTheGpuTimeLostToFailedAttemptsAndNamesTheFailedJobs)
     ASSERT_EQ(report.exit_status, 0) << report.err;
     const auto json = nlohmann::json::parse(report.out, nullptr, false);
     ASSERT_TRUE(json.is_object()) << report.out;
-    EXPECT_EQ(json["schema_version"], 1);
+    EXPECT_EQ(json["schema_version"], 2);
     EXPECT_EQ(json["joblog"], joblog.string());
     EXPECT_EQ(json["jobs"]["total"], 3);
     EXPECT_EQ(json["jobs"]["succeeded"], 2);

@@ -142,14 +142,65 @@ TEST(JoblogReport, GpuTimeCountsEveryGpuOfAnAttemptAndTheRetriesOfAHopelessJob)
         << text;
 }
 
+JoblogRecord interrupted(JoblogRecord record)
+{
+    record.end = AttemptEnd::interrupted;
+    return record;
+}
+
+// A run stopped half-way and its --resume 90 s later: the attempts the stop cut short are
+// neither failures nor lost time, and the 90 s when nothing ran are no GPU's idle time.
+TEST(JoblogReport, AStopsAttemptsAreNotFailuresAndThePauseBeforeAResumeIsNotIdle)
+{
+    const std::vector<JoblogRecord> log = {
+        attempt(1, "0", 0, 10),
+        interrupted(attempt(2, "1", 0, 5, 0, 2)),
+        attempt(2, "1", 100, 5),
+        interrupted(attempt(3, "0", 100, 4)),
+    };
+    const auto summary = summarize_joblog(log);
+    EXPECT_EQ(summary.jobs, 3u);
+    EXPECT_EQ(summary.succeeded, 2u);
+    EXPECT_EQ(summary.failed, 0u);
+    EXPECT_EQ(summary.interrupted, 1u);
+    EXPECT_EQ(summary.failed_attempts, 0u);
+    EXPECT_EQ(summary.interrupted_attempts, 2u);
+    EXPECT_DOUBLE_EQ(summary.failed_gpu_seconds, 0);
+    EXPECT_DOUBLE_EQ(summary.interrupted_gpu_seconds, 9);
+    EXPECT_TRUE(summary.failed_jobs.empty());
+    EXPECT_DOUBLE_EQ(summary.active_seconds, 15);
+    ASSERT_EQ(summary.gpus.size(), 2u);
+    EXPECT_DOUBLE_EQ(summary.gpus[0].busy, 14);
+    EXPECT_DOUBLE_EQ(summary.gpus[0].longest_idle, 1); // 104-105, not the pause
+    EXPECT_DOUBLE_EQ(summary.gpus[1].longest_idle, 5); // 5-10, while GPU 0 ran
+    EXPECT_DOUBLE_EQ(summary.gpus[1].idle_from, 5);
+    EXPECT_DOUBLE_EQ(busy_share(summary.gpus[0], summary), 14.0 / 15.0);
+    const auto text = format_summary(summary);
+    EXPECT_NE(text.find("jobs      3 (2 succeeded, 0 failed, 1 interrupted), 4 attempts"),
+              std::string::npos)
+        << text;
+    EXPECT_NE(text.find(" of it with no job running)"), std::string::npos) << text;
+    EXPECT_NE(text.find("on 2 attempts interrupted"), std::string::npos) << text;
+    EXPECT_EQ(text.find("lost"), std::string::npos) << text;
+    const auto svg = render_timeline_svg(log);
+    EXPECT_EQ(count(svg, "class=\"attempt interrupted\""), 2u);
+    EXPECT_NE(svg.find("3 jobs, 0 failed, 1 interrupted"), std::string::npos);
+    const auto json = nlohmann::json::parse(format_summary_json(summary, "jobs.log"));
+    EXPECT_EQ(json["jobs"]["interrupted"], 1);
+    EXPECT_EQ(json["attempts"]["interrupted"], 2);
+    EXPECT_EQ(json["time"]["no_job_running_seconds"], 90.0);
+    EXPECT_EQ(json["gpu_time"]["interrupted_attempts_seconds"], 9.0);
+}
+
 TEST(JoblogReport, JsonHasTheDocumentedFields)
 {
     const auto json = nlohmann::json::parse(
         format_summary_json(summarize_joblog(k_log), "runs/jobs.log"), nullptr, false);
     ASSERT_TRUE(json.is_object());
-    EXPECT_EQ(json["schema_version"], 1);
+    EXPECT_EQ(json["schema_version"], 2);
     EXPECT_EQ(json["joblog"], "runs/jobs.log");
     EXPECT_EQ(json["jobs"], nlohmann::json::parse(R"({"total": 4, "succeeded": 2, "failed": 2,
+                                                     "interrupted": 0,
                                                      "failed_every_attempt": 2})"));
     EXPECT_EQ(json["attempts"]["failed_by_outcome"]["killed by SIGTERM"], 1);
     EXPECT_EQ(json["time"]["wall_seconds"], 15.0);
