@@ -30,7 +30,10 @@ struct Command {
 struct JobOutcome {
     int exit_code = 0;
     int signal = 0;
-    bool succeeded() const { return signal == 0 && exit_code == 0; }
+    // Stopped by --timeout: it did not finish, whatever it returned (a job that catches
+    // SIGTERM and exits 0 too).
+    bool timed_out = false;
+    bool succeeded() const { return signal == 0 && exit_code == 0 && !timed_out; }
 };
 
 // The exit code recorded for a job whose shell could not be started, as the shell itself

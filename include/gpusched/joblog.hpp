@@ -25,7 +25,9 @@ struct JoblogRecord {
     std::string gpu; // empty in a record GNU parallel wrote
     AttemptEnd end = AttemptEnd::by_itself;
 
-    bool succeeded() const { return exit_code == 0 && signal == 0; }
+    // An attempt --timeout stopped never succeeded, whatever it returned; one a stop
+    // interrupted is told apart with interrupted().
+    bool succeeded() const { return exit_code == 0 && signal == 0 && end != AttemptEnd::timeout; }
     bool interrupted() const { return end == AttemptEnd::interrupted; }
 };
 

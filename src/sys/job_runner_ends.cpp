@@ -88,6 +88,7 @@ bool JobRunner::nothing_left_of(RunningJob& job)
 void JobRunner::on_shell_exit(ProcessId leader, JobOutcome outcome)
 {
     RunningJob& job = *m_jobs.find_leader(leader);
+    outcome.timed_out = job.timed_out;
     job.outcome = outcome;
     const AttemptEnd end = job.timed_out                ? AttemptEnd::timeout
                            : m_scheduler.interrupting() ? AttemptEnd::interrupted

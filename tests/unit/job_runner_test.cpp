@@ -228,6 +228,22 @@ TEST_F(JobRunnerRules, AJobThatEndsOnSigtermIsNotKilledAndTheNextStartsAtOnce)
     EXPECT_EQ(clock.elapsed(), 11s);
 }
 
+// As --help says, a timeout counts as failed: a job that catches SIGTERM and exits 0 too, in
+// the run's count, its retries and its record.
+TEST_F(JobRunnerRules, AJobThatExitsZeroAfterItsTimeoutStillFailed)
+{
+    input.add("stubborn");
+    at(11, [this] { table.exit(shells[0], 0); });
+    EXPECT_EQ(run(with_joblog(with_timeout(10s, 5s))), exit_status_for_failures(1)) << log();
+    ASSERT_EQ(input.ended.size(), 1u);
+    EXPECT_FALSE(input.ended[0].outcome.succeeded());
+    EXPECT_TRUE(logged("failed on GPU 0: exit 0 (timed out)")) << log();
+    const auto records = joblog_records();
+    ASSERT_EQ(records.size(), 1u);
+    EXPECT_EQ(records[0].end, AttemptEnd::timeout);
+    EXPECT_FALSE(records[0].succeeded());
+}
+
 TEST_F(JobRunnerRules, ABackgroundProcessKeepsItsGpuFromTheNextJob)
 {
     input.add("ends=1 leaves=30");
