@@ -131,6 +131,16 @@ Result<JoblogRecord> parse_parallel_line(std::string_view line,
                 record.exit_code = 0;
             }
         }
+        // Ids as gpusched gives them: none empty, none with a blank.
+        const auto ids = split(gpu, ',');
+        const bool well_formed = std::none_of(ids.begin(), ids.end(), [](std::string_view id) {
+            return id.empty() || id.find_first_of(" \t\r\n\v\f") != std::string_view::npos;
+        });
+        if (!well_formed) {
+            return Failure{fmt::format("bad Host '{}': its GPU ids must be comma-separated, "
+                                       "none empty",
+                                       host.substr(0, 60))};
+        }
         record.gpu = std::string(gpu);
     }
     const auto command = line.substr(static_cast<std::size_t>(fields[8].data() - line.data()));

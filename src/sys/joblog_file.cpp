@@ -144,6 +144,12 @@ Result<void> JoblogFile::write_line(const std::string& line)
 
 bool read_joblog(const std::string& path, const std::function<void(JoblogRecord)>& visit)
 {
+    // A directory, a device (/dev/zero) or a FIFO is no job log, and reading one would
+    // never end or fill the memory.
+    struct stat info {};
+    if (stat(path.c_str(), &info) == 0 && !S_ISREG(info.st_mode)) {
+        throw UsageError(fmt::format("cannot read job log '{}': not a regular file", path));
+    }
     std::ifstream file(path, std::ios::binary);
     if (!file) {
         if (errno == ENOENT) {

@@ -4,6 +4,8 @@
 
 #include <fmt/format.h>
 #include <gtest/gtest.h>
+
+#include <sys/stat.h>
 #include <nlohmann/json.hpp>
 
 namespace gpusched::testing {
@@ -201,6 +203,16 @@ TEST(Report, BadJoblogIsAUsageErrorNamingTheLine)
     EXPECT_NE(result.err.find("bad.log:2: not a job log record"), std::string::npos) << result.err;
     const auto missing = run(dir, {{"report", (dir / "missing.log").string()}});
     EXPECT_EQ(missing.exit_status, 255);
+    // A directory, a device that never ends and a FIFO nobody writes are refused at once.
+    fs::create_directory(dir / "a-directory");
+    ASSERT_EQ(mkfifo((dir / "fifo").c_str(), 0600), 0);
+    for (const auto& path :
+         {(dir / "a-directory").string(), std::string("/dev/zero"), (dir / "fifo").string()}) {
+        const auto refused = run(dir, {{"report", path}}, std::chrono::seconds(20));
+        EXPECT_FALSE(refused.timed_out) << path;
+        EXPECT_EQ(refused.exit_status, 255) << path;
+        EXPECT_NE(refused.err.find("not a regular file"), std::string::npos) << refused.err;
+    }
 }
 
 } // namespace

@@ -118,6 +118,10 @@ TEST(Joblog, RejectsWhatIsNotARecord)
               "bad Host 'gpu=0;bogus': must be gpu=IDS, then ;timeout or ;interrupted for an "
               "attempt gpusched stopped");
     EXPECT_FALSE(parse_joblog_line("1\tgpu=0;no\t1\t1\t0\t0\t0\t0\tcmd").ok());
+    for (const auto* host : {"gpu=", "gpu=0,", "gpu=,1", "gpu=0 1", "gpu=;timeout"}) {
+        EXPECT_FALSE(parse_joblog_line(std::string("1\t") + host + "\t1\t1\t0\t0\t0\t0\tcmd").ok())
+            << host;
+    }
 }
 
 TEST(Joblog, TellsATornRecordFromAFileThatIsNoLog)
