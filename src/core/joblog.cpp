@@ -106,59 +106,47 @@ std::string host_of(const JoblogRecord& record)
                        attempt_end_word(record.end));
 }
 
-Result<JoblogRecord> parse_parallel_line(std::string_view line,
-                                         const std::vector<std::string_view>& fields)
+// What Host says in a record gpusched wrote ("gpu=0,1", then ";timeout" or ";interrupted"),
+// into `record`; any other Host is GNU parallel's, the machine it ran the job on.
+Result<void> read_gpu_host(std::string_view host, JoblogRecord& record)
 {
-    auto parsed = parse_numbers(fields);
-    if (!parsed) {
-        return parsed;
+    if (!host.starts_with(k_gpu_host)) {
+        return {};
     }
-    auto record = std::move(*parsed);
-    const auto host = fields[1];
-    // Any other Host is GNU parallel's: the machine it ran the job on.
-    if (host.starts_with(k_gpu_host)) {
-        auto gpu = host.substr(k_gpu_host.size());
-        if (const auto separator = gpu.find(k_end_separator); separator != gpu.npos) {
-            const auto end = attempt_end_of(gpu.substr(separator + 1));
-            if (!end || *end == AttemptEnd::by_itself || separator == 0) {
-                return Failure{fmt::format("bad Host '{}': must be gpu=IDS, then ;timeout or "
-                                           ";interrupted for an attempt gpusched stopped",
-                                           host.substr(0, 60))};
-            }
-            record.end = *end;
-            gpu = gpu.substr(0, separator);
-            if (record.exit_code == k_stopped_exit_value) {
-                record.exit_code = 0;
-            }
-        }
-        // Ids as gpusched gives them: none empty, none with a blank.
-        const auto ids = split(gpu, ',');
-        const bool well_formed = std::none_of(ids.begin(), ids.end(), [](std::string_view id) {
-            return id.empty() || id.find_first_of(" \t\r\n\v\f") != std::string_view::npos;
-        });
-        if (!well_formed) {
-            return Failure{fmt::format("bad Host '{}': its GPU ids must be comma-separated, "
-                                       "none empty",
+    auto gpu = host.substr(k_gpu_host.size());
+    if (const auto separator = gpu.find(k_end_separator); separator != gpu.npos) {
+        const auto end = attempt_end_of(gpu.substr(separator + 1));
+        if (!end || *end == AttemptEnd::by_itself || separator == 0) {
+            return Failure{fmt::format("bad Host '{}': must be gpu=IDS, then ;timeout or "
+                                       ";interrupted for an attempt gpusched stopped",
                                        host.substr(0, 60))};
         }
-        record.gpu = std::string(gpu);
+        record.end = *end;
+        gpu = gpu.substr(0, separator);
+        if (record.exit_code == k_stopped_exit_value) {
+            record.exit_code = 0;
+        }
     }
-    const auto command = line.substr(static_cast<std::size_t>(fields[8].data() - line.data()));
-    record.command = with_newlines_as(command, '\0', '\n');
-    return record;
+    // Ids as gpusched gives them: none empty, none with a blank.
+    const auto ids = split(gpu, ',');
+    const bool well_formed = std::none_of(ids.begin(), ids.end(), [](std::string_view id) {
+        return id.empty() || id.find_first_of(" \t\r\n\v\f") != std::string_view::npos;
+    });
+    if (!well_formed) {
+        return Failure{fmt::format("bad Host '{}': its GPU ids must be comma-separated, "
+                                   "none empty",
+                                   host.substr(0, 60))};
+    }
+    record.gpu = std::string(gpu);
+    return {};
 }
 
-// The command runs from the ninth field to the tab that starts the GPU: the last one, or
-// the one before it when the line ends with a Stopped word.
-Result<JoblogRecord> parse_gpu_after_command_line(std::string_view line,
-                                                  const std::vector<std::string_view>& fields)
+// `rest` runs from the command to the end of the line, `fields` is the whole line's: the
+// command runs to the tab that starts the GPU, the last one, or the one before it when the
+// line ends with a Stopped word.
+void read_gpu_after_command(std::string_view rest, const std::vector<std::string_view>& fields,
+                            JoblogRecord& record)
 {
-    auto parsed = parse_numbers(fields);
-    if (!parsed) {
-        return parsed;
-    }
-    auto record = std::move(*parsed);
-    auto rest = line.substr(static_cast<std::size_t>(fields[8].data() - line.data()));
     if (fields.size() > k_fields_before_command + 2) {
         if (const auto end = attempt_end_of(fields.back())) {
             record.end = *end;
@@ -168,7 +156,6 @@ Result<JoblogRecord> parse_gpu_after_command_line(std::string_view line,
     const auto gpu_tab = rest.rfind('\t');
     record.command = std::string(rest.substr(0, gpu_tab));
     record.gpu = std::string(rest.substr(gpu_tab + 1));
-    return record;
 }
 
 } // namespace
@@ -246,12 +233,22 @@ Result<JoblogRecord> parse_joblog_line(std::string_view line, JoblogLayout layou
         return Failure{
             fmt::format("expected {} tab-separated fields, found {}", least, fields.size())};
     }
+    auto record = parse_numbers(fields);
+    if (!record) {
+        return record;
+    }
+    const auto rest = line.substr(static_cast<std::size_t>(fields[8].data() - line.data()));
     // GNU parallel appends its nine columns to whatever log it resumes, gpusched's older
     // ones included.
-    if (layout == JoblogLayout::parallel || fields.size() == least) {
-        return parse_parallel_line(line, fields);
+    if (layout == JoblogLayout::gpu_after_command && fields.size() > least) {
+        read_gpu_after_command(rest, fields, *record);
+        return record;
     }
-    return parse_gpu_after_command_line(line, fields);
+    if (auto host = read_gpu_host(fields[1], *record); !host) {
+        return host.failure();
+    }
+    record->command = with_newlines_as(rest, '\0', '\n');
+    return record;
 }
 
 } // namespace gpusched
