@@ -137,7 +137,7 @@ Result<void> JoblogFile::write_line(const std::string& line)
     }
     const int error = errno;
     if (size_before >= 0) {
-        (void)ftruncate(m_fd.get(), size_before);
+        (void)!ftruncate(m_fd.get(), size_before); // best effort: the error said is the write's
     }
     return Failure{fmt::format("write {}: {}", m_path, std::strerror(error))};
 }

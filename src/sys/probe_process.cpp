@@ -69,7 +69,7 @@ std::vector<char*> pointers_to(std::vector<std::string>& strings)
     const std::array<iovec, 3> parts{{{const_cast<char*>(cannot_run.data()), cannot_run.size()},
                                       {const_cast<char*>(why), std::strlen(why)},
                                       {const_cast<char*>("\n"), 1}}};
-    writev(STDOUT_FILENO, parts.data(), parts.size());
+    (void)!writev(STDOUT_FILENO, parts.data(), parts.size()); // nothing more to do if it fails
     _exit(127);
 }
 

@@ -515,7 +515,7 @@ TEST_F(SqliteQueue, AResultAFullDiskKeepsOutWaitsUntilItCanBeWritten)
     ASSERT_TRUE(eventually([&] { return fs::exists(runs); }));
     // The disk fills up while the job runs.
     const auto filler = (mount_point / "filler").string();
-    std::system(fmt::format("dd if=/dev/zero of={} bs=4k 2>/dev/null", filler).c_str());
+    (void)!std::system(fmt::format("dd if=/dev/zero of={} bs=4k 2>/dev/null", filler).c_str());
     write_file(go, "");
     ASSERT_TRUE(eventually([&] { return worker.err_so_far().find("full") != std::string::npos; }))
         << worker.err_so_far();

@@ -182,7 +182,7 @@ bool ResultSpool::append(const std::string& line)
     }
     const int error = errno;
     if (sized) {
-        (void)::ftruncate(m_file.get(), before.st_size); // no half line before the next
+        (void)!::ftruncate(m_file.get(), before.st_size); // no half line before the next
     }
     if (!std::exchange(m_failed, true)) {
         spdlog::error("cannot write the spool file {}: {}; results are sent, but one the queue "
