@@ -371,7 +371,7 @@ TEST_F(SqliteQueueFile, AWorkerIsPresentWhileItHoldsItsSocketAndOnlyThisHostsWor
 {
     Database database(db_path(), 1s);
     prepare_sqlite_queue_schema(database);
-    const std::string id = worker_id_prefix("node.1") + "42-abc";
+    const std::string id = worker_id_prefix("node.1") + "42:abc";
     {
         WorkerPresence presence(db_path(), id);
         const auto present = present_workers(db_path()).value();
@@ -391,6 +391,24 @@ TEST_F(SqliteQueueFile, AWorkerIsPresentWhileItHoldsItsSocketAndOnlyThisHostsWor
     // Another host's (or container's) worker may be alive where this machine cannot see it.
     EXPECT_FALSE(worker_gone(id, "node.2", present, "node.1"));
     EXPECT_FALSE(worker_gone(id, "", present, "node.2"));
+    // A worker recorded before ids read HOST:PID:RANDOM, with no host of its own.
+    EXPECT_TRUE(worker_gone("node-1-42-abc", "", present, "node.1"));
+}
+
+// A long host name makes a socket name past the kernel's 107 bytes, which is shortened with
+// a hash and cannot be read back: the worker is still found present (else its running jobs
+// would be run a second time while it runs them).
+TEST_F(SqliteQueueFile, AWorkerOfALongHostNameIsPresent)
+{
+    Database database(db_path(), 1s);
+    prepare_sqlite_queue_schema(database);
+    const std::string host = "gpu-node-017.rack-04.machine-learning.cluster.example-university.edu";
+    const std::string id = worker_id_prefix(host) + "4194304:0123abcd";
+    WorkerPresence presence(db_path(), id);
+    const auto present = present_workers(db_path()).value();
+    EXPECT_TRUE(present.contains(id));
+    EXPECT_FALSE(worker_gone(id, host, present, host));
+    EXPECT_FALSE(worker_gone(id, "", present, host));
 }
 
 // With no descriptor free, the table of sockets cannot be read: who is present is unknown,
@@ -402,7 +420,7 @@ TEST_F(SqliteQueueFile, WhoIsPresentIsUnknownWithoutAFreeDescriptor)
 #endif
     Database database(db_path(), 1s);
     prepare_sqlite_queue_schema(database);
-    WorkerPresence presence(db_path(), worker_id_prefix("node.1") + "7-abc");
+    WorkerPresence presence(db_path(), worker_id_prefix("node.1") + "7:abc");
     rlimit before{};
     ASSERT_EQ(getrlimit(RLIMIT_NOFILE, &before), 0);
     const int lowest_free = dup(0);
@@ -415,7 +433,7 @@ TEST_F(SqliteQueueFile, WhoIsPresentIsUnknownWithoutAFreeDescriptor)
     ASSERT_EQ(setrlimit(RLIMIT_NOFILE, &before), 0);
     EXPECT_FALSE(present.has_value());
     ASSERT_TRUE(present_workers(db_path()).has_value());
-    EXPECT_EQ(present_workers(db_path())->size(), 1u);
+    EXPECT_EQ(present_workers(db_path())->names.size(), 1u);
 }
 
 } // namespace

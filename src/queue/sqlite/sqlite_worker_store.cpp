@@ -43,7 +43,7 @@ constexpr std::size_t k_origins_kept = 64;
 std::string new_worker_id(const std::string& host)
 {
     std::random_device random;
-    return fmt::format("{}{}-{:08x}", worker_id_prefix(host), getpid(), random());
+    return fmt::format("{}{}:{:08x}", worker_id_prefix(host), getpid(), random());
 }
 
 } // namespace

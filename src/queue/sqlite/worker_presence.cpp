@@ -51,23 +51,22 @@ void WorkerPresence::drain()
     }
 }
 
-std::optional<std::set<std::string>> present_workers(const std::filesystem::path& database)
+bool PresentWorkers::contains(const std::string& worker) const
 {
-    const auto space = worker_space_of(database);
+    return names.contains(lease_socket_name(space, worker));
+}
+
+std::optional<PresentWorkers> present_workers(const std::filesystem::path& database)
+{
+    auto space = worker_space_of(database);
     if (space.empty()) {
         return std::nullopt;
     }
-    const auto bound = sys::bound_lease_names(space);
+    auto bound = sys::bound_lease_names(space);
     if (!bound) {
         return std::nullopt;
     }
-    std::set<std::string> workers;
-    for (const auto& name : *bound) {
-        if (auto worker = lease_key_of_socket_name(space, name)) {
-            workers.insert(std::move(*worker));
-        }
-    }
-    return workers;
+    return PresentWorkers{std::move(space), std::set<std::string>(bound->begin(), bound->end())};
 }
 
 namespace {
@@ -104,7 +103,15 @@ std::optional<std::int64_t> reclaim_gone_workers(SqliteQueue& queue,
 
 std::string worker_id_prefix(const std::string& host)
 {
-    // Worker ids become socket names: letters, digits and '-' only.
+    return host + ":";
+}
+
+namespace {
+
+// How the ids of this host's workers began before they read HOST:PID:RANDOM as on Redis:
+// the host with every byte but letters, digits and '-' made '-', then '-'.
+std::string old_worker_id_prefix(const std::string& host)
+{
     std::string prefix = host + "-";
     for (auto& c : prefix) {
         if (std::isalnum(static_cast<unsigned char>(c)) == 0 && c != '-') {
@@ -114,13 +121,19 @@ std::string worker_id_prefix(const std::string& host)
     return prefix;
 }
 
+} // namespace
+
 bool worker_gone(const std::string& worker_id, const std::string& worker_host,
-                 const std::set<std::string>& present, const std::string& host)
+                 const PresentWorkers& present, const std::string& host)
 {
     if (present.contains(worker_id)) {
         return false;
     }
-    return worker_host.empty() ? worker_id.starts_with(worker_id_prefix(host)) : worker_host == host;
+    if (!worker_host.empty()) {
+        return worker_host == host;
+    }
+    return worker_id.starts_with(worker_id_prefix(host)) ||
+           worker_id.starts_with(old_worker_id_prefix(host));
 }
 
 void wake_workers(const std::filesystem::path& database)

@@ -36,10 +36,19 @@ private:
 // path to the file meets the same workers); empty when the file cannot be looked at.
 std::string worker_space_of(const std::filesystem::path& database);
 
-// The ids of the workers present on the database; nothing when that cannot be told now (the
-// database cannot be looked at, or the table of sockets read): no worker may then be taken
-// for gone, or its running jobs would run a second time.
-std::optional<std::set<std::string>> present_workers(const std::filesystem::path& database);
+// The workers present on a database: the names bound in its space. A worker is looked up by
+// the name its id makes, not by reading names back to ids, so that a long id (a long host
+// name), whose name is shortened with a hash, is found as well.
+struct PresentWorkers {
+    std::string space;
+    std::set<std::string> names;
+    bool contains(const std::string& worker) const;
+};
+
+// The workers present on the database; nothing when that cannot be told now (the database
+// cannot be looked at, or the table of sockets read): no worker may then be taken for gone,
+// or its running jobs would run a second time.
+std::optional<PresentWorkers> present_workers(const std::filesystem::path& database);
 
 class SqliteQueue;
 
@@ -50,7 +59,7 @@ std::optional<std::int64_t> reclaim_gone_workers(SqliteQueue& queue,
                                                  const std::filesystem::path& database,
                                                  const std::string& host);
 
-// How the ids of workers on `host` begin.
+// How the ids of workers on `host` begin: a worker's id is HOST:PID:RANDOM, as on Redis.
 std::string worker_id_prefix(const std::string& host);
 
 // Presence is seen only in this machine's network namespace: a worker counts as gone only
@@ -58,7 +67,7 @@ std::string worker_id_prefix(const std::string& host);
 // name is not bound. A worker of another host or container sharing the database is never
 // taken for dead from here.
 bool worker_gone(const std::string& worker_id, const std::string& worker_host,
-                 const std::set<std::string>& present, const std::string& host);
+                 const PresentWorkers& present, const std::string& host);
 
 // Wakes every worker present on the database; errors are ignored (a worker that misses a
 // wake-up still looks at the queue on its own, every second).
