@@ -58,7 +58,7 @@ struct JoblogSummary {
 JoblogSummary summarize_joblog(const std::vector<JoblogRecord>& records);
 // The text `gpusched report` prints; it names at most `failed_jobs_named` failed jobs.
 std::string format_summary(const JoblogSummary& summary, std::size_t failed_jobs_named = 10);
-// The same as JSON (schema in docs/report-json.md), naming every failed job.
+// The same as JSON (docs/json.md), naming every failed job.
 std::string format_summary_json(const JoblogSummary& summary, const std::string& joblog);
 
 // An SVG timeline: one row per GPU, one bar per attempt from its start to its end, coloured

@@ -3,6 +3,7 @@
 #include "gpu_ids_option.hpp"
 #include "option_values.hpp"
 
+#include <gpusched/json_output.hpp>
 #include <gpusched/errors.hpp>
 #include <gpusched/exit_status.hpp>
 #include <gpusched/gpu_discovery.hpp>
@@ -10,7 +11,6 @@
 #include <gpusched/sys/signal_channel.hpp>
 
 #include <fmt/format.h>
-#include <nlohmann/json.hpp>
 
 #include <algorithm>
 #include <csignal>
@@ -70,17 +70,17 @@ int run_gpus(const GpusOptions& options)
     const auto inventory = probe.inventory();
     const auto usage = sys::UsageProbeChild(timeout, signals).usage(ids);
 
-    nlohmann::ordered_json listed = nlohmann::ordered_json::array();
+    Json listed = Json::array();
     for (const auto& id : ids) {
-        nlohmann::ordered_json entry = {{"id", id},
-                                        {"index", nullptr},
-                                        {"uuid", nullptr},
-                                        {"name", nullptr},
-                                        {"memory_total_mib", nullptr},
-                                        {"memory_used_mib", nullptr},
-                                        {"processes", nullptr},
-                                        {"found_by", nullptr},
-                                        {"mig", nullptr}};
+        Json entry = {{"id", id},
+                      {"index", nullptr},
+                      {"uuid", nullptr},
+                      {"name", nullptr},
+                      {"memory_total_mib", nullptr},
+                      {"memory_used_mib", nullptr},
+                      {"processes", nullptr},
+                      {"found_by", nullptr},
+                      {"mig", nullptr}};
         if (const auto* gpu = find_gpu(inventory, id)) {
             entry["found_by"] = inventory.source;
             entry["index"] = gpu->index;
@@ -102,7 +102,7 @@ int run_gpus(const GpusOptions& options)
         if (const auto found = usage.gpus.find(id); found != usage.gpus.end()) {
             entry["memory_used_mib"] = found->second.used_memory / k_mib;
             entry["memory_total_mib"] = found->second.total_memory / k_mib;
-            entry["processes"] = nlohmann::ordered_json::array();
+            entry["processes"] = Json::array();
             for (const int pid : found->second.compute_pids) {
                 entry["processes"].push_back({{"pid", pid}, {"command", command_of(pid)}});
             }
@@ -118,10 +118,12 @@ int run_gpus(const GpusOptions& options)
         fmt::print(stderr, "gpusched: GPUs not listed: {}\n", inventory.problem);
     }
     if (options.json) {
-        fmt::print("{}\n", listed.dump(2));
+        auto document = json_document("gpus");
+        document["gpus"] = std::move(listed);
+        fmt::print("{}", format_json(document));
         return k_exit_success;
     }
-    const auto text = [](const nlohmann::ordered_json& value) {
+    const auto text = [](const Json& value) {
         return value.is_null()     ? std::string("?")
                : value.is_string() ? value.get<std::string>()
                                    : value.dump();
@@ -131,7 +133,7 @@ int run_gpus(const GpusOptions& options)
     for (const auto& entry : listed) {
         id_width = std::max(id_width, text(entry["id"]).size());
     }
-    const auto mig_text = [](const nlohmann::ordered_json& mig) -> std::string {
+    const auto mig_text = [](const Json& mig) -> std::string {
         if (mig.is_null()) {
             return "?";
         }

@@ -2,6 +2,7 @@
 
 #include "open_queue.hpp"
 #include "option_values.hpp"
+#include "queue_json.hpp"
 
 #include <gpusched/counted.hpp>
 #include <gpusched/exit_status.hpp>
@@ -11,7 +12,6 @@
 #include <fmt/chrono.h>
 #include <fmt/format.h>
 #include <fmt/ranges.h>
-#include <nlohmann/json.hpp>
 
 namespace gpusched::cli {
 namespace {
@@ -38,59 +38,6 @@ std::string host_of(const queue::QueueListing& listing, const std::string& worke
         }
     }
     return "";
-}
-
-nlohmann::ordered_json to_json(const queue::JobRecord& job)
-{
-    nlohmann::ordered_json json = {{"id", job.id},
-                                   {"state", queue::to_string(job.state)},
-                                   {"command", job.command},
-                                   {"priority", job.priority},
-                                   {"submitted", job.submitted}};
-    if (!job.worker.empty()) {
-        json["worker"] = job.worker;
-    }
-    if (!job.gpu.empty()) {
-        json["gpu"] = job.gpu;
-    }
-    if (job.started != 0) {
-        json["started"] = job.started;
-    }
-    if (job.ended_state()) {
-        json["ended"] = job.ended;
-        json["runtime"] = job.runtime;
-        json["exit"] = job.exit_code;
-        json["signal"] = job.signal;
-    }
-    if (!job.note.empty()) {
-        json["note"] = job.note;
-    }
-    json["returned"] = job.returned;
-    if (!job.name.empty()) {
-        json["name"] = job.name;
-    }
-    if (!job.after.empty()) {
-        auto after = nlohmann::ordered_json::array();
-        auto after_ok = nlohmann::ordered_json::array();
-        for (const auto& dependency : job.after) {
-            (dependency.ok ? after_ok : after).push_back(dependency.id);
-        }
-        json["after"] = after;
-        json["after_ok"] = after_ok;
-    }
-    if (!job.directory.empty()) {
-        json["directory"] = job.directory;
-    }
-    if (!job.submitter.user.empty()) {
-        json["user"] = job.submitter.user;
-    }
-    if (job.submitter.uid >= 0) {
-        json["uid"] = job.submitter.uid;
-    }
-    if (!job.submitter.host.empty()) {
-        json["submitted_from"] = job.submitter.host;
-    }
-    return json;
 }
 
 // "job 12", or "job 12 [LABEL]" for a job submitted with --name.
@@ -137,52 +84,37 @@ int show_queue(queue::QueueBackend& queue, const QueueCommandOptions& options)
 {
     const auto listing = queue.list(options.queued_shown, options.failures);
     if (options.json) {
-        nlohmann::ordered_json json = {{"queue", options.queue.queue},
-                                       {"where", queue.describe()},
-                                       {"queued", listing.queued},
-                                       {"waiting", listing.waiting},
-                                       {"succeeded", listing.succeeded},
-                                       {"failed", listing.failed},
-                                       {"cancelled", listing.cancelled},
-                                       {"refused", listing.refused},
-                                       {"skipped", listing.skipped},
-                                       {"returned", nullptr},
-                                       {"paused", listing.paused},
-                                       {"workers", nlohmann::ordered_json::array()},
-                                       {"next", nlohmann::ordered_json::array()},
-                                       {"waiting_jobs", nlohmann::ordered_json::array()},
-                                       {"running", nlohmann::ordered_json::array()},
-                                       {"recent", nlohmann::ordered_json::array()}};
-        if (listing.returned) {
-            json["returned"] = *listing.returned;
-        } else {
-            json.erase("returned");
-        }
+        auto json = json_document("queue");
+        json["queue"] = options.queue.queue;
+        json["where"] = queue.describe();
+        json["queued"] = listing.queued;
+        json["waiting"] = listing.waiting;
+        json["succeeded"] = listing.succeeded;
+        json["failed"] = listing.failed;
+        json["cancelled"] = listing.cancelled;
+        json["refused"] = listing.refused;
+        json["skipped"] = listing.skipped;
+        json["returned"] = listing.returned ? Json(*listing.returned) : Json(nullptr);
+        json["paused"] = listing.paused;
+        auto& workers = json["workers"] = Json::array();
         for (const auto& worker : listing.workers) {
-            json["workers"].push_back({{"id", worker.id},
-                                       {"host", worker.host},
-                                       {"pid", worker.pid},
-                                       {"user", worker.user},
-                                       {"gpus", worker.gpus},
-                                       {"since", worker.since}});
+            workers.push_back(worker_json(worker, jobs_running_on(listing, worker.id)));
         }
+        auto& next = json["next"] = Json::array();
         std::int64_t position = 0;
         for (const auto& job : listing.first_queued) {
-            auto next = to_json(job);
-            next["position"] = ++position;
-            json["next"].push_back(std::move(next));
+            next.push_back(job_json(job));
+            next.back()["position"] = ++position;
         }
-        for (const auto& job : listing.first_waiting) {
-            json["waiting_jobs"].push_back(to_json(job));
+        for (const auto& [field, jobs] :
+             {std::pair{"waiting_jobs", &listing.first_waiting},
+              std::pair{"running", &listing.running}, std::pair{"recent", &listing.recent}}) {
+            auto& listed = json[field] = Json::array();
+            for (const auto& job : *jobs) {
+                listed.push_back(job_json(job));
+            }
         }
-        for (const auto& job : listing.running) {
-            json["running"].push_back(to_json(job));
-        }
-        for (const auto& job : listing.recent) {
-            json["recent"].push_back(to_json(job));
-        }
-        fmt::print("{}\n",
-                   json.dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace));
+        fmt::print("{}", format_json(json));
         return k_exit_success;
     }
     fmt::print("{}{}\n", queue.describe(),

@@ -24,7 +24,7 @@ CLI::App* add_report_command(CLI::App& app, ReportOptions& options)
         ->required();
     report->add_flag("--json", options.json,
                      "Print JSON instead of text, naming every failed job (its fields: "
-                     "docs/report-json.md)");
+                     "docs/json.md)");
     report->add_option("--svg", options.svg,
                        "Also write a timeline to FILE: a row per GPU, a bar per attempt, each "
                        "job's retries joined to it, the GPU time lost to failures")

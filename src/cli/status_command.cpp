@@ -8,6 +8,7 @@
 #include <gpusched/exit_status.hpp>
 #include <gpusched/gpu_list.hpp>
 #include <gpusched/errors.hpp>
+#include <gpusched/json_output.hpp>
 #include <gpusched/lease_names.hpp>
 #include <gpusched/sys/lease_socket.hpp>
 #include <gpusched/sys/lease_state.hpp>
@@ -18,7 +19,6 @@
 
 #include <fmt/chrono.h>
 #include <fmt/format.h>
-#include <nlohmann/json.hpp>
 
 #include <algorithm>
 #include <csignal>
@@ -100,7 +100,8 @@ std::string local_time(double since)
     return fmt::format("{:%Y-%m-%d %H:%M:%S}", local_time_of(since));
 }
 
-const char* record_check_name(RecordCheck check)
+// How far a lease's record can be trusted, as one word for scripts.
+const char* record_check_word(RecordCheck check)
 {
     switch (check) {
     case RecordCheck::none:
@@ -108,40 +109,49 @@ const char* record_check_name(RecordCheck check)
     case RecordCheck::matches:
         return "matches";
     case RecordCheck::foreign:
-        return "names another process";
+        return "foreign";
     case RecordCheck::unverified:
         return "unverified";
     }
-    return "?";
+    return "unverified";
 }
 
-nlohmann::ordered_json to_json(const ShownGpu& gpu, const ShownLease& lease)
+Json user_json(const std::string& user)
 {
-    nlohmann::ordered_json entry = {
-        {"gpu", gpu.id}, {"key", gpu.key}, {"state", lease.leased ? "leased" : "free"}};
-    if (lease.mig_shares > 0) {
-        entry["mig_instances_leased"] = lease.mig_shares;
-    }
+    return user.empty() ? Json(nullptr) : Json(user);
+}
+
+Json to_json(const ShownGpu& gpu, const ShownLease& lease)
+{
+    Json entry = {{"id", gpu.id},
+                  {"key", gpu.key},
+                  {"state", lease.leased ? "leased" : "free"},
+                  {"mig_instances_leased", lease.mig_shares},
+                  {"holder", nullptr},
+                  {"record", nullptr}};
     if (!lease.leased) {
         return entry;
     }
     if (const auto& taker = lease.owner.taker) {
-        entry["holder"] = {{"pid", taker->pid}, {"uid", taker->uid}, {"user", taker->user}};
+        entry["holder"] = {
+            {"pid", taker->pid}, {"uid", taker->uid}, {"user", user_json(taker->user)}};
     }
-    entry["record"] = record_check_name(lease.owner.check);
-    if (const auto& record = lease.owner.record) {
-        entry["user"] = record->user;
-        entry["uid"] = record->uid;
-        entry["gpusched_pid"] = record->gpusched_pid;
-        if (record->queued) {
-            entry["queued"] = *record->queued;
+    auto& record = entry["record"] = {{"check", record_check_word(lease.owner.check)},
+                                      {"user", nullptr},
+                                      {"uid", nullptr},
+                                      {"gpusched_pid", nullptr},
+                                      {"queued", nullptr},
+                                      {"jobs", Json::array()}};
+    if (const auto& written = lease.owner.record) {
+        record["user"] = user_json(written->user);
+        record["uid"] = written->uid;
+        record["gpusched_pid"] = written->gpusched_pid;
+        if (written->queued) {
+            record["queued"] = *written->queued;
         }
-        entry["jobs"] = nlohmann::ordered_json::array();
-        for (const auto& job : record->jobs) {
-            entry["jobs"].push_back({{"pid", job.pid},
-                                     {"since", job.since},
-                                     {"since_local", local_time(job.since)},
-                                     {"command", job.command}});
+        for (const auto& job : written->jobs) {
+            record["jobs"].push_back(
+                {{"pid", job.pid}, {"command", job.command}, {"started", json_instant(job.since)}});
         }
     }
     return entry;
@@ -208,18 +218,13 @@ std::vector<ShownWait> waits_of(const std::string& space, const std::set<std::st
     return waits;
 }
 
-nlohmann::ordered_json to_json(const ShownWait& shown)
+Json to_json(const ShownWait& shown)
 {
-    nlohmann::ordered_json entry = {{"state", "waiting"},
-                                    {"pid", shown.wait.pid},
-                                    {"since", shown.wait.since},
-                                    {"since_local", local_time(static_cast<double>(shown.wait.since))},
-                                    {"gpus", shown.wait.gpus}};
-    if (shown.who) {
-        entry["user"] = shown.who->user;
-        entry["uid"] = shown.who->uid;
-    }
-    return entry;
+    return {{"pid", shown.wait.pid},
+            {"user", shown.who ? user_json(shown.who->user) : Json(nullptr)},
+            {"uid", shown.who ? Json(shown.who->uid) : Json(nullptr)},
+            {"since", json_instant(static_cast<double>(shown.wait.since))},
+            {"gpu_count", shown.wait.gpus}};
 }
 
 void print_wait(const ShownWait& shown)
@@ -261,7 +266,9 @@ int run_status(const StatusOptions& options)
     sys::CudaProbeChild probe(to_milliseconds(options.probe_timeout_seconds), signals);
     const auto shown = gpus_to_show(options, probe, directory, space, held);
 
-    nlohmann::ordered_json listed = nlohmann::ordered_json::array();
+    auto listed = json_document("status");
+    auto& gpus_listed = listed["gpus"] = Json::array();
+    auto& waiters_listed = listed["waiters"] = Json::array();
     if (!options.json) {
         fmt::print("{:<6} {:<7} {:<10} {:>8}  {:<19}  {}\n", "GPU", "STATE", "USER", "PID", "SINCE",
                    "COMMAND");
@@ -276,23 +283,21 @@ int run_status(const StatusOptions& options)
                 sys::read_lease_owner(name, -1, directory ? &*directory : nullptr, gpu.key);
         }
         if (options.json) {
-            listed.push_back(to_json(gpu, lease));
+            gpus_listed.push_back(to_json(gpu, lease));
         } else {
             print_row(gpu, lease);
         }
     }
-    // Those who wait come after the GPUs, first come first (in JSON as entries of their own,
-    // "state": "waiting", with no "gpu").
+    // Those who wait come after the GPUs, first come first.
     for (const auto& wait : waits_of(space, held)) {
         if (options.json) {
-            listed.push_back(to_json(wait));
+            waiters_listed.push_back(to_json(wait));
         } else {
             print_wait(wait);
         }
     }
     if (options.json) {
-        fmt::print("{}\n",
-                   listed.dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace));
+        fmt::print("{}", format_json(listed));
     }
     return k_exit_success;
 }

@@ -8,6 +8,7 @@
 #include "option_values.hpp"
 #include "worker_autostart.hpp"
 
+#include <gpusched/json_output.hpp>
 #include <gpusched/command_template.hpp>
 #include <gpusched/counted.hpp>
 #include <gpusched/errors.hpp>
@@ -20,7 +21,6 @@
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
-#include <nlohmann/json.hpp>
 #include <spdlog/spdlog.h>
 
 #include <unistd.h>
@@ -54,7 +54,10 @@ std::string id_ranges(const std::vector<std::int64_t>& ids)
 void print_ids(const SubmitOptions& options, const std::vector<std::int64_t>& ids)
 {
     if (options.json) {
-        const nlohmann::ordered_json json = {{"queue", options.queue.queue}, {"ids", ids}};
+        auto json = json_document("submit");
+        json["queue"] = options.queue.queue;
+        json["ids"] = ids;
+        // One line, so that the submissions of a script can be kept as JSON Lines.
         fmt::print("{}\n", json.dump());
     } else if (!ids.empty()) {
         fmt::print("{}\n", id_ranges(ids));

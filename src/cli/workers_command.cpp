@@ -1,6 +1,7 @@
 #include "workers_command.hpp"
 
 #include "open_queue.hpp"
+#include "queue_json.hpp"
 
 #include <gpusched/exit_status.hpp>
 #include <gpusched/job_messages.hpp>
@@ -8,9 +9,6 @@
 
 #include <fmt/chrono.h>
 #include <fmt/format.h>
-#include <nlohmann/json.hpp>
-
-#include <map>
 
 namespace gpusched::cli {
 
@@ -29,25 +27,15 @@ int run_workers(const WorkersOptions& options)
     const auto queue = open_queue(options.queue);
     // No queued or ended job is listed: only the workers, and the running jobs to count.
     const auto listing = queue->list(0, 0);
-    std::map<std::string, std::size_t> running;
-    for (const auto& job : listing.running) {
-        ++running[job.worker];
-    }
     if (options.json) {
-        auto workers = nlohmann::ordered_json::array();
+        auto json = json_document("workers");
+        json["queue"] = options.queue.queue;
+        json["where"] = queue->describe();
+        auto& workers = json["workers"] = Json::array();
         for (const auto& worker : listing.workers) {
-            workers.push_back({{"id", worker.id},
-                               {"host", worker.host},
-                               {"pid", worker.pid},
-                               {"user", worker.user},
-                               {"gpus", worker.gpus},
-                               {"since", worker.since},
-                               {"running", running[worker.id]}});
+            workers.push_back(worker_json(worker, jobs_running_on(listing, worker.id)));
         }
-        const nlohmann::ordered_json json = {
-            {"queue", options.queue.queue}, {"where", queue->describe()}, {"workers", workers}};
-        fmt::print("{}\n",
-                   json.dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace));
+        fmt::print("{}", format_json(json));
         return k_exit_success;
     }
     if (listing.workers.empty()) {
@@ -60,7 +48,7 @@ int run_workers(const WorkersOptions& options)
         fmt::print("{:<28} {:<16} {:>8} {:<12} {:<16} {:%H:%M:%S}  {}\n", worker.id, worker.host,
                    worker.pid, worker.user.empty() ? "-" : worker.user,
                    worker.gpus.empty() ? "-" : worker.gpus, local_time_of(worker.since),
-                   running[worker.id]);
+                   jobs_running_on(listing, worker.id));
     }
     return k_exit_success;
 }

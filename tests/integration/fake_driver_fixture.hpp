@@ -69,7 +69,7 @@ protected:
     {
         const auto result = run(m_dir, on_fake({"gpus", "--json"}));
         EXPECT_EQ(result.exit_status, 0) << result.err;
-        return nlohmann::json::parse(result.out, nullptr, false);
+        return json_field(result.out, "gpus");
     }
 
     TempDir m_dir;

@@ -45,7 +45,7 @@ TEST_F(FakeOldDriver, AnotherDeviceOrderTheUserChoseIsKeptAsTheRuntimeWouldKeepI
     options.env["CUDA_DEVICE_ORDER"] = "FASTEST_FIRST";
     const auto result = run(m_dir, options);
     ASSERT_EQ(result.exit_status, 0) << result.err;
-    const auto gpus = nlohmann::json::parse(result.out, nullptr, false);
+    const auto gpus = json_field(result.out, "gpus");
     ASSERT_TRUE(gpus.is_array() && gpus.size() == 2) << result.out;
     EXPECT_EQ(gpus[0]["uuid"], k_second_uuid) << "the driver's own first GPU";
     EXPECT_EQ(gpus[1]["uuid"], k_first_uuid);
@@ -193,7 +193,7 @@ TEST_F(FakeBusyGpu, GpusShowsTheForeignProcessWithItsCommand)
     machine(k_gpus + fmt::format("process {} {}\n", k_line_of_gpu_0, getpid()));
     const auto result = run(m_dir, on_fake({"gpus", "--gpus", "0,1", "--json"}));
     ASSERT_EQ(result.exit_status, 0) << result.err;
-    const auto gpus = nlohmann::json::parse(result.out, nullptr, false);
+    const auto gpus = json_field(result.out, "gpus");
     ASSERT_TRUE(gpus.is_array() && gpus.size() == 2) << result.out;
     ASSERT_EQ(gpus[0]["processes"].size(), 1U) << result.out;
     EXPECT_EQ(gpus[0]["processes"][0]["pid"], getpid());

@@ -128,7 +128,7 @@ TEST_F(GpuIds, EveryCommandTakesGpuschedGpus)
     const std::map<std::string, std::optional<std::string>> two{{"GPUSCHED_GPUS", "2,3"}};
     const auto gpus = run(m_dir, {{"gpus", "--json"}, std::nullopt, std::nullopt, two}, 30s);
     ASSERT_EQ(gpus.exit_status, 0) << gpus.err;
-    const auto listed = nlohmann::json::parse(gpus.out, nullptr, false);
+    const auto listed = json_field(gpus.out, "gpus");
     ASSERT_TRUE(listed.is_array()) << gpus.out;
     ASSERT_EQ(listed.size(), 2u) << gpus.out;
     EXPECT_EQ(listed[0]["id"], "2");
@@ -137,11 +137,11 @@ TEST_F(GpuIds, EveryCommandTakesGpuschedGpus)
     const auto status = run(
         m_dir, {{"status", "--lock-dir", locks(), "--json"}, std::nullopt, std::nullopt, two}, 30s);
     ASSERT_EQ(status.exit_status, 0) << status.err;
-    const auto shown = nlohmann::json::parse(status.out, nullptr, false);
+    const auto shown = json_field(status.out, "gpus");
     ASSERT_TRUE(shown.is_array()) << status.out;
     ASSERT_EQ(shown.size(), 2u) << status.out;
-    EXPECT_EQ(shown[0]["gpu"], "2");
-    EXPECT_EQ(shown[1]["gpu"], "3");
+    EXPECT_EQ(shown[0]["id"], "2");
+    EXPECT_EQ(shown[1]["id"], "3");
 
     const auto exec =
         run(m_dir, exec_of({"-n", "2", "sh", "-c", "echo $CUDA_VISIBLE_DEVICES"}, two));

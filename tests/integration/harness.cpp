@@ -67,6 +67,15 @@ std::vector<std::string> split_lines(const std::string& text)
     return lines;
 }
 
+nlohmann::json json_field(const std::string& out, const std::string& field)
+{
+    const auto document = nlohmann::json::parse(out, nullptr, false);
+    if (!document.is_object() || !document.contains(field)) {
+        return nlohmann::json(nlohmann::json::value_t::discarded);
+    }
+    return document.at(field);
+}
+
 std::size_t count_lines_with(const std::string& text, std::string_view needle)
 {
     const auto lines = split_lines(text);

@@ -1,5 +1,7 @@
 #pragma once
 
+#include <nlohmann/json.hpp>
+
 #include <sys/resource.h>
 #include <sys/types.h>
 
@@ -40,6 +42,9 @@ std::string join_lines(const std::vector<std::string>& lines);
 // How many lines of `text` hold `needle`: a log line counted as evidence that something happened.
 std::size_t count_lines_with(const std::string& text, std::string_view needle);
 std::string read_file(const std::filesystem::path& path);
+// Field `field` of the JSON document a `--json` printed (the GPUs of `status --json`, say);
+// a discarded value when the output is no such document.
+nlohmann::json json_field(const std::string& out, const std::string& field);
 
 struct Finished {
     int exit_status = -1; // -1 when killed by a signal

@@ -88,7 +88,7 @@ protected:
                                       R"("jobs":[{"pid":1,"since":0,"command":"planted"}]})"
                                       "\n");
     }
-    // `gpusched status --json --gpus GPUS`, as the second user sees it.
+    // The GPUs of `gpusched status --json --gpus GPUS`, as the second user sees them.
     nlohmann::json status(const std::vector<std::string>& gpus) const
     {
         std::vector<std::string> args = {"status", "--json", "--gpus"};
@@ -96,7 +96,7 @@ protected:
         TempDir other;
         const auto shown = run(other, as_user(*m_user, sharing(args)));
         EXPECT_EQ(shown.exit_status, 0) << shown.err;
-        return nlohmann::json::parse(shown.out);
+        return json_field(shown.out, "gpus");
     }
 
     std::optional<std::string> m_user;

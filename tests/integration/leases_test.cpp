@@ -210,15 +210,15 @@ TEST_F(Leases, StatusShowsWhoHoldsEachGpu)
     ASSERT_TRUE(eventually([&] { return started("held"); }));
     const auto status = run(m_dir, {{"status", "--gpus", "0,1", "--json"}});
     ASSERT_EQ(status.exit_status, 0) << status.err;
-    const auto listed = nlohmann::json::parse(status.out);
+    const auto listed = json_field(status.out, "gpus");
     ASSERT_EQ(listed.size(), 2u);
     EXPECT_EQ(listed[0]["state"], "leased");
     EXPECT_EQ(listed[0]["holder"]["pid"], holder.pid());
     EXPECT_EQ(listed[0]["holder"]["uid"], getuid());
-    EXPECT_EQ(listed[0]["record"], "matches");
-    EXPECT_EQ(listed[0]["gpusched_pid"], holder.pid());
-    ASSERT_EQ(listed[0]["jobs"].size(), 1u);
-    EXPECT_NE(listed[0]["jobs"][0]["command"].get<std::string>().find("started-held"),
+    EXPECT_EQ(listed[0]["record"]["check"], "matches");
+    EXPECT_EQ(listed[0]["record"]["gpusched_pid"], holder.pid());
+    ASSERT_EQ(listed[0]["record"]["jobs"].size(), 1u);
+    EXPECT_NE(listed[0]["record"]["jobs"][0]["command"].get<std::string>().find("started-held"),
               std::string::npos);
     EXPECT_EQ(listed[1]["state"], "free");
 
@@ -226,9 +226,9 @@ TEST_F(Leases, StatusShowsWhoHoldsEachGpu)
     EXPECT_NE(table.out.find("leased"), std::string::npos) << table.out;
     holder.signal(SIGTERM);
     holder.wait();
-    const auto after = nlohmann::json::parse(run(m_dir, {{"status", "--json"}}).out);
+    const auto after = json_field(run(m_dir, {{"status", "--json"}}).out, "gpus");
     ASSERT_EQ(after.size(), 1u) << "without --gpus: every GPU leased or with a record";
-    EXPECT_EQ(after[0]["gpu"], "0");
+    EXPECT_EQ(after[0]["id"], "0");
     EXPECT_EQ(after[0]["state"], "free") << "a record left behind is not a holder";
 }
 

@@ -86,7 +86,7 @@ TEST_F(FakeMig, GpusListsTheMigInstancesOfAGpuWithMigEnabledInItsPlace)
 
     const auto whole = run(m_dir, on_fake({"gpus", "--gpus", "0", "--json"}));
     ASSERT_EQ(whole.exit_status, 0) << whole.err;
-    const auto gpu = nlohmann::json::parse(whole.out, nullptr, false);
+    const auto gpu = json_field(whole.out, "gpus");
     ASSERT_TRUE(gpu.is_array() && gpu.size() == 1) << whole.out;
     EXPECT_EQ(gpu[0]["uuid"], k_first_uuid);
     EXPECT_EQ(gpu[0]["mig"]["mode"], "enabled");
@@ -144,15 +144,15 @@ TEST_F(FakeMig, ARunWantingTheWholeGpuWaitsWhileAMigInstanceOfItIsLeased)
 
     const auto status = run(m_dir, on_fake({"status", "--json"}));
     ASSERT_EQ(status.exit_status, 0) << status.err;
-    const auto shown = nlohmann::json::parse(status.out, nullptr, false);
+    const auto shown = json_field(status.out, "gpus");
     ASSERT_TRUE(shown.is_array()) << status.out;
     bool gpu_shown = false;
     bool instance_shown = false;
     for (const auto& entry : shown) {
-        if (entry["gpu"] == "0") {
+        if (entry["id"] == "0") {
             gpu_shown = true;
             EXPECT_EQ(entry["state"], "free") << entry.dump();
-            EXPECT_EQ(entry.value("mig_instances_leased", 0), 1) << entry.dump();
+            EXPECT_EQ(entry["mig_instances_leased"], 1) << entry.dump();
         } else if (entry["key"] == k_first_mig) {
             instance_shown = true;
             EXPECT_EQ(entry["state"], "leased") << entry.dump();

@@ -101,7 +101,7 @@ TEST_P(QueueContext, AJobWhoseDirectoryIsGoneFailsToStartSayingWhyAndRunsNowhere
     EXPECT_EQ(waited.exit_status, 1) << waited.err;
     const auto job = queue_status()["recent"].at(0);
     EXPECT_EQ(job["state"], "failed");
-    EXPECT_EQ(job["exit"], 127);
+    EXPECT_EQ(job["exit_code"], 127);
     EXPECT_NE(job["note"].get<std::string>().find(
                   fmt::format("directory {} does not exist on", gone.string())),
               std::string::npos)
@@ -187,7 +187,7 @@ TEST_P(QueueContext, AGpuPausedBeforeAWorkerStartsGetsNoJob)
     const auto waited = gpusched("wait", {"1"});
     EXPECT_EQ(waited.exit_status, 0) << waited.err;
     const auto job = queue_status()["recent"].at(0);
-    EXPECT_EQ(job["gpu"], "1") << job;
+    EXPECT_EQ(job["gpus"], nlohmann::json::array({"1"})) << job;
 }
 
 // A job a worker cannot start (its one GPU's host-wide lease is another process's) goes back

@@ -479,7 +479,7 @@ TEST_F(QueueFaults, AKilledWorkersJobGoesBackAfterItsOwnLeaseTimeoutNotTheOtherW
             return false;
         }
         const auto& running = (*status)["running"];
-        return running.size() == 1 && running[0]["gpu"] == "GPU-b0";
+        return running.size() == 1 && running[0]["gpus"] == nlohmann::json::array({"GPU-b0"});
     };
     EXPECT_TRUE(eventually(running_on_b, 3s + k_slack))
         << "the job of a worker with a 3 s lease was not given to another in time: "

@@ -108,7 +108,14 @@ bool QueueFixture::served_only_on(const std::string& gpus) const
         return false;
     }
     const auto workers = nlohmann::json::parse(listed.out)["workers"];
-    return workers.size() == 1 && workers[0]["gpus"] == gpus;
+    if (workers.size() != 1) {
+        return false;
+    }
+    std::string served;
+    for (const auto& gpu : workers[0]["gpus"]) {
+        served += (served.empty() ? "" : ",") + gpu.get<std::string>();
+    }
+    return served == gpus;
 }
 
 std::optional<nlohmann::json> QueueFixture::try_queue_status() const

@@ -313,7 +313,7 @@ TEST_P(QueueVerbs, WorkersListsEachWorkerWithItsUserGpusAndRunningJobs)
     const auto& entry = json["workers"][0];
     EXPECT_EQ(entry["pid"], worker.pid());
     EXPECT_EQ(entry["user"], "root");
-    EXPECT_EQ(entry["gpus"], "GPU-a0,GPU-a1");
+    EXPECT_EQ(entry["gpus"], nlohmann::json::array({"GPU-a0", "GPU-a1"}));
     EXPECT_EQ(entry["running"], 1);
     const auto text = gpusched("workers");
     EXPECT_NE(text.out.find(std::to_string(worker.pid())), std::string::npos) << text.out;

@@ -107,7 +107,7 @@ TEST(Report, JsonCountsTheGpuTimeLostToFailedAttemptsAndNamesTheFailedJobs)
     ASSERT_EQ(report.exit_status, 0) << report.err;
     const auto json = nlohmann::json::parse(report.out, nullptr, false);
     ASSERT_TRUE(json.is_object()) << report.out;
-    EXPECT_EQ(json["schema_version"], 2);
+    EXPECT_EQ(json["schema_version"], 3);
     EXPECT_EQ(json["joblog"], joblog.string());
     EXPECT_EQ(json["jobs"]["total"], 3);
     EXPECT_EQ(json["jobs"]["succeeded"], 2);
@@ -133,12 +133,12 @@ TEST(Report, JsonCountsTheGpuTimeLostToFailedAttemptsAndNamesTheFailedJobs)
 
     ASSERT_EQ(json["failed_jobs"].size(), 1u) << json.dump(2);
     const auto& job = json["failed_jobs"][0];
-    EXPECT_EQ(job["job"], 2);
+    EXPECT_EQ(job["id"], 2);
     EXPECT_EQ(job["attempts"], 2);
     EXPECT_EQ(job["every_attempt_failed"], true);
     EXPECT_EQ(job["command"], "sleep 0.2; exit 3");
     EXPECT_EQ(job["last_attempt"]["exit_code"], 3);
-    EXPECT_EQ(job["last_attempt"]["signal_name"], nullptr);
+    EXPECT_EQ(job["last_attempt"]["signal"], nullptr);
     EXPECT_EQ(job["last_attempt"]["outcome"], "exit 3");
     EXPECT_DOUBLE_EQ(job["gpu_seconds"].get<double>(), every);
 

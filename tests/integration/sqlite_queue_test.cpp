@@ -179,7 +179,7 @@ TEST_F(SqliteQueue, TheFirstSubmitStartsAWorkerWhenNoneServesTheQueue)
     EXPECT_EQ(read_file(m_dir / "log"), "3\n");
     const auto status = queue_status();
     ASSERT_EQ(status["workers"].size(), 1u);
-    EXPECT_EQ(status["workers"][0]["gpus"], "3");
+    EXPECT_EQ(status["workers"][0]["gpus"], nlohmann::json::array({"3"}));
     const auto worker_log = state / "gpusched/worker-default.log";
     EXPECT_NE(read_file(worker_log).find("job 1 started on GPU 3"), std::string::npos);
 

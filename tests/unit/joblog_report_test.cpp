@@ -4,6 +4,7 @@
 #include <nlohmann/json.hpp>
 
 #include <limits>
+#include <regex>
 
 namespace gpusched {
 namespace {
@@ -197,7 +198,8 @@ TEST(JoblogReport, JsonHasTheDocumentedFields)
     const auto json = nlohmann::json::parse(
         format_summary_json(summarize_joblog(k_log), "runs/jobs.log"), nullptr, false);
     ASSERT_TRUE(json.is_object());
-    EXPECT_EQ(json["schema_version"], 2);
+    EXPECT_EQ(json["schema_version"], 3);
+    EXPECT_EQ(json["command"], "report");
     EXPECT_EQ(json["joblog"], "runs/jobs.log");
     EXPECT_EQ(json["jobs"], nlohmann::json::parse(R"({"total": 4, "succeeded": 2, "failed": 2,
                                                      "interrupted": 0,
@@ -208,9 +210,11 @@ TEST(JoblogReport, JsonHasTheDocumentedFields)
     EXPECT_EQ(json["gpus"][0]["id"], "0");
     EXPECT_EQ(json["gpus"][0]["busy_seconds"], 13.0);
     ASSERT_EQ(json["failed_jobs"].size(), 2u);
-    EXPECT_EQ(json["failed_jobs"][0]["job"], 3);
-    EXPECT_EQ(json["failed_jobs"][0]["last_attempt"]["signal"], 15);
-    EXPECT_EQ(json["failed_jobs"][0]["last_attempt"]["signal_name"], "SIGTERM");
+    EXPECT_EQ(json["failed_jobs"][0]["id"], 3);
+    EXPECT_EQ(json["failed_jobs"][0]["last_attempt"]["signal"], "SIGTERM");
+    EXPECT_EQ(json["failed_jobs"][0]["last_attempt"]["exit_code"], nullptr) << "a signal ended it";
+    EXPECT_EQ(json["failed_jobs"][0]["last_attempt"]["gpus"], nlohmann::json::array({"0"}));
+    EXPECT_EQ(json["failed_jobs"][0]["last_attempt"]["started"], 110.0);
     EXPECT_EQ(json["failed_jobs"][0]["last_attempt"]["stopped"], "no");
     EXPECT_EQ(json["gpus"][0]["longest_idle_from_seconds"], 8.0); // 108-110
     // A GPU busy over the whole span has no idle stretch to place.
@@ -222,6 +226,20 @@ TEST(JoblogReport, JsonHasTheDocumentedFields)
     const auto bytes = format_summary_json(
         summarize_joblog({attempt(1, "0", 0, 1, 1, 0, "echo \xff")}), "jobs.log");
     EXPECT_FALSE(nlohmann::json::parse(bytes, nullptr, false).is_discarded()) << bytes;
+}
+
+// Seconds are printed to the millisecond: sums of runtimes carry no binary noise.
+TEST(JoblogReport, JsonSecondsAreRoundedToTheMillisecond)
+{
+    const auto text = format_summary_json(
+        summarize_joblog({attempt(1, "0", 1'800'000'000.1234, 0.1),
+                          attempt(2, "1", 1'800'000'000.2, 0.2),
+                          attempt(3, "0,1", 1'800'000'000.3, 2.2169999999999996)}),
+        "jobs.log");
+    EXPECT_NE(text.find("\"runtime_seconds\": 2.517,"), std::string::npos) << text;
+    EXPECT_NE(text.find("\"first_started\": 1800000000.123,"), std::string::npos) << text;
+    // No number with binary noise (the shares have four places, the seconds three).
+    EXPECT_FALSE(std::regex_search(text, std::regex(R"(\.[0-9]{5})"))) << text;
 }
 
 TEST(JoblogReport, SvgGroupsEachJobsAttemptsAndJoinsEachRetry)

@@ -1,0 +1,72 @@
+#include "queue_json.hpp"
+
+#include <algorithm>
+
+namespace gpusched::cli {
+namespace {
+
+Json text_or_null(const std::string& text)
+{
+    return text.empty() ? Json(nullptr) : Json(text);
+}
+
+} // namespace
+
+Json job_json(const queue::JobRecord& job)
+{
+    // What did not happen is null: a job cancelled before it ran has no exit status, no
+    // runtime and no GPU, where 0 would read as a success that took no time. A job that
+    // failed to start (its directory gone) has the status the worker gave it (127), and no
+    // runtime.
+    const bool ran = job.started != 0;
+    const bool ended = ran && job.ended_state();
+    const bool has_outcome =
+        ended || job.state == queue::JobState::failed || job.state == queue::JobState::succeeded;
+    auto after = Json::array();
+    auto after_ok = Json::array();
+    for (const auto& dependency : job.after) {
+        (dependency.ok ? after_ok : after).push_back(dependency.id);
+    }
+    return {{"id", job.id},
+            {"name", text_or_null(job.name)},
+            {"state", queue::to_string(job.state)},
+            {"command", job.command},
+            {"priority", job.priority},
+            {"directory", text_or_null(job.directory)},
+            {"user", text_or_null(job.submitter.user)},
+            {"uid", job.submitter.uid >= 0 ? Json(job.submitter.uid) : Json(nullptr)},
+            {"submitted_from", text_or_null(job.submitter.host)},
+            {"submitted", json_instant(job.submitted)},
+            {"after", std::move(after)},
+            {"after_ok", std::move(after_ok)},
+            {"worker", text_or_null(job.worker)},
+            {"gpus", json_gpu_ids(ran || !job.ended_state() ? job.gpu : "")},
+            {"started", json_instant(job.started)},
+            {"ended", job.ended_state() ? json_instant(job.ended) : Json(nullptr)},
+            {"runtime_seconds", ended ? json_seconds(job.runtime) : Json(nullptr)},
+            // A job killed by a signal has no exit status of its own.
+            {"exit_code", has_outcome && job.signal == 0 ? Json(job.exit_code) : Json(nullptr)},
+            {"signal", has_outcome ? json_signal(job.signal) : Json(nullptr)},
+            {"note", text_or_null(job.note)},
+            {"returned", job.returned}};
+}
+
+Json worker_json(const queue::WorkerRecord& worker, std::size_t running)
+{
+    return {{"id", worker.id},
+            {"host", text_or_null(worker.host)},
+            {"pid", worker.pid > 0 ? Json(worker.pid) : Json(nullptr)},
+            {"user", text_or_null(worker.user)},
+            {"gpus", json_gpu_ids(worker.gpus)},
+            {"since", json_instant(worker.since)},
+            {"running", running}};
+}
+
+std::size_t jobs_running_on(const queue::QueueListing& listing, const std::string& id)
+{
+    return static_cast<std::size_t>(
+        std::count_if(listing.running.begin(), listing.running.end(),
+                      [&](const queue::JobRecord& job) { return job.worker == id; }));
+}
+
+} // namespace gpusched::cli
