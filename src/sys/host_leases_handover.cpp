@@ -155,7 +155,9 @@ std::optional<LeaseTaker> HostLeases::hand_over(GpuSlot slot, double used, doubl
     if (!lease.socket || lease.inherited >= 0) {
         return std::nullopt; // an inherited lease is its taker's to give
     }
-    m_used = used;
+    // `used` is the bar a waiter's share is held to, not our own GPU time: infinity (hand it
+    // to anyone) must never reach a holder we wait for ourselves, which would refuse that
+    // line and never hand us its GPU (note_usage tells them our time).
     accept_waiters(lease);
     // Served in the order they began to wait; while we wait ourselves, only those that
     // began before us (as both sides tell it), so that the oldest waiter always completes.

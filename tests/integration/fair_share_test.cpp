@@ -9,7 +9,9 @@
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
+#include <fcntl.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/un.h>
 #include <unistd.h>
 
@@ -162,6 +164,42 @@ TEST_F(FairShare, AWaiterThatDiesLeavesNothingBehind)
     EXPECT_EQ(done.exit_status, 0) << done.err;
     EXPECT_EQ(done.err.find("handed over"), std::string::npos) << done.err;
     EXPECT_EQ(tagged(records(), "holder").size(), 3u);
+}
+
+// A live run whose GPU went idle let its lease go to whoever came ("anyone": no job of its own
+// followed). When a command comes and it waits for that GPU again, it tells the holder its own
+// GPU time, not that "anyone", and is handed the GPU at the holder's next job boundary rather
+// than after the holder's whole sweep.
+TEST_F(FairShare, ALiveRunThatLetItsGpuGoIsOwedItAgainLater)
+{
+    const auto fifo = m_dir / "live.fifo";
+    ASSERT_EQ(mkfifo(fifo.c_str(), 0600), 0);
+    Process live(m_dir, sharing({"--gpus", "0", fifo.string()}));
+    const int writer = open(fifo.c_str(), O_WRONLY | O_CLOEXEC); // once the run reads it
+    ASSERT_GE(writer, 0);
+    const auto feed = [&](const std::string& line) {
+        const auto text = line + "\n";
+        ASSERT_EQ(write(writer, text.data(), text.size()), static_cast<ssize_t>(text.size()));
+    };
+    feed(marked_job(0.1, "early"));
+    ASSERT_TRUE(eventually([&] { return !tagged(records(), "early").empty(); }));
+    TempDir holder_dir;
+    Process holder(holder_dir, sharing({"--gpus", "0"}, sweep(16, 0.5, "holder")));
+    ASSERT_TRUE(eventually([&] { return started("holder"); }));
+    feed(marked_job(0.2, "late"));
+    ASSERT_TRUE(eventually([&] { return !tagged(records(), "late").empty(); }, 30s))
+        << live.err_so_far();
+    close(writer);
+    live.signal(SIGUSR1); // a live queue ends on SIGUSR1, once what it read has run
+    EXPECT_EQ(live.wait().exit_status, 0) << live.err_so_far();
+    EXPECT_EQ(holder.wait().exit_status, 0);
+    const auto all = records();
+    const auto lates = tagged(all, "late");
+    ASSERT_EQ(lates.size(), 1u);
+    EXPECT_LT(lates[0].start, last_end(tagged(all, "holder")) - 2.0)
+        << "the live run waited for the holder's whole sweep:\n"
+        << live.err_so_far();
+    EXPECT_EQ(overlaps(all), "");
 }
 
 // Two users' runs on the same two GPUs, one started a moment after the other: while both have
