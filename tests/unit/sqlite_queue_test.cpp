@@ -192,6 +192,23 @@ TEST_F(SqliteQueueFile, ADeadWorkersJobsGoBackToTheFrontInTheirOrderAndALiveOnes
     EXPECT_TRUE(queue.finish("alive", succeeded(three->id)));
 }
 
+// A worker lists itself again once its GPUs are known: a stop asked for in between, and since
+// when it serves, are kept.
+TEST_F(SqliteQueueFile, AWorkerListedAgainKeepsItsStopAndSince)
+{
+    Database database(db_path(), 1s);
+    prepare_sqlite_queue_schema(database);
+    SqliteQueue queue(database, "q");
+    queue.add_worker({"w", "host", 7, "", 100});
+    ASSERT_TRUE(queue.ask_to_stop("w", false));
+    queue.add_worker({"w", "host", 7, "0,1", 200});
+    EXPECT_EQ(queue.stop_asked("w"), std::optional<bool>(false));
+    const auto workers = queue.workers();
+    ASSERT_EQ(workers.size(), 1u);
+    EXPECT_EQ(workers[0].gpus, "0,1");
+    EXPECT_EQ(workers[0].since, 100);
+}
+
 TEST_F(SqliteQueueFile, CancelRemovesAQueuedJobAndAsksTheWorkerOfARunningOne)
 {
     Database database(db_path(), 1s);

@@ -530,8 +530,12 @@ void SqliteQueue::add_worker(const WorkerRecord& worker)
 {
     m_database.write([&] {
         m_database
-            .prepare("INSERT OR REPLACE INTO workers (id, queue, host, pid, gpus, since, user) "
-                     "VALUES (?, ?, ?, ?, ?, ?, nullif(?, ''))")
+            // Listed again (its GPUs now known): since when it serves, and a stop it was
+            // asked for meanwhile, are kept.
+            .prepare("INSERT INTO workers (id, queue, host, pid, gpus, since, user) "
+                     "VALUES (?, ?, ?, ?, ?, ?, nullif(?, '')) "
+                     "ON CONFLICT (id) DO UPDATE SET host = excluded.host, pid = excluded.pid, "
+                     "gpus = excluded.gpus, user = excluded.user")
             .bind(1, worker.id)
             .bind(2, m_name)
             .bind(3, worker.host)
