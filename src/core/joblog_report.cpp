@@ -132,7 +132,11 @@ JoblogSummary summarize_joblog(const std::vector<JoblogRecord>& records)
         std::size_t attempts = 0;
         bool any_succeeded = false;
         double gpu_seconds = 0;
-        double first_gpu_seconds = 0; // of its first attempt
+        // Of the attempts that ran to their end (not cut short by a stop, which is not
+        // counted as lost), and of the first of them: what failing cost.
+        std::size_t ended_attempts = 0;
+        double ended_gpu_seconds = 0;
+        double first_ended_gpu_seconds = 0;
         const JoblogRecord* last = nullptr;
     };
     std::map<JobId, JobAttempts> jobs;
@@ -143,8 +147,13 @@ JoblogSummary summarize_joblog(const std::vector<JoblogRecord>& records)
         const bool succeeded = record.succeeded() && !record.interrupted();
         const double gpu_seconds = record.runtime * static_cast<double>(gpus_held(record));
         auto& job = jobs[record.seq];
-        job.first_gpu_seconds = job.attempts == 0 ? gpu_seconds : job.first_gpu_seconds;
         ++job.attempts;
+        if (!record.interrupted()) {
+            job.first_ended_gpu_seconds =
+                job.ended_attempts == 0 ? gpu_seconds : job.first_ended_gpu_seconds;
+            ++job.ended_attempts;
+            job.ended_gpu_seconds += gpu_seconds;
+        }
         job.any_succeeded = job.any_succeeded || succeeded;
         job.gpu_seconds += gpu_seconds;
         job.last = &record;
@@ -187,8 +196,9 @@ JoblogSummary summarize_joblog(const std::vector<JoblogRecord>& records)
             {id, job.attempts, !job.any_succeeded, job.gpu_seconds, *job.last});
         if (!job.any_succeeded) {
             ++summary.jobs_failed_every_attempt;
-            summary.never_succeeded_gpu_seconds += job.gpu_seconds;
-            summary.never_succeeded_retry_gpu_seconds += job.gpu_seconds - job.first_gpu_seconds;
+            summary.never_succeeded_gpu_seconds += job.ended_gpu_seconds;
+            summary.never_succeeded_retry_gpu_seconds +=
+                job.ended_gpu_seconds - job.first_ended_gpu_seconds;
         }
     }
     // Time when no attempt ran at all (between a run and its --resume, or while a live
@@ -246,14 +256,18 @@ std::string format_summary(const JoblogSummary& summary, std::size_t failed_jobs
     }
     text += "\n";
     if (summary.jobs_failed_every_attempt > 0) {
-        text +=
-            fmt::format("          {} on {} that failed every attempt, {} of it on {} retries\n",
-                        report_seconds(summary.never_succeeded_gpu_seconds),
-                        summary.jobs_failed_every_attempt == 1
-                            ? std::string("1 job")
-                            : fmt::format("{} jobs", summary.jobs_failed_every_attempt),
-                        report_seconds(summary.never_succeeded_retry_gpu_seconds),
-                        summary.jobs_failed_every_attempt == 1 ? "its" : "their");
+        text += fmt::format("          {} on {} that failed every attempt",
+                            report_seconds(summary.never_succeeded_gpu_seconds),
+                            summary.jobs_failed_every_attempt == 1
+                                ? std::string("1 job")
+                                : fmt::format("{} jobs", summary.jobs_failed_every_attempt));
+        // Retries there were none of (no --retries) are not mentioned.
+        if (summary.never_succeeded_retry_gpu_seconds > 0) {
+            text += fmt::format(", {} of it on {} retries",
+                                report_seconds(summary.never_succeeded_retry_gpu_seconds),
+                                summary.jobs_failed_every_attempt == 1 ? "its" : "their");
+        }
+        text += "\n";
     }
     const JoblogSummary::GpuUse* idlest = nullptr;
     for (const auto& gpu : summary.gpus) {

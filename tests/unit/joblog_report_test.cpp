@@ -108,8 +108,7 @@ TEST(JoblogReport, GpuTimeLostToFailedAttemptsAndToJobsThatNeverSucceeded)
     EXPECT_DOUBLE_EQ(summary.never_succeeded_retry_gpu_seconds, 0);
     const auto text = format_summary(summary);
     EXPECT_NE(text.find("GPU time  25.000 s, 11.000 s (44.0%) lost to 3 failed attempts\n"
-                        "          7.000 s on 2 jobs that failed every attempt, 0.000 s of it on "
-                        "their retries\n"),
+                        "          7.000 s on 2 jobs that failed every attempt\n"),
               std::string::npos)
         << text;
 }
@@ -191,6 +190,23 @@ TEST(JoblogReport, AStopsAttemptsAreNotFailuresAndThePauseBeforeAResumeIsNotIdle
     EXPECT_EQ(json["attempts"]["interrupted"], 2);
     EXPECT_EQ(json["time"]["no_job_running_seconds"], 90.0);
     EXPECT_EQ(json["gpu_time"]["interrupted_attempts_seconds"], 9.0);
+}
+
+// A job a stop cut short that then failed on its --resume: the interrupted attempt is not
+// part of what failing cost, and the resumed attempt is not a retry (--retries made none).
+TEST(JoblogReport, AnInterruptedAttemptIsNoPartOfWhatAFailedJobCost)
+{
+    const auto summary = summarize_joblog({
+        interrupted(attempt(1, "0", 0, 3, -1, 2)),
+        attempt(1, "0", 100, 2, 3),
+    });
+    EXPECT_EQ(summary.failed, 1u);
+    EXPECT_EQ(summary.jobs_failed_every_attempt, 1u);
+    EXPECT_DOUBLE_EQ(summary.never_succeeded_gpu_seconds, 2);
+    EXPECT_DOUBLE_EQ(summary.never_succeeded_retry_gpu_seconds, 0);
+    EXPECT_DOUBLE_EQ(summary.interrupted_gpu_seconds, 3);
+    ASSERT_EQ(summary.failed_jobs.size(), 1u);
+    EXPECT_DOUBLE_EQ(summary.failed_jobs[0].gpu_seconds, 5) << "all its attempts' GPU time";
 }
 
 TEST(JoblogReport, JsonHasTheDocumentedFields)
