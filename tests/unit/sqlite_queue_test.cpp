@@ -209,6 +209,31 @@ TEST_F(SqliteQueueFile, AWorkerListedAgainKeepsItsStopAndSince)
     EXPECT_EQ(workers[0].since, 100);
 }
 
+// A job a stopping worker gives back is queued as if it had never started, and counted as
+// returned; one it took but never started is not counted.
+TEST_F(SqliteQueueFile, AJobGivenBackIsQueuedAgainWithNothingOfItsStart)
+{
+    Database database(db_path(), 1s);
+    prepare_sqlite_queue_schema(database);
+    SqliteQueue queue(database, "q");
+    queue.submit(commands({"started", "not started"}), {});
+    queue.add_worker({"w", "host", 1, "0,1", 0});
+    const auto started = queue.take("w");
+    const auto not_started = queue.take("w");
+    ASSERT_TRUE(started && not_started);
+    queue.note_start("w", started->id, "0", 1000);
+    EXPECT_TRUE(queue.give_back("w", started->id));
+    EXPECT_TRUE(queue.give_back("w", not_started->id));
+    const auto listing = queue.list(10, 10);
+    ASSERT_EQ(listing.first_queued.size(), 2u);
+    for (const auto& job : listing.first_queued) {
+        EXPECT_EQ(job.started, 0) << job.command;
+        EXPECT_EQ(job.gpu, "") << job.command;
+        EXPECT_EQ(job.worker, "") << job.command;
+        EXPECT_EQ(job.returned, job.command == "started" ? 1 : 0) << job.command;
+    }
+}
+
 TEST_F(SqliteQueueFile, CancelRemovesAQueuedJobAndAsksTheWorkerOfARunningOne)
 {
     Database database(db_path(), 1s);

@@ -758,7 +758,9 @@ bool SqliteQueue::give_back(const std::string& worker, std::int64_t id)
                 .run();
             settle_waiting(id);
         } else {
-            to_front(id, "");
+            // As when its worker is lost: back unfinished, counted if it had started, and
+            // nothing of that start left to list.
+            to_front(id, "returned = returned + (started IS NOT NULL), started = NULL, gpu = NULL");
         }
         return true;
     });

@@ -100,7 +100,8 @@ public:
     // Notes where and when a job of `worker` started, for the listing.
     void note_start(const std::string& worker, std::int64_t id, const std::string& gpu,
                     double started);
-    // Puts a job the worker took but did not run back at the front.
+    // Puts a job the worker took back at the front, unfinished: one it did not start, or one
+    // it stopped (counted in `returned`).
     bool give_back(const std::string& worker, std::int64_t id);
     // The running jobs of `worker` that someone asked to cancel.
     std::vector<std::int64_t> cancel_requests(const std::string& worker);
