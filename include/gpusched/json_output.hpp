@@ -23,7 +23,8 @@ Json json_document(std::string_view command);
 
 // Seconds to the millisecond: 2.217, not 2.2169999999999996.
 Json json_seconds(double seconds);
-// An instant in seconds since the epoch, or null for one that never came (0).
+// An instant in seconds since the epoch, or null for one that never came (0) or that no
+// clock could have noted (1e300).
 Json json_instant(double epoch_seconds);
 // "0,1" as ["0", "1"]; "" as [].
 Json json_gpu_ids(std::string_view ids);

@@ -114,7 +114,7 @@ int run_logs(const JobCommandOptions& options)
         const bool unstarted =
             job.state == queue::JobState::queued || job.state == queue::JobState::waiting;
         if (!unstarted) {
-            const Run run{job.worker, job.returned};
+            const Run run{job.worker, job.returned.value_or(0)};
             if (following && following->other_than(run)) {
                 // Its worker ended and another runs it again, from the start: what this run
                 // writes is shown from its first byte, not joined to the last run's.

@@ -22,9 +22,12 @@ Json job_json(const queue::JobRecord& job)
     const bool ended = ran && job.ended_state();
     const bool has_outcome =
         ended || job.state == queue::JobState::failed || job.state == queue::JobState::succeeded;
+    // What a waiting job waits for; the others wait for nothing (a store may remember what
+    // an ended job once waited for, another not).
     auto after = Json::array();
     auto after_ok = Json::array();
-    for (const auto& dependency : job.after) {
+    for (const auto& dependency :
+         job.state == queue::JobState::waiting ? job.after : std::vector<queue::JobDependency>{}) {
         (dependency.ok ? after_ok : after).push_back(dependency.id);
     }
     return {{"id", job.id},
@@ -48,7 +51,7 @@ Json job_json(const queue::JobRecord& job)
             {"exit_code", has_outcome && job.signal == 0 ? Json(job.exit_code) : Json(nullptr)},
             {"signal", has_outcome ? json_signal(job.signal) : Json(nullptr)},
             {"note", text_or_null(job.note)},
-            {"returned", job.returned}};
+            {"returned", job.returned ? Json(*job.returned) : Json(nullptr)}};
 }
 
 Json worker_json(const queue::WorkerRecord& worker, std::size_t running)

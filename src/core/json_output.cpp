@@ -26,7 +26,11 @@ Json json_seconds(double seconds)
 
 Json json_instant(double epoch_seconds)
 {
-    return epoch_seconds > 0 ? json_seconds(epoch_seconds) : Json(nullptr);
+    // Before the epoch, or past the year 5000 (a record file anyone may write says 1e300):
+    // no instant gpusched ever noted.
+    constexpr double k_latest = 1e11;
+    return epoch_seconds > 0 && epoch_seconds < k_latest ? json_seconds(epoch_seconds)
+                                                         : Json(nullptr);
 }
 
 Json json_gpu_ids(std::string_view ids)

@@ -46,7 +46,9 @@ std::optional<LeaseRecord> parse_lease_record(std::string_view text)
                                               job.at("command").get<std::string>()});
         }
         record.since = json.value("since", 0.0);
-        if (json.contains("queued")) {
+        // Anyone may write a record: a count that is no count (-5, which would read as
+        // 2^64 - 5) is left out rather than shown.
+        if (json.contains("queued") && json.at("queued").is_number_unsigned()) {
             record.queued = json.at("queued").get<std::size_t>();
         }
         return record;

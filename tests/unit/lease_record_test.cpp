@@ -54,6 +54,15 @@ TEST(LeaseRecord, AnythingElseIsNoRecord)
     }
 }
 
+// Anyone may write a record: a queued count that is no count is left out, not wrapped round.
+TEST(LeaseRecord, ANegativeQueuedCountIsLeftOut)
+{
+    const auto record =
+        parse_lease_record(R"({"user":"a","uid":1,"gpusched_pid":1,"queued":-5,"jobs":[]})");
+    ASSERT_TRUE(record.has_value());
+    EXPECT_FALSE(record->queued.has_value());
+}
+
 TEST(LeaseRecord, DescribesItsHolderForTheLog)
 {
     auto record = sample();

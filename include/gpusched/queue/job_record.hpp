@@ -77,7 +77,9 @@ struct JobRecord {
     int exit_code = 0;
     int signal = 0;
     std::string note;          // why it was refused or cancelled
-    std::int64_t returned = 0; // times it went back to the queue unfinished
+    // Times it went back to the queue unfinished, where the store counts them per job (the
+    // local one; Redis counts them for the whole queue only).
+    std::optional<std::int64_t> returned;
     bool cancel_requested = false;
     std::string output;        // the directory its output files are in, once taken (local)
     std::string directory;     // where it runs: its submitter's ("" when not recorded)
