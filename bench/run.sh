@@ -2,7 +2,7 @@
 # Benchmarks gpusched against its peers in one run, on this machine. Run by hand from the
 # repository root (needs: hyperfine parallel time, from Debian):
 #   apt-get install -y hyperfine parallel time && bench/run.sh
-# Figures go to README; ratios are relative to `xargs -P8 -I{} sh -c '{}'`.
+# Figures go to docs/benchmarks.md; ratios are relative to `xargs -P8 -I{} sh -c '{}'`.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 

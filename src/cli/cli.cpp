@@ -99,7 +99,7 @@ bool only_files_named_like_subcommands(const CLI::App& app, int argc, char** arg
     return argc > 1 && !is_subcommand(argv[1]) && std::any_of(argv + 2, argv + argc, is_subcommand);
 }
 
-// Examples, the exit statuses (the same table as README's and the manual's) and where the
+// Examples, the exit statuses (the same table as the manual's) and where the
 // manual is: what a new user looks for at the end of --help.
 std::string main_footer(const std::string& program)
 {
