@@ -314,6 +314,38 @@ TEST_F(SqliteQueueFile, ListingCountsAndOrdersAndPurgeRemovesOnlyEndedJobs)
     EXPECT_EQ(queue.list(10, 10).running.size(), 1u);
 }
 
+// A batch holds its submitter's environment: once its jobs are purged and a week has passed
+// since it was made, it goes too, with what it waited for; a newer one stays (its submission
+// may still be adding jobs to it).
+TEST_F(SqliteQueueFile, PurgeForgetsTheBatchesWithNoJobLeft)
+{
+    Database database(db_path(), 1s);
+    prepare_sqlite_queue_schema(database);
+    SqliteQueue queue(database, "q");
+    const auto old_batch = queue.submit(commands({"old"}), {}).ids;
+    const auto new_batch = queue.submit(commands({"new"}), {}).ids;
+    for (int i = 0; i < 2; ++i) {
+        const auto job = queue.take("w");
+        ASSERT_TRUE(job);
+        ASSERT_TRUE(queue.finish("w", succeeded(job->id)));
+    }
+    const auto batches = [&] {
+        auto count = database.prepare("SELECT count(*) FROM batches");
+        EXPECT_TRUE(count.step());
+        const auto n = count.integer(0);
+        count.reset();
+        return n;
+    };
+    ASSERT_EQ(batches(), 2);
+    database
+        .prepare("UPDATE batches SET made = 1000 WHERE id = (SELECT batch FROM jobs WHERE id = ?)")
+        .bind(1, old_batch.at(0))
+        .run();
+    EXPECT_EQ(queue.purge(std::nullopt).size(), 2u);
+    EXPECT_EQ(batches(), 1) << "the week-old batch is gone, the new one kept";
+    (void)new_batch;
+}
+
 TEST_F(SqliteQueueFile, AFileThatIsNotADatabaseIsNamedInTheError)
 {
     {

@@ -896,6 +896,26 @@ std::set<std::string> SqliteQueue::paused()
     return gpus;
 }
 
+void SqliteQueue::forget_empty_batches()
+{
+    // A batch keeps its submitter's whole environment: once no job of it is left, it goes,
+    // with what it waited for. Not before a week, the time ended jobs are kept: a submission
+    // still reading its input adds its next chunk to the batch it made.
+    constexpr double k_kept = 7 * 24 * 3600;
+    const std::string empty =
+        "SELECT id FROM batches WHERE queue = ?1 AND made < ?2 AND NOT EXISTS (SELECT 1 FROM "
+        "jobs WHERE jobs.batch = batches.id)";
+    const double before = seconds_since_epoch() - k_kept;
+    m_database.prepare(fmt::format("DELETE FROM waits WHERE batch IN ({})", empty))
+        .bind(1, m_name)
+        .bind(2, before)
+        .run();
+    m_database.prepare(fmt::format("DELETE FROM batches WHERE id IN ({})", empty))
+        .bind(1, m_name)
+        .bind(2, before)
+        .run();
+}
+
 std::vector<PurgedJob> SqliteQueue::purge(std::optional<double> before)
 {
     return m_database.write([&] {
@@ -909,6 +929,7 @@ std::vector<PurgedJob> SqliteQueue::purge(std::optional<double> before)
             purged.push_back({purge.integer(0), purge.text(1)});
         }
         purge.reset();
+        forget_empty_batches();
         return purged;
     });
 }

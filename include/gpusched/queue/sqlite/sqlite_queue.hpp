@@ -114,7 +114,7 @@ public:
     void resume(const std::string& gpu); // "" for the whole queue and every GPU
     std::set<std::string> paused();
     // Removes ended jobs (those that ended before `before`, seconds since the epoch, if
-    // given); which, with where their output is.
+    // given); which, with where their output is. The batches left with no job go too.
     std::vector<PurgedJob> purge(std::optional<double> before);
 
     // Reading.
@@ -137,6 +137,7 @@ public:
     std::vector<JobRecord> batch_ended_since(std::int64_t batch, double since);
 
 private:
+    void forget_empty_batches();
     // The state the jobs of `batch` are in now by what they wait for: queued, waiting, or
     // skipped (and why).
     struct StartState {
