@@ -99,26 +99,8 @@ protected:
     std::string state_of(std::int64_t id) const
     {
         const auto listing = queue_status();
-        for (const char* part : {"next", "waiting_jobs", "running", "recent"}) {
-            for (const auto& job : listing[part]) {
-                if (job["id"] == id) {
-                    return job["state"];
-                }
-            }
-        }
-        return "";
-    }
-
-    static const nlohmann::json* find_job(const nlohmann::json& listing, std::int64_t id)
-    {
-        for (const char* part : {"next", "waiting_jobs", "running", "recent"}) {
-            for (const auto& job : listing[part]) {
-                if (job["id"] == id) {
-                    return &job;
-                }
-            }
-        }
-        return nullptr;
+        const auto* job = listed_job(listing, id);
+        return job != nullptr ? job->at("state").get<std::string>() : "";
     }
 };
 
@@ -159,7 +141,7 @@ TEST_P(JsonVocabulary, QueueWorkersAndSubmitSpeakItOnEitherStore)
     EXPECT_EQ(listing["command"], "queue");
 
     // A job cancelled before it ran: nothing of a run, where 0 would read as a success.
-    const auto* cancelled = find_job(listing, never_ran);
+    const auto* cancelled = listed_job(listing, never_ran);
     ASSERT_NE(cancelled, nullptr) << listing.dump(2);
     EXPECT_EQ((*cancelled)["state"], "cancelled");
     for (const char* field : {"started", "runtime_seconds", "exit_code", "signal", "worker"}) {
@@ -167,19 +149,19 @@ TEST_P(JsonVocabulary, QueueWorkersAndSubmitSpeakItOnEitherStore)
     }
     EXPECT_EQ((*cancelled)["gpus"], nlohmann::json::array());
 
-    const auto* exited = find_job(listing, failed);
+    const auto* exited = listed_job(listing, failed);
     ASSERT_NE(exited, nullptr);
     EXPECT_EQ((*exited)["exit_code"], 3);
     EXPECT_EQ((*exited)["signal"], nullptr);
     EXPECT_EQ((*exited)["gpus"], nlohmann::json::array({"0"}));
     EXPECT_TRUE((*exited)["runtime_seconds"].is_number());
 
-    const auto* signalled = find_job(listing, killed);
+    const auto* signalled = listed_job(listing, killed);
     ASSERT_NE(signalled, nullptr);
     EXPECT_EQ((*signalled)["exit_code"], nullptr) << "a signal ended it: no exit status";
     EXPECT_EQ((*signalled)["signal"], "SIGKILL");
 
-    EXPECT_EQ(find_job(listing, named)->at("name"), "sweep-a.1");
+    EXPECT_EQ(listed_job(listing, named)->at("name"), "sweep-a.1");
     ASSERT_EQ(listing["running"].size(), 1u) << listing.dump(2);
     EXPECT_EQ(listing["running"][0]["id"], running);
     EXPECT_EQ(listing["running"][0]["ended"], nullptr);

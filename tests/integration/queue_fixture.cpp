@@ -127,6 +127,21 @@ std::optional<nlohmann::json> QueueFixture::try_queue_status() const
     return nlohmann::json::parse(result.out);
 }
 
+const nlohmann::json* QueueFixture::listed_job(const nlohmann::json& listing, std::int64_t id)
+{
+    for (const char* part : {"next", "waiting_jobs", "running", "recent"}) {
+        if (!listing.contains(part)) {
+            continue;
+        }
+        for (const auto& job : listing.at(part)) {
+            if (job.at("id") == id) {
+                return &job;
+            }
+        }
+    }
+    return nullptr;
+}
+
 nlohmann::json QueueFixture::queue_status() const
 {
     const auto result = gpusched("queue", {"--json"}, std::nullopt, 20s);

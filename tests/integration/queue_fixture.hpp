@@ -67,6 +67,9 @@ public:
     // `queue --json`, which must succeed; or nothing when it fails (a server away).
     nlohmann::json queue_status() const;
     std::optional<nlohmann::json> try_queue_status() const;
+    // Job `id` of a `queue --json` listing, wherever it is listed (next, waiting, running or
+    // recent); nothing when it is not listed.
+    static const nlohmann::json* listed_job(const nlohmann::json& listing, std::int64_t id);
     // True when `gpusched workers` lists one worker, which serves on `gpus` ("0,1").
     bool served_only_on(const std::string& gpus) const;
 

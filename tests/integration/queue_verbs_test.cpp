@@ -66,14 +66,8 @@ protected:
     std::string state_of(std::int64_t id) const
     {
         const auto json = listing();
-        for (const char* part : {"next", "waiting_jobs", "running", "recent"}) {
-            for (const auto& job : json[part]) {
-                if (job["id"] == id) {
-                    return job["state"];
-                }
-            }
-        }
-        return "";
+        const auto* job = listed_job(json, id);
+        return job != nullptr ? job->at("state").get<std::string>() : "";
     }
 
     std::vector<std::string> log_lines() const { return split_lines(read_file(m_dir / "log")); }
