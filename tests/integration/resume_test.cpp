@@ -343,7 +343,10 @@ TEST(Crash, TheGuardSendsEachProcessOneSigterm)
                     "while :; do sleep 0.05; done",
                     dir.path().string());
     Process killed(dir, {{"--gpus", "0", "--kill-after", "1"}, counts_terms + "\n"});
-    ASSERT_TRUE(eventually([&] { return fs::exists(dir / "pids"); }));
+    // The job can write its pid before the scheduler logs its start: wait for both, so that
+    // the kill falls after the line this test reads back.
+    ASSERT_TRUE(eventually(
+        [&] { return fs::exists(dir / "pids") && has(killed.err_so_far(), "job 1 started"); }));
     killed.signal(SIGKILL);
     killed.wait();
     const auto pid = std::stoi(read_file(dir / "pids"));
