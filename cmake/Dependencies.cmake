@@ -11,6 +11,8 @@ pkg_check_modules(HIREDIS REQUIRED IMPORTED_TARGET hiredis)
 find_package(OpenSSL REQUIRED COMPONENTS Crypto)
 # The queue on one machine lives in an SQLite database (WAL mode: readers never wait).
 pkg_check_modules(SQLITE3 REQUIRED IMPORTED_TARGET sqlite3)
+# `gpusched serve`'s HTTP server (Debian's libcpp-httplib-dev, a compiled library).
+pkg_check_modules(HTTPLIB REQUIRED IMPORTED_TARGET cpp-httplib)
 
 # The CUDA runtime is only used by the short-lived probe child (src/gpu/cuda_probe.cpp).
 # It is linked statically so the binary does not need a matching libcudart at run time;

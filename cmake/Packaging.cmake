@@ -53,7 +53,8 @@ add_custom_command(OUTPUT ${changelog_gz}
   DEPENDS ${PROJECT_SOURCE_DIR}/packaging/changelog)
 add_custom_target(gpusched_changelog_gz ALL DEPENDS ${changelog_gz})
 install(FILES ${PROJECT_SOURCE_DIR}/README.md ${PROJECT_SOURCE_DIR}/docs/guide.md
-              ${PROJECT_SOURCE_DIR}/docs/json.md ${PROJECT_SOURCE_DIR}/packaging/copyright
+              ${PROJECT_SOURCE_DIR}/docs/json.md ${PROJECT_SOURCE_DIR}/docs/serve.md
+              ${PROJECT_SOURCE_DIR}/docs/serve.png ${PROJECT_SOURCE_DIR}/packaging/copyright
               ${changelog_gz}
         DESTINATION ${CMAKE_INSTALL_DOCDIR})
 install(DIRECTORY ${PROJECT_SOURCE_DIR}/examples/ DESTINATION ${CMAKE_INSTALL_DOCDIR}/examples

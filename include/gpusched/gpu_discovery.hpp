@@ -49,6 +49,8 @@ struct GpuInventory {
 // The MIG instance `id` names (its whole UUID, the start of it as CUDA takes it, or the form
 // MIG-GPU-<uuid>/<gi>/<ci> of drivers before R470); nothing when none or several match.
 const MigInfo* find_mig(const GpuInventory& inventory, std::string_view id);
+// The GPU `id` names: its index or its whole UUID; nothing when none.
+const GpuInfo* find_gpu(const GpuInventory& inventory, std::string_view id);
 
 // Lists the GPUs of this machine. The real one runs the CUDA runtime in a short-lived child
 // process; tests use a fake, since a GPU is hardware that may be absent.

@@ -11,11 +11,14 @@
 
 namespace gpusched {
 
-// What NVML tells of one GPU: memory in use and the processes computing on it.
+// What NVML tells of one GPU: memory in use and the processes computing on it; how busy and
+// how warm it is, where the driver tells (a MIG instance has neither).
 struct GpuUsage {
     std::uint64_t used_memory = 0;  // bytes
     std::uint64_t total_memory = 0; // bytes
     std::vector<int> compute_pids;
+    std::optional<unsigned> utilization_percent{}; // of the last sample period
+    std::optional<unsigned> temperature_celsius{};
 };
 
 // Usage by GPU id (an index or a UUID, as jobs are given them), or why none could be read.
@@ -31,7 +34,8 @@ public:
     virtual UsageReport usage(const std::vector<std::string>& ids) = 0;
 };
 
-// The usage probe's report ("ID\tUSED\tTOTAL\tPID,PID" per line, or "error: WHY") and back.
+// The usage probe's report ("ID\tUSED\tTOTAL\tPID,PID\tUTIL\tTEMP" per line, "-" for what
+// the driver does not tell, or "error: WHY") and back.
 std::string format_usage(const UsageReport& report);
 UsageReport parse_usage(std::string_view text);
 

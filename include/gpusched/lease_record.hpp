@@ -25,6 +25,10 @@ struct LeaseRecord {
     std::vector<LeaseHolder> jobs;
     double since = 0;                  // when it took the lease (0: not said)
     std::optional<std::size_t> queued; // jobs it still has to start, where it knows
+    // Its fair-share standing, as it tells its waiters: the GPU-seconds its ended jobs used,
+    // and its weight (--share).
+    double used = 0;
+    double share = 1;
 };
 
 // One line of JSON; commands are cut to the length the log shows, invalid UTF-8 replaced.

@@ -12,6 +12,7 @@
 #include "hypersearch_command.hpp"
 #include "report_command.hpp"
 #include "run_command.hpp"
+#include "serve_command.hpp"
 #include "status_command.hpp"
 #include "submit_command.hpp"
 #include "worker_command.hpp"
@@ -160,6 +161,8 @@ int run(int argc, char** argv)
     auto* queue = add_queue_command(app, queue_options);
     WorkersOptions workers_options;
     auto* workers = add_workers_command(app, workers_options);
+    ServeOptions serve_options;
+    auto* serve = add_serve_command(app, serve_options);
     JobCommandOptions job_options;
     const auto job_commands = add_job_commands(app, job_options);
 
@@ -252,6 +255,9 @@ int run(int argc, char** argv)
     }
     if (*workers) {
         return run_workers(workers_options);
+    }
+    if (*serve) {
+        return run_serve(serve_options);
     }
     if (const auto status = run_job_command(job_commands, job_options)) {
         return *status;

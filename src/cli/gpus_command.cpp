@@ -30,16 +30,6 @@ std::string command_of(int pid)
     return name;
 }
 
-const GpuInfo* find_gpu(const GpuInventory& inventory, const std::string& id)
-{
-    for (const auto& gpu : inventory.gpus) {
-        if (gpu.uuid == id || std::to_string(gpu.index) == id) {
-            return &gpu;
-        }
-    }
-    return nullptr;
-}
-
 } // namespace
 
 CLI::App* add_gpus_command(CLI::App& app, GpusOptions& options)
@@ -78,6 +68,8 @@ int run_gpus(const GpusOptions& options)
                       {"name", nullptr},
                       {"memory_total_mib", nullptr},
                       {"memory_used_mib", nullptr},
+                      {"utilization_percent", nullptr},
+                      {"temperature_celsius", nullptr},
                       {"processes", nullptr},
                       {"found_by", nullptr},
                       {"mig", nullptr}};
@@ -102,6 +94,11 @@ int run_gpus(const GpusOptions& options)
         if (const auto found = usage.gpus.find(id); found != usage.gpus.end()) {
             entry["memory_used_mib"] = found->second.used_memory / k_mib;
             entry["memory_total_mib"] = found->second.total_memory / k_mib;
+            const auto known = [](const std::optional<unsigned>& value) {
+                return value ? Json(*value) : Json(nullptr);
+            };
+            entry["utilization_percent"] = known(found->second.utilization_percent);
+            entry["temperature_celsius"] = known(found->second.temperature_celsius);
             entry["processes"] = Json::array();
             for (const int pid : found->second.compute_pids) {
                 entry["processes"].push_back({{"pid", pid}, {"command", command_of(pid)}});

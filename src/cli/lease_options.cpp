@@ -1,5 +1,9 @@
 #include "lease_options.hpp"
 
+#include "gpu_ids_option.hpp"
+#include "option_values.hpp"
+
+#include <gpusched/gpu_list.hpp>
 #include <gpusched/lease_names.hpp>
 #include <gpusched/sys/lock_directory.hpp>
 
@@ -59,6 +63,24 @@ open_host_leases(const std::string& lock_dir, const std::vector<std::string>& id
     }
     spdlog::debug("leases in {}: {}", lock_dir, fmt::join(keys, ", "));
     return std::make_unique<sys::HostLeases>(lock_dir, std::move(keys), std::move(parents));
+}
+
+std::vector<sys::ShownGpu> gpus_to_show(const std::vector<std::string>& gpus, GpuProbe& probe)
+{
+    std::vector<std::string> ids;
+    if (!gpus.empty()) {
+        ids = value_or_usage_error(parse_gpu_list(gpus, gpu_ids_source(gpus)));
+    } else {
+        for (const auto& gpu : probe.inventory().gpus) {
+            ids.push_back(std::to_string(gpu.index));
+        }
+    }
+    const auto keys = lease_keys_for(ids, probe);
+    std::vector<sys::ShownGpu> shown;
+    for (std::size_t i = 0; i < ids.size(); ++i) {
+        shown.push_back({ids[i], keys[i]});
+    }
+    return shown;
 }
 
 } // namespace gpusched::cli

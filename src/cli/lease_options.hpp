@@ -2,6 +2,7 @@
 
 #include <gpusched/gpu_discovery.hpp>
 #include <gpusched/sys/host_leases.hpp>
+#include <gpusched/sys/lease_overview.hpp>
 
 #include <CLI/App.hpp>
 
@@ -17,6 +18,10 @@ CLI::Option* add_lock_dir_option(CLI::App& app, std::string& lock_dir);
 // What each GPU id is leased under: UUIDs for the indices the probe finds (asked only when
 // some id is an index), else the ids themselves.
 std::vector<std::string> lease_keys_for(const std::vector<std::string>& ids, GpuProbe& probe);
+
+// The GPUs `status` and `serve` show: those of --gpus (`gpus`), else every GPU CUDA lists
+// (and then every other GPU leased, see read_lease_overview).
+std::vector<sys::ShownGpu> gpus_to_show(const std::vector<std::string>& gpus, GpuProbe& probe);
 
 // This process's leases on `ids`, in the space `lock_dir` names, their records kept there.
 std::unique_ptr<sys::HostLeases>

@@ -2,10 +2,10 @@
 
 #include "open_queue.hpp"
 #include "option_values.hpp"
-#include "queue_json.hpp"
 
 #include <gpusched/counted.hpp>
 #include <gpusched/exit_status.hpp>
+#include <gpusched/queue/queue_json.hpp>
 #include <gpusched/job_messages.hpp>
 #include <gpusched/wall_clock.hpp>
 
@@ -82,38 +82,10 @@ std::string origin_of(const queue::JobRecord& job)
 // The listing of any queue, from its backend.
 int show_queue(queue::QueueBackend& queue, const QueueCommandOptions& options)
 {
-    const auto listing = queue.list(options.queued_shown, options.failures);
+    const auto listing = queue.list({.queued = options.queued_shown, .recent = options.failures});
     if (options.json) {
         auto json = json_document("queue");
-        json["queue"] = options.queue.queue;
-        json["where"] = queue.describe();
-        json["queued"] = listing.queued;
-        json["waiting"] = listing.waiting;
-        json["succeeded"] = listing.succeeded;
-        json["failed"] = listing.failed;
-        json["cancelled"] = listing.cancelled;
-        json["refused"] = listing.refused;
-        json["skipped"] = listing.skipped;
-        json["returned"] = listing.returned ? Json(*listing.returned) : Json(nullptr);
-        json["paused"] = listing.paused;
-        auto& workers = json["workers"] = Json::array();
-        for (const auto& worker : listing.workers) {
-            workers.push_back(worker_json(worker, jobs_running_on(listing, worker.id)));
-        }
-        auto& next = json["next"] = Json::array();
-        std::int64_t position = 0;
-        for (const auto& job : listing.first_queued) {
-            next.push_back(job_json(job));
-            next.back()["position"] = ++position;
-        }
-        for (const auto& [field, jobs] :
-             {std::pair{"waiting_jobs", &listing.first_waiting},
-              std::pair{"running", &listing.running}, std::pair{"recent", &listing.recent}}) {
-            auto& listed = json[field] = Json::array();
-            for (const auto& job : *jobs) {
-                listed.push_back(job_json(job));
-            }
-        }
+        queue::add_listing_json(listing, options.queue.queue, queue.describe(), 0, json);
         fmt::print("{}", format_json(json));
         return k_exit_success;
     }

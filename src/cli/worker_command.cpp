@@ -127,7 +127,7 @@ void take_over_workers(const WorkerOptions& options, const std::string& self)
 {
     const auto queue = open_queue(options.queue);
     const auto host = queue::this_host();
-    for (const auto& worker : queue->list(0, 0).workers) {
+    for (const auto& worker : queue->list({}).workers) {
         if (worker.id == self || worker.host != host || !is_ours(worker)) {
             continue;
         }
@@ -163,7 +163,7 @@ int run_queue_worker(WorkerOptions& options, MakeStore make_store)
 int stop_workers(const WorkerOptions& options)
 {
     const auto queue = open_queue(options.queue);
-    const auto workers = queue->list(0, 0).workers;
+    const auto workers = queue->list({}).workers;
     const auto may_stop = [](const auto& worker) { return getuid() == 0 || is_ours(worker); };
     std::vector<std::string> ids = options.stop_ids;
     std::size_t refused = 0;

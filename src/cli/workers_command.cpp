@@ -1,9 +1,9 @@
 #include "workers_command.hpp"
 
 #include "open_queue.hpp"
-#include "queue_json.hpp"
 
 #include <gpusched/exit_status.hpp>
+#include <gpusched/queue/queue_json.hpp>
 #include <gpusched/job_messages.hpp>
 #include <gpusched/wall_clock.hpp>
 
@@ -26,14 +26,15 @@ int run_workers(const WorkersOptions& options)
 {
     const auto queue = open_queue(options.queue);
     // No queued or ended job is listed: only the workers, and the running jobs to count.
-    const auto listing = queue->list(0, 0);
+    const auto listing = queue->list({});
     if (options.json) {
         auto json = json_document("workers");
         json["queue"] = options.queue.queue;
         json["where"] = queue->describe();
         auto& workers = json["workers"] = Json::array();
         for (const auto& worker : listing.workers) {
-            workers.push_back(worker_json(worker, jobs_running_on(listing, worker.id)));
+            workers.push_back(
+                queue::worker_json(worker, queue::jobs_running_on(listing, worker.id)));
         }
         fmt::print("{}", format_json(json));
         return k_exit_success;
@@ -48,7 +49,7 @@ int run_workers(const WorkersOptions& options)
         fmt::print("{:<28} {:<16} {:>8} {:<12} {:<16} {:%H:%M:%S}  {}\n", worker.id, worker.host,
                    worker.pid, worker.user.empty() ? "-" : worker.user,
                    worker.gpus.empty() ? "-" : worker.gpus, local_time_of(worker.since),
-                   jobs_running_on(listing, worker.id));
+                   queue::jobs_running_on(listing, worker.id));
     }
     return k_exit_success;
 }

@@ -85,6 +85,16 @@ bool is_mig_of(const MigInfo& mig, std::string_view id)
 
 } // namespace
 
+const GpuInfo* find_gpu(const GpuInventory& inventory, std::string_view id)
+{
+    for (const auto& gpu : inventory.gpus) {
+        if (gpu.uuid == id || std::to_string(gpu.index) == id) {
+            return &gpu;
+        }
+    }
+    return nullptr;
+}
+
 const MigInfo* find_mig(const GpuInventory& inventory, std::string_view id)
 {
     const MigInfo* found = nullptr;

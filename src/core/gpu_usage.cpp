@@ -12,6 +12,21 @@ namespace {
 
 constexpr std::uint64_t k_mebibyte = 1024 * 1024;
 
+std::string optional_field(const std::optional<unsigned>& value)
+{
+    return value ? std::to_string(*value) : "-";
+}
+
+// "-" is unknown; anything else must be a number.
+bool parse_optional_field(std::string_view text, std::optional<unsigned>& value)
+{
+    if (text == "-") {
+        return true;
+    }
+    value = parse_number<unsigned>(text);
+    return value.has_value();
+}
+
 } // namespace
 
 std::string format_usage(const UsageReport& report)
@@ -21,8 +36,10 @@ std::string format_usage(const UsageReport& report)
     }
     std::string text;
     for (const auto& [id, usage] : report.gpus) {
-        text += fmt::format("{}\t{}\t{}\t{}\n", id, usage.used_memory, usage.total_memory,
-                            fmt::join(usage.compute_pids, ","));
+        text += fmt::format("{}\t{}\t{}\t{}\t{}\t{}\n", id, usage.used_memory, usage.total_memory,
+                            fmt::join(usage.compute_pids, ","),
+                            optional_field(usage.utilization_percent),
+                            optional_field(usage.temperature_celsius));
     }
     return text;
 }
@@ -39,12 +56,13 @@ UsageReport parse_usage(std::string_view text)
             continue;
         }
         const auto fields = split(line, '\t');
-        const auto used =
-            fields.size() == 4 ? parse_number<std::uint64_t>(fields[1]) : std::nullopt;
-        const auto total =
-            fields.size() == 4 ? parse_number<std::uint64_t>(fields[2]) : std::nullopt;
+        const bool whole = fields.size() == 6;
+        const auto used = whole ? parse_number<std::uint64_t>(fields[1]) : std::nullopt;
+        const auto total = whole ? parse_number<std::uint64_t>(fields[2]) : std::nullopt;
         bool valid = used && total;
         GpuUsage usage{used.value_or(0), total.value_or(0), {}};
+        valid = valid && parse_optional_field(fields[4], usage.utilization_percent) &&
+                parse_optional_field(fields[5], usage.temperature_celsius);
         for (const auto pid : valid && !fields[3].empty() ? split(fields[3], ',')
                                                           : std::vector<std::string_view>{}) {
             const auto value = parse_number<int>(pid);

@@ -26,6 +26,8 @@ std::string format_lease_record(const LeaseRecord& record)
     if (record.queued) {
         json["queued"] = *record.queued;
     }
+    json["used"] = record.used;
+    json["share"] = record.share;
     return json.dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace) + "\n";
 }
 
@@ -50,6 +52,12 @@ std::optional<LeaseRecord> parse_lease_record(std::string_view text)
         // 2^64 - 5) is left out rather than shown.
         if (json.contains("queued") && json.at("queued").is_number_unsigned()) {
             record.queued = json.at("queued").get<std::size_t>();
+        }
+        if (json.contains("used") && json.at("used").is_number() && json.at("used") >= 0) {
+            record.used = json.at("used").get<double>();
+        }
+        if (json.contains("share") && json.at("share").is_number() && json.at("share") > 0) {
+            record.share = json.at("share").get<double>();
         }
         return record;
     } catch (const nlohmann::json::exception&) {

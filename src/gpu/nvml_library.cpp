@@ -71,6 +71,8 @@ std::string load(Library& nvml)
     bind(handle, nvml.parent_of_mig, {"nvmlDeviceGetDeviceHandleFromMigDeviceHandle"});
     bind(handle, nvml.gpu_instance_id, {"nvmlDeviceGetGpuInstanceId"});
     bind(handle, nvml.compute_instance_id, {"nvmlDeviceGetComputeInstanceId"});
+    bind(handle, nvml.utilization, {"nvmlDeviceGetUtilizationRates"});
+    bind(handle, nvml.temperature, {"nvmlDeviceGetTemperature"});
     return {};
 }
 

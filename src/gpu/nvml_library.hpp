@@ -22,6 +22,14 @@ struct Memory {
     unsigned long long free;
     unsigned long long used;
 };
+// nvmlUtilization_t: percent of the last sample period the GPU computed, and its memory was
+// read or written.
+struct Utilization {
+    unsigned int gpu;
+    unsigned int memory;
+};
+constexpr unsigned int k_temperature_gpu = 0; // NVML_TEMPERATURE_GPU
+
 // nvmlProcessInfo_t as the _v2 and _v3 calls fill it.
 struct ProcessInfo {
     unsigned int pid;
@@ -50,6 +58,9 @@ struct Library {
     Return (*parent_of_mig)(Device, Device*) = nullptr;
     Return (*gpu_instance_id)(Device, unsigned int*) = nullptr;
     Return (*compute_instance_id)(Device, unsigned int*) = nullptr;
+    // Optional: how busy and how warm a GPU is (neither is told of a MIG instance).
+    Return (*utilization)(Device, Utilization*) = nullptr;
+    Return (*temperature)(Device, unsigned int sensor, unsigned int*) = nullptr;
     bool has_mig() const
     {
         return mig_mode != nullptr && max_mig_devices != nullptr && mig_by_index != nullptr &&

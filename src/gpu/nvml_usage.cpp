@@ -29,6 +29,14 @@ std::string read_usage(const Library& nvml, const std::string& id, GpuUsage& usa
     }
     usage.used_memory = memory.used;
     usage.total_memory = memory.total;
+    // What the driver cannot tell (a MIG instance, an older GPU) stays unknown.
+    if (Utilization busy{}; nvml.utilization && nvml.utilization(device, &busy) == k_success) {
+        usage.utilization_percent = busy.gpu;
+    }
+    if (unsigned int celsius = 0;
+        nvml.temperature && nvml.temperature(device, k_temperature_gpu, &celsius) == k_success) {
+        usage.temperature_celsius = celsius;
+    }
     std::vector<ProcessInfo> processes(16);
     while (true) {
         auto count = static_cast<unsigned int>(processes.size());

@@ -231,8 +231,9 @@ void HostLeases::describe(GpuSlot slot, std::vector<LeaseHolder> jobs,
         lease.record = std::move(opened.fd);
         lease.record_size = 0;
     }
-    auto text = format_lease_record(LeaseRecord{m_user, m_uid, static_cast<long>(getpid()),
-                                                std::move(jobs), lease.taken_at, queued});
+    auto text =
+        format_lease_record(LeaseRecord{m_user, m_uid, static_cast<long>(getpid()), std::move(jobs),
+                                        lease.taken_at, queued, m_used, m_weight});
     // One write, padded over the longer record it replaces: a reader never sees it empty.
     const auto written = text.size();
     if (text.size() < lease.record_size) {

@@ -201,5 +201,18 @@ TEST_F(FakeBusyGpu, GpusShowsTheForeignProcessWithItsCommand)
     EXPECT_EQ(gpus[1]["processes"].size(), 0U) << result.out;
 }
 
+TEST_F(FakeBusyGpu, GpusShowsUtilisationAndTemperatureWhereTheDriverTellsThem)
+{
+    machine(k_gpus + fmt::format("busy {} 37 64\n", k_line_of_gpu_0));
+    const auto result = run(m_dir, on_fake({"gpus", "--gpus", "0,1", "--json"}));
+    ASSERT_EQ(result.exit_status, 0) << result.err;
+    const auto gpus = json_field(result.out, "gpus");
+    ASSERT_TRUE(gpus.is_array() && gpus.size() == 2) << result.out;
+    EXPECT_EQ(gpus[0]["utilization_percent"], 37) << result.out;
+    EXPECT_EQ(gpus[0]["temperature_celsius"], 64);
+    EXPECT_TRUE(gpus[1]["utilization_percent"].is_null()) << "not supported is unknown, not 0";
+    EXPECT_TRUE(gpus[1]["temperature_celsius"].is_null());
+}
+
 } // namespace
 } // namespace gpusched::testing

@@ -34,14 +34,22 @@ TEST(UsageText, RoundTrips)
 {
     UsageReport report;
     report.gpus["0"] = GpuUsage{1, 2, {3, 4}};
+    report.gpus["0"].utilization_percent = 0;
+    report.gpus["0"].temperature_celsius = 71;
     report.gpus["GPU-x"] = GpuUsage{5, 6, {}};
     const auto back = parse_usage(format_usage(report));
     EXPECT_TRUE(back.problem.empty());
     ASSERT_EQ(back.gpus.size(), 2u);
+    EXPECT_EQ(back.gpus.at("0").utilization_percent, 0u) << "zero is known, not unknown";
+    EXPECT_EQ(back.gpus.at("0").temperature_celsius, 71u);
+    EXPECT_FALSE(back.gpus.at("GPU-x").utilization_percent.has_value());
+    EXPECT_FALSE(back.gpus.at("GPU-x").temperature_celsius.has_value());
     EXPECT_EQ(back.gpus.at("0").compute_pids, (std::vector<int>{3, 4}));
     EXPECT_EQ(back.gpus.at("GPU-x").total_memory, 6u);
     EXPECT_EQ(parse_usage("error: NVML is unavailable\n").problem, "NVML is unavailable");
-    EXPECT_FALSE(parse_usage("0\tx\t1\t\n").problem.empty());
+    EXPECT_FALSE(parse_usage("0\tx\t1\t\t-\t-\n").problem.empty());
+    EXPECT_FALSE(parse_usage("0\t1\t1\t\t50%\t-\n").problem.empty());
+    EXPECT_FALSE(parse_usage("0\t1\t1\t\n").problem.empty()) << "a field short";
 }
 
 TEST(SkipBusy, AnUnusableGpuGetsNoJobUntilItIsFreeAgain)

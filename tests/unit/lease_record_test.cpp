@@ -31,6 +31,23 @@ TEST(LeaseRecord, ReadsBackWhatWasWritten)
     EXPECT_EQ(back->jobs[1].command, "echo \"quoted\"\ttab");
 }
 
+TEST(LeaseRecord, CarriesTheHoldersFairShareStanding)
+{
+    auto record = sample();
+    record.used = 7200.5;
+    record.share = 2;
+    const auto back = parse_lease_record(format_lease_record(record));
+    ASSERT_TRUE(back.has_value());
+    EXPECT_DOUBLE_EQ(back->used, 7200.5);
+    EXPECT_DOUBLE_EQ(back->share, 2);
+    // Anyone may write a record: a standing no holder writes is the default's.
+    const auto planted = parse_lease_record(R"({"user": "x", "uid": 1, "gpusched_pid": 2, )"
+                                            R"("jobs": [], "used": -5, "share": 0})");
+    ASSERT_TRUE(planted.has_value());
+    EXPECT_EQ(planted->used, 0);
+    EXPECT_EQ(planted->share, 1);
+}
+
 TEST(LeaseRecord, PaddingAfterTheRecordIsAllowed)
 {
     // A shorter record is written over a longer one, padded with spaces to its length.

@@ -21,6 +21,13 @@ struct JobOutput {
     bool complete = true;
 };
 
+// What of a queue a listing shows besides its counts, running jobs and workers.
+struct ListingWindow {
+    std::size_t queued = 0;      // queued jobs (and waiting ones) shown, in the order they run
+    std::size_t queued_from = 0; // the position of the first queued job shown (0: the next)
+    std::size_t recent = 0;      // ended jobs shown, latest first
+};
+
 // One queue as the queue commands (queue, cancel, pause, resume, retry, logs, wait) see it,
 // whichever backend keeps it: an SQLite database on this machine (SqliteQueueBackend) or a
 // Redis server (RedisQueueBackend). Job ids are the queue's own. Every call is one short
@@ -32,9 +39,9 @@ public:
     // "queue NAME (PATH)" or "queue NAME on redis://HOST:PORT", for messages.
     virtual std::string describe() const = 0;
 
-    // The queue: up to `queued_shown` queued jobs in the order they will run, the running
-    // ones, up to `recent_shown` ended ones (latest first), its workers and pauses, counts.
-    virtual QueueListing list(std::size_t queued_shown, std::size_t recent_shown) = 0;
+    // The queue: the queued jobs of `shown` in the order they will run, the running ones, the
+    // latest ended ones, its workers and pauses, counts.
+    virtual QueueListing list(const ListingWindow& shown) = 0;
     // Jobs by id, those found, in the order asked.
     virtual std::vector<JobRecord> jobs(const std::vector<std::int64_t>& ids) = 0;
     // The ids of the jobs now queued or running.
@@ -68,12 +75,13 @@ public:
     };
     virtual OutputSizes output_sizes(const JobRecord& job) = 0;
 
-    // Waits, before a follower (`wait`) asks again, until the queue may have changed or `most`
-    // has passed. By default it waits `most`; a store that can tell a change sooner returns
-    // then.
-    virtual void wait_for_change(std::chrono::milliseconds most)
+    // Waits, before a follower (`wait`, `serve`) asks again, until the queue may have changed
+    // or `most` has passed; false when it cannot have changed. By default it waits `most` and
+    // cannot tell; a store that can tell a change returns at once, and false when none came.
+    virtual bool wait_for_change(std::chrono::milliseconds most)
     {
         std::this_thread::sleep_for(most);
+        return true;
     }
 };
 

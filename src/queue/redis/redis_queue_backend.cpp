@@ -115,9 +115,10 @@ std::string RedisQueueBackend::describe() const
     return fmt::format("queue {} on {}", m_queue.name(), describe_redis_url(m_redis.url()));
 }
 
-QueueListing RedisQueueBackend::list(std::size_t queued_shown, std::size_t recent_shown)
+QueueListing RedisQueueBackend::list(const ListingWindow& shown)
 {
-    const auto snapshot = checked(m_queue.snapshot(m_redis, queued_shown, recent_shown));
+    const auto snapshot =
+        checked(m_queue.snapshot(m_redis, shown.queued, shown.recent, shown.queued_from));
     QueueListing listing;
     listing.queued = snapshot.pending;
     for (const auto& job : snapshot.first_pending) {

@@ -244,17 +244,21 @@ std::optional<WorkerRequests> RedisQueue::read_requests(const RedisReply& reply)
 }
 
 std::optional<RedisQueue::Snapshot> RedisQueue::snapshot(RedisClient& redis,
-                                                     std::size_t pending_shown,
-                                                     std::size_t recent_shown) const
+                                                         std::size_t pending_shown,
+                                                         std::size_t recent_shown,
+                                                         std::size_t pending_from) const
 {
-    // The first `shown` of a list or sorted set: none is the empty range 1..0 (0..-1 is all).
-    const auto first = [](const char* command, std::string list, std::size_t shown) {
-        return std::vector<std::string>{command, std::move(list), shown == 0 ? "1" : "0",
-                                        shown == 0 ? "0" : std::to_string(shown - 1)};
+    // `shown` of a list or sorted set from `from` on: none is the empty range 1..0 (0..-1 is
+    // all).
+    const auto first = [](const char* command, std::string list, std::size_t shown,
+                          std::size_t from = 0) {
+        return std::vector<std::string>{command, std::move(list),
+                                        shown == 0 ? "1" : std::to_string(from),
+                                        shown == 0 ? "0" : std::to_string(from + shown - 1)};
     };
     const auto overview =
         redis.pipeline({{"LLEN", key("pending")},
-                        first("LRANGE", key("pending"), pending_shown),
+                        first("LRANGE", key("pending"), pending_shown, pending_from),
                         {"ZRANGE", key("workers"), "0", "-1"},
                         {"HGETALL", key("stats")},
                         first("ZREVRANGE", key("ended"), recent_shown),

@@ -46,7 +46,7 @@ bool DatabaseChanges::wait(std::chrono::milliseconds most)
     }
     if (!m_watch) {
         std::this_thread::sleep_for(std::min(most, std::chrono::milliseconds(k_unwatched_wait)));
-        return false;
+        return true; // it may have been: nothing tells
     }
     const auto deadline = std::chrono::steady_clock::now() + most;
     while (true) {

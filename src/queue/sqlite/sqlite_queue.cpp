@@ -1020,7 +1020,8 @@ SqliteQueue::BatchProgress SqliteQueue::batch_progress(std::int64_t batch)
     return progress;
 }
 
-QueueListing SqliteQueue::list(std::size_t queued_shown, std::size_t recent_shown)
+QueueListing SqliteQueue::list(std::size_t queued_shown, std::size_t recent_shown,
+                               std::size_t queued_from)
 {
     QueueListing listing;
     // One read transaction: the counts and the lists agree with each other.
@@ -1055,9 +1056,11 @@ QueueListing SqliteQueue::list(std::size_t queued_shown, std::size_t recent_show
         count.reset();
         auto queued = m_database.prepare(fmt::format(
             "SELECT {} FROM jobs WHERE queue = ? AND state = 'queued' ORDER BY priority DESC, "
-            "position LIMIT ?",
+            "position LIMIT ? OFFSET ?",
             k_job_columns));
-        queued.bind(1, m_name).bind(2, static_cast<std::int64_t>(queued_shown));
+        queued.bind(1, m_name)
+            .bind(2, static_cast<std::int64_t>(queued_shown))
+            .bind(3, static_cast<std::int64_t>(queued_from));
         listing.first_queued = read_jobs(queued);
         // Only the batches that wait for others can have waiting jobs: found through `waits`,
         // so that no index on jobs costs every take and every end a look.

@@ -76,9 +76,9 @@ std::string SqliteQueueBackend::describe() const
     return fmt::format("queue {} ({})", m_queue.name(), m_path.string());
 }
 
-QueueListing SqliteQueueBackend::list(std::size_t queued_shown, std::size_t recent_shown)
+QueueListing SqliteQueueBackend::list(const ListingWindow& shown)
 {
-    return m_queue.list(queued_shown, recent_shown);
+    return m_queue.list(shown.queued, shown.recent, shown.queued_from);
 }
 
 std::vector<JobRecord> SqliteQueueBackend::jobs(const std::vector<std::int64_t>& ids)
@@ -98,7 +98,7 @@ std::vector<std::int64_t> SqliteQueueBackend::ids_named(const std::string& name)
     return m_queue.ids_named(name);
 }
 
-void SqliteQueueBackend::wait_for_change(std::chrono::milliseconds most)
+bool SqliteQueueBackend::wait_for_change(std::chrono::milliseconds most)
 {
     // A follower asks about every job it waits for at each look: a worker committing
     // thousands of times a second wakes it at most every 20 ms.
@@ -109,7 +109,9 @@ void SqliteQueueBackend::wait_for_change(std::chrono::milliseconds most)
     const auto began = std::chrono::steady_clock::now();
     if (m_changes->wait(most)) {
         std::this_thread::sleep_until(began + k_least_between_looks);
+        return true;
     }
+    return false;
 }
 
 bool SqliteQueueBackend::ask_worker_to_stop(const std::string& worker, bool now)

@@ -33,6 +33,15 @@ Config read_config()
             if (position < config.gpus.size()) { // else a test's mistake, which it then shows
                 config.gpus[position].pids.push_back(pid);
             }
+        } else if (kind == "busy") {
+            std::size_t position = 0;
+            int percent = -1;
+            int celsius = -1;
+            words >> position >> percent >> celsius;
+            if (position < config.gpus.size()) {
+                config.gpus[position].utilization_percent = percent;
+                config.gpus[position].temperature_celsius = celsius;
+            }
         } else if (kind == "mig_enabled" || kind == "mig") {
             std::size_t position = 0;
             words >> position;

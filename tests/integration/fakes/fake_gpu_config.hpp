@@ -8,6 +8,8 @@
 //                                        one GPU; the lines' order is the driver's own
 //                                        enumeration order, the PCI bus ids give nvidia-smi's
 //   process GPU PID                      a compute process on the GPU'th gpu line (from 0)
+//   busy GPU PERCENT CELSIUS             the GPU'th gpu line's utilisation and temperature
+//                                        (without it, NVML answers "not supported")
 //   mig_enabled GPU                      the GPU'th gpu line's MIG mode is enabled
 //   mig GPU UUID GI CI TOTAL_MIB USED_MIB NAME...
 //                                        a MIG instance (MIG-<uuid>, GPU and compute instance
@@ -38,6 +40,8 @@ struct Gpu {
     unsigned long long used_mib = 0;
     std::string name;
     std::vector<unsigned int> pids;
+    int utilization_percent = -1; // -1: not told
+    int temperature_celsius = -1;
     bool mig_enabled = false;
     std::vector<Mig> migs;
 };

@@ -241,6 +241,45 @@ nvmlReturn_t nvmlDeviceGetMemoryInfo(nvmlDevice_t device, nvmlMemory_t* memory)
     return NVML_SUCCESS;
 }
 
+struct nvmlUtilization_t {
+    unsigned int gpu;
+    unsigned int memory;
+};
+
+nvmlReturn_t nvmlDeviceGetUtilizationRates(nvmlDevice_t device, nvmlUtilization_t* utilization)
+{
+    Target target;
+    if (const auto error = check("nvmlDeviceGetUtilizationRates"); error != NVML_SUCCESS) {
+        return error;
+    }
+    if (!find(device, target) || utilization == nullptr) {
+        return NVML_ERROR_INVALID_ARGUMENT;
+    }
+    if (target.mig != nullptr || target.gpu.utilization_percent < 0) {
+        return NVML_ERROR_NOT_SUPPORTED;
+    }
+    utilization->gpu = static_cast<unsigned int>(target.gpu.utilization_percent);
+    utilization->memory = 0;
+    return NVML_SUCCESS;
+}
+
+nvmlReturn_t nvmlDeviceGetTemperature(nvmlDevice_t device, unsigned int sensor,
+                                      unsigned int* celsius)
+{
+    Target target;
+    if (const auto error = check("nvmlDeviceGetTemperature"); error != NVML_SUCCESS) {
+        return error;
+    }
+    if (!find(device, target) || celsius == nullptr || sensor != 0) {
+        return NVML_ERROR_INVALID_ARGUMENT;
+    }
+    if (target.mig != nullptr || target.gpu.temperature_celsius < 0) {
+        return NVML_ERROR_NOT_SUPPORTED;
+    }
+    *celsius = static_cast<unsigned int>(target.gpu.temperature_celsius);
+    return NVML_SUCCESS;
+}
+
 nvmlReturn_t nvmlDeviceGetMigMode(nvmlDevice_t device, unsigned int* current, unsigned int* pending)
 {
     Target target;

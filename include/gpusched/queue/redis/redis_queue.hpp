@@ -176,8 +176,9 @@ public:
         std::set<std::string> paused;
         std::map<std::string, std::string> stats;
     };
+    // `pending_shown` pending jobs from position `pending_from` on.
     std::optional<Snapshot> snapshot(RedisClient& redis, std::size_t pending_shown,
-                                     std::size_t recent_shown) const;
+                                     std::size_t recent_shown, std::size_t pending_from) const;
     // The jobs asked for that exist, and which of them are pending.
     struct Found {
         std::vector<QueuedJob> jobs;

@@ -20,7 +20,7 @@ public:
                       std::optional<std::string> key = std::nullopt);
 
     std::string describe() const override;
-    QueueListing list(std::size_t queued_shown, std::size_t recent_shown) override;
+    QueueListing list(const ListingWindow& shown) override;
     std::vector<JobRecord> jobs(const std::vector<std::int64_t>& ids) override;
     std::vector<std::int64_t> unended() override;
     std::vector<std::int64_t> ids_named(const std::string& name) override;

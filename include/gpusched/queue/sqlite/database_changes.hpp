@@ -16,7 +16,8 @@ class DatabaseChanges {
 public:
     explicit DatabaseChanges(const std::filesystem::path& database);
 
-    // Waits until the database was written or `most` has passed; true when it was written.
+    // Waits until the database was written or `most` has passed; true when it was written (or
+    // may have been: without a watch, nothing tells).
     // A commit writes the -wal, which ends a wait, a moment before it can be read: the wait
     // after one that saw a write ends within 5 ms whatever comes, so that the look made after
     // it sees that commit (and the second of two commits one wake may have covered).

@@ -120,7 +120,8 @@ public:
     // Reading.
     std::optional<JobRecord> job(std::int64_t id);
     std::vector<JobRecord> jobs_of(const std::vector<std::int64_t>& ids);
-    QueueListing list(std::size_t queued_shown, std::size_t recent_shown);
+    QueueListing list(std::size_t queued_shown, std::size_t recent_shown,
+                      std::size_t queued_from = 0);
     // The ids of the jobs queued or running.
     std::vector<std::int64_t> unended();
     // The ids of the jobs labelled `name`, in order.

@@ -18,7 +18,7 @@ public:
     SqliteQueueBackend(std::filesystem::path database, std::string name);
 
     std::string describe() const override;
-    QueueListing list(std::size_t queued_shown, std::size_t recent_shown) override;
+    QueueListing list(const ListingWindow& shown) override;
     std::vector<JobRecord> jobs(const std::vector<std::int64_t>& ids) override;
     std::vector<std::int64_t> unended() override;
     std::vector<std::int64_t> ids_named(const std::string& name) override;
@@ -32,7 +32,7 @@ public:
                      std::uint64_t err_from) override;
     OutputSizes output_sizes(const JobRecord& job) override;
     // Until the database is written (each commit: a job taken, ended, cancelled).
-    void wait_for_change(std::chrono::milliseconds most) override;
+    bool wait_for_change(std::chrono::milliseconds most) override;
 
 private:
     void reclaim_gone_workers();

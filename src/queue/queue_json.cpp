@@ -1,8 +1,8 @@
-#include "queue_json.hpp"
+#include <gpusched/queue/queue_json.hpp>
 
 #include <algorithm>
 
-namespace gpusched::cli {
+namespace gpusched::queue {
 namespace {
 
 Json text_or_null(const std::string& text)
@@ -12,7 +12,7 @@ Json text_or_null(const std::string& text)
 
 } // namespace
 
-Json job_json(const queue::JobRecord& job)
+Json job_json(const JobRecord& job)
 {
     // What did not happen is null: a job cancelled before it ran has no exit status, no
     // runtime and no GPU, where 0 would read as a success that took no time. A job that
@@ -21,18 +21,18 @@ Json job_json(const queue::JobRecord& job)
     const bool ran = job.started != 0;
     const bool ended = ran && job.ended_state();
     const bool has_outcome =
-        ended || job.state == queue::JobState::failed || job.state == queue::JobState::succeeded;
+        ended || job.state == JobState::failed || job.state == JobState::succeeded;
     // What a waiting job waits for; the others wait for nothing (a store may remember what
     // an ended job once waited for, another not).
     auto after = Json::array();
     auto after_ok = Json::array();
     for (const auto& dependency :
-         job.state == queue::JobState::waiting ? job.after : std::vector<queue::JobDependency>{}) {
+         job.state == JobState::waiting ? job.after : std::vector<JobDependency>{}) {
         (dependency.ok ? after_ok : after).push_back(dependency.id);
     }
     return {{"id", job.id},
             {"name", text_or_null(job.name)},
-            {"state", queue::to_string(job.state)},
+            {"state", to_string(job.state)},
             {"command", job.command},
             {"priority", job.priority},
             {"directory", text_or_null(job.directory)},
@@ -54,7 +54,7 @@ Json job_json(const queue::JobRecord& job)
             {"returned", job.returned ? Json(*job.returned) : Json(nullptr)}};
 }
 
-Json worker_json(const queue::WorkerRecord& worker, std::size_t running)
+Json worker_json(const WorkerRecord& worker, std::size_t running)
 {
     return {{"id", worker.id},
             {"host", text_or_null(worker.host)},
@@ -65,11 +65,45 @@ Json worker_json(const queue::WorkerRecord& worker, std::size_t running)
             {"running", running}};
 }
 
-std::size_t jobs_running_on(const queue::QueueListing& listing, const std::string& id)
+std::size_t jobs_running_on(const QueueListing& listing, const std::string& id)
 {
     return static_cast<std::size_t>(
         std::count_if(listing.running.begin(), listing.running.end(),
-                      [&](const queue::JobRecord& job) { return job.worker == id; }));
+                      [&](const JobRecord& job) { return job.worker == id; }));
 }
 
-} // namespace gpusched::cli
+void add_listing_json(const QueueListing& listing, const std::string& queue,
+                      const std::string& where, std::size_t queued_from, Json& document)
+{
+    document["queue"] = queue;
+    document["where"] = where;
+    document["queued"] = listing.queued;
+    document["waiting"] = listing.waiting;
+    document["succeeded"] = listing.succeeded;
+    document["failed"] = listing.failed;
+    document["cancelled"] = listing.cancelled;
+    document["refused"] = listing.refused;
+    document["skipped"] = listing.skipped;
+    document["returned"] = listing.returned ? Json(*listing.returned) : Json(nullptr);
+    document["paused"] = listing.paused;
+    auto& workers = document["workers"] = Json::array();
+    for (const auto& worker : listing.workers) {
+        workers.push_back(worker_json(worker, jobs_running_on(listing, worker.id)));
+    }
+    auto& next = document["next"] = Json::array();
+    auto position = static_cast<std::int64_t>(queued_from);
+    for (const auto& job : listing.first_queued) {
+        next.push_back(job_json(job));
+        next.back()["position"] = ++position;
+    }
+    for (const auto& [field, jobs] :
+         {std::pair{"waiting_jobs", &listing.first_waiting}, std::pair{"running", &listing.running},
+          std::pair{"recent", &listing.recent}}) {
+        auto& listed = document[field] = Json::array();
+        for (const auto& job : *jobs) {
+            listed.push_back(job_json(job));
+        }
+    }
+}
+
+} // namespace gpusched::queue

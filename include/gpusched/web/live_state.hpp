@@ -1,0 +1,109 @@
+#pragma once
+
+#include <gpusched/gpu_discovery.hpp>
+#include <gpusched/gpu_history.hpp>
+#include <gpusched/gpu_usage.hpp>
+#include <gpusched/json_output.hpp>
+#include <gpusched/queue/queue_backend.hpp>
+#include <gpusched/sys/lease_overview.hpp>
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <filesystem>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+namespace gpusched::web {
+
+// What `gpusched serve` shows, and where it reads it.
+struct LiveSources {
+    std::filesystem::path lock_dir;             // the lease space
+    std::vector<sys::ShownGpu> gpus;            // the GPUs to show first
+    bool add_others = true;                     // and every other GPU leased
+    GpuInventory inventory;                     // what CUDA and NVML told of them, once
+    std::unique_ptr<queue::QueueBackend> queue; // none: no queue is shown
+    std::string queue_name;
+    std::string host; // this machine's name
+    std::string user; // who serves
+    unsigned uid = 0;
+    bool allow_actions = false;
+};
+
+// The server's picture of the machine, kept by one thread that looks twice a second: the
+// leases (who holds and who waits for each GPU), the queue when it may have changed, and
+// what ran on each GPU since the server started (GpuHistory). Pages are served from the last
+// look, so that two dozen open pages cost what one does, and a look that finds nothing new
+// wakes no page.
+class LiveState {
+public:
+    using Clock = std::chrono::steady_clock;
+    static constexpr std::size_t k_queue_page = 50; // queued and ended jobs in a look
+
+    explicit LiveState(LiveSources sources);
+    ~LiveState();
+    LiveState(const LiveState&) = delete;
+    LiveState& operator=(const LiveState&) = delete;
+
+    // Looks once, then starts the thread that looks again.
+    void start();
+    // Ends the thread, and every wait in wait_newer.
+    void stop();
+    bool stopping() const { return m_stopping; }
+
+    // The last look as the API serves it: /api/status and /api/queue (its first page), each
+    // a JSON document, and a number that grows with each look that saw a change.
+    struct Snapshot {
+        std::uint64_t version = 0;
+        std::string status;
+        std::string queue;
+    };
+    Snapshot current() const;
+    // The first look newer than `seen`; the current one when `most` passes first, or stop().
+    Snapshot wait_newer(std::uint64_t seen, std::chrono::milliseconds most) const;
+
+    // A sample of NVML (taken by the caller, which runs the probe child).
+    void note_usage(const UsageReport& report);
+
+    // The queue, one request at a time (its connection is not shared between threads);
+    // throws std::logic_error where there is none.
+    template <typename Use>
+    auto with_queue(Use&& use)
+    {
+        std::lock_guard lock(m_queue_mutex);
+        if (!m_sources.queue) {
+            throw std::logic_error("no queue is served");
+        }
+        return use(*m_sources.queue);
+    }
+    bool has_queue() const { return m_sources.queue != nullptr; }
+    const LiveSources& sources() const { return m_sources; }
+
+    // What ran on each GPU since `from` (seconds since the epoch): what the server saw under
+    // the leases, and the queue's latest ended jobs.
+    Json timeline(double from);
+
+private:
+    void watch();
+    // One look; true when it saw a change.
+    bool look(bool queue_may_have_changed);
+    std::string status_document(const sys::LeaseOverview& overview) const;
+    std::string queue_document();
+
+    LiveSources m_sources;
+    mutable std::mutex m_mutex; // guards what follows, down to m_history
+    mutable std::condition_variable m_changed;
+    Snapshot m_snapshot;
+    UsageReport m_usage;
+    GpuHistory m_history{24 * 3600.0};
+    std::mutex m_queue_mutex;
+    std::atomic<bool> m_stopping{false};
+    std::thread m_thread;
+    double m_started = 0;
+};
+
+} // namespace gpusched::web

@@ -1,0 +1,99 @@
+#include <gpusched/web_access.hpp>
+
+#include <gpusched/parse_number.hpp>
+
+#include <cstdint>
+
+namespace gpusched {
+namespace {
+
+// "HOST:PORT" or "[V6]:PORT" without the port.
+std::string_view without_port(std::string_view host)
+{
+    if (host.starts_with('[')) {
+        const auto end = host.find(']');
+        return end == std::string_view::npos ? host : host.substr(1, end - 1);
+    }
+    const auto colon = host.rfind(':');
+    if (colon != std::string_view::npos && host.find(':') == colon) {
+        return host.substr(0, colon);
+    }
+    return host;
+}
+
+bool is_loopback_ipv4(std::string_view address)
+{
+    if (!address.starts_with("127.")) {
+        return false;
+    }
+    int parts = 0;
+    std::size_t begin = 0;
+    while (begin <= address.size()) {
+        const auto end = std::min(address.find('.', begin), address.size());
+        const auto part = parse_number<unsigned>(address.substr(begin, end - begin));
+        if (!part || *part > 255) {
+            return false;
+        }
+        ++parts;
+        begin = end + 1;
+    }
+    return parts == 4;
+}
+
+} // namespace
+
+bool is_loopback_host(std::string_view host)
+{
+    const auto name = without_port(host);
+    return name == "localhost" || name == "::1" || is_loopback_ipv4(name);
+}
+
+bool same_token(std::string_view presented, std::string_view token)
+{
+    if (presented.size() != token.size() || token.empty()) {
+        return false;
+    }
+    std::uint8_t difference = 0;
+    for (std::size_t i = 0; i < token.size(); ++i) {
+        difference |= static_cast<std::uint8_t>(presented[i] ^ token[i]);
+    }
+    return difference == 0;
+}
+
+WebDecision decide_web_access(const WebAccessPolicy& policy, const WebRequestFacts& request)
+{
+    // A page of another site whose name was made to resolve to 127.0.0.1 sends its own
+    // name: only those who asked for the loopback address itself are answered.
+    if (policy.loopback_only && !is_loopback_host(request.host)) {
+        return {403, "this server answers requests to a loopback address only (the Host "
+                     "header names another)"};
+    }
+    const bool has_token = same_token(request.presented_token, policy.token);
+    if (!policy.loopback_only && !has_token) {
+        return {401, "this server listens beyond loopback: open the address it printed at "
+                     "start, with its token"};
+    }
+    if (!request.action) {
+        return {};
+    }
+    if (!policy.allow_actions) {
+        return {403, "this server is read-only: start it with --allow-actions to cancel, "
+                     "retry, pause or resume"};
+    }
+    if (request.method != "POST") {
+        return {405, "an action is a POST"};
+    }
+    // A form or script of another site can post here from the user's browser: browsers say
+    // where a request comes from, and only this server's own page may act.
+    const bool same_origin = request.origin.empty() || request.origin == "http://" + request.host;
+    const bool same_site = request.fetch_site.empty() || request.fetch_site == "same-origin";
+    if (!same_origin || !same_site) {
+        return {403, "an action must come from this server's own page"};
+    }
+    if (!has_token) {
+        return {401, "an action needs the token this server printed at start"};
+    }
+    return {};
+}
+
+} // namespace gpusched

@@ -1,0 +1,351 @@
+#include <gpusched/web/live_state.hpp>
+
+#include <gpusched/queue/queue_json.hpp>
+#include <gpusched/split.hpp>
+#include <gpusched/wall_clock.hpp>
+
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+#include <map>
+#include <set>
+
+namespace gpusched::web {
+namespace {
+
+using namespace std::chrono_literals;
+
+// How often the leases are read: a change reaches an open page within a second.
+constexpr auto k_look_every = 500ms;
+// How often the queue is read when nothing says it changed (a store that cannot tell, or a
+// worker gone without a word).
+constexpr auto k_queue_look_every = 5s;
+constexpr std::uint64_t k_mib = 1024 * 1024;
+
+Json optional_json(const std::optional<unsigned>& value)
+{
+    return value ? Json(*value) : Json(nullptr);
+}
+
+// What CUDA and NVML tell of a GPU, null where they do not.
+Json device_json(const GpuInventory& inventory, const UsageReport& usage, const std::string& id)
+{
+    Json device = {{"index", nullptr},
+                   {"uuid", nullptr},
+                   {"name", nullptr},
+                   {"memory_total_mib", nullptr},
+                   {"memory_used_mib", nullptr},
+                   {"utilization_percent", nullptr},
+                   {"temperature_celsius", nullptr}};
+    if (const auto* gpu = find_gpu(inventory, id)) {
+        device["index"] = gpu->index;
+        device["uuid"] = gpu->uuid;
+        device["name"] = gpu->name;
+        device["memory_total_mib"] = gpu->total_memory / k_mib;
+    } else if (const auto* mig = id.starts_with("MIG-") ? find_mig(inventory, id) : nullptr) {
+        device["uuid"] = mig->uuid;
+        device["name"] = mig->name;
+        device["memory_total_mib"] = mig->total_memory / k_mib;
+    }
+    if (const auto found = usage.gpus.find(id); found != usage.gpus.end()) {
+        device["memory_used_mib"] = found->second.used_memory / k_mib;
+        device["memory_total_mib"] = found->second.total_memory / k_mib;
+        device["utilization_percent"] = optional_json(found->second.utilization_percent);
+        device["temperature_celsius"] = optional_json(found->second.temperature_celsius);
+    }
+    return device;
+}
+
+// Each user's standing under the fair-share rule, from what holders write in their records:
+// the GPU-seconds their runs' ended jobs used, over their --share; the lowest is owed a GPU
+// first. Waiters that hold nothing have used nothing that can be seen.
+Json fair_share_json(const sys::LeaseOverview& overview)
+{
+    struct Standing {
+        std::set<long> runs;
+        std::size_t held = 0;
+        std::size_t waited_for = 0;
+        double used = 0;
+        double share = 0; // the sum of its runs' weights
+    };
+    std::map<std::string, Standing> users;
+    for (const auto& gpu : overview.gpus) {
+        if (!gpu.leased) {
+            continue;
+        }
+        const auto& record = gpu.owner.record;
+        const auto user = record            ? record->user
+                          : gpu.owner.taker ? gpu.owner.taker->user
+                                            : std::string("?");
+        auto& standing = users[user];
+        ++standing.held;
+        if (record && standing.runs.insert(record->gpusched_pid).second) {
+            standing.used += record->used;
+            standing.share += record->share;
+        }
+    }
+    for (const auto& wait : overview.waits) {
+        auto& standing = users[wait.who ? wait.who->user : std::string("?")];
+        standing.waited_for += wait.wait.gpus;
+    }
+    Json listed = Json::array();
+    for (const auto& [user, standing] : users) {
+        const double share = standing.share > 0 ? standing.share : 1;
+        listed.push_back({{"user", user},
+                          {"runs", standing.runs.size()},
+                          {"gpus_held", standing.held},
+                          {"gpus_waited_for", standing.waited_for},
+                          {"used_gpu_seconds", json_seconds(standing.used)},
+                          {"share", share},
+                          {"standing", json_seconds(standing.used / share)}});
+    }
+    std::stable_sort(listed.begin(), listed.end(), [](const Json& a, const Json& b) {
+        return a["standing"].get<double>() < b["standing"].get<double>();
+    });
+    return listed;
+}
+
+std::vector<HeldJob> held_jobs(const sys::LeaseOverview& overview)
+{
+    std::vector<HeldJob> jobs;
+    for (const auto& gpu : overview.gpus) {
+        if (!gpu.leased || !gpu.owner.record) {
+            continue;
+        }
+        for (const auto& job : gpu.owner.record->jobs) {
+            jobs.push_back({gpu.gpu.id, job.pid, job.since, gpu.owner.record->user, job.command});
+        }
+    }
+    return jobs;
+}
+
+} // namespace
+
+LiveState::LiveState(LiveSources sources) : m_sources(std::move(sources)) {}
+
+LiveState::~LiveState()
+{
+    stop();
+}
+
+void LiveState::start()
+{
+    m_started = seconds_since_epoch();
+    look(true);
+    m_thread = std::thread([this] { watch(); });
+}
+
+void LiveState::stop()
+{
+    {
+        std::lock_guard lock(m_mutex);
+        m_stopping = true;
+    }
+    m_changed.notify_all();
+    if (m_thread.joinable()) {
+        m_thread.join();
+    }
+}
+
+LiveState::Snapshot LiveState::current() const
+{
+    std::lock_guard lock(m_mutex);
+    return m_snapshot;
+}
+
+LiveState::Snapshot LiveState::wait_newer(std::uint64_t seen, std::chrono::milliseconds most) const
+{
+    std::unique_lock lock(m_mutex);
+    m_changed.wait_for(lock, most, [&] { return m_stopping || m_snapshot.version != seen; });
+    return m_snapshot;
+}
+
+void LiveState::note_usage(const UsageReport& report)
+{
+    const auto now = seconds_since_epoch();
+    std::lock_guard lock(m_mutex);
+    m_usage = report;
+    for (const auto& [gpu, usage] : report.gpus) {
+        if (usage.utilization_percent) {
+            m_history.observe_utilization(now, gpu, *usage.utilization_percent);
+        }
+    }
+}
+
+void LiveState::watch()
+{
+    auto queue_looked = Clock::now();
+    while (!m_stopping) {
+        bool queue_changed = false;
+        if (m_sources.queue) {
+            // Only the database's own watch is read here, never its connection: requests
+            // go on meanwhile.
+            queue_changed = m_sources.queue->wait_for_change(k_look_every);
+        } else {
+            std::unique_lock lock(m_mutex);
+            m_changed.wait_for(lock, k_look_every, [&] { return m_stopping.load(); });
+        }
+        if (Clock::now() - queue_looked >= k_queue_look_every) {
+            queue_changed = true;
+        }
+        if (queue_changed) {
+            queue_looked = Clock::now();
+        }
+        if (!m_stopping) {
+            look(queue_changed);
+        }
+    }
+}
+
+bool LiveState::look(bool queue_may_have_changed)
+{
+    const auto overview =
+        sys::read_lease_overview(m_sources.lock_dir, m_sources.gpus, m_sources.add_others);
+    std::string queue;
+    if (m_sources.queue && queue_may_have_changed) {
+        queue = queue_document();
+    }
+    const auto now = seconds_since_epoch();
+    std::lock_guard lock(m_mutex);
+    m_history.observe(now, held_jobs(overview));
+    auto status = status_document(overview);
+    if (queue.empty()) {
+        queue = m_snapshot.queue;
+    }
+    if (status == m_snapshot.status && queue == m_snapshot.queue) {
+        return false;
+    }
+    m_snapshot = {m_snapshot.version + 1, std::move(status), std::move(queue)};
+    m_changed.notify_all();
+    return true;
+}
+
+std::string LiveState::status_document(const sys::LeaseOverview& overview) const
+{
+    auto document = json_document("serve");
+    document["server"] = {
+        {"host", m_sources.host},
+        {"user", m_sources.user},
+        {"uid", m_sources.uid},
+        {"started", json_instant(m_started)},
+        {"queue", m_sources.queue ? Json(m_sources.queue_name) : Json(nullptr)},
+        {"where", m_sources.queue ? Json(m_sources.queue->describe()) : Json(nullptr)},
+        {"allow_actions", m_sources.allow_actions},
+        {"gpus_found_by",
+         m_sources.inventory.source.empty() ? Json(nullptr) : Json(m_sources.inventory.source)},
+        {"usage_problem", m_usage.problem.empty() ? Json(nullptr) : Json(m_usage.problem)}};
+    sys::add_lease_overview_json(overview, document);
+    for (auto& gpu : document["gpus"]) {
+        gpu["device"] = device_json(m_sources.inventory, m_usage, gpu["id"].get<std::string>());
+    }
+    document["fair_share"] = fair_share_json(overview);
+    return format_json(document);
+}
+
+std::string LiveState::queue_document()
+{
+    auto document = json_document("serve");
+    try {
+        with_queue([&](queue::QueueBackend& backend) {
+            const auto listing = backend.list({.queued = k_queue_page, .recent = k_queue_page});
+            queue::add_listing_json(listing, m_sources.queue_name, backend.describe(), 0, document);
+        });
+        document["error"] = nullptr;
+    } catch (const std::exception& error) {
+        // The store is away (Redis stopped, the database locked): said on the page, and the
+        // next look tries again.
+        document["error"] = error.what();
+    }
+    return format_json(document);
+}
+
+Json LiveState::timeline(double from)
+{
+    const auto now = seconds_since_epoch();
+    std::map<std::string, Json> gpus; // by id, in the order of the status
+    Json order = Json::array();
+    const auto gpu_entry = [&](const std::string& id) -> Json& {
+        auto [found, added] = gpus.try_emplace(id);
+        if (added) {
+            found->second = {{"id", id}, {"spans", Json::array()}, {"utilization", Json::array()}};
+            order.push_back(id);
+        }
+        return found->second;
+    };
+    for (const auto& gpu : m_sources.gpus) {
+        gpu_entry(gpu.id);
+    }
+    // The queue's jobs first: where a job also ran under a lease, the queue's span, which
+    // names the job, stands for both.
+    std::vector<queue::JobRecord> queue_jobs;
+    if (m_sources.queue) {
+        try {
+            with_queue([&](queue::QueueBackend& backend) {
+                auto listing = backend.list({.recent = 500});
+                queue_jobs = std::move(listing.running);
+                queue_jobs.insert(queue_jobs.end(), listing.recent.begin(), listing.recent.end());
+            });
+        } catch (const std::exception&) {
+            // The timeline shows what the leases show.
+        }
+    }
+    std::set<std::pair<std::string, long long>> covered; // gpu, start in ms
+    for (const auto& job : queue_jobs) {
+        const double end = job.ended_state() ? job.ended : 0;
+        if (job.started == 0 || (end != 0 && end < from)) {
+            continue;
+        }
+        for (const auto gpu : split(job.gpu, ',')) {
+            if (gpu.empty()) {
+                continue;
+            }
+            gpu_entry(std::string(gpu))["spans"].push_back(
+                {{"start", json_instant(job.started)},
+                 {"end", end != 0 ? json_instant(end) : Json(nullptr)},
+                 {"user", job.submitter.user.empty() ? Json(nullptr) : Json(job.submitter.user)},
+                 {"pid", nullptr},
+                 {"command", job.command},
+                 {"job_id", job.id},
+                 {"state", std::string(queue::to_string(job.state))},
+                 {"exit_code",
+                  job.ended_state() && job.started != 0 ? Json(job.exit_code) : Json(nullptr)}});
+            covered.insert({std::string(gpu), static_cast<long long>(job.started)});
+        }
+    }
+    std::lock_guard lock(m_mutex);
+    for (const auto& span : m_history.spans(from)) {
+        const auto start = static_cast<long long>(span.job.since);
+        if (covered.contains({span.job.gpu, start}) ||
+            covered.contains({span.job.gpu, start - 1}) ||
+            covered.contains({span.job.gpu, start + 1})) {
+            continue;
+        }
+        gpu_entry(span.job.gpu)["spans"].push_back(
+            {{"start", json_instant(span.job.since)},
+             {"end", span.end != 0 ? json_instant(span.end) : Json(nullptr)},
+             {"user", span.job.user},
+             {"pid", span.job.pid},
+             {"command", span.job.command},
+             {"job_id", nullptr},
+             {"state", span.end != 0 ? "ended" : "running"},
+             {"exit_code", nullptr}});
+    }
+    for (const auto& id : order) {
+        auto& entry = gpus.at(id.get<std::string>());
+        for (const auto& sample : m_history.utilization(id.get<std::string>(), from)) {
+            entry["utilization"].push_back(
+                {{"at", json_instant(sample.at)}, {"percent", sample.percent}});
+        }
+    }
+    auto document = json_document("serve");
+    document["from"] = json_instant(from);
+    document["to"] = json_instant(now);
+    document["seen_since"] = json_instant(m_started);
+    auto& listed = document["gpus"] = Json::array();
+    for (const auto& id : order) {
+        listed.push_back(std::move(gpus.at(id.get<std::string>())));
+    }
+    return document;
+}
+
+} // namespace gpusched::web

@@ -1,0 +1,425 @@
+#!/usr/bin/env python3
+"""`gpusched serve` in a real browser (headless Chromium, driven by Selenium through
+chromedriver), against real runs, a real local queue and a real redis-server.
+
+Run by ctest: serve_test.py GPUSCHED [TEST ...]. Exits 77 (skipped) where Chromium, its driver
+or Selenium is not installed: apt-get install chromium chromium-driver python3-selenium.
+With GPUSCHED_SCREENSHOT=PATH, the overview test saves the page as PNG there (the README's).
+"""
+import http.client
+import json
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import unittest
+import urllib.request
+
+try:
+    from selenium import webdriver
+    from selenium.common.exceptions import NoAlertPresentException
+    from selenium.webdriver.chrome.options import Options
+    from selenium.webdriver.chrome.service import Service
+    from selenium.webdriver.common.by import By
+except ImportError:
+    webdriver = None
+
+GPUSCHED = None
+SCHEMA = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "docs", "json-schema.json")
+CHROMIUM = shutil.which("chromium")
+CHROMEDRIVER = shutil.which("chromedriver") or "/usr/bin/chromedriver"
+
+
+def eventually(check, seconds=10.0, every=0.05):
+    """check()'s first true value within `seconds`, else its last value."""
+    deadline = time.monotonic() + seconds
+    while True:
+        value = check()
+        if value or time.monotonic() > deadline:
+            return value
+        time.sleep(every)
+
+
+def schema_errors(body):
+    """Where an API answer differs from docs/json-schema.json ([] without python3-jsonschema)."""
+    try:
+        import jsonschema
+    except ImportError:
+        return []
+    with open(SCHEMA, encoding="utf-8") as schema:
+        validator = jsonschema.Draft202012Validator(json.load(schema))
+    return [f"{'/'.join(map(str, error.absolute_path))}: {error.message}"
+            for error in validator.iter_errors(json.loads(body))]
+
+
+class Machine:
+    """A lease space, a local queue and the processes a test starts, all removed at its end."""
+
+    def __init__(self):
+        self.dir = tempfile.mkdtemp(prefix="gpusched-serve-")
+        self.env = dict(os.environ)
+        self.env["XDG_STATE_HOME"] = os.path.join(self.dir, "state")
+        self.env["GPUSCHED_LOCK_DIR"] = os.path.join(self.dir, "locks")
+        self.env.pop("GPUSCHED_GPUS", None)
+        self.processes = []
+
+    def start(self, args, stdin_text=None, **kwargs):
+        process = subprocess.Popen([GPUSCHED] + args, cwd=self.dir, env=self.env,
+                                   stdin=subprocess.PIPE if stdin_text is not None else subprocess.DEVNULL,
+                                   stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                                   start_new_session=True, **kwargs)
+        if stdin_text is not None:
+            process.stdin.write(stdin_text)
+            process.stdin.close()
+        self.processes.append(process)
+        return process
+
+    def run(self, args, stdin_text=""):
+        done = subprocess.run([GPUSCHED] + args, cwd=self.dir, env=self.env, input=stdin_text,
+                              capture_output=True, text=True, timeout=120)
+        if done.returncode != 0:
+            raise AssertionError(f"gpusched {' '.join(args)}: {done.returncode}: {done.stderr}")
+        return done.stdout
+
+    def submit(self, command, *options):
+        out = self.run(["submit", "--json", *options, "--", *command])
+        return json.loads(out)["ids"][0]
+
+    def close(self):
+        for process in self.processes:
+            if process.poll() is None:
+                os.killpg(process.pid, signal.SIGTERM)
+        for process in self.processes:
+            try:
+                process.wait(10)
+            except subprocess.TimeoutExpired:
+                os.killpg(process.pid, signal.SIGKILL)
+                process.wait()
+            for stream in (process.stdout, process.stderr):
+                if stream:
+                    stream.close()
+        shutil.rmtree(self.dir, ignore_errors=True)
+
+
+class Server:
+    """`gpusched serve ARGS`, and the address it printed."""
+
+    def __init__(self, machine, *args):
+        self.process = machine.start(["serve", "--listen", "127.0.0.1:0", *args])
+        line = self.process.stdout.readline().strip()
+        if not line.startswith("http://"):
+            raise AssertionError(f"serve printed {line!r}: {self.process.stderr.read()}")
+        self.url_with_token = line
+        self.base, _, self.token = line.partition("/?token=")
+        self.port = int(self.base.rsplit(":", 1)[1])
+
+    def get(self, path, headers=None):
+        return request("GET", self.port, path, headers)
+
+    def post(self, path, headers=None):
+        return request("POST", self.port, path, headers)
+
+
+def request(method, port, path, headers=None, host="127.0.0.1"):
+    connection = http.client.HTTPConnection(host, port, timeout=10)
+    connection.request(method, path, headers=headers or {})
+    response = connection.getresponse()
+    body = response.read()
+    connection.close()
+    return response.status, body
+
+
+class Browser:
+    def __init__(self):
+        options = Options()
+        options.binary_location = CHROMIUM
+        for argument in ("--headless=new", "--no-sandbox", "--disable-dev-shm-usage",
+                         "--disable-gpu", "--window-size=1400,1100"):
+            options.add_argument(argument)
+        self.driver = webdriver.Chrome(service=Service(CHROMEDRIVER), options=options)
+
+    def open(self, url):
+        self.driver.get(url)
+
+    def text(self, selector):
+        return self.driver.execute_script(
+            "const node = document.querySelector(arguments[0]); return node ? node.innerText : '';",
+            selector)
+
+    def shows(self, selector, text, seconds=10.0):
+        return eventually(lambda: text in self.text(selector), seconds)
+
+    def close(self):
+        self.driver.quit()
+
+
+class ServeTest(unittest.TestCase):
+    def setUp(self):
+        self.machine = Machine()
+        self.browser = None
+
+    def tearDown(self):
+        if self.browser:
+            self.browser.close()
+        self.machine.close()
+
+    def open_browser(self):
+        self.browser = Browser()
+        return self.browser
+
+    def hold_gpu(self, gpu, command):
+        """A run that holds `gpu`'s lease while `command` runs."""
+        return self.machine.start(["--gpus", gpu], stdin_text=command + "\n")
+
+    def test_the_page_shows_holders_waiters_and_the_queue_as_they_are_and_escapes_them(self):
+        machine = self.machine
+        holder = self.hold_gpu("0", "sleep 300 # train resnet")
+        self.assertTrue(eventually(lambda: "sleep 300" in machine.run(["status", "--gpus", "0"])))
+        waiter = self.hold_gpu("0", "true # waits for GPU 0")
+        self.assertTrue(eventually(lambda: "waiting:" in machine.run(["status", "--gpus", "0"])))
+        for command in ("python train.py --lr 0.1 --bs 64", "python train.py --lr 0.01 --bs 64",
+                        "python evaluate.py --checkpoint runs/7"):
+            machine.submit(command.split(), "--no-start")
+        hostile = "echo '<img src=x onerror=alert(1)><script>alert(2)</script>'"
+        queued = machine.submit(["sh", "-c", hostile], "--no-start")
+        server = Server(machine, "--gpus", "0,1")
+        browser = self.open_browser()
+        browser.open(server.base + "/")
+        self.assertTrue(browser.shows("#gpus", "sleep 300 # train resnet"), browser.text("#gpus"))
+        gpu0 = browser.text('#gpus tr[data-gpu="0"]')
+        self.assertIn("leased", gpu0)
+        self.assertIn(str(holder.pid), browser.text("#gpus") + machine.run(["status", "--json"]))
+        self.assertIn("free", browser.text('#gpus tr[data-gpu="1"]'))
+        self.assertTrue(browser.shows("#waiters", str(waiter.pid)), browser.text("#waiters"))
+        self.assertTrue(browser.shows("#fair-share", "root"))
+        self.assertTrue(browser.shows("#queued", "<img src=x onerror=alert(1)>"), browser.text("#queued"))
+        self.assertTrue(browser.shows("#queued", str(queued)))
+        # Shown as text: no element was made of it, and nothing ran.
+        self.assertEqual(browser.driver.execute_script("return document.querySelectorAll('#queued img, #queued script').length"), 0)
+        with self.assertRaises(NoAlertPresentException):
+            browser.driver.switch_to.alert.text
+        self.assertIn("n/a", gpu0, "no NVML here: utilisation and temperature are n/a")
+        screenshot = os.environ.get("GPUSCHED_SCREENSHOT")
+        if screenshot:
+            browser.driver.execute_script("window.scrollTo(0, 0)")
+            browser.driver.save_screenshot(screenshot)
+
+    def test_a_job_started_or_ended_appears_within_a_second_without_a_reload(self):
+        machine = self.machine
+        server = Server(machine, "--gpus", "0")
+        browser = self.open_browser()
+        browser.open(server.base + "/")
+        self.assertTrue(browser.shows("#live", "live"))
+        browser.driver.execute_script("window.loadedOnce = true")
+        marker = os.path.join(machine.dir, "go")
+        job = machine.submit(["sh", "-c", f"while [ ! -e {marker} ]; do sleep 0.05; done"], "--no-start")
+        submitted = time.monotonic()
+        self.assertTrue(browser.shows("#queued", str(job), 3))
+        queued_after = time.monotonic() - submitted
+        machine.start(["worker", "--gpus", "0"])
+        self.assertTrue(browser.shows("#running", f"while [ ! -e {marker} ]", 10), browser.text("#running"))
+        self.assertTrue(browser.shows('#gpus tr[data-gpu="0"]', "leased", 3), "the worker's lease is shown")
+        open(marker, "w").close()
+        ended = time.monotonic()
+        self.assertTrue(browser.shows("#ended", "succeeded", 3), browser.text("#ended"))
+        ended_after = time.monotonic() - ended
+        self.assertTrue(browser.driver.execute_script("return window.loadedOnce === true"),
+                        "the page was never reloaded")
+        print(f"queued job shown after {queued_after:.2f} s, end after {ended_after:.2f} s",
+              file=sys.stderr)
+        self.assertLess(queued_after, 2.0)
+        self.assertLess(ended_after, 2.0)
+
+    def test_a_jobs_page_shows_its_fields_and_follows_its_output(self):
+        machine = self.machine
+        marker = os.path.join(machine.dir, "go")
+        job = machine.submit(["sh", "-c", f"echo first line; echo to stderr >&2; "
+                                          f"while [ ! -e {marker} ]; do sleep 0.05; done; echo '<b>last</b> line'"],
+                             "--name", "follow-me", "--no-start")
+        machine.start(["worker", "--gpus", "0"])
+        server = Server(machine, "--gpus", "0")
+        browser = self.open_browser()
+        browser.open(f"{server.base}/jobs/{job}")
+        self.assertTrue(browser.shows("#job-stdout", "first line"), browser.text("#job-page"))
+        self.assertTrue(browser.shows("#job-stderr", "to stderr"))
+        self.assertIn("follow-me", browser.text("#job-fields"))
+        self.assertIn(machine.dir, browser.text("#job-fields"), "its directory")
+        open(marker, "w").close()
+        self.assertTrue(browser.shows("#job-stdout", "<b>last</b> line", 5), browser.text("#job-stdout"))
+        self.assertTrue(browser.shows("#job-state", "succeeded", 5))
+        self.assertEqual(browser.driver.execute_script("return document.querySelectorAll('#job-stdout b').length"), 0)
+        # Every answer of the API is a document of the JSON vocabulary.
+        for path in ("/api/status", "/api/queue", "/api/queue?from=0&count=1", f"/api/jobs/{job}",
+                     f"/api/jobs/{job}/output?stream=stdout", f"/api/jobs/{job}/output?stream=stderr&from=3",
+                     "/api/timeline?hours=1", "/api/jobs/999999", "/api/queue?count=x"):
+            status, body = server.get(path)
+            self.assertEqual(schema_errors(body), [], path)
+        timeline = json.loads(server.get("/api/timeline")[1])
+        spans = [span for gpu in timeline["gpus"] for span in gpu["spans"] if span["job_id"] == job]
+        self.assertEqual(len(spans), 1, timeline)
+        self.assertEqual(spans[0]["state"], "succeeded")
+
+    def test_the_queue_pages_through_a_hundred_thousand_jobs(self):
+        machine = self.machine
+        machine.run(["submit", "--no-start"], "".join(f"echo job {n}\n" for n in range(100_000)))
+        server = Server(machine, "--gpus", "0")
+        browser = self.open_browser()
+        began = time.monotonic()
+        browser.open(server.base + "/")
+        self.assertTrue(browser.shows("#queued-range", "of 100000", 10), browser.text("#queued-range"))
+        print(f"page with 100000 queued jobs shown in {time.monotonic() - began:.3f} s", file=sys.stderr)
+        self.assertIn("echo job 49", browser.text("#queued"))
+        browser.driver.find_element(By.ID, "page-next").click()
+        self.assertTrue(browser.shows("#queued", "echo job 99\n", 5) or browser.shows("#queued", "echo job 99", 5))
+        self.assertIn("51–100 of 100000", browser.text("#queued-range"))
+        status, body = server.get("/api/queue?from=99990&count=50")
+        self.assertEqual(status, 200)
+        page = json.loads(body)
+        self.assertEqual([job["position"] for job in page["next"]], list(range(99991, 100001)))
+        self.assertEqual(page["next"][-1]["command"], "echo job 99999")
+
+    def test_a_redis_queue_is_shown_with_its_workers(self):
+        redis = shutil.which("redis-server")
+        if not redis:
+            self.skipTest("redis-server is not installed")
+        with socket.socket() as probe:
+            probe.bind(("127.0.0.1", 0))
+            port = probe.getsockname()[1]
+        self.machine.processes.append(subprocess.Popen(
+            [redis, "--port", str(port), "--save", "", "--appendonly", "no"],
+            stdout=subprocess.DEVNULL, start_new_session=True))
+        url = f"redis://127.0.0.1:{port}"
+        eventually(lambda: subprocess.run(["redis-cli", "-p", str(port), "ping"], capture_output=True).returncode == 0)
+        self.machine.submit(["echo", "from redis"], "--redis", url)
+        self.machine.start(["worker", "--redis", url, "--gpus", "0"])
+        server = Server(self.machine, "--redis", url, "--gpus", "0")
+        browser = self.open_browser()
+        browser.open(server.base + "/")
+        self.assertTrue(browser.shows("#queue-where", "redis://"), browser.text("#queue-section"))
+        self.assertTrue(browser.shows("#ended", "from redis"), browser.text("#ended"))
+        self.assertTrue(browser.shows("#workers", socket.gethostname()[:10]), browser.text("#workers"))
+        marker = os.path.join(self.machine.dir, "go")
+        job = self.machine.submit(["sh", "-c", f"while [ ! -e {marker} ]; do sleep 0.05; done"],
+                                  "--redis", url)
+        self.assertTrue(browser.shows("#running", str(job), 5), browser.text("#running"))
+        open(marker, "w").close()
+        self.assertTrue(browser.shows("#ended", "while [ ! -e", 5), browser.text("#ended"))
+
+    def test_actions_need_allow_actions_the_token_and_the_servers_own_page(self):
+        machine = self.machine
+        job = machine.submit(["sleep", "60"], "--no-start")
+        read_only = Server(machine, "--gpus", "0")
+        status, _ = read_only.post(f"/api/jobs/{job}/cancel",
+                                   {"Authorization": f"Bearer {read_only.token}"})
+        self.assertEqual(status, 403, "read-only without --allow-actions")
+        server = Server(machine, "--gpus", "0", "--allow-actions")
+        status, _ = server.post(f"/api/jobs/{job}/cancel")
+        self.assertEqual(status, 401, "no token")
+        status, _ = server.post(f"/api/jobs/{job}/cancel", {"Authorization": f"Bearer {server.token}",
+                                                            "Origin": "http://evil.example"})
+        self.assertEqual(status, 403, "another site's page")
+        self.assertIn('"queued"', machine.run(["queue", "--json"]))
+        # The page opened from the printed address acts: its token became a cookie.
+        browser = self.open_browser()
+        browser.open(server.url_with_token)
+        self.assertNotIn("token", browser.driver.current_url, "the token leaves the address bar")
+        self.assertTrue(browser.shows("#queued", "sleep 60"))
+        button = eventually(lambda: browser.driver.find_elements(By.CSS_SELECTOR, f'#queued tr[data-job="{job}"] button'))
+        self.assertTrue(button, browser.text("#queued"))
+        button[0].click()
+        self.assertTrue(eventually(lambda: '"cancelled": 1' in machine.run(["queue", "--json"])))
+        status, body = server.post(f"/api/jobs/{job}/retry", {"Authorization": f"Bearer {server.token}"})
+        self.assertEqual(status, 200, body)
+        self.assertEqual(schema_errors(body), [])
+        status, body = server.post(f"/api/jobs/{job}/cancel", {"Authorization": f"Bearer {server.token}"})
+        self.assertEqual(status, 200, body)
+        self.assertTrue(browser.shows("#ended", "cancelled", 3))
+        # Another site's page in the same browser posts with no effect.
+        other = machine.submit(["sleep", "61"], "--no-start")
+        browser.open("data:text/html,<form method=post action='" + server.base +
+                     f"/api/jobs/{other}/cancel'></form><script>document.forms[0].submit()</script>")
+        time.sleep(1)
+        self.assertIn('"cancelled": 1', machine.run(["queue", "--json"]))
+
+    def test_beyond_loopback_every_page_needs_the_token_and_on_loopback_other_hosts_are_refused(self):
+        machine = self.machine
+        server = Server.__new__(Server)
+        server.process = machine.start(["serve", "--listen", "0.0.0.0:0", "--gpus", "0"])
+        line = server.process.stdout.readline().strip()
+        base, _, token = line.partition("/?token=")
+        port = int(base.rsplit(":", 1)[1])
+        for path in ("/", "/api/status", "/api/queue", "/api/events", "/assets/app.js"):
+            status, _ = request("GET", port, path)
+            self.assertEqual(status, 401, path)
+        status, _ = request("GET", port, "/api/status", {"Authorization": f"Bearer {token}"})
+        self.assertEqual(status, 200)
+        browser = self.open_browser()
+        browser.open(f"http://127.0.0.1:{port}/?token={token}")
+        self.assertTrue(browser.shows("#gpus", "free"), browser.text("body"))
+        loopback = Server(machine, "--gpus", "0")
+        status, _ = loopback.get("/api/status", {"Host": "rebound.example:80"})
+        self.assertEqual(status, 403, "a name rebound to 127.0.0.1 reads nothing")
+        with open("/proc/net/tcp") as table:
+            listening = table.read()
+        self.assertIn(f"0100007F:{loopback.port:04X}", listening, "bound to 127.0.0.1 only")
+
+    def test_bad_huge_and_slow_requests_never_hang_the_other_pages(self):
+        machine = self.machine
+        server = Server(machine, "--gpus", "0")
+        for path in ("/assets/../../../etc/passwd", "/%2e%2e/%2e%2e/etc/passwd", "/etc/passwd",
+                     "/assets/", "/jobs/1/../../etc/passwd", "/api/jobs/x"):
+            status, body = server.get(path)
+            self.assertEqual(status, 404, path)
+            self.assertNotIn(b"root:", body)
+        for path in ("/api/queue?from=-1", "/api/queue?count=100000", "/api/queue?from=NaN",
+                     "/api/timeline?hours=0", "/api/jobs/1/output?stream=/etc/passwd"):
+            status, _ = server.get(path)
+            self.assertIn(status, (400, 404), path)
+        # Silent clients, a huge header, and two dozen live pages at once.
+        silent = [socket.create_connection(("127.0.0.1", server.port)) for _ in range(20)]
+        huge = socket.create_connection(("127.0.0.1", server.port))
+        huge.sendall(b"GET /api/status HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Big: " + b"a" * 200_000 + b"\r\n\r\n")
+        live = []
+        for _ in range(24):
+            connection = socket.create_connection(("127.0.0.1", server.port))
+            connection.sendall(b"GET /api/events HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+            live.append(connection)
+        began = time.monotonic()
+        status, _ = server.get("/api/status")
+        self.assertEqual(status, 200)
+        print(f"status answered in {time.monotonic() - began:.3f} s beside 20 silent clients "
+              f"and 24 live pages", file=sys.stderr)
+        huge.settimeout(10)
+        answer = huge.recv(100)
+        self.assertTrue(answer == b"" or answer.startswith(b"HTTP/1.1 4"), answer)
+        for connection in live:
+            connection.settimeout(5)
+            received = b""
+            while b"event: status" not in received:
+                chunk = connection.recv(65536)
+                self.assertTrue(chunk, received)
+                received += chunk
+        for connection in silent + live + [huge]:
+            connection.close()
+        self.assertEqual(server.get("/api/status")[0], 200)
+
+
+def main():
+    global GPUSCHED
+    if len(sys.argv) < 2:
+        print(__doc__, file=sys.stderr)
+        return 2
+    GPUSCHED = os.path.abspath(sys.argv.pop(1))
+    if webdriver is None or not CHROMIUM or not os.path.exists(CHROMEDRIVER):
+        print("skipped: apt-get install chromium chromium-driver python3-selenium", file=sys.stderr)
+        return 77
+    program = unittest.main(exit=False, verbosity=2)
+    return 0 if program.result.wasSuccessful() else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
