@@ -131,8 +131,12 @@ LiveState::~LiveState()
 void LiveState::start()
 {
     m_started = seconds_since_epoch();
-    look(true);
-    m_thread = std::thread([this] { watch(); });
+    look_at_leases();
+    m_leases_thread = std::thread([this] { watch_leases(); });
+    if (m_sources.queue) {
+        look_at_queue();
+        m_queue_thread = std::thread([this] { watch_queue(); });
+    }
 }
 
 void LiveState::stop()
@@ -142,8 +146,10 @@ void LiveState::stop()
         m_stopping = true;
     }
     m_changed.notify_all();
-    if (m_thread.joinable()) {
-        m_thread.join();
+    for (auto* thread : {&m_leases_thread, &m_queue_thread}) {
+        if (thread->joinable()) {
+            thread->join();
+        }
     }
 }
 
@@ -172,52 +178,66 @@ void LiveState::note_usage(const UsageReport& report)
     }
 }
 
-void LiveState::watch()
+void LiveState::watch_leases()
 {
-    auto queue_looked = Clock::now();
-    while (!m_stopping) {
-        bool queue_changed = false;
-        if (m_sources.queue) {
-            // Only the database's own watch is read here, never its connection: requests
-            // go on meanwhile.
-            queue_changed = m_sources.queue->wait_for_change(k_look_every);
-        } else {
+    while (true) {
+        {
             std::unique_lock lock(m_mutex);
-            m_changed.wait_for(lock, k_look_every, [&] { return m_stopping.load(); });
+            if (m_changed.wait_for(lock, k_look_every, [&] { return m_stopping.load(); })) {
+                return;
+            }
         }
-        if (Clock::now() - queue_looked >= k_queue_look_every) {
-            queue_changed = true;
+        look_at_leases();
+    }
+}
+
+void LiveState::watch_queue()
+{
+    auto looked = Clock::now();
+    while (!m_stopping) {
+        // Only the database's own watch is read here, never its connection: requests go on
+        // meanwhile.
+        const bool changed = m_sources.queue->wait_for_change(k_look_every);
+        if (m_stopping) {
+            return;
         }
-        if (queue_changed) {
-            queue_looked = Clock::now();
-        }
-        if (!m_stopping) {
-            look(queue_changed);
+        if (changed || Clock::now() - looked >= k_queue_look_every) {
+            looked = Clock::now();
+            look_at_queue();
         }
     }
 }
 
-bool LiveState::look(bool queue_may_have_changed)
+void LiveState::look_at_leases()
 {
     const auto overview =
         sys::read_lease_overview(m_sources.lock_dir, m_sources.gpus, m_sources.add_others);
-    std::string queue;
-    if (m_sources.queue && queue_may_have_changed) {
-        queue = queue_document();
-    }
     const auto now = seconds_since_epoch();
-    std::lock_guard lock(m_mutex);
-    m_history.observe(now, held_jobs(overview));
-    auto status = status_document(overview);
-    if (queue.empty()) {
-        queue = m_snapshot.queue;
+    std::string status;
+    {
+        std::lock_guard lock(m_mutex);
+        m_history.observe(now, held_jobs(overview));
+        status = status_document(overview);
     }
-    if (status == m_snapshot.status && queue == m_snapshot.queue) {
-        return false;
+    publish(&Snapshot::status, std::move(status));
+}
+
+void LiveState::look_at_queue()
+{
+    publish(&Snapshot::queue, queue_document());
+}
+
+void LiveState::publish(std::string Snapshot::*part, std::string document)
+{
+    {
+        std::lock_guard lock(m_mutex);
+        if (m_snapshot.*part == document) {
+            return;
+        }
+        m_snapshot.*part = std::move(document);
+        ++m_snapshot.version;
     }
-    m_snapshot = {m_snapshot.version + 1, std::move(status), std::move(queue)};
     m_changed.notify_all();
-    return true;
 }
 
 std::string LiveState::status_document(const sys::LeaseOverview& overview) const

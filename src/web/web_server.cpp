@@ -23,7 +23,7 @@ constexpr std::size_t k_threads = 64;
 constexpr int k_most_live_pages = 48;
 // A live page hears something at least this often, so that proxies and the browser keep the
 // stream open, and a page whose reader went away is noticed.
-constexpr auto k_heartbeat = 15s;
+constexpr auto k_heartbeat = 10s;
 constexpr std::size_t k_most_jobs_a_page = 500;
 constexpr std::uint64_t k_output_tail = 64 * 1024;
 constexpr std::uint64_t k_most_output = 256 * 1024;

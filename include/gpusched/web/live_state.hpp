@@ -34,11 +34,12 @@ struct LiveSources {
     bool allow_actions = false;
 };
 
-// The server's picture of the machine, kept by one thread that looks twice a second: the
-// leases (who holds and who waits for each GPU), the queue when it may have changed, and
-// what ran on each GPU since the server started (GpuHistory). Pages are served from the last
-// look, so that two dozen open pages cost what one does, and a look that finds nothing new
-// wakes no page.
+// The server's picture of the machine, kept by two threads: one reads the leases (who holds
+// and who waits for each GPU) twice a second, and keeps what ran on each GPU since the server
+// started (GpuHistory); the other reads the queue when it may have changed. Apart, so that a
+// queue whose store stalls (Redis stopped) leaves the GPUs live. Pages are served from the
+// last looks, so that two dozen open pages cost what one does, and a look that finds nothing
+// new wakes no page.
 class LiveState {
 public:
     using Clock = std::chrono::steady_clock;
@@ -49,9 +50,9 @@ public:
     LiveState(const LiveState&) = delete;
     LiveState& operator=(const LiveState&) = delete;
 
-    // Looks once, then starts the thread that looks again.
+    // Looks once, then starts the threads that look again.
     void start();
-    // Ends the thread, and every wait in wait_newer.
+    // Ends the threads, and every wait in wait_newer.
     void stop();
     bool stopping() const { return m_stopping; }
 
@@ -88,9 +89,12 @@ public:
     Json timeline(double from);
 
 private:
-    void watch();
-    // One look; true when it saw a change.
-    bool look(bool queue_may_have_changed);
+    void watch_leases();
+    void watch_queue();
+    void look_at_leases();
+    void look_at_queue();
+    // Takes a new document for one part of the snapshot; a new version when it differs.
+    void publish(std::string Snapshot::*part, std::string document);
     std::string status_document(const sys::LeaseOverview& overview) const;
     std::string queue_document();
 
@@ -102,7 +106,8 @@ private:
     GpuHistory m_history{24 * 3600.0};
     std::mutex m_queue_mutex;
     std::atomic<bool> m_stopping{false};
-    std::thread m_thread;
+    std::thread m_leases_thread;
+    std::thread m_queue_thread;
     double m_started = 0;
 };
 
