@@ -147,7 +147,8 @@ private:
 
 const std::set<std::string> k_subcommands = {"hypersearch", "report", "gpus",  "exec",    "status",
                                              "submit",      "worker", "queue", "workers", "cancel",
-                                             "pause",       "resume", "retry", "logs",    "wait"};
+                                             "pause",       "resume", "retry", "logs",    "wait",
+                                             "serve"};
 
 // The options of each `gpusched ...` command line in `text`: (subcommand, option) pairs, up
 // to where the command ends (`--` before a job's own command, a pipe, `;`, `&&`).
