@@ -203,10 +203,39 @@ class ServeTest(unittest.TestCase):
         with self.assertRaises(NoAlertPresentException):
             browser.driver.switch_to.alert.text
         self.assertIn("n/a", gpu0, "no NVML here: utilisation and temperature are n/a")
+        # The timeline draws the holder's job, named when pointed at.
+        self.assertTrue(eventually(lambda: browser.driver.execute_script(
+            "return [...document.querySelectorAll('#timeline rect title')].some("
+            "(title) => title.textContent.includes('sleep 300'))")), browser.text("#timeline"))
         screenshot = os.environ.get("GPUSCHED_SCREENSHOT")
         if screenshot:
             browser.driver.execute_script("window.scrollTo(0, 0)")
             browser.driver.save_screenshot(screenshot)
+
+    def test_each_gpu_shows_its_memory_utilisation_and_temperature_from_nvml(self):
+        fake_driver = os.environ.get("GPUSCHED_FAKE_DRIVER")
+        if not fake_driver:
+            self.skipTest("GPUSCHED_FAKE_DRIVER names no fake driver")
+        machine = self.machine
+        config = os.path.join(machine.dir, "machine")
+        gpu = "gpu GPU-aaaaaaaa-1111-2222-3333-444444444444 00000000:41:00.0 81559 1000 Fake H100\n"
+        with open(config, "w") as file:
+            file.write(gpu + "busy 0 37 64\n")
+        machine.env.update(LD_LIBRARY_PATH=fake_driver, GPUSCHED_FAKE_GPUS=config)
+        server = Server(machine, "--gpus", "0", "--sample-every", "0.2")
+        browser = self.open_browser()
+        browser.open(server.base + "/")
+        row = '#gpus tr[data-gpu="0"]'
+        self.assertTrue(browser.shows(row, "37 %"), browser.text("#gpus"))
+        self.assertIn("64 °C", browser.text(row))
+        self.assertIn("1000 / 81559 MiB", browser.text(row))
+        with open(config, "w") as file:
+            file.write(gpu + "busy 0 90 71\n")
+        self.assertTrue(browser.shows(row, "90 %", 3), browser.text(row))
+        timeline = json.loads(server.get("/api/timeline?hours=1")[1])
+        percents = {sample["percent"] for sample in timeline["gpus"][0]["utilization"]}
+        self.assertTrue({37, 90} <= percents, timeline)
+        self.assertTrue(eventually(lambda: browser.driver.find_elements(By.CSS_SELECTOR, "#timeline polyline")))
 
     def test_a_job_started_or_ended_appears_within_a_second_without_a_reload(self):
         machine = self.machine
