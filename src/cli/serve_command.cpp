@@ -152,11 +152,12 @@ int run_serve(const ServeOptions& options)
 
     // The address to open, on stdout for scripts; with the token, which a loopback page only
     // needs to act.
-    fmt::print("http://{}:{}/?token={}\n", url_host(listen.address), port,
-               server_options.policy.token);
+    // A wildcard address is no address to open: the host's name is.
+    const bool wildcard = listen.address == "0.0.0.0" || listen.address == "::";
+    const auto shown = wildcard ? state.sources().host : url_host(listen.address);
+    fmt::print("http://{}:{}/?token={}\n", shown, port, server_options.policy.token);
     std::fflush(stdout);
-    spdlog::info("serving {} on http://{}:{}/ ({}{})", state.sources().host,
-                 url_host(listen.address), port,
+    spdlog::info("serving {} on http://{}:{}/ ({}{})", state.sources().host, shown, port,
                  options.allow_actions ? "actions allowed with the token" : "read-only",
                  server_options.policy.loopback_only ? "" : "; every request needs the token");
 

@@ -279,6 +279,17 @@ std::string LiveState::queue_document()
     return format_json(document);
 }
 
+std::string LiveState::timeline_document(unsigned hours)
+{
+    std::lock_guard lock(m_timeline_mutex);
+    auto& [made, document] = m_timelines[hours];
+    if (document.empty() || Clock::now() - made >= 1s) {
+        document = format_json(timeline(seconds_since_epoch() - hours * 3600.0));
+        made = Clock::now();
+    }
+    return document;
+}
+
 Json LiveState::timeline(double from)
 {
     const auto now = seconds_since_epoch();

@@ -12,6 +12,7 @@
 #include <cerrno>
 #include <cstring>
 #include <stdexcept>
+#include <vector>
 
 namespace gpusched::web {
 namespace {
@@ -27,7 +28,12 @@ constexpr auto k_heartbeat = 10s;
 constexpr std::size_t k_most_jobs_a_page = 500;
 constexpr std::uint64_t k_output_tail = 64 * 1024;
 constexpr std::uint64_t k_most_output = 256 * 1024;
-constexpr const char* k_cookie = "gpusched_token";
+// Browsers keep cookies per host, not per port: each server's has its port in its name, so
+// that two users' servers on one machine do not overwrite each other's.
+std::string cookie_name(int port)
+{
+    return fmt::format("gpusched_token_{}", port);
+}
 constexpr const char* k_json = "application/json";
 
 void answer_json(httplib::Response& response, std::string body, int status = 200)
@@ -43,15 +49,16 @@ void answer_error(httplib::Response& response, int status, const std::string& wh
     answer_json(response, format_json(document), status);
 }
 
-// The token a request presents: a bearer token (scripts), the page's cookie, or ?token=.
-std::string presented_token(const httplib::Request& request)
+// The tokens a request presents: a bearer token (scripts), the page's cookie, ?token=.
+std::vector<std::string> presented_tokens(const httplib::Request& request, int port)
 {
+    std::vector<std::string> tokens;
     const auto authorization = request.get_header_value("Authorization");
     if (authorization.starts_with("Bearer ")) {
-        return authorization.substr(7);
+        tokens.push_back(authorization.substr(7));
     }
     const auto cookies = request.get_header_value("Cookie");
-    const std::string name = std::string(k_cookie) + "=";
+    const auto name = cookie_name(port) + "=";
     for (std::size_t at = 0; at < cookies.size();) {
         const auto end = std::min(cookies.find(';', at), cookies.size());
         auto cookie = std::string_view(cookies).substr(at, end - at);
@@ -59,11 +66,27 @@ std::string presented_token(const httplib::Request& request)
             cookie.remove_prefix(1);
         }
         if (cookie.starts_with(name)) {
-            return std::string(cookie.substr(name.size()));
+            tokens.emplace_back(cookie.substr(name.size()));
         }
         at = end + 1;
     }
-    return request.get_param_value("token");
+    if (request.has_param("token")) {
+        tokens.push_back(request.get_param_value("token"));
+    }
+    return tokens;
+}
+
+// The token, where the request presents it among others (a cookie left by an earlier server
+// on this port must not hide a right ?token=); else what it presents, or "".
+std::string presented_token(const httplib::Request& request, int port, const std::string& token)
+{
+    const auto tokens = presented_tokens(request, port);
+    for (const auto& presented : tokens) {
+        if (same_token(presented, token)) {
+            return presented;
+        }
+    }
+    return tokens.empty() ? std::string() : tokens.front();
 }
 
 std::string event_text(const char* name, const std::string& data)
@@ -131,6 +154,7 @@ int WebServer::bind()
             fmt::format("cannot listen on {}:{}: {}", m_options.address, m_options.port,
                         errno != 0 ? std::strerror(errno) : "no such address here"));
     }
+    m_port = port;
     return port;
 }
 
@@ -153,7 +177,7 @@ void WebServer::add_routes()
                 m_options.policy,
                 {request.method, is_action(request), request.get_header_value("Host"),
                  request.get_header_value("Origin"), request.get_header_value("Sec-Fetch-Site"),
-                 presented_token(request)});
+                 presented_token(request, m_port, m_options.policy.token)});
             // Nothing here may be framed by another site, and nothing guessed from its bytes.
             response.set_header("X-Frame-Options", "DENY");
             response.set_header("X-Content-Type-Options", "nosniff");
@@ -182,9 +206,10 @@ void WebServer::add_routes()
         // send (SameSite=Strict), and leaves the address bar and the history.
         if (request.has_param("token") &&
             same_token(request.get_param_value("token"), m_options.policy.token)) {
-            response.set_header("Set-Cookie", fmt::format("{}={}; Path=/; HttpOnly; "
-                                                          "SameSite=Strict",
-                                                          k_cookie, m_options.policy.token));
+            response.set_header("Set-Cookie",
+                                fmt::format("{}={}; Path=/; HttpOnly; "
+                                            "SameSite=Strict",
+                                            cookie_name(m_port), m_options.policy.token));
             response.set_redirect(request.path, 303);
             return;
         }
@@ -304,11 +329,7 @@ void WebServer::add_routes()
             if (!hours || *hours == 0 || *hours > 24) {
                 return answer_error(response, 400, "hours is a whole number from 1 to 24");
             }
-            const auto from =
-                std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch())
-                    .count() -
-                static_cast<double>(*hours) * 3600;
-            answer_json(response, format_json(m_state.timeline(from)));
+            answer_json(response, m_state.timeline_document(static_cast<unsigned>(*hours)));
         });
     add_event_route();
     add_action_routes();

@@ -29,7 +29,7 @@ sys::ProbeCommand fake_usage(const TempDir& dir, int busy_looks)
     const auto script =
         fmt::format("looks=$(cat {0} 2>/dev/null || echo 0); echo $((looks + 1)) > {0}; "
                     "for id; do pids=; if [ \"$id\" = 0 ] && [ $looks -lt {1} ]; then pids=1; fi; "
-                    "printf '%s\\t0\\t1\\t%s\\n' \"$id\" \"$pids\"; done",
+                    "printf '%s\\t0\\t1\\t%s\\t-\\t-\\n' \"$id\" \"$pids\"; done",
                     (dir / "looks").string(), busy_looks);
     return {"/bin/sh", {"sh", "-c", script, "fake-usage"}, 30s};
 }

@@ -12,6 +12,7 @@
 #include <condition_variable>
 #include <cstdint>
 #include <filesystem>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -84,9 +85,9 @@ public:
     bool has_queue() const { return m_sources.queue != nullptr; }
     const LiveSources& sources() const { return m_sources; }
 
-    // What ran on each GPU since `from` (seconds since the epoch): what the server saw under
-    // the leases, and the queue's latest ended jobs.
-    Json timeline(double from);
+    // What ran on each GPU over the last `hours`: what the server saw under the leases, and
+    // the queue's latest jobs; made at most once a second, however many pages ask.
+    std::string timeline_document(unsigned hours);
 
 private:
     void watch_leases();
@@ -97,6 +98,7 @@ private:
     void publish(std::string Snapshot::*part, std::string document);
     std::string status_document(const sys::LeaseOverview& overview) const;
     std::string queue_document();
+    Json timeline(double from);
 
     LiveSources m_sources;
     mutable std::mutex m_mutex; // guards what follows, down to m_history
@@ -105,6 +107,8 @@ private:
     UsageReport m_usage;
     GpuHistory m_history{24 * 3600.0};
     std::mutex m_queue_mutex;
+    std::mutex m_timeline_mutex; // guards the made timelines, by hours
+    std::map<unsigned, std::pair<Clock::time_point, std::string>> m_timelines;
     std::atomic<bool> m_stopping{false};
     std::thread m_leases_thread;
     std::thread m_queue_thread;

@@ -51,6 +51,7 @@ private:
     WebServerOptions m_options;
     std::unique_ptr<httplib::Server> m_server;
     std::atomic<int> m_live_pages{0};
+    int m_port = 0; // the port bound
 };
 
 } // namespace gpusched::web
