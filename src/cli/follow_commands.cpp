@@ -151,14 +151,14 @@ int run_logs(const JobCommandOptions& options)
         if (options.tail && !tail_placed && (job.ended_state() || sizes.out + sizes.err > 0)) {
             // Once, at the first output there is: the follow goes on from its end.
             out_at = start_of_last_lines(sizes.out, *options.tail, [&](std::uint64_t from) {
-                return queue->output(job, from, sizes.err).out;
+                return queue->output(job, from, sizes.err, queue::QueueBackend::k_all).out;
             });
             err_at = start_of_last_lines(sizes.err, *options.tail, [&](std::uint64_t from) {
-                return queue->output(job, sizes.out, from).err;
+                return queue->output(job, sizes.out, from, queue::QueueBackend::k_all).err;
             });
             tail_placed = true;
         }
-        const auto output = queue->output(job, out_at, err_at);
+        const auto output = queue->output(job, out_at, err_at, queue::QueueBackend::k_all);
         if (!output.complete && !said_partial) {
             fmt::print(stderr, "(job {}: the beginning of its output was not kept: only the "
                                "last 64 KiB of each stream come back with its result)\n",

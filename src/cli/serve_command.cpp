@@ -22,6 +22,7 @@
 #include <spdlog/spdlog.h>
 
 #include <poll.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -75,6 +76,17 @@ std::string url_host(const std::string& address)
     return address.find(':') != std::string::npos ? "[" + address + "]" : address;
 }
 
+// Each open page holds a connection, and each connection a descriptor: as many as this user
+// may have, not the 1,024 a shell usually gives.
+void raise_descriptor_limit()
+{
+    rlimit limit{};
+    if (getrlimit(RLIMIT_NOFILE, &limit) == 0 && limit.rlim_cur < limit.rlim_max) {
+        limit.rlim_cur = limit.rlim_max;
+        setrlimit(RLIMIT_NOFILE, &limit);
+    }
+}
+
 } // namespace
 
 CLI::App* add_serve_command(CLI::App& app, ServeOptions& options)
@@ -114,6 +126,7 @@ CLI::App* add_serve_command(CLI::App& app, ServeOptions& options)
 int run_serve(const ServeOptions& options)
 {
     const auto listen = parse_listen(options.listen);
+    raise_descriptor_limit();
     // The signals are taken through one descriptor, blocked before any thread starts so that
     // every thread inherits the mask: only this one hears them.
     std::signal(SIGCHLD, SIG_DFL);
@@ -128,7 +141,7 @@ int run_serve(const ServeOptions& options)
     sources.add_others = options.gpus.empty();
     sources.inventory = probe.inventory();
     if (!options.no_queue) {
-        sources.queue = open_queue(options.queue);
+        sources.open_queue = [&options] { return open_queue(options.queue); };
         sources.queue_name = options.queue.queue;
     }
     sources.host = queue::this_host();

@@ -11,8 +11,12 @@ namespace {
 std::string_view without_port(std::string_view host)
 {
     if (host.starts_with('[')) {
+        // "[::1]" or "[::1]:PORT"; anything else after the bracket is no address.
         const auto end = host.find(']');
-        return end == std::string_view::npos ? host : host.substr(1, end - 1);
+        if (end == std::string_view::npos || (end + 1 < host.size() && host[end + 1] != ':')) {
+            return host;
+        }
+        return host.substr(1, end - 1);
     }
     const auto colon = host.rfind(':');
     if (colon != std::string_view::npos && host.find(':') == colon) {

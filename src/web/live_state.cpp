@@ -133,7 +133,8 @@ void LiveState::start()
     m_started = seconds_since_epoch();
     look_at_leases();
     m_leases_thread = std::thread([this] { watch_leases(); });
-    if (m_sources.queue) {
+    if (has_queue()) {
+        with_queue([&](queue::QueueBackend& queue) { m_queue_where = queue.describe(); });
         look_at_queue();
         m_queue_thread = std::thread([this] { watch_queue(); });
     }
@@ -193,11 +194,22 @@ void LiveState::watch_leases()
 
 void LiveState::watch_queue()
 {
+    // A connection of its own, for the store's change watch only: requests go on meanwhile.
+    std::unique_ptr<queue::QueueBackend> changes;
+    try {
+        changes = m_sources.open_queue();
+    } catch (const std::exception& error) {
+        spdlog::warn("the queue is looked at every {} s: {}", k_queue_look_every.count(),
+                     error.what());
+    }
     auto looked = Clock::now();
     while (!m_stopping) {
-        // Only the database's own watch is read here, never its connection: requests go on
-        // meanwhile.
-        const bool changed = m_sources.queue->wait_for_change(k_look_every);
+        bool changed = true;
+        if (changes) {
+            changed = changes->wait_for_change(k_look_every);
+        } else {
+            std::this_thread::sleep_for(k_look_every);
+        }
         if (m_stopping) {
             return;
         }
@@ -210,8 +222,19 @@ void LiveState::watch_queue()
 
 void LiveState::look_at_leases()
 {
-    const auto overview =
-        sys::read_lease_overview(m_sources.lock_dir, m_sources.gpus, m_sources.add_others);
+    sys::LeaseOverview overview;
+    try {
+        overview =
+            sys::read_lease_overview(m_sources.lock_dir, m_sources.gpus, m_sources.add_others);
+    } catch (const std::exception& error) {
+        // Short of descriptors, say: the page keeps the last look, and the next one tries
+        // again.
+        if (error.what() != std::exchange(m_lease_problem, error.what())) {
+            spdlog::warn("the leases could not be read: {}", error.what());
+        }
+        return;
+    }
+    m_lease_problem.clear();
     const auto now = seconds_since_epoch();
     std::string status;
     {
@@ -248,8 +271,8 @@ std::string LiveState::status_document(const sys::LeaseOverview& overview) const
         {"user", m_sources.user},
         {"uid", m_sources.uid},
         {"started", json_instant(m_started)},
-        {"queue", m_sources.queue ? Json(m_sources.queue_name) : Json(nullptr)},
-        {"where", m_sources.queue ? Json(m_sources.queue->describe()) : Json(nullptr)},
+        {"queue", has_queue() ? Json(m_sources.queue_name) : Json(nullptr)},
+        {"where", has_queue() ? Json(m_queue_where) : Json(nullptr)},
         {"allow_actions", m_sources.allow_actions},
         {"gpus_found_by",
          m_sources.inventory.source.empty() ? Json(nullptr) : Json(m_sources.inventory.source)},
@@ -309,7 +332,7 @@ Json LiveState::timeline(double from)
     // The queue's jobs first: where a job also ran under a lease, the queue's span, which
     // names the job, stands for both.
     std::vector<queue::JobRecord> queue_jobs;
-    if (m_sources.queue) {
+    if (has_queue()) {
         try {
             with_queue([&](queue::QueueBackend& backend) {
                 auto listing = backend.list({.recent = 500});

@@ -9,6 +9,8 @@
 #include <httplib.h>
 #include <spdlog/spdlog.h>
 
+#include <sys/socket.h>
+
 #include <cerrno>
 #include <cstring>
 #include <stdexcept>
@@ -20,8 +22,10 @@ namespace {
 using namespace std::chrono_literals;
 
 // Live pages each hold a thread while open; the pool keeps threads over for everything else.
-constexpr std::size_t k_threads = 64;
-constexpr int k_most_live_pages = 48;
+constexpr std::size_t k_threads = 128;
+constexpr int k_most_live_pages = 96;
+// A connection that has not been served in this time is cut (ConnectionReaper).
+constexpr auto k_most_for_a_connection = std::chrono::seconds(30);
 // A live page hears something at least this often, so that proxies and the browser keep the
 // stream open, and a page whose reader went away is noticed.
 constexpr auto k_heartbeat = 10s;
@@ -133,6 +137,12 @@ WebServer::WebServer(LiveState& state, WebServerOptions options)
     m_server->set_write_timeout(5s);
     m_server->set_payload_max_length(64 * 1024);
     m_server->set_keep_alive_timeout(5);
+    // Not httplib's default SO_REUSEPORT: a second server on a port in use would share it
+    // silently, each answering half the requests with its own token.
+    m_server->set_socket_options([](int socket) {
+        const int yes = 1;
+        setsockopt(socket, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof(yes));
+    });
     add_routes();
 }
 
@@ -155,17 +165,22 @@ int WebServer::bind()
                         errno != 0 ? std::strerror(errno) : "no such address here"));
     }
     m_port = port;
+    m_reaper = std::make_unique<ConnectionReaper>(port, k_most_for_a_connection);
     return port;
 }
 
 void WebServer::serve()
 {
+    m_reaper->start();
     m_server->listen_after_bind();
 }
 
 void WebServer::stop()
 {
     m_server->stop();
+    if (m_reaper) {
+        m_reaper->stop_and_cut_all();
+    }
 }
 
 void WebServer::add_routes()
@@ -200,6 +215,15 @@ void WebServer::add_routes()
                 answer_error(response, 500, "an unknown error");
             }
         });
+
+    // What no route answers, in the API's words.
+    server.set_error_handler([](const httplib::Request& request, httplib::Response& response) {
+        if (response.body.empty()) {
+            answer_error(response, response.status,
+                         response.status == 404 ? fmt::format("nothing here at {}", request.path)
+                                                : "the request could not be read");
+        }
+    });
 
     const auto page = [this](const httplib::Request& request, httplib::Response& response) {
         // Opened with ?token=: the token becomes a cookie that only this server's own pages
@@ -306,12 +330,9 @@ void WebServer::add_routes()
                 problem = "from is a byte offset";
                 return;
             }
-            const auto read =
-                backend.output(jobs.front(), out ? *from : sizes.out, out ? sizes.err : *from);
+            const auto read = backend.output(jobs.front(), out ? *from : sizes.out,
+                                             out ? sizes.err : *from, k_most_output);
             auto text = out ? read.out : read.err;
-            if (text.size() > k_most_output) {
-                text.resize(k_most_output);
-            }
             document["stream"] = stream;
             document["from"] = *from;
             document["next"] = *from + text.size();
@@ -339,11 +360,14 @@ void WebServer::add_event_route()
 {
     // Each open page holds one stream: what changed is pushed as it is seen (the status and
     // the queue's first page, whole), and a comment every k_heartbeat when nothing did.
-    m_server->Get("/api/events", [this](const httplib::Request&, httplib::Response& response) {
+    m_server->Get("/api/events", [this](const httplib::Request& request,
+                                        httplib::Response& response) {
         if (m_live_pages.fetch_add(1) >= k_most_live_pages) {
             --m_live_pages;
             return answer_error(response, 503, "too many live pages are open");
         }
+        const int peer = request.remote_port;
+        m_reaper->keep(peer);
         response.set_header("Cache-Control", "no-store");
         response.set_chunked_content_provider(
             "text/event-stream",
@@ -370,7 +394,10 @@ void WebServer::add_event_route()
                 }
                 return events.empty() || sink.write(events.data(), events.size());
             },
-            [this](bool) { --m_live_pages; });
+            [this, peer](bool) {
+                m_reaper->forget(peer);
+                --m_live_pages;
+            });
     });
 }
 

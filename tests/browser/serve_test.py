@@ -337,6 +337,20 @@ class ServeTest(unittest.TestCase):
         self.assertTrue(browser.shows("#running", str(job), 5), browser.text("#running"))
         open(marker, "w").close()
         self.assertTrue(browser.shows("#ended", "while [ ! -e", 5), browser.text("#ended"))
+        # redis-server gone: the queue's requests fail at once and the GPUs stay live; back
+        # on the same port, the server connects again.
+        redis_server = self.machine.processes[0]
+        redis_server.kill()
+        redis_server.wait()
+        status, body = server.get("/api/queue?from=1")
+        self.assertEqual(status, 503, body)
+        self.assertEqual(schema_errors(body), [])
+        self.assertEqual(server.get("/api/status")[0], 200)
+        self.machine.processes[0] = subprocess.Popen(
+            [redis, "--port", str(port), "--save", "", "--appendonly", "no"],
+            stdout=subprocess.DEVNULL, start_new_session=True)
+        eventually(lambda: subprocess.run(["redis-cli", "-p", str(port), "ping"], capture_output=True).returncode == 0)
+        self.assertTrue(eventually(lambda: server.get("/api/queue?from=1")[0] == 200), "connected again")
 
     def test_actions_need_allow_actions_the_token_and_the_servers_own_page(self):
         machine = self.machine

@@ -87,4 +87,6 @@ TEST(WebAccess, LoopbackHostsAreAddressesNotNames)
     EXPECT_FALSE(is_loopback_host("128.0.0.1"));
     EXPECT_FALSE(is_loopback_host("127.0.0.1:80:80"));
     EXPECT_FALSE(is_loopback_host("[::2]:80"));
+    EXPECT_FALSE(is_loopback_host("[::1].evil.example"));
+    EXPECT_TRUE(is_loopback_host("[::1]"));
 }

@@ -5,6 +5,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <limits>
 #include <memory>
 #include <optional>
 #include <string>
@@ -65,9 +66,11 @@ public:
     // since the epoch, when given); how many.
     virtual std::int64_t purge(std::optional<double> ended_before) = 0;
 
-    // What job `job` wrote, from byte `out_from` of its stdout and `err_from` of its stderr.
-    virtual JobOutput output(const JobRecord& job, std::uint64_t out_from,
-                             std::uint64_t err_from) = 0;
+    // What job `job` wrote, from byte `out_from` of its stdout and `err_from` of its stderr,
+    // at most `most` bytes of each (a page that follows a job of gigabytes asks for a piece).
+    static constexpr std::uint64_t k_all = std::numeric_limits<std::uint64_t>::max();
+    virtual JobOutput output(const JobRecord& job, std::uint64_t out_from, std::uint64_t err_from,
+                             std::uint64_t most) = 0;
     // How much of each stream output() has to give now, in bytes.
     struct OutputSizes {
         std::uint64_t out = 0;

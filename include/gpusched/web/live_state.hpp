@@ -12,6 +12,7 @@
 #include <condition_variable>
 #include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -27,7 +28,9 @@ struct LiveSources {
     std::vector<sys::ShownGpu> gpus;            // the GPUs to show first
     bool add_others = true;                     // and every other GPU leased
     GpuInventory inventory;                     // what CUDA and NVML told of them, once
-    std::unique_ptr<queue::QueueBackend> queue; // none: no queue is shown
+    // Opens the queue shown (none: no queue is shown): once for the requests, again after an
+    // error (a Redis server that went away and came back), and once for the change watch.
+    std::function<std::unique_ptr<queue::QueueBackend>()> open_queue;
     std::string queue_name;
     std::string host; // this machine's name
     std::string user; // who serves
@@ -71,18 +74,26 @@ public:
     // A sample of NVML (taken by the caller, which runs the probe child).
     void note_usage(const UsageReport& report);
 
-    // The queue, one request at a time (its connection is not shared between threads);
-    // throws std::logic_error where there is none.
+    // The queue, one request at a time (its connection is not shared between threads). A
+    // call that fails drops the connection: the next one opens it again.
     template <typename Use>
     auto with_queue(Use&& use)
     {
         std::lock_guard lock(m_queue_mutex);
-        if (!m_sources.queue) {
+        if (!m_sources.open_queue) {
             throw std::logic_error("no queue is served");
         }
-        return use(*m_sources.queue);
+        if (!m_queue) {
+            m_queue = m_sources.open_queue();
+        }
+        try {
+            return use(*m_queue);
+        } catch (...) {
+            m_queue.reset();
+            throw;
+        }
     }
-    bool has_queue() const { return m_sources.queue != nullptr; }
+    bool has_queue() const { return static_cast<bool>(m_sources.open_queue); }
     const LiveSources& sources() const { return m_sources; }
 
     // What ran on each GPU over the last `hours`: what the server saw under the leases, and
@@ -107,12 +118,15 @@ private:
     UsageReport m_usage;
     GpuHistory m_history{24 * 3600.0};
     std::mutex m_queue_mutex;
+    std::unique_ptr<queue::QueueBackend> m_queue; // under m_queue_mutex; none until opened
+    std::string m_queue_where;                    // the queue's describe(), for the page
     std::mutex m_timeline_mutex; // guards the made timelines, by hours
     std::map<unsigned, std::pair<Clock::time_point, std::string>> m_timelines;
     std::atomic<bool> m_stopping{false};
     std::thread m_leases_thread;
     std::thread m_queue_thread;
     double m_started = 0;
+    std::string m_lease_problem; // the last look's, said once (the leases thread's)
 };
 
 } // namespace gpusched::web

@@ -1,6 +1,7 @@
 #pragma once
 
 #include <gpusched/web_access.hpp>
+#include <gpusched/web/connection_reaper.hpp>
 #include <gpusched/web/live_state.hpp>
 
 #include <atomic>
@@ -50,6 +51,7 @@ private:
     LiveState& m_state;
     WebServerOptions m_options;
     std::unique_ptr<httplib::Server> m_server;
+    std::unique_ptr<ConnectionReaper> m_reaper; // once bound
     std::atomic<int> m_live_pages{0};
     int m_port = 0; // the port bound
 };

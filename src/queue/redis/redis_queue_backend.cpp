@@ -43,9 +43,9 @@ std::int64_t count_of(const std::map<std::string, std::string>& stats, const cha
     return found == stats.end() ? 0 : std::max<std::int64_t>(0, std::atoll(found->second.c_str()));
 }
 
-std::string tail_from(const std::string& tail, std::uint64_t from)
+std::string tail_from(const std::string& tail, std::uint64_t from, std::uint64_t most)
 {
-    return from >= tail.size() ? std::string() : tail.substr(from);
+    return from >= tail.size() ? std::string() : tail.substr(from, most);
 }
 
 } // namespace
@@ -260,15 +260,15 @@ std::int64_t RedisQueueBackend::purge(std::optional<double> ended_before)
 }
 
 JobOutput RedisQueueBackend::output(const JobRecord& job, std::uint64_t out_from,
-                                    std::uint64_t err_from)
+                                    std::uint64_t err_from, std::uint64_t most)
 {
     // The worker sends the tails with the result: nothing is known before the job ends.
     if (!job.ended_state()) {
         return {};
     }
     const auto found = checked(m_queue.fetch(m_redis, std::to_string(job.id)));
-    return {tail_from(found.field("out_tail"), out_from),
-            tail_from(found.field("err_tail"), err_from), found.field("complete") != "0"};
+    return {tail_from(found.field("out_tail"), out_from, most),
+            tail_from(found.field("err_tail"), err_from, most), found.field("complete") != "0"};
 }
 
 QueueBackend::OutputSizes RedisQueueBackend::output_sizes(const JobRecord& job)

@@ -19,8 +19,9 @@ namespace {
 // that long, and every transaction of the queue is far shorter.
 constexpr std::chrono::seconds k_busy_timeout{5};
 
-// The bytes of `path` from `from` on ("" when it does not exist, as before a job writes).
-std::string read_from(const std::filesystem::path& path, std::uint64_t from)
+// The bytes of `path` from `from` on, `most` at most ("" when it does not exist, as before a
+// job writes).
+std::string read_from(const std::filesystem::path& path, std::uint64_t from, std::uint64_t most)
 {
     std::ifstream file(path, std::ios::binary);
     if (!file) {
@@ -30,7 +31,13 @@ std::string read_from(const std::filesystem::path& path, std::uint64_t from)
     if (!file) {
         return {};
     }
-    return {std::istreambuf_iterator<char>(file), std::istreambuf_iterator<char>()};
+    if (most == QueueBackend::k_all) {
+        return {std::istreambuf_iterator<char>(file), std::istreambuf_iterator<char>()};
+    }
+    std::string bytes(most, '\0');
+    file.read(bytes.data(), static_cast<std::streamsize>(most));
+    bytes.resize(static_cast<std::size_t>(file.gcount()));
+    return bytes;
 }
 
 } // namespace
@@ -164,13 +171,13 @@ std::int64_t SqliteQueueBackend::purge(std::optional<double> ended_before)
 }
 
 JobOutput SqliteQueueBackend::output(const JobRecord& job, std::uint64_t out_from,
-                                    std::uint64_t err_from)
+                                     std::uint64_t err_from, std::uint64_t most)
 {
     if (job.output.empty()) {
         return {};
     }
     const auto paths = sys::last_output_of(job.output, static_cast<JobId>(job.id));
-    return {read_from(paths.out, out_from), read_from(paths.err, err_from), true};
+    return {read_from(paths.out, out_from, most), read_from(paths.err, err_from, most), true};
 }
 
 QueueBackend::OutputSizes SqliteQueueBackend::output_sizes(const JobRecord& job)

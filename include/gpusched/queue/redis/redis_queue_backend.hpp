@@ -30,8 +30,8 @@ public:
     void pause(const std::string& gpu) override;
     void resume(const std::string& gpu) override;
     std::int64_t purge(std::optional<double> ended_before) override;
-    JobOutput output(const JobRecord& job, std::uint64_t out_from,
-                     std::uint64_t err_from) override;
+    JobOutput output(const JobRecord& job, std::uint64_t out_from, std::uint64_t err_from,
+                     std::uint64_t most) override;
     OutputSizes output_sizes(const JobRecord& job) override;
 
 private:
