@@ -167,10 +167,10 @@ int run_serve(const ServeOptions& options)
     // needs to act.
     // A wildcard address is no address to open: the host's name is.
     const bool wildcard = listen.address == "0.0.0.0" || listen.address == "::";
-    const auto shown = wildcard ? state.sources().host : url_host(listen.address);
-    fmt::print("http://{}:{}/?token={}\n", shown, port, server_options.policy.token);
+    const auto address = wildcard ? state.sources().host : url_host(listen.address);
+    fmt::print("http://{}:{}/?token={}\n", address, port, server_options.policy.token);
     std::fflush(stdout);
-    spdlog::info("serving {} on http://{}:{}/ ({}{})", state.sources().host, shown, port,
+    spdlog::info("serving {} on http://{}:{}/ ({}{})", state.sources().host, address, port,
                  options.allow_actions ? "actions allowed with the token" : "read-only",
                  server_options.policy.loopback_only ? "" : "; every request needs the token");
 

@@ -16,6 +16,10 @@
 namespace gpusched::sys {
 namespace {
 
+struct CloseDirectory {
+    void operator()(DIR* directory) const { closedir(directory); }
+};
+
 // The inode of the socket `fd` holds ("socket:[12345]"); nothing for what is no socket.
 std::optional<unsigned long> socket_inode(int fd)
 {
@@ -46,7 +50,7 @@ std::optional<int> port_of(const sockaddr_storage& address)
 std::vector<AcceptedConnection> accepted_connections(int port)
 {
     std::vector<AcceptedConnection> connections;
-    const std::unique_ptr<DIR, decltype(&closedir)> directory(opendir("/proc/self/fd"), closedir);
+    const std::unique_ptr<DIR, CloseDirectory> directory(opendir("/proc/self/fd"));
     if (!directory) {
         return connections;
     }
