@@ -131,10 +131,13 @@ LiveState::~LiveState()
 void LiveState::start()
 {
     m_started = seconds_since_epoch();
+    // What the status documents name is set before any thread reads it.
+    if (has_queue()) {
+        with_queue([&](queue::QueueBackend& queue) { m_queue_where = queue.describe(); });
+    }
     look_at_leases();
     m_leases_thread = std::thread([this] { watch_leases(); });
     if (has_queue()) {
-        with_queue([&](queue::QueueBackend& queue) { m_queue_where = queue.describe(); });
         look_at_queue();
         m_queue_thread = std::thread([this] { watch_queue(); });
     }
