@@ -252,6 +252,8 @@ class ServeTest(unittest.TestCase):
         machine.start(["worker", "--gpus", "0"])
         self.assertTrue(browser.shows("#running", f"while [ ! -e {marker} ]", 10), browser.text("#running"))
         self.assertTrue(browser.shows('#gpus tr[data-gpu="0"]', "leased", 3), "the worker's lease is shown")
+        self.assertTrue(browser.shows('#gpus tr[data-gpu="0"]', f"job {job}:", 3),
+                        browser.text('#gpus tr[data-gpu="0"]'))
         open(marker, "w").close()
         ended = time.monotonic()
         self.assertTrue(browser.shows("#ended", "succeeded", 3), browser.text("#ended"))

@@ -84,7 +84,9 @@ function showStatus(status) {
     const device = gpu.device || {};
     const memory = device.memory_used_mib != null ? device.memory_used_mib + " / " + device.memory_total_mib + " MiB"
       : device.memory_total_mib != null ? "n/a / " + device.memory_total_mib + " MiB" : "n/a";
-    const common = [el("td", {}, gpu.id), el("td", {}, device.name || "n/a"), el("td", {}, memory),
+    const model = el("td", {}, device.name || "n/a");
+    if (device.uuid) model.append(el("div", { class: "note" }, device.uuid));
+    const common = [el("td", {}, gpu.id), model, el("td", {}, memory),
       el("td", {}, device.utilization_percent != null ? device.utilization_percent + " %" : "n/a"),
       el("td", {}, device.temperature_celsius != null ? device.temperature_celsius + " °C" : "n/a"),
       el("td", { class: "state-" + gpu.state }, gpu.state + (gpu.mig_instances_leased ? " (" + gpu.mig_instances_leased + " MIG leased)" : ""))];
@@ -96,8 +98,13 @@ function showStatus(status) {
       const pid = job ? job.pid : gpu.holder ? gpu.holder.pid : "";
       let command = job ? job.command : gpu.state === "leased" ? (record ? "(between jobs)" : "(no record)") : "";
       if (record && record.check === "unverified" && job) command = "(unverified) " + command;
+      // A job of the queue served here is named by its id, found by its GPU and command.
+      const queued = job && state.queue && state.queue.running ? state.queue.running.find((running) =>
+        (running.gpus || []).includes(gpu.id) && running.command === job.command) : null;
+      const commandCell = el("td", { class: "command" }, command);
+      if (queued) commandCell.prepend(el("span", {}, "job ", jobLink(queued.id), ": "));
       rows.push(el("tr", { "data-gpu": gpu.id }, ...cells, el("td", {}, user), el("td", {}, pid),
-        el("td", {}, job ? time(job.started) : ""), el("td", { class: "command" }, command)));
+        el("td", {}, job ? time(job.started) : ""), commandCell));
     });
   }
   fill("#gpus", rows, "no GPU found: give --gpus");
@@ -284,7 +291,7 @@ function start() {
   let timelineDue = null;
   const timelineSoon = () => { if (!timelineDue) timelineDue = setTimeout(() => { timelineDue = null; loadTimeline(); }, 1000); };
   connect((status) => { showStatus(status); if (state.queue) showQueue(state.queue); timelineSoon(); },
-    (queue) => { if (state.status) showQueue(queue); else state.queue = queue; timelineSoon(); });
+    (queue) => { if (state.status) { showQueue(queue); showStatus(state.status); } else state.queue = queue; timelineSoon(); });
   setInterval(loadTimeline, 60000);
 }
 
