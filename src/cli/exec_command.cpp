@@ -14,7 +14,7 @@
 #include <gpusched/sys/lease_acquisition.hpp>
 #include <gpusched/sys/probe_child.hpp>
 #include <gpusched/sys/signal_channel.hpp>
-#include <gpusched/sys/standard_streams.hpp>
+#include <gpusched/sys/default_signals.hpp>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -238,8 +238,7 @@ int run_exec(const ExecOptions& options)
     setenv("GPUSCHED_GPU", visible_devices.c_str(), 1);
     setenv("CUDA_DEVICE_ORDER", "PCI_BUS_ID", 0);
     hand_over(*leases, acquired.slots);
-    sys::restore_sigpipe();
-    sigprocmask(SIG_SETMASK, &signals.original_mask(), nullptr);
+    sys::reset_signals_for_exec();
 
     std::vector<char*> argv;
     for (const auto& arg : options.command) {

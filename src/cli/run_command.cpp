@@ -373,7 +373,7 @@ int run_jobs(RunOptions& options, const InputFactory& make_input,
     // share of its GPU), the marker (from here), its presence token and a long command's script.
     const int lowest_marker_fd = static_cast<int>(3 + 2 * scheduler.pool().size() + 2);
     const sys::RunGuard guard(runner_settings.kill_after, guard_keeps, lowest_marker_fd, run_token);
-    const sys::JobSpawner spawner(options.shell, signals.original_mask(), guard.marker_fd());
+    const sys::JobSpawner spawner(options.shell, guard.marker_fd());
     sys::SystemProcessTable processes(spawner);
     sys::JobRunner runner(scheduler, *input, {processes, signals, system_time()}, environment,
                           std::move(runner_settings));

@@ -1,6 +1,6 @@
 #include <gpusched/sys/job_spawner.hpp>
 
-#include <gpusched/sys/standard_streams.hpp>
+#include <gpusched/sys/default_signals.hpp>
 #include <gpusched/sys/unique_fd.hpp>
 #include <gpusched/sys/write_all.hpp>
 
@@ -39,20 +39,16 @@ int JobSpawner::lowest_private_fd(std::size_t leases)
     return std::max(k_private_fd_floor, k_first_inherited_fd + static_cast<int>(leases) + 3);
 }
 
-JobSpawner::JobSpawner(std::string shell, const sigset_t& child_mask, int marker)
-    : m_shell(std::move(shell)), m_marker(marker)
+JobSpawner::JobSpawner(std::string shell, int marker) : m_shell(std::move(shell)), m_marker(marker)
 {
     if (m_marker >= 0 && m_marker <= k_first_inherited_fd) {
         throw std::logic_error("the marker descriptor lies among the descriptors a job gets");
     }
-    m_attributes.new_process_group().signal_mask(child_mask);
-    // gpusched ignores SIGPIPE for itself only: a job gets the action gpusched was started with.
-    if (sigpipe_was_default()) {
-        sigset_t pipe;
-        sigemptyset(&pipe);
-        sigaddset(&pipe, SIGPIPE);
-        m_attributes.default_signals(pipe);
-    }
+    // A job starts as a program started by a login shell would: nothing blocked, every signal
+    // at its default action. Whatever gpusched inherited (SIGINT and SIGQUIT ignored when a
+    // script started it with `&`, SIGPIPE it ignores for itself, a mask) would otherwise
+    // reach the job, and a job that ignores SIGINT never sees the stop meant for it.
+    m_attributes.new_process_group().signal_mask(no_signals()).default_signals(all_signals());
     m_plain_actions.open(STDIN_FILENO, "/dev/null", O_RDONLY);
     if (m_marker >= 0) {
         m_plain_actions.dup2(m_marker, k_first_inherited_fd);

@@ -10,8 +10,6 @@ namespace gpusched::sys {
 namespace {
 
 bool g_stdin_was_closed = false;
-struct sigaction g_original_sigpipe {};
-bool g_sigpipe_changed = false;
 
 } // namespace
 
@@ -34,24 +32,12 @@ void prepare_standard_streams()
     struct sigaction ignore {};
     ignore.sa_handler = SIG_IGN;
     sigemptyset(&ignore.sa_mask);
-    g_sigpipe_changed = sigaction(SIGPIPE, &ignore, &g_original_sigpipe) == 0;
+    sigaction(SIGPIPE, &ignore, nullptr);
 }
 
 bool stdin_was_closed()
 {
     return g_stdin_was_closed;
-}
-
-bool sigpipe_was_default()
-{
-    return !g_sigpipe_changed || g_original_sigpipe.sa_handler == SIG_DFL;
-}
-
-void restore_sigpipe()
-{
-    if (g_sigpipe_changed) {
-        sigaction(SIGPIPE, &g_original_sigpipe, nullptr);
-    }
 }
 
 } // namespace gpusched::sys

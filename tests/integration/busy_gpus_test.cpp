@@ -49,7 +49,7 @@ int run_with_usage(const TempDir& dir, const std::vector<std::string>& gpus,
     sys::InputReader reader({(dir / "input").string()}, std::nullopt);
     Scheduler scheduler(GpuPool(gpus), SchedulerOptions{});
     const JobEnvironment environment(environ);
-    const sys::JobSpawner spawner("/bin/sh", signals.original_mask());
+    const sys::JobSpawner spawner("/bin/sh");
     sys::RunnerOptions options;
     options.usage_probe = std::move(usage);
     options.recheck = recheck;

@@ -281,24 +281,6 @@ TEST(Streams, AClosedStderrPipeLeavesTheExitStatusToTheJobs)
     EXPECT_EQ(run(dir, failing).exit_status, 1);
 }
 
-// The signals a process ignores, from /proc/PID/status.
-unsigned long long ignored_signals(const std::string& status)
-{
-    const auto at = status.find("SigIgn:");
-    return at == std::string::npos ? 0 : std::strtoull(status.c_str() + at + 7, nullptr, 16);
-}
-
-TEST(Streams, JobsGetTheSigpipeActionGpuschedWasStartedWith)
-{
-    TempDir dir;
-    const auto result = run(dir, {{"--gpus", "0"}, "cat /proc/self/status\n"});
-    ASSERT_EQ(result.exit_status, 0) << result.err;
-    const auto sigpipe = 1ULL << (SIGPIPE - 1);
-    // gpusched ignores SIGPIPE for itself; the job has it as this test (gpusched's parent) has.
-    EXPECT_EQ(ignored_signals(result.out) & sigpipe,
-              ignored_signals(read_file("/proc/self/status")) & sigpipe);
-}
-
 TEST(Streams, AStderrNobodyReadsNeverStopsTheRun)
 {
     TempDir dir;

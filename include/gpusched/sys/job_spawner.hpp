@@ -27,12 +27,12 @@ struct JobPlace {
 // Starts jobs as `SHELL -c COMMAND` with posix_spawn: each in a process group of its own,
 // stdin from /dev/null (a job must never read the queue), stdout and stderr shared with the
 // scheduler, its GPUs' lease descriptors at 3, 4, ..., then the run guard's marker, then its
-// presence token (the write end of a pipe: see ProcessTable), no other descriptor, and the
-// signal mask the scheduler started with.
+// presence token (the write end of a pipe: see ProcessTable), no other descriptor, no signal
+// blocked and every signal at its default action.
 class JobSpawner {
 public:
     // `marker`: a descriptor every job inherits (RunGuard::marker_fd), or -1.
-    JobSpawner(std::string shell, const sigset_t& child_mask, int marker = -1);
+    explicit JobSpawner(std::string shell, int marker = -1);
 
     // Each source descriptor must lie above the places the ones before it go to: the leases
     // and the marker at 3 + their number or above, `presence` above the marker's place (as
