@@ -20,6 +20,7 @@
 #include <spdlog/spdlog.h>
 
 #include <malloc.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -83,6 +84,15 @@ constexpr int k_kept_heap_bytes = 8 << 20;
 
 // Each job's output goes to files, for `gpusched logs`: --output-dir, else a directory beside
 // the database (so that who may read the queue may read its jobs' output).
+// The mode of a directory readable by those who may read `file`: 0700, with r-x for the group
+// and others where the file has r.
+mode_t readable_as(const std::filesystem::path& file)
+{
+    struct stat status {};
+    const mode_t read = ::stat(file.c_str(), &status) == 0 ? status.st_mode & 044 : 0;
+    return 0700 | read | (read >> 2);
+}
+
 std::string local_output_directory(const std::filesystem::path& database, WorkerOptions& options)
 {
     if (options.run.tag) {
@@ -92,8 +102,10 @@ std::string local_output_directory(const std::filesystem::path& database, Worker
         const auto directory = std::filesystem::path(database.string() + "-output") /
                                options.queue.queue;
         // Beside the database, in a directory no other user can write (submit and worker
-        // refuse one they can).
-        sys::make_own_directory(std::filesystem::absolute(database).parent_path(), directory);
+        // refuse one they can), and that those may read who may read the database: nobody
+        // but its owner, unless they shared it (chmod).
+        sys::make_own_directory(std::filesystem::absolute(database).parent_path(), directory,
+                                readable_as(database));
         options.run.output_dir = directory.string();
         options.run.output_info = false; // the queue's records say what a .info file would
     }
@@ -203,8 +215,8 @@ int stop_workers(const WorkerOptions& options)
 
 int run_local_worker(WorkerOptions& options)
 {
-    const auto database = local_database_of(options.queue);
-    queue::refuse_shared_database(database); // before anything is made beside it
+    // Where the database really is, the way there checked before anything is made beside it.
+    const auto database = queue::trusted_database_location(local_database_of(options.queue));
     queue::SqliteWorkerSettings settings{database, options.queue.queue, queue::this_host(), "",
                                         local_output_directory(database, options)};
     options.run.only_when_free = true;

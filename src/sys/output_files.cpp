@@ -18,7 +18,7 @@
 namespace gpusched::sys {
 
 void make_own_directory(const std::filesystem::path& trusted,
-                        const std::filesystem::path& directory)
+                        const std::filesystem::path& directory, mode_t mode)
 {
     const auto target = std::filesystem::absolute(directory).lexically_normal();
     const auto top = std::filesystem::absolute(trusted).lexically_normal();
@@ -31,7 +31,7 @@ void make_own_directory(const std::filesystem::path& trusted,
     auto path = top;
     for (const auto& part : below) {
         path /= part;
-        if (::mkdir(path.c_str(), 0755) != 0 && errno != EEXIST) {
+        if (::mkdir(path.c_str(), mode) != 0 && errno != EEXIST) {
             throw_errno(fmt::format("mkdir {}", path.string()));
         }
         struct stat status {};
@@ -39,13 +39,15 @@ void make_own_directory(const std::filesystem::path& trusted,
             throw_errno(fmt::format("lstat {}", path.string()));
         }
         const bool ours = status.st_uid == ::geteuid();
-        if (S_ISDIR(status.st_mode) && ours && (status.st_mode & (S_IWGRP | S_IWOTH)) != 0) {
-            // Ours, made writable by a umask of 002 (as earlier versions left it): ours to
-            // close. What others may have put there is never written through (O_NOFOLLOW).
-            if (::chmod(path.c_str(), status.st_mode & 0755) != 0) {
-                throw_errno(fmt::format("chmod go-w {}", path.string()));
+        if (S_ISDIR(status.st_mode) && ours && (status.st_mode & 07777) != mode) {
+            // Ours, with another mode: made writable by a umask of 002 or readable by every
+            // user (as earlier versions left it), or the queue's database was shared or made
+            // private since. What others may have put there is never written through
+            // (O_NOFOLLOW).
+            if (::chmod(path.c_str(), mode) != 0) {
+                throw_errno(fmt::format("chmod {:04o} {}", mode, path.string()));
             }
-            status.st_mode &= ~static_cast<mode_t>(S_IWGRP | S_IWOTH);
+            status.st_mode = (status.st_mode & ~static_cast<mode_t>(07777)) | mode;
         }
         const char* wrong = !S_ISDIR(status.st_mode) ? "is not a directory (a link?)"
                             : !ours && status.st_uid != 0 ? "belongs to another user"

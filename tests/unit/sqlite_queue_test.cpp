@@ -371,7 +371,7 @@ TEST_F(SqliteQueueFile, TheSchemaVersionIsKeptInTheHeaderAndAnOlderDatabaseIsBro
     {
         Database database(db_path(), 1s);
         prepare_sqlite_queue_schema(database);
-        EXPECT_EQ(user_version(database), 4);
+        EXPECT_EQ(user_version(database), 5);
         SqliteQueue(database, "default").submit(commands({"kept"}), {});
         // As version 1 left it.
         database.execute(
@@ -387,7 +387,7 @@ TEST_F(SqliteQueueFile, TheSchemaVersionIsKeptInTheHeaderAndAnOlderDatabaseIsBro
     }
     Database database(db_path(), 1s);
     prepare_sqlite_queue_schema(database);
-    EXPECT_EQ(user_version(database), 4);
+    EXPECT_EQ(user_version(database), 5);
     SqliteQueue queue(database, "default");
     const auto job = queue.take("worker", "/output");
     ASSERT_TRUE(job);
@@ -417,15 +417,52 @@ TEST_F(SqliteQueueFile, TheSchemaVersionIsKeptInTheHeaderAndAnOlderDatabaseIsBro
     EXPECT_EQ(read->context.umask, 027u);
     EXPECT_EQ(read->context.options, origin.context.options);
 
-    database.execute("PRAGMA user_version = 5");
+    database.execute("PRAGMA user_version = 6");
     try {
         prepare_sqlite_queue_schema(database);
         ADD_FAILURE() << "a database of a later version was used";
     } catch (const DatabaseError& error) {
-        EXPECT_NE(std::string(error.what()).find("made by another version of gpusched (schema 5"),
+        EXPECT_NE(std::string(error.what()).find("made by another version of gpusched (schema 6"),
                   std::string::npos)
             << error.what();
     }
+}
+
+// A database keeps each submitter's environment: it is made readable by its owner alone, and
+// one an earlier version made with the umask's mode loses the others' bits at its upgrade,
+// once (a chmod after that is the owner's choice to share it, and is kept).
+TEST_F(SqliteQueueFile, ADatabaseIsReadableByItsOwnerAloneAndAnOlderOneIsMadeSo)
+{
+    const auto mode_of = [](const std::filesystem::path& path) {
+        struct stat status {};
+        return ::stat(path.c_str(), &status) == 0 ? status.st_mode & 07777 : 07777u;
+    };
+    const auto old_umask = ::umask(022);
+    {
+        Database database(db_path(), 1s);
+        prepare_sqlite_queue_schema(database);
+        SqliteQueue(database, "default").submit(commands({"kept"}), {});
+        EXPECT_EQ(mode_of(db_path()), 0600u);
+        EXPECT_EQ(mode_of(db_path().string() + "-wal"), 0600u);
+        EXPECT_EQ(mode_of(db_path().string() + "-shm"), 0600u);
+        // As version 4 left it: readable by everyone.
+        database.execute(
+            "UPDATE meta SET value = '4' WHERE key = 'schema'; PRAGMA user_version = 0");
+    }
+    ::chmod(db_path().c_str(), 0644);
+    {
+        Database database(db_path(), 1s);
+        prepare_sqlite_queue_schema(database);
+        EXPECT_EQ(mode_of(db_path()), 0600u);
+        EXPECT_EQ(SqliteQueue(database, "default").list(5, 5).queued, 1);
+    }
+    ::chmod(db_path().c_str(), 0640);
+    {
+        Database database(db_path(), 1s);
+        prepare_sqlite_queue_schema(database);
+        EXPECT_EQ(mode_of(db_path()), 0640u) << "shared by its owner's choice";
+    }
+    ::umask(old_umask);
 }
 
 TEST_F(SqliteQueueFile, AHundredThousandJobsGoInAsOneTransaction)

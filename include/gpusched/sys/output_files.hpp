@@ -4,19 +4,22 @@
 #include <gpusched/joblog.hpp>
 #include <gpusched/sys/unique_fd.hpp>
 
+#include <sys/types.h>
+
 #include <filesystem>
 #include <optional>
 #include <string>
 
 namespace gpusched::sys {
 
-// Makes `directory` where missing (mode 0755, so that who may read the queue may read its
-// jobs' output) and checks each directory from `trusted` (excluded) down to it: a real
-// directory, not a link, of ours or root's, that no other user can write. Files a job's
-// output goes to are opened there on our behalf, so a directory another user made or can
-// write first (with links planted in it) is refused, naming it.
+// Makes `directory` where missing, with `mode` (no write bit for others; the caller says who
+// may read: a queue's output, whoever may read the queue), gives that mode to each directory
+// of ours from `trusted` (excluded) down to it, and checks each: a real directory, not a
+// link, of ours or root's, that no other user can write. Files a job's output goes to are
+// opened there on our behalf, so a directory another user made or can write first (with
+// links planted in it) is refused, naming it.
 void make_own_directory(const std::filesystem::path& trusted,
-                        const std::filesystem::path& directory);
+                        const std::filesystem::path& directory, mode_t mode = 0700);
 
 // --output-dir: each attempt's stdout and stderr go to files named by its sequence number
 // (`7.out`, `7.err`; a retry gets `7.2.out`, ...), with `7.info` beside them telling the

@@ -4,6 +4,8 @@
 #include <spdlog/spdlog.h>
 #include <sqlite3.h>
 
+#include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cctype>
@@ -28,6 +30,28 @@ std::string uri_path(const std::filesystem::path& path)
     return escaped;
 }
 
+// `path` with its links followed; a database not made yet is named as written beneath its
+// directory's real place.
+std::filesystem::path located(const std::filesystem::path& path)
+{
+    std::error_code error;
+    auto location = std::filesystem::weakly_canonical(std::filesystem::absolute(path), error);
+    return error ? std::filesystem::absolute(path) : location;
+}
+
+// A new database is made here, owner-only, before SQLite opens it: SQLite would make it with
+// the umask's mode (0644, readable by every user), and its -wal and -shm take the database's
+// mode. Never through a link, and never a file someone else made first (O_EXCL).
+void make_private_file(const std::filesystem::path& path)
+{
+    const int made =
+        ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+    if (made >= 0) {
+        ::close(made);
+    }
+    // EEXIST: made before; any other error is SQLite's to report, naming the path.
+}
+
 } // namespace
 
 DatabaseError::DatabaseError(const std::string& message, int code)
@@ -42,10 +66,12 @@ bool DatabaseError::busy() const
 }
 
 Database::Database(std::filesystem::path path, std::chrono::milliseconds busy_timeout)
-    : m_path(std::move(path))
+    : m_path(std::move(path)), m_location(located(m_path))
 {
     forget_files_of_a_removed_database();
-    open(m_path.string(), SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX);
+    make_private_file(m_location);
+    open(m_location.string(),
+         SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX | SQLITE_OPEN_NOFOLLOW);
     sqlite3_busy_timeout(m_handle, static_cast<int>(busy_timeout.count()));
     try {
         // WAL: readers (`gpusched queue`) never wait for a writer, and a commit is one append,
@@ -60,13 +86,13 @@ Database::Database(std::filesystem::path path, std::chrono::milliseconds busy_ti
         m_handle = nullptr;
         // Another user's queue, which we may read but not write, and which no process has
         // open (no -wal, so no -shm we could share): read as it is on disk, whole.
-        const auto wal = m_path.string() + "-wal";
-        if ((error.code() & 0xff) != SQLITE_READONLY || access(m_path.c_str(), W_OK) == 0 ||
+        const auto wal = m_location.string() + "-wal";
+        if ((error.code() & 0xff) != SQLITE_READONLY || access(m_location.c_str(), W_OK) == 0 ||
             access(wal.c_str(), F_OK) == 0) {
             throw;
         }
-        open("file:" + uri_path(m_path) + "?immutable=1",
-             SQLITE_OPEN_READONLY | SQLITE_OPEN_URI | SQLITE_OPEN_NOMUTEX);
+        open("file:" + uri_path(m_location) + "?immutable=1",
+             SQLITE_OPEN_READONLY | SQLITE_OPEN_URI | SQLITE_OPEN_NOMUTEX | SQLITE_OPEN_NOFOLLOW);
     } catch (...) {
         sqlite3_close(m_handle);
         m_handle = nullptr;
@@ -86,9 +112,9 @@ void Database::forget_files_of_a_removed_database() const
 {
     std::error_code error;
     for (const auto* suffix : {"-wal", "-shm", "-journal"}) {
-        const std::filesystem::path left = m_path.string() + suffix;
+        const std::filesystem::path left = m_location.string() + suffix;
         if (!std::filesystem::exists(left, error) || error ||
-            std::filesystem::exists(m_path, error) || error) {
+            std::filesystem::exists(m_location, error) || error) {
             continue;
         }
         if (std::filesystem::remove(left, error)) {
@@ -96,6 +122,25 @@ void Database::forget_files_of_a_removed_database() const
                          "removed",
                          m_path.string(), left.string());
         }
+    }
+}
+
+void Database::make_private() const
+{
+    bool changed = false;
+    for (const auto* suffix : {"", "-wal", "-shm", "-journal"}) {
+        const auto file = m_location.string() + suffix;
+        struct stat status {};
+        if (::lstat(file.c_str(), &status) != 0 || !S_ISREG(status.st_mode) ||
+            (status.st_mode & 077) == 0 || (status.st_uid != geteuid() && geteuid() != 0)) {
+            continue;
+        }
+        changed = ::chmod(file.c_str(), status.st_mode & 0700) == 0 || changed;
+    }
+    if (changed) {
+        spdlog::warn("database {}: now readable by its owner alone, as it keeps each "
+                     "submitter's environment (chmod to share it)",
+                     m_path.string());
     }
 }
 

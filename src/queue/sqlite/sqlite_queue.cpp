@@ -26,7 +26,10 @@ constexpr std::int64_t k_front_block = std::int64_t{1} << 32;
 // (batches.gpus, timeout_ms, retries), its label (batches.name), how a worker was asked to
 // stop (workers.stop), and the jobs it waits for
 // (waits; a job waiting for them is in state 'waiting', one whose wait failed 'skipped').
-constexpr int k_schema_version = 4;
+// 5: the same tables, in files their owner alone can read: earlier versions made them with
+// the umask's mode, most often readable by every user, though a batch keeps its submitter's
+// environment (API keys and tokens among it); the upgrade takes the others' bits away once.
+constexpr int k_schema_version = 5;
 
 // A batch is one submission: its jobs run in its directory, with its environment (NAME=VALUE
 // entries each ended by a NUL byte) and umask, as its user (uid and name); all NULL in a
@@ -238,7 +241,7 @@ void make_or_upgrade(Database& database)
         found = legacy.text(0);
     }
     legacy.reset();
-    if (found && found != "1" && found != "2" && found != "3" &&
+    if (found && found != "1" && found != "2" && found != "3" && found != "4" &&
         found != std::to_string(k_schema_version)) {
         throw made_by_a_later_version(database, *found);
     }
@@ -256,6 +259,9 @@ void make_or_upgrade(Database& database)
             database.execute(fmt::format("ALTER TABLE batches ADD COLUMN {}", column));
         }
         database.execute("ALTER TABLE workers ADD COLUMN stop TEXT");
+    }
+    if (found && found != std::to_string(k_schema_version)) {
+        database.make_private();
     }
     // On the columns an upgrade adds: made once they are there.
     database.execute(

@@ -45,8 +45,8 @@ std::string jobs(std::size_t count)
 class SqliteSubmission final : public Submission {
 public:
     SqliteSubmission(const std::filesystem::path& database, SubmissionSettings settings)
-        : m_path(database), m_settings(std::move(settings)),
-          m_database((refuse_shared_database(m_path), m_path), k_busy_timeout),
+        : m_path(trusted_database_location(database)), m_settings(std::move(settings)),
+          m_database(m_path, k_busy_timeout),
           m_queue((prepare_sqlite_queue_schema(m_database), m_database), m_settings.queue),
           m_origin{m_settings.context, m_settings.submitter, m_settings.name},
           m_batch(m_queue.new_batch(&m_origin, m_settings.after))

@@ -50,8 +50,7 @@ std::string new_worker_id(const std::string& host)
 
 SqliteWorkerStore::SqliteWorkerStore(SqliteWorkerSettings settings)
     : m_settings(std::move(settings)), m_worker(new_worker_id(m_settings.host)),
-      m_database((refuse_shared_database(m_settings.database), m_settings.database),
-                 k_busy_timeout),
+      m_database(trusted_database_location(m_settings.database), k_busy_timeout),
       m_queue(m_database, m_settings.queue),
       m_presence((prepare_sqlite_queue_schema(m_database), m_settings.database), m_worker),
       m_next_tick(m_settings.clock->now() + k_tick),

@@ -14,9 +14,14 @@ public:
     using std::runtime_error::runtime_error;
 };
 
-// Throws SharedDatabase naming what others can write: the file (or its -wal, -shm or
-// -journal), or its directory. A file not made yet is judged by its directory.
-void refuse_shared_database(const std::filesystem::path& database);
+// Where `database` really is, with no link left in the path, once the whole way there is
+// found to be ours: as ssh judges a key file, every directory looked in belongs to us or root
+// and no other user can change it (a sticky directory such as /tmp aside), every link met is
+// ours or root's; and no other user can write the database's own directory, nor the file or
+// its -wal, -shm or -journal (a file not made yet is judged by its directory). Throws
+// SharedDatabase naming the place that fails. SQLite keeps the -wal and -shm beside the real file,
+// so a check of the path as written would judge the wrong directory.
+std::filesystem::path trusted_database_location(const std::filesystem::path& database);
 
 // Throws SharedDatabase when the database belongs to another user and we are not root: its
 // queue, its jobs and its workers are theirs to change (cancel, retry, pause, resume).

@@ -76,8 +76,10 @@ private:
 // moment's contention between processes is waited out rather than failed.
 class Database {
 public:
-    // Opens the database at `path`, making it (and, with make_parents, its directory) when
-    // absent. Throws DatabaseError naming the path.
+    // Opens the database at `path`, making it when absent, readable and writable by its owner
+    // alone (it keeps each submitter's environment). What SQLite opens is the file `path`
+    // leads to, by a name with no link in it, and never through a link planted since
+    // (SQLITE_OPEN_NOFOLLOW). Throws DatabaseError naming the path.
     Database(std::filesystem::path path, std::chrono::milliseconds busy_timeout);
     Database(const Database&) = delete;
     Database& operator=(const Database&) = delete;
@@ -123,6 +125,9 @@ public:
     [[noreturn]] void fail(int code, std::string_view doing) const;
     // True when the database is in WAL mode already (read without writing).
     bool in_wal_mode();
+    // Takes the group's and others' permissions away from the database and its -wal, -shm
+    // and -journal, where we may (ours, or we are root), saying so once.
+    void make_private() const;
     // Removes the -wal, -shm and -journal of the path when the database itself is missing.
     void forget_files_of_a_removed_database() const;
     // Opens `name` (a path, or a file: URI) with `flags`, or throws naming the path.
@@ -154,6 +159,7 @@ private:
     void switch_to_wal(std::chrono::milliseconds busy_timeout);
 
     std::filesystem::path m_path;
+    std::filesystem::path m_location; // m_path with its links followed, as SQLite names it
     sqlite3* m_handle = nullptr;
     // Looked up by the SQL's text without copying it into a string first.
     struct TextHash {
