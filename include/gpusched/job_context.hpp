@@ -24,9 +24,13 @@ struct JobOptions {
 
 struct JobContext {
     std::string directory;                // absolute
-    std::vector<std::string> environment; // NAME=VALUE, the submitter's whole environment
+    std::vector<std::string> environment; // NAME=VALUE, the submitter's
     unsigned umask = 022;
     JobOptions options{};
+    // Whether `environment` is the submitter's whole environment, or only the variables the
+    // submitter chose to carry (a Redis queue's default: see carried_environment.hpp), which
+    // the job then gets over the worker's own.
+    bool whole_environment = true;
 };
 
 using SharedJobContext = std::shared_ptr<const JobContext>;
@@ -37,7 +41,8 @@ std::string encode_environment(const std::vector<std::string>& environment);
 std::vector<std::string> decode_environment(std::string_view encoded);
 
 // A whole context as one string: the directory, the umask in octal (followed by the options
-// asked, as ` gpus=N timeout=MS retries=N`), then the environment, each ended by a NUL byte.
+// asked, as ` gpus=N timeout=MS retries=N`, and ` chosen_environment=1` when the environment
+// is not whole), then the environment, each ended by a NUL byte.
 // Nothing when `encoded` is not one.
 std::string encode_context(const JobContext& context);
 std::optional<JobContext> decode_context(std::string_view encoded);

@@ -28,8 +28,11 @@ public:
 
     // The environment of a job submitted with `submitted` (a queued job): the submitter's
     // variables, but for those gpusched sets (GPUSCHED_*, CUDA_VISIBLE_DEVICES), which are
-    // ours, and CUDA_DEVICE_ORDER, ours too, since our GPU ids count in our order.
-    JobEnvironment for_submitted(const std::vector<std::string>& submitted) const;
+    // ours, and CUDA_DEVICE_ORDER, ours too, since our GPU ids count in our order. Where
+    // `submitted` is not the submitter's whole environment (only the variables it chose to
+    // carry), they are set over the worker's own.
+    JobEnvironment for_submitted(const std::vector<std::string>& submitted,
+                                 bool whole = true) const;
 
     const std::vector<std::string>& base() const { return m_base; }
 

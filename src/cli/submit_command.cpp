@@ -8,7 +8,9 @@
 #include "option_values.hpp"
 #include "worker_autostart.hpp"
 
+#include <gpusched/carried_environment.hpp>
 #include <gpusched/json_output.hpp>
+#include <gpusched/queue/submitted_gpus.hpp>
 #include <gpusched/command_template.hpp>
 #include <gpusched/counted.hpp>
 #include <gpusched/errors.hpp>
@@ -194,8 +196,13 @@ int submit(const SubmitOptions& options)
                                      fmt::join(options.inputs, ", ")));
     }
     queue::SubmissionSettings settings;
-    // Each job runs as it was submitted: here, with this environment and umask, as us.
+    // Each job runs as it was submitted: here, with this environment and umask, as us. What a
+    // Redis server keeps, whoever can read the server can read: only what was chosen.
     settings.context = sys::this_process_context();
+    settings.gpus_named = queue::gpus_named_by(settings.context.environment);
+    const EnvironmentChoice choice{options.env, options.queue.is_local() || options.env_all};
+    settings.context.environment = carried_environment(settings.context.environment, choice);
+    settings.context.whole_environment = choice.whole;
     auto& asked = settings.context.options;
     asked.gpus = options.gpus_per_job;
     if (options.timeout_seconds) {
@@ -289,6 +296,19 @@ CLI::App* add_submit_command(CLI::App& app, SubmitOptions& options)
                      "Print the ids queued as JSON ({\"queue\": NAME, \"ids\": [...]}) "
                      "rather than as ranges (12-19)");
     add_job_options(*submit, options);
+    submit
+        ->add_option("--env", options.env,
+                     "Carry this variable of the environment with the jobs: NAME, PREFIX* (every "
+                     "variable whose name starts so) or NAME=VALUE (set it); repeatable. A local "
+                     "queue keeps the whole environment anyway (its database is yours alone); on "
+                     "Redis the jobs carry only what --env names, since whoever can read that "
+                     "server can read it, and run in the worker's environment with these over it")
+        ->check([](const std::string& entry) { return environment_entry_error(entry); })
+        ->allow_extra_args(false)
+        ->type_name("NAME");
+    submit->add_flag("--env-all", options.env_all,
+                     "On Redis, carry the whole environment (API keys and tokens in it "
+                     "included): readable by anyone who can read that Redis server");
     submit->add_flag("-q,--quiet", options.quiet, "Log only errors");
     submit->footer("Prints the ids it queued on stdout (12, or 12-19), so that a script can "
                    "follow them:\n"

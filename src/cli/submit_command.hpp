@@ -30,6 +30,10 @@ struct SubmitOptions {
     // (--after-ok).
     std::vector<std::string> after;
     std::vector<std::string> after_ok;
+    // What of the environment the jobs carry (NAME, PREFIX* or NAME=VALUE), and whether all
+    // of it on a Redis queue (the local queue always keeps all of it).
+    std::vector<std::string> env;
+    bool env_all = false;
     // `submit [OPTIONS] -- CMD ARGS...`: one command, its words as given (quoted for the
     // shell when queued), instead of the inputs.
     std::vector<std::string> command;

@@ -50,6 +50,11 @@ std::string encode_context(const JobContext& context)
     if (options.retries) {
         encoded += fmt::format(" retries={}", *options.retries);
     }
+    if (!context.whole_environment) {
+        // A word earlier workers do not know: they refuse the job rather than run it in an
+        // environment of nothing but the chosen variables.
+        encoded += " chosen_environment=1";
+    }
     encoded += '\0';
     return encoded + encode_environment(context.environment);
 }
@@ -65,7 +70,7 @@ bool parse_whole(std::string_view text, Number& number, int base = 10)
 
 // " gpus=2 timeout=5000": the options after the umask. False on a word it does not know: a
 // later version's option, which this worker cannot honour.
-bool decode_options(std::string_view text, JobOptions& options)
+bool decode_options(std::string_view text, JobOptions& options, bool& whole_environment)
 {
     while (!text.empty()) {
         if (text.front() != ' ') {
@@ -91,6 +96,8 @@ bool decode_options(std::string_view text, JobOptions& options)
             options.timeout = std::chrono::milliseconds(number);
         } else if (name == "retries" && number <= 1'000'000) {
             options.retries = static_cast<unsigned>(number);
+        } else if (name == "chosen_environment" && number == 1) {
+            whole_environment = false;
         } else {
             return false;
         }
@@ -115,7 +122,7 @@ std::optional<JobContext> decode_context(std::string_view encoded)
     const auto field = encoded.substr(directory_end + 1, umask_end - directory_end - 1);
     const auto umask = field.substr(0, std::min(field.find(' '), field.size()));
     if (!parse_whole(umask, context.umask, 8) || context.umask > 0777 ||
-        !decode_options(field.substr(umask.size()), context.options)) {
+        !decode_options(field.substr(umask.size()), context.options, context.whole_environment)) {
         return std::nullopt;
     }
     context.environment = decode_environment(encoded.substr(umask_end + 1));

@@ -39,7 +39,8 @@ JobEnvironment::JobEnvironment(const char* const* variables, std::string_view ru
     }
 }
 
-JobEnvironment JobEnvironment::for_submitted(const std::vector<std::string>& submitted) const
+JobEnvironment JobEnvironment::for_submitted(const std::vector<std::string>& submitted,
+                                             bool whole) const
 {
     const auto ours = [](std::string_view variable) {
         return variable.starts_with("GPUSCHED_") || has_name(variable, "CUDA_VISIBLE_DEVICES") ||
@@ -52,8 +53,13 @@ JobEnvironment JobEnvironment::for_submitted(const std::vector<std::string>& sub
             job.m_base.push_back(variable);
         }
     }
+    const auto submitted_too = [&submitted](std::string_view variable) {
+        const auto name = variable.substr(0, std::min(variable.find('='), variable.size()));
+        return std::any_of(submitted.begin(), submitted.end(),
+                           [&](const std::string& carried) { return has_name(carried, name); });
+    };
     for (const auto& variable : m_base) {
-        if (ours(variable)) {
+        if (ours(variable) || (!whole && !submitted_too(variable))) {
             job.m_base.push_back(variable);
         }
     }

@@ -364,7 +364,8 @@ const JobEnvironment& JobRunner::environment_of(const SharedJobContext& context)
         return m_environment;
     }
     if (context != m_submitted_context) {
-        m_submitted_environment = m_environment.for_submitted(context->environment);
+        m_submitted_environment =
+            m_environment.for_submitted(context->environment, context->whole_environment);
         m_submitted_context = context;
     }
     return *m_submitted_environment;

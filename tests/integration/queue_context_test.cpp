@@ -64,7 +64,11 @@ TEST_P(QueueContext, AJobRunsInItsSubmittersDirectoryEnvironmentAndUmask)
                            "os.environ.get(\"HF_HOME\"), os.environ[\"CUDA_VISIBLE_DEVICES\"], "
                            "os.environ[\"GPUSCHED_JOB_ID\"])' > {0}; umask >> {0}\n",
                            report),
-               {"--wait"});
+               // On Redis the environment travels only as named (whoever can read the
+               // server reads it); a local queue keeps all of it.
+               on_redis() ? std::vector<std::string>{"--wait", "--env", "PATH", "--env",
+                                                     "VIRTUAL_ENV", "--env", "HF_HOME"}
+                          : std::vector<std::string>{"--wait"});
     options.cwd = proj2;
     options.env["PATH"] = path_with(proj2);
     options.env["VIRTUAL_ENV"] = (proj2 / "venv").string();

@@ -1,7 +1,9 @@
 // A server shared with people one does not trust: what another local account can do to a
-// user's queue (plant a database behind a link), tried as that account, with nothing of the
-// victim's touched, read or run.
+// user's queue (plant a database behind a link, read the secrets and output a queue keeps),
+// tried as that account, with nothing of the victim's touched, read or
+// run.
 #include "harness.hpp"
+#include "queue_fixture.hpp"
 
 #include <fmt/format.h>
 #include <gtest/gtest.h>
@@ -14,6 +16,8 @@ namespace gpusched::testing {
 namespace {
 
 using namespace std::chrono_literals;
+
+constexpr const char* k_secret = "hunter2-s3cr3t";
 
 uid_t uid_of(const std::string& user)
 {
@@ -36,6 +40,19 @@ Finished run_as(const TempDir& dir, const std::string& user, std::vector<std::st
     LaunchOptions options{command};
     options.program = fs::exists("/usr/sbin/runuser") ? "/usr/sbin/runuser" : "/sbin/runuser";
     return run(dir, options);
+}
+
+std::vector<std::int64_t> ids_submitted(const Finished& submitted)
+{
+    EXPECT_EQ(submitted.exit_status, 0) << submitted.err;
+    std::vector<std::int64_t> ids;
+    if (submitted.exit_status == 0) {
+        const auto printed = nlohmann::json::parse(submitted.out);
+        for (const auto& id : printed["ids"]) {
+            ids.push_back(id.get<std::int64_t>());
+        }
+    }
+    return ids;
 }
 
 class LinkedDatabase : public ::testing::Test {
@@ -72,7 +89,7 @@ TEST_F(LinkedDatabase, ALinkIntoAnotherUsersDirectoryIsRefusedAndNothingIsMadeTh
     const auto planted =
         run_as(m_dir, m_user,
                {binary().string(), "submit", "--db", (m_dir / "theirs/q.db").string(), "--no-start",
-                "--", "touch " + pwned.string()});
+                "--", "touch", pwned.string()});
     ASSERT_EQ(planted.exit_status, 0) << planted.err;
     fs::create_symlink(m_dir / "theirs/q.db", m_dir / "mine/q.db");
     const auto worker =
@@ -147,6 +164,99 @@ TEST_F(LinkedDatabase, ALinkAmongOurOwnDirectoriesIsFollowed)
     worker.signal(SIGTERM);
     EXPECT_FALSE(worker.wait(20s).timed_out);
 }
+
+// What a queue keeps of its submitters (their environment, their jobs' output) is theirs to
+// read alone, in a project directory every user can read.
+class QueueSecrets : public ::testing::TestWithParam<Store>, public QueueFixture {
+protected:
+    QueueSecrets() : QueueFixture(GetParam()) {}
+
+    // Every value the Redis server keeps, as one text.
+    std::string everything_in_redis() const
+    {
+        std::string all;
+        for (const auto& key : split_lines(redis().cli({"--scan"}))) {
+            const auto type = redis().cli({"TYPE", key});
+            if (type.starts_with("string")) {
+                all += redis().cli({"GET", key});
+            } else if (type.starts_with("hash")) {
+                all += redis().cli({"HGETALL", key});
+            } else if (type.starts_with("list")) {
+                all += redis().cli({"LRANGE", key, "0", "-1"});
+            }
+        }
+        return all;
+    }
+};
+
+TEST_P(QueueSecrets, AnotherUserReadsNoSecretAndNoOutput)
+{
+    const auto user = second_user();
+    if (!user) {
+        GTEST_SKIP() << "a second account needs root";
+    }
+    ASSERT_EQ(chmod(m_dir.path().c_str(), 0755), 0); // a project directory others may read
+    auto submitted = command("submit", {"--no-start", "--json", "--", "sh", "-c", "echo \"[$SECRET_TOKEN]\""});
+    submitted.env["SECRET_TOKEN"] = k_secret;
+    const auto ids = ids_submitted(run(m_dir, submitted));
+    ASSERT_EQ(ids.size(), 1u);
+    if (on_redis()) {
+        EXPECT_EQ(everything_in_redis().find(k_secret), std::string::npos)
+            << "a Redis server keeps the environment of a submit that named none of it";
+    } else {
+        struct stat status {};
+        ASSERT_EQ(stat(db().c_str(), &status), 0);
+        EXPECT_EQ(status.st_mode & 07777, 0600u);
+    }
+    start_worker("0");
+    ASSERT_EQ(gpusched("wait", {std::to_string(ids[0])}).exit_status, 0);
+    const auto output = gpusched("logs", {std::to_string(ids[0])});
+    // On Redis the job ran in the worker's environment, which has no such variable.
+    EXPECT_EQ(output.out, on_redis() ? "[]\n" : fmt::format("[{}]\n", k_secret));
+    if (!on_redis()) {
+        // Everything under the project directory, read as the other user.
+        const auto found =
+            run_as(m_dir, *user, {"/bin/grep", "-r", "-a", "-l", k_secret, m_dir.path().string()});
+        EXPECT_EQ(found.out, "") << "another user read a secret";
+        const auto logs = run(m_dir, as_user(*user, command("logs", {std::to_string(ids[0])})));
+        EXPECT_NE(logs.exit_status, 0);
+        EXPECT_EQ(logs.out.find(k_secret), std::string::npos) << logs.out;
+    }
+    stop_workers();
+}
+
+// On Redis a submitter chooses what travels: --env NAME (or PREFIX*), --env NAME=VALUE, or
+// --env-all; the job gets it over the worker's environment.
+TEST_P(QueueSecrets, ChosenVariablesTravelWithTheJob)
+{
+    const auto print = "echo \"[$SECRET_TOKEN][$WANDB_PROJECT][$SET]\"";
+    const auto submit_with = [&](std::vector<std::string> choice) {
+        choice.insert(choice.begin(), {"--no-start", "--json"});
+        choice.insert(choice.end(), {"--", "sh", "-c", print});
+        auto options = command("submit", choice);
+        options.env["SECRET_TOKEN"] = k_secret;
+        options.env["WANDB_PROJECT"] = "sweep";
+        return ids_submitted(run(m_dir, options)).at(0);
+    };
+    const auto chosen = submit_with({"--env", "WANDB_*", "--env", "SET=here"});
+    if (on_redis()) {
+        EXPECT_EQ(everything_in_redis().find(k_secret), std::string::npos);
+    }
+    const auto all = submit_with({"--env-all"});
+    start_worker("0");
+    for (const auto id : {chosen, all}) {
+        ASSERT_EQ(gpusched("wait", {std::to_string(id)}).exit_status, 0);
+    }
+    const auto chosen_out = gpusched("logs", {std::to_string(chosen)}).out;
+    EXPECT_EQ(chosen_out,
+              on_redis() ? "[][sweep][here]\n" : fmt::format("[{}][sweep][here]\n", k_secret));
+    EXPECT_EQ(gpusched("logs", {std::to_string(all)}).out,
+              fmt::format("[{}][sweep][]\n", k_secret));
+    stop_workers();
+}
+
+INSTANTIATE_TEST_SUITE_P(Stores, QueueSecrets, ::testing::Values(Store::sqlite, Store::redis),
+                         store_name);
 
 } // namespace
 } // namespace gpusched::testing

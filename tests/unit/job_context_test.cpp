@@ -33,10 +33,26 @@ TEST(JobContext, AContextWithoutOptionsAsksNothing)
     EXPECT_EQ(decoded->environment, std::vector<std::string>{"A=1"});
 }
 
+// Only the variables a submitter chose travel: the context says so, and a worker that does
+// not know the word refuses the job rather than run it with nothing else set.
+TEST(JobContext, AChosenEnvironmentIsSaidSo)
+{
+    JobContext context{"/home/ann/run", {"WANDB_PROJECT=p"}, 022, {}};
+    EXPECT_TRUE(decode_context(encode_context(context))->whole_environment);
+    context.whole_environment = false;
+    const auto encoded = encode_context(context);
+    EXPECT_NE(encoded.find(" chosen_environment=1"), std::string::npos);
+    const auto decoded = decode_context(encoded);
+    ASSERT_TRUE(decoded);
+    EXPECT_FALSE(decoded->whole_environment);
+    EXPECT_EQ(decoded->environment, context.environment);
+}
+
 TEST(JobContext, AnUnknownOrBadOptionIsNoContext)
 {
-    for (const std::string options : {" colour=red", " gpus=0", " gpus=two", " timeout=", "gpus=1",
-                                      " gpus=1  retries=2", " retries=-1"}) {
+    for (const std::string options :
+         {" colour=red", " gpus=0", " gpus=two", " timeout=", "gpus=1", " gpus=1  retries=2",
+          " retries=-1", " chosen_environment=0"}) {
         const auto encoded = std::string("/tmp\0"
                                          "0022",
                                          9) +

@@ -42,5 +42,24 @@ TEST(JobEnvironment, KeepsTheUsersDeviceOrder)
     EXPECT_EQ(std::count(envp.begin(), envp.end(), "CUDA_DEVICE_ORDER=PCI_BUS_ID"), 0);
 }
 
+// A job submitted with its whole environment gets it, not the worker's; one that carried only
+// chosen variables gets those over the worker's own.
+TEST(JobEnvironment, ASubmittedEnvironmentIsWholeOrSetOverTheWorkers)
+{
+    const char* environ[] = {"PATH=/worker/bin", "HOME=/home/worker", nullptr};
+    const JobEnvironment worker(environ);
+    JobEnvironment::JobVariables storage;
+    const std::vector<std::string> submitted = {"PATH=/ann/bin", "LR=0.1",
+                                                "CUDA_VISIBLE_DEVICES=5"};
+    EXPECT_EQ(strings(worker.for_submitted(submitted).for_job(1, "0", storage)),
+              (std::vector<std::string>{"PATH=/ann/bin", "LR=0.1", "CUDA_DEVICE_ORDER=PCI_BUS_ID",
+                                        "CUDA_VISIBLE_DEVICES=0", "GPUSCHED_JOB_ID=1",
+                                        "GPUSCHED_GPU=0"}));
+    EXPECT_EQ(strings(worker.for_submitted(submitted, false).for_job(1, "0", storage)),
+              (std::vector<std::string>{"PATH=/ann/bin", "LR=0.1", "HOME=/home/worker",
+                                        "CUDA_DEVICE_ORDER=PCI_BUS_ID", "CUDA_VISIBLE_DEVICES=0",
+                                        "GPUSCHED_JOB_ID=1", "GPUSCHED_GPU=0"}));
+}
+
 } // namespace
 } // namespace gpusched

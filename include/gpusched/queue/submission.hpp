@@ -51,6 +51,9 @@ struct SubmissionSettings {
     std::string queue;
     // Where, with what and as whom every job of the submission runs: the submitter's.
     JobContext context;
+    // The GPUs the submitter's environment names (GPUSCHED_GPUS, CUDA_VISIBLE_DEVICES), for
+    // the hint when no worker serves those: the context may not carry the environment.
+    std::optional<std::string> gpus_named;
     Submitter submitter;
     std::string name; // the label its jobs go by, "" for none
     // The jobs its jobs wait for (--after, --after-ok): each a job of the queue.

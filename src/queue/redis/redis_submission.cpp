@@ -135,7 +135,7 @@ private:
     // environment names: when no worker runs on those, say so (a hint: never throws).
     void say_if_other_gpus()
     {
-        const auto named = gpus_named_by(m_settings.context.environment);
+        const auto& named = m_settings.gpus_named;
         const auto asked = m_settings.context.options.gpus;
         if ((!named && !asked) || m_ids.empty()) {
             return;
