@@ -279,10 +279,6 @@ int main(int argc, char** argv)
     } catch (const UsageError& error) {
         fmt::print(stderr, "{}: error: {}\n", program_name(), error.what());
         return k_exit_usage;
-    } catch (const NoSuchJob& error) {
-        // As for an unknown id: the command failed for that job.
-        fmt::print(stderr, "{}: error: {}\n", program_name(), error.what());
-        return exit_status_for_failures(1);
     } catch (const std::exception& error) {
         fmt::print(stderr, "{}: error: {}\n", program_name(), error.what());
         return k_exit_fatal;

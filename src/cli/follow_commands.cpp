@@ -233,7 +233,7 @@ int wait_for_jobs(const JobCommandOptions& options)
     std::unique_ptr<queue::QueueBackend> queue;
     const auto describe = riding_out(options, queue, [](auto& q) { return q.describe(); });
     auto ids = job_ids_of(options.ids, [&](const std::string& name) {
-        return riding_out(options, queue, [&name](auto& q) { return q.ids_named(name); });
+        return riding_out(options, queue, [&name](auto& q) { return ids_labelled(q, name); });
     });
     if (ids.empty()) {
         ids = riding_out(options, queue, [](auto& q) { return q.unended(); });

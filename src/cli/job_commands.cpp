@@ -193,6 +193,42 @@ bool is_job_name(std::string_view word)
            });
 }
 
+namespace {
+
+// USER/LABEL: a user name (as useradd allows) and a label.
+bool is_label_of_a_user(std::string_view word)
+{
+    const auto slash = word.find('/');
+    if (slash == std::string_view::npos || slash == 0) {
+        return false;
+    }
+    const auto user = word.substr(0, slash);
+    return std::all_of(user.begin(), user.end(),
+                       [](char c) {
+                           return std::isalnum(static_cast<unsigned char>(c)) != 0 || c == '-' ||
+                                  c == '_' || c == '.' || c == '$';
+                       }) &&
+           is_job_name(word.substr(slash + 1));
+}
+
+} // namespace
+
+std::vector<std::int64_t> ids_labelled(queue::QueueBackend& queue, const std::string& label)
+{
+    const auto slash = label.find('/');
+    const auto user =
+        slash == std::string::npos ? sys::user_name(getuid()) : label.substr(0, slash);
+    const auto name = slash == std::string::npos ? label : label.substr(slash + 1);
+    std::vector<std::int64_t> ids;
+    for (const auto& job : queue.jobs(queue.ids_named(name))) {
+        // A job queued before submitters were recorded is nobody's in particular.
+        if (job.submitter.user == user || job.submitter.user.empty()) {
+            ids.push_back(job.id);
+        }
+    }
+    return ids;
+}
+
 std::vector<std::int64_t> job_ids_of(const std::vector<std::string>& ids, const JobsNamed& named)
 {
     // As submit prints them: 12, 12-19, and lists of those (3,5-7); or a label (--name).
@@ -214,10 +250,15 @@ std::vector<std::int64_t> job_ids_of(const std::vector<std::string>& ids, const 
             if (comma != std::string_view::npos && rest.empty()) {
                 throw bad(id); // "3,": a list that ends in nothing
             }
-            if (is_job_name(part)) {
+            if (is_job_name(part) || is_label_of_a_user(part)) {
                 const auto labelled = named(std::string(part));
                 if (labelled.empty()) {
-                    throw NoSuchJob(fmt::format("no job labelled '{}'", part));
+                    throw NoSuchJob(
+                        part.find('/') != std::string_view::npos
+                            ? fmt::format("no job labelled '{}'", part)
+                            : fmt::format("no job of yours labelled '{}' (another user's jobs "
+                                          "labelled so are USER/{})",
+                                          part, part));
                 }
                 numbers.insert(numbers.end(), labelled.begin(), labelled.end());
                 continue;

@@ -2,6 +2,7 @@
 
 #include "queue_options.hpp"
 
+#include <gpusched/errors.hpp>
 #include <gpusched/queue/queue_backend.hpp>
 
 #include <CLI/App.hpp>
@@ -49,24 +50,29 @@ std::optional<int> run_job_command(const JobCommands& commands, const JobCommand
 int run_logs(const JobCommandOptions& options);
 int run_wait(const JobCommandOptions& options);
 
-// The jobs labelled with a name (QueueBackend::ids_named).
+// The jobs a label given in place of an id stands for: LABEL, the caller's own jobs labelled
+// so; USER/LABEL, that user's. Several users share a Redis queue, and a label one of them
+// chose (`prep`) must not make another's pipeline wait for, or be skipped by, their job.
+std::vector<std::int64_t> ids_labelled(queue::QueueBackend& queue, const std::string& label);
+
 using JobsNamed = std::function<std::vector<std::int64_t>(const std::string&)>;
 inline JobsNamed named_in(queue::QueueBackend& queue)
 {
-    return [&queue](const std::string& name) { return queue.ids_named(name); };
+    return [&queue](const std::string& label) { return ids_labelled(queue, label); };
 }
 
-// No job has the label given in place of an id.
-class NoSuchJob : public std::runtime_error {
+// No job has the label given in place of an id: a usage error, as a word that is no id is.
+class NoSuchJob : public UsageError {
 public:
-    using std::runtime_error::runtime_error;
+    using UsageError::UsageError;
 };
 
 // True for a word that is a label (submit --name), not an id: a letter, then letters, digits
 // and - _ . : @ +, at most 100 in all.
 bool is_job_name(std::string_view word);
 
-// The ids given, as numbers, a label standing for the jobs `named` finds under it: a
+// The ids given, as numbers, a label (or USER/LABEL) standing for the jobs `named` finds under
+// it: a
 // UsageError names a word that is neither an id nor a label, NoSuchJob a label no job has.
 std::vector<std::int64_t> job_ids_of(const std::vector<std::string>& ids, const JobsNamed& named);
 

@@ -424,8 +424,12 @@ TEST_P(QueueVerbs, ALabelStandsForItsJobs)
     EXPECT_EQ(logs.out, "solo\n");
 
     const auto unknown = gpusched("wait", {"nobody"});
-    EXPECT_EQ(unknown.exit_status, 1);
-    EXPECT_NE(unknown.err.find("no job labelled 'nobody'"), std::string::npos) << unknown.err;
+    EXPECT_EQ(unknown.exit_status, 255) << "a usage error, as an unknown id is";
+    EXPECT_NE(unknown.err.find("no job of yours labelled 'nobody'"), std::string::npos)
+        << unknown.err;
+    const auto after_unknown = run(m_dir, submit("true\n", {"--after-ok", "nobody"}));
+    EXPECT_EQ(after_unknown.exit_status, 255) << after_unknown.err;
+    EXPECT_EQ(run(m_dir, submit("true\n", {"--after-ok", "999999"})).exit_status, 255);
     const auto bad = run(m_dir, submit("true\n", {"--name", "1st"}));
     EXPECT_NE(bad.exit_status, 0);
     EXPECT_NE(bad.err.find("'1st' is not a label"), std::string::npos) << bad.err;

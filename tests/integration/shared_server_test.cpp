@@ -1,6 +1,6 @@
 // A server shared with people one does not trust: what another local account can do to a
-// user's queue (plant a database behind a link, read the secrets and output a queue keeps),
-// tried as that account, with nothing of the victim's touched, read or
+// user's queue (plant a database behind a link, read the secrets and output a queue keeps,
+// take over a label), tried as that account, with nothing of the victim's touched, read or
 // run.
 #include "harness.hpp"
 #include "queue_fixture.hpp"
@@ -257,6 +257,55 @@ TEST_P(QueueSecrets, ChosenVariablesTravelWithTheJob)
 
 INSTANTIATE_TEST_SUITE_P(Stores, QueueSecrets, ::testing::Values(Store::sqlite, Store::redis),
                          store_name);
+
+// A Redis queue is every user's: a label names the submitter's own jobs, so another user's
+// `prep` neither holds nor skips our pipeline; USER/LABEL names theirs on purpose.
+class SharedLabels : public ::testing::Test, public QueueFixture {
+protected:
+    SharedLabels() : QueueFixture(Store::redis) {}
+};
+
+TEST_F(SharedLabels, ALabelNamesTheSubmittersOwnJobs)
+{
+    const auto user = second_user();
+    if (!user) {
+        GTEST_SKIP() << "a second account needs root";
+    }
+    const auto theirs =
+        ids_submitted(run(m_dir, as_user(*user, command("submit", {"--no-start", "--json", "--name",
+                                                                   "prep", "--", "false"}))));
+    ASSERT_EQ(theirs.size(), 1u);
+    ASSERT_EQ(run(m_dir, as_user(*user, command("cancel", {"prep"}))).exit_status, 0);
+    const auto ours = ids_submitted(
+        run(m_dir, command("submit", {"--no-start", "--json", "--name", "prep", "--", "true"})));
+    const auto then = ids_submitted(
+        run(m_dir,
+            command("submit", {"--no-start", "--json", "--after-ok", "prep", "--", "echo", "ran"})));
+    ASSERT_EQ(ours.size(), 1u);
+    ASSERT_EQ(then.size(), 1u);
+    const auto listing = queue_status();
+    const auto* waiting = listed_job(listing, then[0]);
+    ASSERT_NE(waiting, nullptr);
+    EXPECT_EQ((*waiting)["after_ok"], nlohmann::json::array({ours[0]})) << *waiting;
+
+    // Named on purpose, theirs is waited for: it was cancelled, so this one is skipped.
+    const auto on_theirs =
+        ids_submitted(run(m_dir, command("submit", {"--no-start", "--json", "--after-ok",
+                                                    *user + "/prep", "--", "true"})));
+    ASSERT_EQ(on_theirs.size(), 1u);
+    const auto later = queue_status();
+    const auto* after_theirs = listed_job(later, on_theirs[0]);
+    ASSERT_NE(after_theirs, nullptr);
+    EXPECT_EQ((*after_theirs)["state"], "skipped") << *after_theirs;
+    EXPECT_NE(after_theirs->dump().find(fmt::format("job {}", theirs[0])), std::string::npos)
+        << *after_theirs;
+
+    start_worker("0");
+    EXPECT_EQ(gpusched("wait", {std::to_string(then[0])}).exit_status, 0);
+    EXPECT_EQ(gpusched("logs", {std::to_string(then[0])}).out, "ran\n")
+        << "their cancelled prep skipped our pipeline";
+    stop_workers();
+}
 
 } // namespace
 } // namespace gpusched::testing
