@@ -68,9 +68,13 @@ void print_ids(const SubmitOptions& options, const std::vector<std::int64_t>& id
 }
 
 // The one command of `submit -- CMD ARGS...`: each word quoted as the shell needs it, so the
-// job gets exactly these arguments.
+// job gets exactly these arguments. A single word is a shell command line as it is (`submit --
+// 'for i in 1 2; do echo $i; done'`), as pueue and a command file take it.
 std::string command_of(const std::vector<std::string>& words)
 {
+    if (words.size() == 1) {
+        return words.front();
+    }
     std::string command;
     for (const auto& word : words) {
         command += (command.empty() ? "" : " ") + shell_quote(word);
@@ -267,7 +271,9 @@ CLI::App* add_submit_command(CLI::App& app, SubmitOptions& options)
     submit
         ->add_option("FILE", options.inputs,
                      "Command files read in order ('-' is stdin; default: stdin); or, after --, "
-                     "one command and its arguments (quoted for the shell as given)")
+                     "one command and its arguments, each word passed as given (-- python train.py "
+                     "--name 'a b' passes 'a b' as one argument); a single word after -- is a "
+                     "shell command line, run as written (-- 'for i in 1 2; do echo $i; done')")
         ->type_name("");
     submit->add_flag(
         "--wait", options.wait,

@@ -290,6 +290,18 @@ TEST_P(QueueVerbs, SubmitPrintsItsIdsAndQueuesTheCommandAfterDashes)
     EXPECT_NE(both.err.find("not both"), std::string::npos) << both.err;
 }
 
+// One word after -- is a shell command line, run as written (as pueue takes it); several are
+// each passed as given (above).
+TEST_P(QueueVerbs, ASingleWordAfterDashesIsAShellCommandLine)
+{
+    const auto queued =
+        run(m_dir, command("submit", {"--no-start", "--", "for i in 1 2 3; do echo \"$i\"; done"}));
+    ASSERT_EQ(queued.exit_status, 0) << queued.err;
+    start_worker("0");
+    EXPECT_EQ(gpusched("wait", {"1"}).exit_status, 0);
+    EXPECT_EQ(gpusched("logs", {"1"}).out, "1\n2\n3\n");
+}
+
 // `gpusched workers` lists each worker with its host, pid, user, GPUs and running jobs.
 TEST_P(QueueVerbs, WorkersListsEachWorkerWithItsUserGpusAndRunningJobs)
 {
