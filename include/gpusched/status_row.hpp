@@ -20,8 +20,8 @@ namespace gpusched {
 // scrolls up by one, else nothing moves; unlike a newline, this keeps the cursor's column.
 std::string reserve_bottom_row(unsigned rows);
 
-// Draws `text` on the reserved bottom row, cut to `columns` - 1 characters (a character in
-// the last column would leave the terminal waiting to wrap).
+// Draws `text` on the reserved bottom row, shown as visible_text does, cut to `columns` - 1
+// characters (a character in the last column would leave the terminal waiting to wrap).
 std::string draw_on_bottom_row(unsigned rows, unsigned columns, std::string_view text);
 
 // Gives the whole screen back: the scroll region reset, the status line erased, the cursor

@@ -1,4 +1,5 @@
 #include <gpusched/status_row.hpp>
+#include <gpusched/visible_text.hpp>
 
 #include <fmt/format.h>
 
@@ -25,10 +26,13 @@ std::string reserve_bottom_row(unsigned rows)
 
 std::string draw_on_bottom_row(unsigned rows, unsigned columns, std::string_view text)
 {
-    if (columns > 1 && text.size() >= columns) {
-        text = text.substr(0, columns - 1);
+    // The line names other users (whose run holds the GPU waited for): nothing in it may act
+    // on the terminal, least of all between the sequences that keep the row in place.
+    auto shown = visible_text(text);
+    if (columns > 1 && shown.size() >= columns) {
+        shown.resize(columns - 1);
     }
-    return fmt::format("{}\033[{};1H{}{}{}{}", k_save_cursor, rows, k_plain, k_erase_to_end, text,
+    return fmt::format("{}\033[{};1H{}{}{}{}", k_save_cursor, rows, k_plain, k_erase_to_end, shown,
                        k_restore_cursor);
 }
 

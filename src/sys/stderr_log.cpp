@@ -1,6 +1,7 @@
 #include <gpusched/sys/stderr_log.hpp>
 
 #include <gpusched/sys/progress_line.hpp>
+#include <gpusched/visible_text.hpp>
 
 #include <fmt/format.h>
 
@@ -170,7 +171,13 @@ void StderrSink::sink_it_(const spdlog::details::log_msg& message)
         }
         m_dropped = 0;
     }
-    if (write_message(message) == StderrWriter::Written::dropped) {
+    // The log is read by people, on terminals, and names what others wrote: the commands,
+    // labels and directories of a queue's jobs, the users and commands of those who hold a
+    // GPU. What would act on the terminal is shown as an escape instead.
+    const auto shown = visible_text({message.payload.data(), message.payload.size()});
+    auto visible = message;
+    visible.payload = shown;
+    if (write_message(visible) == StderrWriter::Written::dropped) {
         ++m_dropped;
     }
 }
