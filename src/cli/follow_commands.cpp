@@ -13,6 +13,7 @@
 #include <gpusched/job_messages.hpp>
 #include <gpusched/queue/submission.hpp>
 #include <gpusched/sys/write_all.hpp>
+#include <gpusched/visible_text.hpp>
 
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
@@ -118,8 +119,8 @@ int run_logs(const JobCommandOptions& options)
             if (following && following->other_than(run)) {
                 // Its worker ended and another runs it again, from the start: what this run
                 // writes is shown from its first byte, not joined to the last run's.
-                fmt::print(stderr, "job {} started again{}: its output from the start\n",
-                           job.id, job.worker.empty() ? "" : " (worker " + job.worker + ")");
+                fmt::print(stderr, "job {} started again{}: its output from the start\n", job.id,
+                           job.worker.empty() ? "" : " (worker " + visible_text(job.worker) + ")");
                 out_at = 0;
                 err_at = 0;
             }
@@ -141,9 +142,11 @@ int run_logs(const JobCommandOptions& options)
         }
         if (!said_where && !job.directory.empty()) {
             // Where it ran, for a reader who submitted from several directories.
-            fmt::print(stderr, "job {} in {}{}: {}\n", job.id, job.directory,
-                       job.submitter.user.empty() ? "" : " (" + job.submitter.describe() + ")",
-                       shorten_command(job.command));
+            fmt::print(stderr, "job {} in {}{}: {}\n", job.id, visible_text(job.directory),
+                       job.submitter.user.empty()
+                           ? ""
+                           : " (" + visible_text(job.submitter.describe()) + ")",
+                       shown_command(job.command));
             said_where = true;
         }
         const auto sizes = options.tail && !tail_placed ? queue->output_sizes(job)

@@ -9,6 +9,7 @@
 #include <gpusched/gpu_discovery.hpp>
 #include <gpusched/sys/probe_child.hpp>
 #include <gpusched/sys/signal_channel.hpp>
+#include <gpusched/visible_text.hpp>
 
 #include <fmt/format.h>
 
@@ -148,9 +149,9 @@ int run_gpus(const GpusOptions& options)
         if (entry["processes"].is_array()) {
             processes.clear();
             for (const auto& process : entry["processes"]) {
-                processes +=
-                    fmt::format("{}{} ({})", processes.empty() ? "" : ", ",
-                                process["pid"].get<int>(), process["command"].get<std::string>());
+                processes += fmt::format("{}{} ({})", processes.empty() ? "" : ", ",
+                                         process["pid"].get<int>(),
+                                         visible_text(process["command"].get<std::string>()));
             }
             processes = processes.empty() ? "none" : processes;
         }

@@ -11,6 +11,7 @@
 #include <gpusched/parse_number.hpp>
 #include <gpusched/queue/sqlite/database_ownership.hpp>
 #include <gpusched/sys/user_account.hpp>
+#include <gpusched/visible_text.hpp>
 
 #include <fmt/format.h>
 
@@ -76,7 +77,7 @@ std::optional<std::string> not_ours(const queue::JobRecord& job)
     }
     return fmt::format("it is {}'s job, and you are {}: each changes only their own jobs (root "
                        "any)",
-                       submitter.describe(), sys::user_name(us));
+                       visible_text(submitter.describe()), visible_text(sys::user_name(us)));
 }
 
 // Refuses the jobs of `ids` that are someone else's, naming them; the ids left.

@@ -7,6 +7,7 @@
 #include <gpusched/exit_status.hpp>
 #include <gpusched/queue/queue_json.hpp>
 #include <gpusched/job_messages.hpp>
+#include <gpusched/visible_text.hpp>
 #include <gpusched/wall_clock.hpp>
 
 #include <fmt/chrono.h>
@@ -34,7 +35,7 @@ std::string host_of(const queue::QueueListing& listing, const std::string& worke
 {
     for (const auto& candidate : listing.workers) {
         if (candidate.id == worker && !candidate.host.empty()) {
-            return candidate.host + " ";
+            return visible_text(candidate.host) + " ";
         }
     }
     return "";
@@ -44,7 +45,7 @@ std::string host_of(const queue::QueueListing& listing, const std::string& worke
 std::string job_called(const queue::JobRecord& job)
 {
     return job.name.empty() ? fmt::format("job {}", job.id)
-                            : fmt::format("job {} [{}]", job.id, job.name);
+                            : fmt::format("job {} [{}]", job.id, visible_text(job.name));
 }
 
 // " for 12, 13 to end, 14 to succeed": what a waiting job waits for.
@@ -71,15 +72,16 @@ std::string origin_of(const queue::JobRecord& job)
 {
     std::string origin;
     if (!job.directory.empty()) {
-        origin += " in " + job.directory;
+        origin += " in " + visible_text(job.directory);
     }
     if (!job.submitter.user.empty()) {
-        origin += " (" + job.submitter.describe() + ")";
+        origin += " (" + visible_text(job.submitter.describe()) + ")";
     }
     return origin;
 }
 
-// The listing of any queue, from its backend.
+// The listing of any queue, from its backend. What the queue's users wrote (commands, labels,
+// directories, hosts, names) is shown with visible_text: it reaches everyone's terminal.
 int show_queue(queue::QueueBackend& queue, const QueueCommandOptions& options)
 {
     const auto listing = queue.list({.queued = options.queued_shown, .recent = options.failures});
@@ -93,7 +95,7 @@ int show_queue(queue::QueueBackend& queue, const QueueCommandOptions& options)
                listing.paused.contains("") ? ": paused, nothing new starts" : "");
     for (const auto& gpu : listing.paused) {
         if (!gpu.empty()) {
-            fmt::print("paused    GPU {}: nothing new starts there\n", gpu);
+            fmt::print("paused    GPU {}: nothing new starts there\n", visible_text(gpu));
         }
     }
     fmt::print(
@@ -111,14 +113,14 @@ int show_queue(queue::QueueBackend& queue, const QueueCommandOptions& options)
         fmt::print("workers   none: start one with `gpusched worker`\n");
     }
     for (const auto& worker : listing.workers) {
-        fmt::print("worker    {} (pid {}{}) on GPUs {} {}\n", worker.host, worker.pid,
-                   worker.user.empty() ? "" : ", " + worker.user,
-                   worker.gpus.empty() ? "-" : worker.gpus, since(worker.since));
+        fmt::print("worker    {} (pid {}{}) on GPUs {} {}\n", visible_text(worker.host), worker.pid,
+                   worker.user.empty() ? "" : ", " + visible_text(worker.user),
+                   worker.gpus.empty() ? "-" : visible_text(worker.gpus), since(worker.since));
     }
     for (const auto& job : listing.running) {
         fmt::print("  {} on {}GPU {} {}{}: {}\n", job_called(job), host_of(listing, job.worker),
-                   job.gpu.empty() ? "-" : job.gpu, since(job.started), origin_of(job),
-                   shorten_command(job.command));
+                   job.gpu.empty() ? "-" : visible_text(job.gpu), since(job.started),
+                   origin_of(job), shown_command(job.command));
     }
     if (!listing.first_queued.empty()) {
         fmt::print("next:\n");
@@ -127,7 +129,7 @@ int show_queue(queue::QueueBackend& queue, const QueueCommandOptions& options)
     for (const auto& job : listing.first_queued) {
         fmt::print("  {:>4}. {}{}{}: {}\n", ++position, job_called(job),
                    job.priority != 0 ? fmt::format(" (priority {})", job.priority) : "",
-                   origin_of(job), shorten_command(job.command));
+                   origin_of(job), shown_command(job.command));
     }
     if (listing.queued > static_cast<std::int64_t>(listing.first_queued.size())) {
         fmt::print("  ... and {} more\n",
@@ -138,7 +140,7 @@ int show_queue(queue::QueueBackend& queue, const QueueCommandOptions& options)
     }
     for (const auto& job : listing.first_waiting) {
         fmt::print("  {}{}{}: {}\n", job_called(job), waits_for(job), origin_of(job),
-                   shorten_command(job.command));
+                   shown_command(job.command));
     }
     if (listing.waiting > static_cast<std::int64_t>(listing.first_waiting.size())) {
         fmt::print("  ... and {} more\n",
@@ -153,8 +155,8 @@ int show_queue(queue::QueueBackend& queue, const QueueCommandOptions& options)
                    job.state == queue::JobState::succeeded || job.state == queue::JobState::failed
                        ? describe_outcome(outcome)
                        : fmt::format("{}{}", queue::to_string(job.state),
-                                     job.note.empty() ? "" : ", " + job.note),
-                   shorten_command(job.command));
+                                     job.note.empty() ? "" : ", " + visible_text(job.note)),
+                   shown_command(job.command));
     }
     return k_exit_success;
 }

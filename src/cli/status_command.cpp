@@ -13,6 +13,7 @@
 #include <gpusched/sys/lease_overview.hpp>
 #include <gpusched/sys/probe_child.hpp>
 #include <gpusched/sys/signal_channel.hpp>
+#include <gpusched/visible_text.hpp>
 #include <gpusched/wall_clock.hpp>
 
 #include <fmt/chrono.h>
@@ -28,6 +29,8 @@ std::string local_time(double since)
     return fmt::format("{:%Y-%m-%d %H:%M:%S}", local_time_of(since));
 }
 
+// The holders' names and commands are theirs to choose (a record is anyone's to write): each
+// is shown with visible_text, so that none of them acts on the terminal of who reads it.
 void print_row(const sys::GpuLeaseView& lease)
 {
     const auto& gpu = lease.gpu;
@@ -46,7 +49,8 @@ void print_row(const sys::GpuLeaseView& lease)
         const auto why = owner.check == RecordCheck::foreign ? "(its record names another process)"
                                                              : "(no record)";
         if (owner.taker) {
-            fmt::print(k_row, gpu.id, "leased", owner.taker->user, owner.taker->pid, "", why);
+            fmt::print(k_row, gpu.id, "leased", visible_text(owner.taker->user), owner.taker->pid,
+                       "", why);
         } else {
             fmt::print(k_row, gpu.id, "leased", "?", "?", "", why);
         }
@@ -54,13 +58,14 @@ void print_row(const sys::GpuLeaseView& lease)
     }
     const auto& record = *owner.record;
     if (record.jobs.empty()) {
-        fmt::print(k_row, gpu.id, "leased", record.user, record.gpusched_pid, "",
+        fmt::print(k_row, gpu.id, "leased", visible_text(record.user), record.gpusched_pid, "",
                    "(between jobs, or held by what an ended job left running)");
     }
     for (const auto& job : record.jobs) {
-        fmt::print(k_row, gpu.id, "leased", record.user, job.pid, local_time(job.since),
-                   owner.check == RecordCheck::unverified ? "(unverified) " + job.command
-                                                          : job.command);
+        const auto command = visible_text(job.command);
+        fmt::print(k_row, gpu.id, "leased", visible_text(record.user), job.pid,
+                   local_time(job.since),
+                   owner.check == RecordCheck::unverified ? "(unverified) " + command : command);
     }
     if (record.queued) {
         fmt::print(k_row, "", "", "", "", "",
@@ -72,7 +77,7 @@ void print_row(const sys::GpuLeaseView& lease)
 void print_wait(const sys::LeaseWaitView& shown)
 {
     fmt::print("waiting: {} (pid {}) since {}, for {}\n",
-               shown.who ? shown.who->user : std::string("?"), shown.wait.pid,
+               shown.who ? visible_text(shown.who->user) : std::string("?"), shown.wait.pid,
                local_time(static_cast<double>(shown.wait.since)), counted(shown.wait.gpus, "GPU"));
 }
 

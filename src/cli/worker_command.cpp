@@ -15,6 +15,7 @@
 #include <gpusched/sys/output_files.hpp>
 #include <gpusched/sys/state_directory.hpp>
 #include <gpusched/sys/user_account.hpp>
+#include <gpusched/visible_text.hpp>
 
 #include <fmt/ranges.h>
 #include <spdlog/spdlog.h>
@@ -194,8 +195,8 @@ int stop_workers(const WorkerOptions& options)
         const auto found = std::find_if(workers.begin(), workers.end(),
                                         [&id](const auto& worker) { return worker.id == id; });
         if (found != workers.end() && !may_stop(*found)) {
-            fmt::print(stderr, "{}: worker {} is {}'s: not yours to stop\n", program_name(), id,
-                       found->user);
+            fmt::print(stderr, "{}: worker {} is {}'s: not yours to stop\n", program_name(),
+                       visible_text(id), visible_text(found->user));
             ++refused;
             continue;
         }
@@ -204,9 +205,10 @@ int stop_workers(const WorkerOptions& options)
             ++refused;
             continue;
         }
-        fmt::print("worker {}{} asked to stop{}\n", id,
-                   found->host.empty() ? ""
-                                       : fmt::format(" (on {}, pid {})", found->host, found->pid),
+        fmt::print("worker {}{} asked to stop{}\n", visible_text(id),
+                   found->host.empty()
+                       ? ""
+                       : fmt::format(" (on {}, pid {})", visible_text(found->host), found->pid),
                    options.now ? " now: its running jobs go back to the queue"
                                : ": it finishes its running jobs and starts none");
     }

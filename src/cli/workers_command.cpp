@@ -5,6 +5,7 @@
 #include <gpusched/exit_status.hpp>
 #include <gpusched/queue/queue_json.hpp>
 #include <gpusched/job_messages.hpp>
+#include <gpusched/visible_text.hpp>
 #include <gpusched/wall_clock.hpp>
 
 #include <fmt/chrono.h>
@@ -46,10 +47,12 @@ int run_workers(const WorkersOptions& options)
     fmt::print("{:<28} {:<16} {:>8} {:<12} {:<16} {:<9} {}\n", "WORKER", "HOST", "PID", "USER",
                "GPUS", "SINCE", "RUNNING");
     for (const auto& worker : listing.workers) {
-        fmt::print("{:<28} {:<16} {:>8} {:<12} {:<16} {:%H:%M:%S}  {}\n", worker.id, worker.host,
-                   worker.pid, worker.user.empty() ? "-" : worker.user,
-                   worker.gpus.empty() ? "-" : worker.gpus, local_time_of(worker.since),
-                   queue::jobs_running_on(listing, worker.id));
+        // Each worker names itself, its host and GPUs: shown so that none acts on the terminal.
+        fmt::print("{:<28} {:<16} {:>8} {:<12} {:<16} {:%H:%M:%S}  {}\n", visible_text(worker.id),
+                   visible_text(worker.host), worker.pid,
+                   worker.user.empty() ? "-" : visible_text(worker.user),
+                   worker.gpus.empty() ? "-" : visible_text(worker.gpus),
+                   local_time_of(worker.since), queue::jobs_running_on(listing, worker.id));
     }
     return k_exit_success;
 }

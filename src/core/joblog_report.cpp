@@ -3,6 +3,7 @@
 #include <gpusched/failed_jobs.hpp>
 #include <gpusched/job_messages.hpp>
 #include <gpusched/split.hpp>
+#include <gpusched/visible_text.hpp>
 
 #include <fmt/format.h>
 
@@ -289,7 +290,7 @@ std::string format_summary(const JoblogSummary& summary, std::size_t failed_jobs
         text += fmt::format("failed    job {}: {}{} on GPU {}: {}\n", job.job,
                             attempt_outcome(job.last),
                             job.attempts > 1 ? fmt::format(" after {} attempts", job.attempts) : "",
-                            gpus_of(job.last), one_line_command(job.last.command));
+                            gpus_of(job.last), visible_text(one_line_command(job.last.command)));
     }
     if (failed.size() > failed_jobs_named) {
         text += fmt::format("          and {} more failed {} (--json lists every one)\n",
