@@ -10,7 +10,6 @@
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -56,7 +55,7 @@ SqliteWorkerStore::SqliteWorkerStore(SqliteWorkerSettings settings)
       m_next_tick(m_settings.clock->now() + k_tick),
       m_next_expiry(m_settings.clock->now() + k_expiry_interval), m_spell(k_retry, k_retry)
 {
-    m_database_file = database_file();
+    m_database_file = database_file(m_settings.database);
     // Present first, then listed: a worker listed is never taken for dead while it starts.
     m_queue.add_worker(
         {m_worker, m_settings.host, getpid(), m_settings.gpus, seconds_since_epoch(),
@@ -288,29 +287,18 @@ void SqliteWorkerStore::on_time(Clock::time_point now)
     }
 }
 
-std::optional<SqliteWorkerStore::FileIdentity> SqliteWorkerStore::database_file() const
-{
-    struct stat status {};
-    if (stat(m_settings.database.c_str(), &status) != 0) {
-        return std::nullopt;
-    }
-    return FileIdentity{status.st_dev, status.st_ino};
-}
-
 // A database removed (or replaced by another file) under a running worker would have it run
 // on a file nobody else sees, and jobs recorded there would be lost to the queue: the worker
 // stops, saying why. Its running jobs are stopped as by SIGTERM.
 void SqliteWorkerStore::check_database_file() const
 {
-    const auto now = database_file();
-    if (now == m_database_file) {
+    const auto fate = fate_of(m_database_file, database_file(m_settings.database));
+    if (fate == DatabaseFate::same) {
         return;
     }
     throw std::runtime_error(fmt::format(
-        "queue database {} was {} while this worker ran: stopping (start a worker again to "
-        "serve the {} database)",
-        m_settings.database.string(), now ? "replaced by another file" : "removed",
-        now ? "new" : "next"));
+        "{} while this worker ran: stopping (start a worker again to serve the {} database)",
+        fate_message(m_settings.database, fate), fate == DatabaseFate::replaced ? "new" : "next"));
 }
 
 void SqliteWorkerStore::look_for_requests()

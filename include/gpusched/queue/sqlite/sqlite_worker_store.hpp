@@ -1,6 +1,7 @@
 #pragma once
 
 #include <gpusched/queue/failure_spell.hpp>
+#include <gpusched/queue/sqlite/database_file.hpp>
 #include <gpusched/queue/sqlite/sqlite_queue.hpp>
 #include <gpusched/queue/sqlite/worker_presence.hpp>
 #include <gpusched/queue/worker_store.hpp>
@@ -97,13 +98,6 @@ private:
     enum class Access { read, write };
     template <class Work>
     bool attempt(const char* doing, Access access, Work&& work);
-    // The database file as the path names it now, to tell it was removed or replaced.
-    struct FileIdentity {
-        dev_t device = 0;
-        ino_t inode = 0;
-        bool operator==(const FileIdentity&) const = default;
-    };
-    std::optional<FileIdentity> database_file() const;
     void check_database_file() const;
     // Reads where, with what and as whom the jobs of `batch` run, once (in a transaction).
     void read_origin(std::int64_t batch);
@@ -134,7 +128,7 @@ private:
     std::unordered_map<std::int64_t, std::optional<Origin>> m_origins; // by batch
     std::set<std::int64_t> m_too_big_said; // jobs asking for more GPUs than the worker has
     uid_t m_uid = geteuid();
-    std::optional<FileIdentity> m_database_file;
+    std::optional<DatabaseFile> m_database_file; // as opened
 };
 
 } // namespace gpusched::queue
