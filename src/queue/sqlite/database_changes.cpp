@@ -34,14 +34,16 @@ DatabaseChanges::DatabaseChanges(const std::filesystem::path& database)
         directory = ".";
     }
     if (inotify_add_watch(m_watch.get(), directory.c_str(),
-                          IN_MODIFY | IN_CREATE | IN_MOVED_TO | IN_CLOSE_WRITE) < 0) {
+                          IN_MODIFY | IN_CREATE | IN_MOVED_TO | IN_CLOSE_WRITE | IN_DELETE |
+                              IN_MOVED_FROM) < 0) {
         m_watch.reset();
     }
 }
 
 bool DatabaseChanges::wait(std::chrono::milliseconds most)
 {
-    if (std::exchange(m_written, false)) {
+    const bool after_write = std::exchange(m_written, false);
+    if (after_write) {
         most = std::min(most, k_look_again_after);
     }
     if (!m_watch) {
@@ -58,7 +60,11 @@ bool DatabaseChanges::wait(std::chrono::milliseconds most)
             return false;
         }
         if (polled <= 0) {
-            return false; // the time is up (or a signal came: the caller looks)
+            // The time is up (or a signal came: the caller looks). After a write, a look is
+            // due all the same: the one it woke may have come before the commit could be read,
+            // and a follower that looks only when told (serve) would miss it until its next
+            // timed look.
+            return after_write;
         }
         // Other files of the directory (a worker's log, say) wake it too: only the database's
         // count.
