@@ -7,11 +7,12 @@
 
 namespace gpusched::cli {
 
-std::unique_ptr<queue::QueueBackend> open_queue(const QueueOptions& options)
+std::unique_ptr<queue::QueueBackend> open_queue(const QueueOptions& options,
+                                                queue::WhenMissing missing)
 {
     if (options.is_local()) {
         return std::make_unique<queue::SqliteQueueBackend>(local_database_of(options),
-                                                          options.queue);
+                                                           options.queue, missing);
     }
     return std::make_unique<queue::RedisQueueBackend>(redis_url_of(options), options.queue,
                                                       read_key(options));

@@ -8,6 +8,7 @@
 #include <limits>
 #include <memory>
 #include <optional>
+#include <stdexcept>
 #include <string>
 #include <thread>
 #include <vector>
@@ -28,6 +29,20 @@ struct ListingWindow {
     std::size_t queued_from = 0; // the position of the first queued job shown (0: the next)
     std::size_t recent = 0;      // ended jobs shown, latest first
 };
+
+// The store a backend opened is no longer the one its address names: a local queue's database
+// was removed, or replaced by another file. Nothing the backend could still read is the
+// queue's, so each of its calls throws this; a backend opened anew (WhenMissing::gone) serves
+// the new one, or throws this again while there is none.
+class QueueGone : public std::runtime_error {
+public:
+    using std::runtime_error::runtime_error;
+};
+
+// What opening a queue whose store is missing does: makes it (a first submit, a first look),
+// or fails with QueueGone, for a follower opening again a store it had open: an empty queue
+// made in place of one the user removed would hide that it was.
+enum class WhenMissing { make, gone };
 
 // One queue as the queue commands (queue, cancel, pause, resume, retry, logs, wait) see it,
 // whichever backend keeps it: an SQLite database on this machine (SqliteQueueBackend) or a

@@ -40,6 +40,15 @@ std::string read_from(const std::filesystem::path& path, std::uint64_t from, std
     return bytes;
 }
 
+// The path of a database that must be there, or QueueGone; the path otherwise.
+std::filesystem::path present(std::filesystem::path database, WhenMissing missing)
+{
+    if (missing == WhenMissing::gone && !database_file(database)) {
+        throw QueueGone(fate_message(database, DatabaseFate::removed));
+    }
+    return database;
+}
+
 } // namespace
 
 std::int64_t purge_ended_jobs(SqliteQueue& queue, std::optional<double> ended_before)
@@ -54,11 +63,22 @@ std::int64_t purge_ended_jobs(SqliteQueue& queue, std::optional<double> ended_be
     return static_cast<std::int64_t>(purged.size());
 }
 
-SqliteQueueBackend::SqliteQueueBackend(std::filesystem::path database, std::string name)
-    : m_path(std::move(database)), m_database(m_path, k_busy_timeout),
+SqliteQueueBackend::SqliteQueueBackend(std::filesystem::path database, std::string name,
+                                       WhenMissing missing)
+    : m_path(present(std::move(database), missing)), m_database(m_path, k_busy_timeout),
       m_queue((prepare_sqlite_queue_schema(m_database), m_database), std::move(name))
 {
+    // Once open, as a worker does: what each call compares the path with.
+    m_file = database_file(m_path);
+    m_file_watched = m_file;
     reclaim_gone_workers();
+}
+
+void SqliteQueueBackend::check_file() const
+{
+    if (const auto fate = fate_of(m_file, database_file(m_path)); fate != DatabaseFate::same) {
+        throw QueueGone(fate_message(m_path, fate));
+    }
 }
 
 void SqliteQueueBackend::reclaim_gone_workers()
@@ -85,11 +105,13 @@ std::string SqliteQueueBackend::describe() const
 
 QueueListing SqliteQueueBackend::list(const ListingWindow& shown)
 {
+    check_file();
     return m_queue.list(shown.queued, shown.recent, shown.queued_from);
 }
 
 std::vector<JobRecord> SqliteQueueBackend::jobs(const std::vector<std::int64_t>& ids)
 {
+    check_file();
     // Asked again and again by `wait` and `logs --follow`: a worker that ended meanwhile
     // (killed) left its jobs running in the records; they go back to the queue.
     const auto now = std::chrono::steady_clock::now();
@@ -102,6 +124,7 @@ std::vector<JobRecord> SqliteQueueBackend::jobs(const std::vector<std::int64_t>&
 
 std::vector<std::int64_t> SqliteQueueBackend::ids_named(const std::string& name)
 {
+    check_file();
     return m_queue.ids_named(name);
 }
 
@@ -113,6 +136,12 @@ bool SqliteQueueBackend::wait_for_change(std::chrono::milliseconds most)
     if (!m_changes) {
         m_changes.emplace(m_path);
     }
+    // Looked at every wait, besides the directory's watch: a removal or a rename over the
+    // path is seen within one wait, wherever the watch could not be made.
+    if (const auto now = database_file(m_path); now != m_file_watched) {
+        m_file_watched = now;
+        return true;
+    }
     const auto began = std::chrono::steady_clock::now();
     if (m_changes->wait(most)) {
         std::this_thread::sleep_until(began + k_least_between_looks);
@@ -123,6 +152,7 @@ bool SqliteQueueBackend::wait_for_change(std::chrono::milliseconds most)
 
 bool SqliteQueueBackend::ask_worker_to_stop(const std::string& worker, bool now)
 {
+    check_file();
     const bool asked = m_queue.ask_to_stop(worker, now);
     if (asked) {
         wake_workers(m_path); // it stops now rather than at its next look
@@ -132,11 +162,13 @@ bool SqliteQueueBackend::ask_worker_to_stop(const std::string& worker, bool now)
 
 std::vector<std::int64_t> SqliteQueueBackend::unended()
 {
+    check_file();
     return m_queue.unended();
 }
 
 CancelOutcome SqliteQueueBackend::cancel(std::int64_t id)
 {
+    check_file();
     const auto outcome = m_queue.cancel(id);
     if (outcome == CancelOutcome::stopping) {
         wake_workers(m_path); // its worker stops it now rather than at its next look
@@ -146,6 +178,7 @@ CancelOutcome SqliteQueueBackend::cancel(std::int64_t id)
 
 Result<void> SqliteQueueBackend::retry(std::int64_t id)
 {
+    check_file();
     auto queued = m_queue.retry(id);
     if (queued) {
         wake_workers(m_path);
@@ -155,18 +188,21 @@ Result<void> SqliteQueueBackend::retry(std::int64_t id)
 
 void SqliteQueueBackend::pause(const std::string& gpu)
 {
+    check_file();
     m_queue.pause(gpu);
     wake_workers(m_path);
 }
 
 void SqliteQueueBackend::resume(const std::string& gpu)
 {
+    check_file();
     m_queue.resume(gpu);
     wake_workers(m_path);
 }
 
 std::int64_t SqliteQueueBackend::purge(std::optional<double> ended_before)
 {
+    check_file();
     return purge_ended_jobs(m_queue, ended_before);
 }
 

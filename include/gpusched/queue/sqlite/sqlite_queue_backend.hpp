@@ -2,6 +2,7 @@
 
 #include <gpusched/queue/queue_backend.hpp>
 #include <gpusched/queue/sqlite/database_changes.hpp>
+#include <gpusched/queue/sqlite/database_file.hpp>
 #include <gpusched/queue/sqlite/sqlite_queue.hpp>
 
 #include <chrono>
@@ -12,10 +13,13 @@ namespace gpusched::queue {
 
 // A local queue (an SQLite database on this machine) for the queue commands. Opening it
 // returns the jobs of workers that are gone to the queue, so what it shows is current;
-// changes that concern workers (a cancel, a retry, a resume) wake them.
+// changes that concern workers (a cancel, a retry, a resume) wake them. Each call first checks
+// that the path still names the file opened: a removed or replaced database throws QueueGone
+// rather than answer from a file nobody else sees, or mix its jobs' ids with the new one's.
 class SqliteQueueBackend final : public QueueBackend {
 public:
-    SqliteQueueBackend(std::filesystem::path database, std::string name);
+    SqliteQueueBackend(std::filesystem::path database, std::string name,
+                       WhenMissing missing = WhenMissing::make);
 
     std::string describe() const override;
     QueueListing list(const ListingWindow& shown) override;
@@ -31,13 +35,18 @@ public:
     JobOutput output(const JobRecord& job, std::uint64_t out_from, std::uint64_t err_from,
                      std::uint64_t most) override;
     OutputSizes output_sizes(const JobRecord& job) override;
-    // Until the database is written (each commit: a job taken, ended, cancelled).
+    // Until the database is written (each commit: a job taken, ended, cancelled), or the path
+    // names another file than at the last wait (removed, or made anew).
     bool wait_for_change(std::chrono::milliseconds most) override;
 
 private:
     void reclaim_gone_workers();
+    // Throws QueueGone when the path no longer names the file opened.
+    void check_file() const;
 
     std::filesystem::path m_path;
+    std::optional<DatabaseFile> m_file;         // as opened
+    std::optional<DatabaseFile> m_file_watched; // as the last wait_for_change saw it
     Database m_database;
     SqliteQueue m_queue;
     std::optional<DatabaseChanges> m_changes; // made at the first wait
