@@ -141,7 +141,9 @@ int run_serve(const ServeOptions& options)
     sources.add_others = options.gpus.empty();
     sources.inventory = probe.inventory();
     if (!options.no_queue) {
-        sources.open_queue = [&options] { return open_queue(options.queue); };
+        sources.open_queue = [&options](queue::WhenMissing missing) {
+            return open_queue(options.queue, missing);
+        };
         sources.queue_name = options.queue.queue;
     }
     sources.host = queue::this_host();

@@ -200,7 +200,7 @@ void LiveState::watch_queue()
     // A connection of its own, for the store's change watch only: requests go on meanwhile.
     std::unique_ptr<queue::QueueBackend> changes;
     try {
-        changes = m_sources.open_queue();
+        changes = m_sources.open_queue(queue::WhenMissing::gone);
     } catch (const std::exception& error) {
         spdlog::warn("the queue is looked at every {} s: {}", k_queue_look_every.count(),
                      error.what());
@@ -291,12 +291,23 @@ std::string LiveState::status_document(const sys::LeaseOverview& overview) const
 std::string LiveState::queue_document()
 {
     auto document = json_document("serve");
-    try {
+    const auto look = [&] {
         with_queue([&](queue::QueueBackend& backend) {
             const auto listing = backend.list({.queued = k_queue_page, .recent = k_queue_page});
             queue::add_listing_json(listing, m_sources.queue_name, backend.describe(), 0, document);
         });
+    };
+    try {
+        try {
+            look();
+        } catch (const queue::QueueGone&) {
+            look(); // at the database made anew under the name, if there is one
+        }
         document["error"] = nullptr;
+    } catch (const queue::QueueGone& error) {
+        // Nothing of the last look holds: the page shows no job of it.
+        document["error"] = error.what();
+        document["gone"] = true;
     } catch (const std::exception& error) {
         // The store is away (Redis stopped, the database locked): said on the page, and the
         // next look tries again.
@@ -308,12 +319,15 @@ std::string LiveState::queue_document()
 std::string LiveState::timeline_document(unsigned hours)
 {
     std::lock_guard lock(m_timeline_mutex);
-    auto& [made, document] = m_timelines[hours];
-    if (document.empty() || Clock::now() - made >= 1s) {
-        document = format_json(timeline(seconds_since_epoch() - hours * 3600.0));
-        made = Clock::now();
+    auto& made = m_timelines[hours];
+    if (made.document.empty() || Clock::now() - made.made >= 1s ||
+        made.queue_generation != m_queue_generation) {
+        // Read first: a store found gone while the timeline is made makes it again next time.
+        made.queue_generation = m_queue_generation;
+        made.document = format_json(timeline(seconds_since_epoch() - hours * 3600.0));
+        made.made = Clock::now();
     }
-    return document;
+    return made.document;
 }
 
 Json LiveState::timeline(double from)

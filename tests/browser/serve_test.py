@@ -294,6 +294,43 @@ class ServeTest(unittest.TestCase):
         self.assertEqual(len(spans), 1, timeline)
         self.assertEqual(spans[0]["state"], "succeeded")
 
+    def test_a_removed_database_is_said_and_one_made_anew_is_shown_alone(self):
+        machine = self.machine
+        database = os.path.join(machine.dir, "queue.db")
+        old = machine.submit(["echo", "from the removed queue"], "--db", database, "--no-start")
+        server = Server(machine, "--gpus", "0", "--db", database)
+        api = lambda path: json.loads(server.get(path)[1])
+        self.assertTrue(eventually(lambda: "job" in api(f"/api/jobs/{old}")))
+        browser = self.open_browser()
+        browser.open(server.base + "/")
+        self.assertTrue(browser.shows("#queued", "from the removed queue"), browser.text("#queued"))
+        for suffix in ("", "-wal", "-shm"):
+            if os.path.exists(database + suffix):
+                os.remove(database + suffix)
+        # Seen within a second (polled here: a loaded machine is no fault).
+        removed = f"queue database {database} was removed"
+        self.assertTrue(eventually(lambda: api("/api/queue").get("error") == removed), api("/api/queue"))
+        self.assertTrue(api("/api/queue")["gone"])
+        self.assertEqual(schema_errors(server.get("/api/queue")[1]), [])
+        status, body = server.get(f"/api/jobs/{old}")
+        self.assertNotEqual(status, 200, body)
+        self.assertEqual(json.loads(body)["error"], removed)
+        self.assertFalse(os.path.exists(database), "serve made no database in place of the removed one")
+        self.assertTrue(browser.shows("#queue-error", removed), browser.text("#queue-section"))
+        self.assertNotIn("from the removed queue", browser.text("#queue-section"))
+        # A new queue under the same name: its job 1 alone, never the removed one's.
+        new = machine.submit(["echo", "from the new queue"], "--db", database, "--no-start")
+        self.assertEqual(new, old)
+        commands = lambda: [job["command"] for job in api("/api/queue").get("next", [])]
+        self.assertTrue(eventually(lambda: commands() == ["echo 'from the new queue'"]), api("/api/queue"))
+        self.assertIsNone(api("/api/queue")["error"])
+        self.assertEqual(api(f"/api/jobs/{new}")["job"]["command"], "echo 'from the new queue'")
+        self.assertTrue(browser.shows("#queued", "from the new queue"), browser.text("#queued"))
+        self.assertNotIn("from the removed queue", browser.text("#queue-section"))
+        self.assertEqual(browser.text("#queue-error"), "")
+        for path in ("/api/queue", f"/api/jobs/{new}"):
+            self.assertEqual(schema_errors(server.get(path)[1]), [], path)
+
     def test_the_queue_pages_through_a_hundred_thousand_jobs(self):
         machine = self.machine
         machine.run(["submit", "--no-start"], "".join(f"echo job {n}\n" for n in range(100_000)))

@@ -18,6 +18,7 @@
 #include <mutex>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 namespace gpusched::web {
@@ -29,8 +30,10 @@ struct LiveSources {
     bool add_others = true;                     // and every other GPU leased
     GpuInventory inventory;                     // what CUDA and NVML told of them, once
     // Opens the queue shown (none: no queue is shown): once for the requests, again after an
-    // error (a Redis server that went away and came back), and once for the change watch.
-    std::function<std::unique_ptr<queue::QueueBackend>()> open_queue;
+    // error (a Redis server that went away and came back, a database made anew), and once for
+    // the change watch. Only the first opening may make a missing database: a later one finds
+    // it removed, and says so.
+    std::function<std::unique_ptr<queue::QueueBackend>(queue::WhenMissing)> open_queue;
     std::string queue_name;
     std::string host; // this machine's name
     std::string user; // who serves
@@ -75,7 +78,8 @@ public:
     void note_usage(const UsageReport& report);
 
     // The queue, one request at a time (its connection is not shared between threads). A
-    // call that fails drops the connection: the next one opens it again.
+    // call that fails drops the connection: the next one opens it again. A store found gone
+    // (QueueGone: its database removed or replaced) also drops what was made of it.
     template <typename Use>
     auto with_queue(Use&& use)
     {
@@ -83,11 +87,17 @@ public:
         if (!m_sources.open_queue) {
             throw std::logic_error("no queue is served");
         }
-        if (!m_queue) {
-            m_queue = m_sources.open_queue();
-        }
         try {
+            if (!m_queue) {
+                m_queue = m_sources.open_queue(std::exchange(m_queue_opened, true)
+                                                   ? queue::WhenMissing::gone
+                                                   : queue::WhenMissing::make);
+            }
             return use(*m_queue);
+        } catch (const queue::QueueGone&) {
+            m_queue.reset();
+            ++m_queue_generation;
+            throw;
         } catch (...) {
             m_queue.reset();
             throw;
@@ -119,9 +129,17 @@ private:
     GpuHistory m_history{24 * 3600.0};
     std::mutex m_queue_mutex;
     std::unique_ptr<queue::QueueBackend> m_queue; // under m_queue_mutex; none until opened
+    bool m_queue_opened = false;                  // under m_queue_mutex: once, ever
+    // How many times the store was found gone: what was made of it before is not shown.
+    std::atomic<std::uint64_t> m_queue_generation{0};
     std::string m_queue_where;                    // the queue's describe(), for the page
     std::mutex m_timeline_mutex; // guards the made timelines, by hours
-    std::map<unsigned, std::pair<Clock::time_point, std::string>> m_timelines;
+    struct MadeTimeline {
+        Clock::time_point made;
+        std::uint64_t queue_generation = 0;
+        std::string document;
+    };
+    std::map<unsigned, MadeTimeline> m_timelines;
     std::atomic<bool> m_stopping{false};
     std::thread m_leases_thread;
     std::thread m_queue_thread;

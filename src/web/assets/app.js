@@ -122,6 +122,14 @@ function showQueue(queue) {
   state.queue = queue;
   document.getElementById("queue-where").textContent = queue.where ? "(" + queue.where + ")" : "";
   document.getElementById("queue-error").textContent = queue.error || "";
+  if (queue.gone) {
+    // Its database was removed: no job of the last look is the queue's now.
+    document.getElementById("queue-counts").textContent = "";
+    document.getElementById("queue-actions").replaceChildren();
+    document.getElementById("queued-range").textContent = "";
+    for (const table of ["#running", "#queued", "#ended", "#workers"]) fill(table, [], "no queue");
+    return;
+  }
   if (queue.error && queue.queued == null) return;
   const paused = queue.paused || [];
   document.getElementById("queue-counts").textContent =
@@ -227,10 +235,29 @@ function drawTimeline(timeline) {
 
 const follow = { stdout: 0, stderr: 0, timer: null };
 
+// What a job's page shows of one job: cleared when the id names no job now, or another job
+// (the queue's database made anew), so that nothing of one job is shown under another's.
+function clearJob() {
+  state.job = null;
+  follow.stdout = 0;
+  follow.stderr = 0;
+  fill("#job-fields", [], "");
+  document.getElementById("job-actions").replaceChildren();
+  for (const stream of ["stdout", "stderr"]) document.getElementById("job-" + stream).textContent = "";
+}
+
 async function showJob(id) {
   let found;
-  try { found = await api("/api/jobs/" + id); } catch (error) { say(error.message); document.getElementById("job-state").textContent = error.message; return; }
+  try { found = await api("/api/jobs/" + id); } catch (error) {
+    say(error.message);
+    clearJob();
+    const stateText = document.getElementById("job-state");
+    stateText.textContent = error.message;
+    stateText.className = "state";
+    return;
+  }
   const job = found.job;
+  if (state.job && (state.job.submitted !== job.submitted || state.job.command !== job.command)) clearJob();
   state.job = job;
   document.getElementById("job-id").textContent = job.id;
   const stateText = document.getElementById("job-state");
