@@ -3,7 +3,7 @@
 "use strict";
 
 const PAGE = 50;
-const state = { status: null, queue: null, from: 0, page: null, job: null };
+const state = { status: null, queue: null, from: 0, page: null, job: null, token: null };
 
 function el(tag, attributes, ...children) {
   const node = document.createElement(tag);
@@ -45,8 +45,42 @@ function say(text) {
   document.getElementById("message").textContent = text;
 }
 
+// --- The token ---------------------------------------------------------------------------
+
+// The printed address carries the token in its fragment (#token=), which no browser sends to
+// any server, nor in a Referer; an older version's address in its query. It is kept in this
+// tab's sessionStorage, which only pages of this very origin (scheme, host and port) read:
+// not a cookie, which the browser would send to every server on this host whatever its port.
+// sessionStorage rather than localStorage: it survives a reload and links followed in the tab,
+// and ends with the tab, so a token never waits on disk for whatever later listens on this
+// port (another ssh -L) to read it.
+const TOKEN_KEY = "gpusched_token";
+
+function takeToken() {
+  const url = new URL(window.location.href);
+  const given = new URLSearchParams(url.hash.slice(1)).get("token") || url.searchParams.get("token");
+  if (!given) return;
+  try { window.sessionStorage.setItem(TOKEN_KEY, given); } catch (error) { state.token = given; }
+  url.searchParams.delete("token");
+  window.history.replaceState(null, "", url.pathname + url.search);
+}
+
+function token() {
+  try { return window.sessionStorage.getItem(TOKEN_KEY) || state.token; } catch (error) { return state.token; }
+}
+
+// Every request of the page carries the token as a header, which no page of another origin
+// can make the browser send here. No cookie: the page needs none, and this host's cookies are
+// every local server's.
+function request(path, options) {
+  const headers = {};
+  const held = token();
+  if (held) headers.Authorization = "Bearer " + held;
+  return fetch(path, Object.assign({ credentials: "omit", cache: "no-store", headers }, options || {}));
+}
+
 async function api(path, options) {
-  const response = await fetch(path, Object.assign({ credentials: "same-origin" }, options || {}));
+  const response = await request(path, options);
   const body = await response.json().catch(() => ({ error: response.statusText }));
   if (!response.ok) throw new Error(body.error || response.statusText);
   return body;
@@ -291,16 +325,56 @@ async function readOutput(id, stream) {
 
 // --- Live -------------------------------------------------------------------------------
 
-function connect(onStatus, onQueue) {
+// One Server-Sent Event ("event: NAME", "data: ..." lines) to its handler.
+function dispatch(block, handlers) {
+  let name = "message";
+  const data = [];
+  for (const line of block.split("\n")) {
+    if (line.startsWith("event: ")) name = line.slice(7);
+    else if (line.startsWith("data: ")) data.push(line.slice(6));
+  }
+  if (data.length && handlers[name]) handlers[name](JSON.parse(data.join("\n")));
+}
+
+// The event stream, read with fetch rather than EventSource, which sends no header: beyond
+// loopback the stream needs the token, and a token in its address would be one more place to
+// keep it from. A stream that ends or fails is asked for again a second later.
+async function connect(onStatus, onQueue) {
   const live = document.getElementById("live");
-  const events = new EventSource("/api/events");
-  events.addEventListener("open", () => { live.textContent = "live"; live.className = "live"; });
-  events.addEventListener("error", () => { live.textContent = "reconnecting"; live.className = "live off"; });
-  events.addEventListener("status", (event) => onStatus(JSON.parse(event.data)));
-  events.addEventListener("queue", (event) => onQueue(JSON.parse(event.data)));
+  const handlers = { status: onStatus, queue: onQueue };
+  for (;;) {
+    try {
+      const response = await request("/api/events");
+      if (!response.ok) {
+        const body = await response.json().catch(() => ({ error: response.statusText }));
+        say(body.error || response.statusText);
+        throw new Error(body.error);
+      }
+      live.textContent = "live";
+      live.className = "live";
+      const reader = response.body.getReader();
+      const decoder = new TextDecoder();
+      let buffered = "";
+      for (;;) {
+        const { value, done } = await reader.read();
+        if (done) break;
+        buffered += decoder.decode(value, { stream: true });
+        for (let end = buffered.indexOf("\n\n"); end >= 0; end = buffered.indexOf("\n\n")) {
+          dispatch(buffered.slice(0, end), handlers);
+          buffered = buffered.slice(end + 2);
+        }
+      }
+    } catch (error) {
+      // The server gone or refusing (said above): asked again below.
+    }
+    live.textContent = "reconnecting";
+    live.className = "live off";
+    await new Promise((resolve) => setTimeout(resolve, 1000));
+  }
 }
 
 function start() {
+  takeToken();
   const match = window.location.pathname.match(/^\/jobs\/(\d+)$/);
   if (match) {
     document.getElementById("overview").hidden = true;
