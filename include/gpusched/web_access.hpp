@@ -11,17 +11,24 @@ namespace gpusched {
 struct WebAccessPolicy {
     bool loopback_only = true;  // it listens on a loopback address only
     bool allow_actions = false; // --allow-actions: cancel, retry, pause, resume
-    std::string token;          // printed at start; presented as a cookie, bearer or ?token=
+    std::string token;          // printed at start; presented as `Authorization: Bearer`
 };
 
 // What a request says of itself, as far as access goes.
 struct WebRequestFacts {
-    std::string method;          // "GET", "POST", ...
-    bool action = false;         // it would change something (an action's path)
-    std::string host;            // the Host header
-    std::string origin;          // the Origin header, "" when absent
-    std::string fetch_site;      // the Sec-Fetch-Site header, "" when absent
-    std::string presented_token; // "" when none
+    std::string method;        // "GET", "POST", ...
+    std::string path;          // "/api/status", without the query
+    bool action = false;       // it would change something (an action's path)
+    std::string host;          // the Host header
+    std::string origin;        // the Origin header, "" when absent
+    std::string fetch_site;    // the Sec-Fetch-Site header, "" when absent
+    std::string authorization; // the Authorization header: "Bearer TOKEN" presents the token
+    // Where a request may also carry the token, and which authorize nothing: a browser sends
+    // a cookie of 127.0.0.1 to every server there whatever its port (a colleague's notebook
+    // through the same ssh -L receives it), and an address is kept in histories and logs.
+    // Read only to say so in the refusal.
+    std::string cookie;      // the Cookie header
+    std::string query_token; // ?token=, as older versions printed it
 };
 
 // Allowed (status 0), or the HTTP status to answer and why, for the answer's body.

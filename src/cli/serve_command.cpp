@@ -166,11 +166,12 @@ int run_serve(const ServeOptions& options)
     });
 
     // The address to open, on stdout for scripts; with the token, which a loopback page only
-    // needs to act.
+    // needs to act, in the fragment: a browser sends that to no server, so the token reaches
+    // only the page's script (docs/serve.md).
     // A wildcard address is no address to open: the host's name is.
     const bool wildcard = listen.address == "0.0.0.0" || listen.address == "::";
     const auto address = wildcard ? state.sources().host : url_host(listen.address);
-    fmt::print("http://{}:{}/?token={}\n", address, port, server_options.policy.token);
+    fmt::print("http://{}:{}/#token={}\n", address, port, server_options.policy.token);
     std::fflush(stdout);
     spdlog::info("serving {} on http://{}:{}/ ({}{})", state.sources().host, address, port,
                  options.allow_actions ? "actions allowed with the token" : "read-only",

@@ -3,6 +3,7 @@
 #include <gpusched/parse_number.hpp>
 
 #include <cstdint>
+#include <string>
 
 namespace gpusched {
 namespace {
@@ -44,6 +45,40 @@ bool is_loopback_ipv4(std::string_view address)
     return parts == 4;
 }
 
+// The token of "Bearer TOKEN" (the scheme's name in any case, RFC 9110), else "".
+std::string_view bearer_token(std::string_view authorization)
+{
+    constexpr std::string_view scheme = "bearer ";
+    if (authorization.size() < scheme.size()) {
+        return {};
+    }
+    for (std::size_t i = 0; i < scheme.size(); ++i) {
+        const char c = authorization[i];
+        if ((c >= 'A' && c <= 'Z' ? static_cast<char>(c - 'A' + 'a') : c) != scheme[i]) {
+            return {};
+        }
+    }
+    return authorization.substr(scheme.size());
+}
+
+// What the page itself is made of, which is built into the binary and holds none of the
+// queue's or the leases' data: everything else than the API.
+bool reads_data(std::string_view path)
+{
+    return path.starts_with("/api/");
+}
+
+// Why a request without the bearer token is refused, saying where the token is not taken from
+// when the request tried one of those places (a script or a page of an older version).
+std::string without_token(std::string why, const WebRequestFacts& request)
+{
+    if (!request.query_token.empty() ||
+        request.cookie.find("gpusched_token") != std::string::npos) {
+        why += " (as Authorization: Bearer; a cookie or ?token= authorizes nothing)";
+    }
+    return why;
+}
+
 } // namespace
 
 bool is_loopback_host(std::string_view host)
@@ -72,10 +107,13 @@ WebDecision decide_web_access(const WebAccessPolicy& policy, const WebRequestFac
         return {403, "this server answers requests to a loopback address only (the Host "
                      "header names another)"};
     }
-    const bool has_token = same_token(request.presented_token, policy.token);
-    if (!policy.loopback_only && !has_token) {
-        return {401, "this server listens beyond loopback: open the address it printed at "
-                     "start, with its token"};
+    // Only a header, which a browser sends only where this server's own script sends it: it
+    // never reaches another server on this host, as a cookie of 127.0.0.1 does.
+    const bool has_token = same_token(bearer_token(request.authorization), policy.token);
+    if (!policy.loopback_only && !has_token && reads_data(request.path)) {
+        return {401, without_token("this server listens beyond loopback: open the address it "
+                                   "printed at start, with its token",
+                                   request)};
     }
     if (!request.action) {
         return {};
@@ -95,7 +133,8 @@ WebDecision decide_web_access(const WebAccessPolicy& policy, const WebRequestFac
         return {403, "an action must come from this server's own page"};
     }
     if (!has_token) {
-        return {401, "an action needs the token this server printed at start"};
+        return {401,
+                without_token("an action needs the token this server printed at start", request)};
     }
     return {};
 }

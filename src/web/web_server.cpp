@@ -14,7 +14,6 @@
 #include <cerrno>
 #include <cstring>
 #include <stdexcept>
-#include <vector>
 
 namespace gpusched::web {
 namespace {
@@ -32,12 +31,6 @@ constexpr auto k_heartbeat = 10s;
 constexpr std::size_t k_most_jobs_a_page = 500;
 constexpr std::uint64_t k_output_tail = 64 * 1024;
 constexpr std::uint64_t k_most_output = 256 * 1024;
-// Browsers keep cookies per host, not per port: each server's has its port in its name, so
-// that two users' servers on one machine do not overwrite each other's.
-std::string cookie_name(int port)
-{
-    return fmt::format("gpusched_token_{}", port);
-}
 constexpr const char* k_json = "application/json";
 
 void answer_json(httplib::Response& response, std::string body, int status = 200)
@@ -51,46 +44,6 @@ void answer_error(httplib::Response& response, int status, const std::string& wh
     auto document = json_document("serve");
     document["error"] = why;
     answer_json(response, format_json(document), status);
-}
-
-// The tokens a request presents: a bearer token (scripts), the page's cookie, ?token=.
-std::vector<std::string> presented_tokens(const httplib::Request& request, int port)
-{
-    std::vector<std::string> tokens;
-    const auto authorization = request.get_header_value("Authorization");
-    if (authorization.starts_with("Bearer ")) {
-        tokens.push_back(authorization.substr(7));
-    }
-    const auto cookies = request.get_header_value("Cookie");
-    const auto name = cookie_name(port) + "=";
-    for (std::size_t at = 0; at < cookies.size();) {
-        const auto end = std::min(cookies.find(';', at), cookies.size());
-        auto cookie = std::string_view(cookies).substr(at, end - at);
-        while (cookie.starts_with(' ')) {
-            cookie.remove_prefix(1);
-        }
-        if (cookie.starts_with(name)) {
-            tokens.emplace_back(cookie.substr(name.size()));
-        }
-        at = end + 1;
-    }
-    if (request.has_param("token")) {
-        tokens.push_back(request.get_param_value("token"));
-    }
-    return tokens;
-}
-
-// The token, where the request presents it among others (a cookie left by an earlier server
-// on this port must not hide a right ?token=); else what it presents, or "".
-std::string presented_token(const httplib::Request& request, int port, const std::string& token)
-{
-    const auto tokens = presented_tokens(request, port);
-    for (const auto& presented : tokens) {
-        if (same_token(presented, token)) {
-            return presented;
-        }
-    }
-    return tokens.empty() ? std::string() : tokens.front();
 }
 
 std::string event_text(const char* name, const std::string& data)
@@ -164,7 +117,6 @@ int WebServer::bind()
             fmt::format("cannot listen on {}:{}: {}", m_options.address, m_options.port,
                         errno != 0 ? std::strerror(errno) : "no such address here"));
     }
-    m_port = port;
     m_reaper = std::make_unique<ConnectionReaper>(port, k_most_for_a_connection);
     return port;
 }
@@ -189,11 +141,18 @@ void WebServer::add_routes()
     server.set_pre_routing_handler(
         [this](const httplib::Request& request, httplib::Response& response) {
             const auto decision = decide_web_access(
-                m_options.policy,
-                {request.method, is_action(request), request.get_header_value("Host"),
-                 request.get_header_value("Origin"), request.get_header_value("Sec-Fetch-Site"),
-                 presented_token(request, m_port, m_options.policy.token)});
-            // Nothing here may be framed by another site, and nothing guessed from its bytes.
+                m_options.policy, {.method = request.method,
+                                   .path = request.path,
+                                   .action = is_action(request),
+                                   .host = request.get_header_value("Host"),
+                                   .origin = request.get_header_value("Origin"),
+                                   .fetch_site = request.get_header_value("Sec-Fetch-Site"),
+                                   .authorization = request.get_header_value("Authorization"),
+                                   .cookie = request.get_header_value("Cookie"),
+                                   .query_token = request.get_param_value("token")});
+            // Nothing here may be framed by another site, and nothing guessed from its bytes;
+            // no address of this server's reaches another in a Referer. No CORS header is ever
+            // answered: no other origin's script reads an answer or sends the bearer token.
             response.set_header("X-Frame-Options", "DENY");
             response.set_header("X-Content-Type-Options", "nosniff");
             response.set_header("Referrer-Policy", "no-referrer");
@@ -225,18 +184,10 @@ void WebServer::add_routes()
         }
     });
 
-    const auto page = [this](const httplib::Request& request, httplib::Response& response) {
-        // Opened with ?token=: the token becomes a cookie that only this server's own pages
-        // send (SameSite=Strict), and leaves the address bar and the history.
-        if (request.has_param("token") &&
-            same_token(request.get_param_value("token"), m_options.policy.token)) {
-            response.set_header("Set-Cookie",
-                                fmt::format("{}={}; Path=/; HttpOnly; "
-                                            "SameSite=Strict",
-                                            cookie_name(m_port), m_options.policy.token));
-            response.set_redirect(request.path, 303);
-            return;
-        }
+    // No cookie is set: a browser would send it to every server on this host, whatever its
+    // port. The page's script takes the token from the address (#token=, which no browser
+    // sends anywhere, or an older version's ?token=) into this tab's sessionStorage.
+    const auto page = [](const httplib::Request&, httplib::Response& response) {
         response.set_header("Content-Security-Policy",
                             "default-src 'self'; img-src 'self' data:; frame-ancestors 'none'");
         response.set_header("Cache-Control", "no-store");

@@ -9,6 +9,8 @@ With GPUSCHED_SCREENSHOT=PATH, the overview test saves the page as PNG there (th
 import http.client
 import json
 import os
+import pwd
+import re
 import shutil
 import signal
 import socket
@@ -114,7 +116,7 @@ class Server:
         if not line.startswith("http://"):
             raise AssertionError(f"serve printed {line!r}: {self.process.stderr.read()}")
         self.url_with_token = line
-        self.base, _, self.token = line.partition("/?token=")
+        self.base, self.token = split_address(line)
         self.port = int(self.base.rsplit(":", 1)[1])
 
     def get(self, path, headers=None):
@@ -122,6 +124,14 @@ class Server:
 
     def post(self, path, headers=None):
         return request("POST", self.port, path, headers)
+
+
+def split_address(line):
+    """The base and the token of the address serve printed (#token=; ?token= before)."""
+    match = re.fullmatch(r"(http://[^/]+)/[#?]token=([0-9a-f]+)", line)
+    if not match:
+        raise AssertionError(f"serve printed {line!r}")
+    return match.group(1), match.group(2)
 
 
 def request(method, port, path, headers=None, host="127.0.0.1"):
@@ -405,43 +415,86 @@ class ServeTest(unittest.TestCase):
                                                             "Origin": "http://evil.example"})
         self.assertEqual(status, 403, "another site's page")
         self.assertIn('"queued"', machine.run(["queue", "--json"]))
-        # The page opened from the printed address acts: its token became a cookie.
+        # The page opened from the printed address acts: its script took the token out of the
+        # address into the tab's sessionStorage, and sends it as a header. No cookie is set.
         browser = self.open_browser()
         browser.open(server.url_with_token)
-        self.assertNotIn("token", browser.driver.current_url, "the token leaves the address bar")
         self.assertTrue(browser.shows("#queued", "sleep 60"))
+        self.assertNotIn("token", browser.driver.current_url, "the token leaves the address bar")
+        self.assertEqual(browser.driver.get_cookies(), [])
+        # A reload keeps it (sessionStorage lasts as long as the tab).
+        browser.driver.refresh()
+        self.assertTrue(browser.shows("#live", "live"))
         button = eventually(lambda: browser.driver.find_elements(By.CSS_SELECTOR, f'#queued tr[data-job="{job}"] button'))
         self.assertTrue(button, browser.text("#queued"))
         button[0].click()
-        self.assertTrue(eventually(lambda: '"cancelled": 1' in machine.run(["queue", "--json"])))
+        self.assertTrue(eventually(lambda: '"cancelled": 1' in machine.run(["queue", "--json"])),
+                        browser.text("#message"))
         status, body = server.post(f"/api/jobs/{job}/retry", {"Authorization": f"Bearer {server.token}"})
         self.assertEqual(status, 200, body)
         self.assertEqual(schema_errors(body), [])
         status, body = server.post(f"/api/jobs/{job}/cancel", {"Authorization": f"Bearer {server.token}"})
         self.assertEqual(status, 200, body)
         self.assertTrue(browser.shows("#ended", "cancelled", 3))
+        # A job's page, reached by its link, acts with the token too.
+        again = machine.submit(["sleep", "62"], "--no-start")
+        link = eventually(lambda: browser.driver.find_elements(By.CSS_SELECTOR, f'#queued tr[data-job="{again}"] a'))
+        self.assertTrue(link, browser.text("#queued"))
+        link[0].click()
+        self.assertTrue(browser.shows("#job-state", "queued"), browser.text("#job-page"))
+        button = eventually(lambda: browser.driver.find_elements(By.CSS_SELECTOR, "#job-actions button"))
+        self.assertTrue(button, browser.text("#job-page"))
+        button[0].click()
+        eventually(lambda: self.alert(browser))
+        browser.driver.switch_to.alert.accept()
+        self.assertTrue(browser.shows("#job-state", "cancelled", 5), browser.text("#message"))
         # Another site's page in the same browser posts with no effect.
         other = machine.submit(["sleep", "61"], "--no-start")
         browser.open("data:text/html,<form method=post action='" + server.base +
                      f"/api/jobs/{other}/cancel'></form><script>document.forms[0].submit()</script>")
         time.sleep(1)
-        self.assertIn('"cancelled": 1', machine.run(["queue", "--json"]))
+        self.assertIn('"cancelled": 2', machine.run(["queue", "--json"]))
 
-    def test_beyond_loopback_every_page_needs_the_token_and_on_loopback_other_hosts_are_refused(self):
+    @staticmethod
+    def alert(browser):
+        try:
+            return browser.driver.switch_to.alert.text is not None
+        except NoAlertPresentException:
+            return False
+
+    def test_beyond_loopback_every_api_request_needs_the_token_and_on_loopback_other_hosts_are_refused(self):
         machine = self.machine
         server = Server.__new__(Server)
         server.process = machine.start(["serve", "--listen", "0.0.0.0:0", "--gpus", "0"])
         line = server.process.stdout.readline().strip()
-        base, _, token = line.partition("/?token=")
+        base, token = split_address(line)
         port = int(base.rsplit(":", 1)[1])
-        for path in ("/", "/api/status", "/api/queue", "/api/events", "/assets/app.js"):
+        for path in ("/api/status", "/api/queue", "/api/events", "/api/timeline"):
             status, _ = request("GET", port, path)
             self.assertEqual(status, 401, path)
+            status, _ = request("GET", port, path + "?token=" + token, {"Cookie": f"gpusched_token_{port}={token}"})
+            self.assertEqual(status, 401, "neither ?token= nor a cookie presents the token: " + path)
+        # The page's own files hold no data: served without the token, which is in the
+        # address's fragment and reaches only the page's script.
+        for path in ("/", "/jobs/1", "/assets/app.js"):
+            status, _ = request("GET", port, path)
+            self.assertEqual(status, 200, path)
         status, _ = request("GET", port, "/api/status", {"Authorization": f"Bearer {token}"})
         self.assertEqual(status, 200)
         browser = self.open_browser()
+        browser.open(f"http://127.0.0.1:{port}/#token={token}")
+        self.assertTrue(browser.shows("#gpus", "free"), browser.text("body"))
+        self.assertTrue(browser.shows("#live", "live"), "the event stream carries the token")
+        self.assertNotIn("token", browser.driver.current_url)
+        # An address of an older version, with ?token=, in a tab of its own: taken the same way.
+        browser.driver.switch_to.new_window("tab")
         browser.open(f"http://127.0.0.1:{port}/?token={token}")
         self.assertTrue(browser.shows("#gpus", "free"), browser.text("body"))
+        self.assertNotIn("token", browser.driver.current_url)
+        # Without it, the page says why it shows nothing.
+        browser.driver.switch_to.new_window("tab")
+        browser.open(f"http://127.0.0.1:{port}/")
+        self.assertTrue(browser.shows("#message", "open the address it printed"), browser.text("body"))
         loopback = Server(machine, "--gpus", "0")
         status, _ = loopback.get("/api/status", {"Host": "rebound.example:80"})
         self.assertEqual(status, 403, "a name rebound to 127.0.0.1 reads nothing")

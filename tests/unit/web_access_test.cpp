@@ -8,15 +8,26 @@ namespace {
 
 const std::string k_token = "0123456789abcdef";
 
-WebRequestFacts page(std::string host = "127.0.0.1:8787")
+WebRequestFacts page(std::string host = "127.0.0.1:8787", std::string path = "/api/status")
 {
-    return {"GET", false, std::move(host), "", "", ""};
+    WebRequestFacts request;
+    request.method = "GET";
+    request.path = std::move(path);
+    request.host = std::move(host);
+    return request;
 }
 
-WebRequestFacts action(std::string token = k_token)
+WebRequestFacts action(const std::string& token = k_token)
 {
-    return {"POST",          true, "127.0.0.1:8787", "http://127.0.0.1:8787", "same-origin",
-            std::move(token)};
+    WebRequestFacts request;
+    request.method = "POST";
+    request.path = "/api/jobs/1/cancel";
+    request.action = true;
+    request.host = "127.0.0.1:8787";
+    request.origin = "http://127.0.0.1:8787";
+    request.fetch_site = "same-origin";
+    request.authorization = token.empty() ? "" : "Bearer " + token;
+    return request;
 }
 
 } // namespace
@@ -41,10 +52,54 @@ TEST(WebAccess, BeyondLoopbackEveryPageNeedsTheToken)
 {
     auto request = page("10.0.0.5:8787");
     EXPECT_EQ(decide_web_access({false, false, k_token}, request).status, 401);
-    request.presented_token = "0123456789abcdeX";
+    request.authorization = "Bearer 0123456789abcdeX";
     EXPECT_EQ(decide_web_access({false, false, k_token}, request).status, 401);
-    request.presented_token = k_token;
+    request.authorization = "Bearer " + k_token;
     EXPECT_TRUE(decide_web_access({false, false, k_token}, request).allowed());
+    request.authorization = "bearer " + k_token; // the scheme's name is in any case
+    EXPECT_TRUE(decide_web_access({false, false, k_token}, request).allowed());
+    request.authorization = "Basic " + k_token;
+    EXPECT_EQ(decide_web_access({false, false, k_token}, request).status, 401);
+}
+
+// The page is opened from an address whose token is in its fragment, which no browser sends:
+// its own files hold no data and are served to anyone, and its script sends the token.
+TEST(WebAccess, BeyondLoopbackThePagesOwnFilesNeedNoTokenButItsApiDoes)
+{
+    for (const auto* path : {"/", "/jobs/12", "/assets/app.js"}) {
+        EXPECT_TRUE(
+            decide_web_access({false, false, k_token}, page("10.0.0.5:8787", path)).allowed())
+            << path;
+    }
+    for (const auto* path : {"/api/status", "/api/events", "/api/jobs/12/output"}) {
+        EXPECT_EQ(decide_web_access({false, false, k_token}, page("10.0.0.5:8787", path)).status,
+                  401)
+            << path;
+    }
+}
+
+// Browsers keep cookies per host, not per port: every server on 127.0.0.1 receives this one's
+// cookies, so that none may authorize anything. Nor may an address's ?token=.
+TEST(WebAccess, OnlyTheAuthorizationHeaderPresentsTheTokenNeverACookieNorTheAddress)
+{
+    const WebAccessPolicy policy{true, true, k_token};
+    auto request = action("");
+    request.cookie = "gpusched_token_8787=" + k_token;
+    auto decision = decide_web_access(policy, request);
+    EXPECT_EQ(decision.status, 401);
+    EXPECT_NE(decision.why.find("a cookie or ?token= authorizes nothing"), std::string::npos)
+        << decision.why;
+    request.cookie = "";
+    request.query_token = k_token;
+    EXPECT_EQ(decide_web_access(policy, request).status, 401);
+    request.cookie = "gpusched_token_8787=" + k_token;
+    request.authorization = "Bearer " + k_token;
+    EXPECT_TRUE(decide_web_access(policy, request).allowed());
+
+    auto read = page("10.0.0.5:8787");
+    read.cookie = "gpusched_token_8787=" + k_token;
+    read.query_token = k_token;
+    EXPECT_EQ(decide_web_access({false, false, k_token}, read).status, 401);
 }
 
 TEST(WebAccess, ActionsAreRefusedWithoutAllowActionsEvenWithTheToken)

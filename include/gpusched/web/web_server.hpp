@@ -53,7 +53,6 @@ private:
     std::unique_ptr<httplib::Server> m_server;
     std::unique_ptr<ConnectionReaper> m_reaper; // once bound
     std::atomic<int> m_live_pages{0};
-    int m_port = 0; // the port bound
 };
 
 } // namespace gpusched::web
