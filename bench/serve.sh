@@ -22,7 +22,7 @@ export XDG_STATE_HOME=$work/state
 server=$!
 background+=("$server")
 until [ -s "$work/url" ]; do sleep 0.05; done
-base=$(sed 's|/?token=.*||' "$work/url")
+base=$(sed 's|/[#?]token=.*||' "$work/url")
 
 machine
 echo "# $("$gpusched" --version)"

@@ -96,8 +96,8 @@ CLI::App* add_serve_command(CLI::App& app, ServeOptions& options)
                  "queue, its jobs' output, the timeline; and its JSON API");
     serve
         ->add_option("--listen", options.listen,
-                     "The address and port to listen on; beyond loopback every request needs "
-                     "the token printed at start")
+                     "The address and port to listen on; beyond loopback every request of the "
+                     "API needs the token printed at start")
         ->type_name("ADDR:PORT")
         ->capture_default_str();
     serve->add_flag("--allow-actions", options.allow_actions,
@@ -175,7 +175,7 @@ int run_serve(const ServeOptions& options)
     std::fflush(stdout);
     spdlog::info("serving {} on http://{}:{}/ ({}{})", state.sources().host, address, port,
                  options.allow_actions ? "actions allowed with the token" : "read-only",
-                 server_options.policy.loopback_only ? "" : "; every request needs the token");
+                 server_options.policy.loopback_only ? "" : "; the API needs the token");
 
     int status = k_exit_success;
     const std::vector<std::string> ids = [&] {
