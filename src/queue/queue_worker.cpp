@@ -77,6 +77,18 @@ std::optional<sys::InputLine> QueueWorker::next_line()
     if (m_stopped || m_ready.empty()) {
         return std::nullopt;
     }
+    if (m_queue_paused || m_paused_changed) {
+        // A pause read with the take, or just after it, holds for what was taken with it: the
+        // runner learns of paused GPUs only at its next turn, so none of these jobs starts
+        // now. They go back at the end of the turn, and the next take is what the runner can
+        // start then.
+        for (const auto& job : m_ready) {
+            spdlog::info("queue job {} held, not started: {} as it was taken; it goes back to "
+                         "the queue",
+                         job.id, m_queue_paused ? "the queue was paused" : "GPUs were paused");
+        }
+        return std::nullopt;
+    }
     auto job = std::move(m_ready.front());
     m_ready.pop_front();
     m_last_handed = Handed{std::move(job.run)};

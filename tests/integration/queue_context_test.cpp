@@ -12,6 +12,7 @@
 
 #include <csignal>
 #include <filesystem>
+#include <thread>
 
 namespace gpusched::testing {
 namespace {
@@ -222,6 +223,44 @@ TEST_P(QueueContext, AJobWhoseGpuIsLeasedElsewhereGoesBackAndCanBeCancelled)
         << "the GPU, free again, runs the next job";
     EXPECT_FALSE(fs::exists(m_dir / "ran")) << "a cancelled job ran";
     EXPECT_EQ(queue_status()["cancelled"], 1);
+}
+
+// A pause of a GPU that lands while a worker's job has just gone back (its GPU leased
+// elsewhere), and before the worker looks again: the lease frees, the worker takes the job
+// again with the pause, and holds it; it runs only once the GPU is resumed.
+TEST_P(QueueContext, AGpuPausedWhileItsLeaseIsHeldElsewhereStartsNothingWhenItFrees)
+{
+    const auto leases = (m_dir / "leases").string();
+    const auto held = m_dir / "held";
+    Process holder(m_dir, {{"exec", "--gpus", "0", "--", "sh", "-c",
+                            fmt::format("touch {}; exec sleep 60", held.string())},
+                           std::nullopt,
+                           {},
+                           {{"GPUSCHED_LOCK_DIR", leases}}});
+    ASSERT_TRUE(eventually([&] { return fs::exists(held); }));
+    start_worker("0", {}, {{"GPUSCHED_LOCK_DIR", leases}});
+    const auto ran = m_dir / "ran";
+    ASSERT_EQ(run(m_dir, submit("touch " + ran.string() + "\n")).exit_status, 0);
+    ASSERT_TRUE(eventually([&] {
+        return worker_err(0).find("job 1 goes back to the queue") != std::string::npos;
+    })) << worker_err(0);
+    ASSERT_EQ(gpusched("pause", {"--gpu", "0"}).exit_status, 0);
+    holder.signal(SIGTERM);
+    holder.wait();
+    // The runner has the pause, and the lease is free for it.
+    ASSERT_TRUE(eventually([&] {
+        return worker_err(0).find("GPU 0 paused: no new job starts there") != std::string::npos;
+    })) << worker_err(0);
+    std::this_thread::sleep_for(1500ms); // a look or two of the worker's, and what follows
+    EXPECT_FALSE(fs::exists(ran)) << "a job started on a paused GPU\n" << worker_err(0);
+    const auto listing = queue_status();
+    const auto* job = listed_job(listing, 1);
+    ASSERT_NE(job, nullptr) << listing;
+    EXPECT_EQ(job->at("state"), "queued") << listing;
+    ASSERT_EQ(gpusched("resume", {"--gpu", "0"}).exit_status, 0);
+    const auto waited = gpusched("wait", {"1"});
+    EXPECT_EQ(waited.exit_status, 0) << waited.err;
+    EXPECT_TRUE(fs::exists(ran)) << "resumed, the GPU runs it";
 }
 
 // A worker SIGKILLed (the OOM killer's way) while a submit waits for its job: the submit

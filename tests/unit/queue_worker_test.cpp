@@ -274,6 +274,23 @@ TEST_F(Worker, APausedQueueGivesNoJobAndPausedGpusReachTheRunner)
     EXPECT_EQ(turn(1, 1), std::vector<JobId>{1});
 }
 
+// A GPU paused after the worker's last look, as its GPU's lease frees: the take reads the
+// pause with the job, and the job is held (given back) until the runner knows of the pause,
+// rather than started on the GPU the runner still takes for free.
+TEST_F(Worker, AGpuPausedSinceTheLastLookHoldsTheJobsTakenWithIt)
+{
+    submit({"a"});
+    auto& worker = start_worker();
+    EXPECT_FALSE(worker.take_requests().paused_gpus);
+    m_queue.pause("0"); // no wake-up: the worker has not looked since
+    EXPECT_TRUE(turn(1, 1).empty()) << "taken with the pause: held";
+    EXPECT_EQ(job(1).state, JobState::queued) << "given back";
+    const auto requests = worker.take_requests();
+    ASSERT_TRUE(requests.paused_gpus);
+    EXPECT_EQ(*requests.paused_gpus, std::set<std::string>{"0"});
+    EXPECT_EQ(turn(1, 1), std::vector<JobId>{1}) << "the runner, told, starts it elsewhere";
+}
+
 TEST_F(Worker, IsSettledOnceWhatItOwesIsWritten)
 {
     submit({"a"});

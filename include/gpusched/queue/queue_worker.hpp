@@ -24,7 +24,8 @@ namespace gpusched::queue {
 //   it is recorded as refused, with why;
 // - a cancel stops a running job (recorded as cancelled while running) and ends a taken job
 //   not yet started without running it (cancelled before it started);
-// - a paused GPU starts no new job, a paused queue gives no new job;
+// - a paused GPU starts no new job, a paused queue gives no new job; a pause read with a
+//   take (or after it, before the job is handed) holds for the jobs taken: they go back;
 // - a job a stop interrupted goes back to the queue, to run again elsewhere.
 class QueueWorker final : public sys::CommandInput {
 public:
@@ -104,7 +105,7 @@ private:
     bool m_looked = false; // nothing is taken before the first read of the pauses
     bool m_queue_paused = false;
     std::set<std::string> m_paused_gpus;
-    bool m_paused_changed = false;
+    bool m_paused_changed = false; // not yet told to the runner
 
     std::size_t m_gpu_count = 0; // 0 until set_gpus
     std::set<std::int64_t> m_too_big_said;

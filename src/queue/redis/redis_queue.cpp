@@ -71,9 +71,10 @@ return moved
 // KEYS: job:ID, taken:WORKER, marker, pending, paused. ARGV: id, the prefix of the context
 // keys (context:, of the queue's hash tag: the key is named by the job), the digest of the
 // context the worker has read last (not sent again: the jobs of a submission come together).
-// Reply: {marker or '', 1 and the job's fields and its context ('' when none, or the one the
-// worker has) when the job is in the worker's list, else 0; 2 when the whole queue is paused:
-// the job went back to the head of the queue}.
+// Reply: {marker or '', 1 and the job's fields, its context ('' when none, or the one the
+// worker has) and the paused GPUs when the job is in the worker's list, else 0; 2 when the
+// whole queue is paused: the job went back to the head of the queue}. The paused GPUs come
+// with the job: a GPU paused since the worker last looked gets no job taken now.
 const LuaScript k_fetch(R"lua(
 local marker = redis.call('GET', KEYS[3]) or ''
 if not redis.call('LPOS', KEYS[2], ARGV[1]) then return {marker, 0} end
@@ -87,7 +88,7 @@ local context = ''
 if digest and digest ~= '' and digest ~= ARGV[3] then
   context = redis.call('GET', ARGV[2] .. digest) or ''
 end
-return {marker, 1, redis.call('HGETALL', KEYS[1]), context}
+return {marker, 1, redis.call('HGETALL', KEYS[1]), context, redis.call('SMEMBERS', KEYS[5])}
 )lua");
 
 // KEYS: job:ID, taken:WORKER, marker. ARGV: id, worker, host, gpu, started, marker.
@@ -308,13 +309,21 @@ std::optional<FetchedTakenJob> RedisQueue::read_taken(const std::string& id, con
     if (reply.type != RedisReply::Type::array || reply.elements.size() < 2) {
         return std::nullopt;
     }
-    FetchedTakenJob taken{reply.elements[0].text, reply.elements[1].integer == 1, {id, {}}, {},
-                          reply.elements[1].integer == 2};
+    FetchedTakenJob taken{reply.elements[0].text,
+                          reply.elements[1].integer == 1,
+                          {id, {}},
+                          {},
+                          reply.elements[1].integer == 2,
+                          std::nullopt};
     if (taken.ours && reply.elements.size() >= 3) {
         taken.job = to_job(id, reply.elements[2]);
     }
     if (taken.ours && reply.elements.size() >= 4) {
         taken.context = reply.elements[3].text;
+    }
+    if (taken.ours && reply.elements.size() >= 5) {
+        const auto gpus = to_strings(reply.elements[4]);
+        taken.paused_gpus = std::set<std::string>(gpus.begin(), gpus.end());
     }
     return taken;
 }

@@ -406,6 +406,11 @@ void RedisWorkerStore::take_arrived(const std::string& id)
         if (taken->paused && !m_paused.contains("")) {
             m_paused.insert("");
             m_events->on_paused(m_paused);
+        } else if (taken->paused_gpus && *taken->paused_gpus != m_paused) {
+            // Read in the same script as the job: a GPU paused since the last look is known
+            // before the job is, and the worker starts nothing there.
+            m_paused = *taken->paused_gpus;
+            m_events->on_paused(m_paused);
         }
         if (taken->ours) {
             fetched(id, taken->marker, taken->job, taken->context);

@@ -167,6 +167,7 @@ void SqliteWorkerStore::take(std::size_t count)
         // transaction: one commit for every GPU that freed in this turn, not one per job
         // and per result. They are the worker's once committed: a rolled-back take is none.
         std::vector<JobRecord> taken;
+        std::set<std::string> paused;
         // A worker may serve many batches over its life: their environments are not all
         // kept. Forgotten before a take, never during one, whose jobs' origins are read after.
         if (m_origins.size() >= k_origins_kept) {
@@ -174,6 +175,10 @@ void SqliteWorkerStore::take(std::size_t count)
         }
         m_database.write([&] {
             write_owed_items();
+            // Read with the take: a GPU paused since the last look is known to the worker
+            // before the jobs are, and it starts none there (the whole queue's pause the take
+            // checks itself).
+            paused = m_queue.paused();
             // The common take looks at no job's batch: only once it hands out a job asking for
             // more GPUs than this worker has is that job put back, and the take passes such
             // jobs by from then on.
@@ -198,6 +203,7 @@ void SqliteWorkerStore::take(std::size_t count)
             }
         });
         owed_written();
+        m_events->on_paused(paused);
         if (taken.empty()) {
             m_look = false; // until a wake-up or the next tick
             return;

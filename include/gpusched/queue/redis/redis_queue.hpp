@@ -46,6 +46,8 @@ struct FetchedTakenJob {
     QueuedJob job;
     std::string context; // the job's context (encode_context), "" when it names none
     bool paused = false; // the whole queue is paused: the job went back to the queue's head
+    // The GPUs paused as the job was read, when it is ours.
+    std::optional<std::set<std::string>> paused_gpus;
 };
 
 // What a worker is asked (`gpusched cancel`, `pause`), read at each look: the jobs of its
