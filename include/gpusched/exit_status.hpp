@@ -13,6 +13,9 @@ inline constexpr int k_exit_too_many_failures = 101;
 // sysexits.h's EX_TEMPFAIL: `gpusched exec` found no free GPU (--no-wait) or waited past
 // --timeout; trying again later may work.
 inline constexpr int k_exit_temporary_failure = 75;
+// timeout(1)'s: `gpusched wait --timeout` gave up before the jobs it waited for ended (they
+// may still run).
+inline constexpr int k_exit_timed_out = 124;
 // env(1)'s and the shell's: a command that could not be run, or was not found.
 inline constexpr int k_exit_cannot_execute = 126;
 inline constexpr int k_exit_command_not_found = 127;

@@ -16,6 +16,7 @@
 #include <gpusched/visible_text.hpp>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <spdlog/spdlog.h>
 
 #include <unistd.h>
@@ -33,6 +34,9 @@ namespace {
 using namespace std::chrono_literals;
 
 constexpr auto k_round = 200ms;
+// How long `wait` follows a queued job before it says that no worker serves the queue: a
+// worker just starting is not reported.
+constexpr auto k_unserved_grace = 2s;
 
 queue::JobRecord job_of(queue::QueueBackend& queue, std::int64_t id)
 {
@@ -250,16 +254,45 @@ int wait_for_jobs(const JobCommandOptions& options)
     spdlog::info("waiting for {} in {}", counted(total, "job"), describe);
     std::size_t failed = 0;
     bool first_round = true;
+    const auto began = std::chrono::steady_clock::now();
+    const auto give_up_at = options.timeout_seconds
+                                ? began + to_milliseconds(*options.timeout_seconds)
+                                : std::chrono::steady_clock::time_point::max();
+    bool said_unserved = false;
     while (!waiting.empty()) {
         const std::vector<std::int64_t> asked(waiting.begin(), waiting.end());
         const auto jobs = riding_out(options, queue, [&](auto& q) { return q.jobs(asked); });
         std::set<std::int64_t> seen;
+        std::optional<std::int64_t> queued;
         for (const auto& job : jobs) {
             seen.insert(job.id);
             if (job.ended_state()) {
                 failed += report_job_end(job) ? 0 : 1;
                 waiting.erase(job.id);
+            } else if (job.state == queue::JobState::queued && !queued) {
+                queued = job.id;
             }
+        }
+        const auto now = std::chrono::steady_clock::now();
+        if (queued && !said_unserved && now - began >= k_unserved_grace) {
+            // Said once: a worker may yet come, and the wait goes on for it.
+            const auto listing =
+                riding_out(options, queue, [](auto& q) { return q.list(queue::ListingWindow{}); });
+            if (listing.workers.empty()) {
+                fmt::print(stderr,
+                           "job {} is queued, and no worker serves {}: it starts once one does "
+                           "(`gpusched worker`); still waiting\n",
+                           *queued, describe);
+            }
+            said_unserved = true;
+        }
+        if (now >= give_up_at && !waiting.empty()) {
+            fmt::print(stderr,
+                       "{}: error: wait: gave up after {} (--timeout): {} not ended ({}); they "
+                       "are left as they are\n",
+                       program_name(), format_duration(to_milliseconds(*options.timeout_seconds)),
+                       counted(waiting.size(), "job"), fmt::join(waiting, ", "));
+            return k_exit_timed_out;
         }
         for (auto id = waiting.begin(); id != waiting.end();) {
             if (seen.contains(*id)) {

@@ -315,9 +315,16 @@ JobCommands add_job_commands(CLI::App& app, JobCommandOptions& options)
         ->type_name("N");
 
     commands.wait = app.add_subcommand(
-        "wait", "Wait until jobs end; exit as a run would (0, or how many failed)");
+        "wait", "Wait until jobs end; exit as a run would (0, or how many failed), or 124 when "
+                "--timeout passed first");
     add_ids(*commands.wait, options, false,
             "The jobs, by id (default: every job queued or running now)");
+    commands.wait
+        ->add_option("--timeout", options.timeout_seconds,
+                     "Give up after this long (30s, 10m, 2h, or seconds), with exit status 124; "
+                     "the jobs are left as they are")
+        ->transform(duration_check(false))
+        ->type_name("DURATION");
     add_connect_timeout_option(*commands.wait, options.connect_timeout_seconds,
                                "How long to keep trying to reach Redis again after it stopped "
                                "answering (a restart, a stall), before giving up with exit "

@@ -31,6 +31,7 @@ struct JobCommandOptions {
     bool follow = false;
     std::optional<std::size_t> tail; // logs: only the last N lines of each stream, to begin with
     double connect_timeout_seconds = 10; // wait: how long a Redis out of reach is waited for
+    std::optional<double> timeout_seconds; // wait: how long the jobs are waited for at most
 };
 
 struct JobCommands {

@@ -110,6 +110,27 @@ TEST_P(QueueVerbs, CancelStopsARunningJobWhichIsRecordedCancelledAndNeverRunAgai
     EXPECT_EQ(log_lines(), (std::vector<std::string>{"start", "term", "next"}));
 }
 
+// `wait` for a job no worker serves says so once, after a grace period, and keeps waiting;
+// --timeout gives up with timeout(1)'s status, leaving the job queued.
+TEST_P(QueueVerbs, WaitSaysOnceThatNoWorkerServesAndGivesUpAtItsTimeout)
+{
+    const auto ids = submit_jobs("true\n");
+    ASSERT_EQ(ids.size(), 1u);
+    const auto waited = gpusched("wait", {std::to_string(ids[0]), "--timeout", "4s"});
+    EXPECT_EQ(waited.exit_status, 124) << waited.err;
+    EXPECT_EQ(count_lines_with(waited.err, "no worker serves"), 1u) << waited.err;
+    EXPECT_NE(waited.err.find(fmt::format("job {} is queued, and no worker serves", ids[0])),
+              std::string::npos)
+        << waited.err;
+    EXPECT_NE(waited.err.find("gave up after 4"), std::string::npos) << waited.err;
+    EXPECT_EQ(state_of(ids[0]), "queued");
+    // Served, the same wait says nothing of workers and ends as the job does.
+    start_worker("0");
+    const auto served = gpusched("wait", {std::to_string(ids[0]), "--timeout", "60s"});
+    EXPECT_EQ(served.exit_status, 0) << served.err;
+    EXPECT_EQ(served.err.find("no worker serves"), std::string::npos) << served.err;
+}
+
 TEST_P(QueueVerbs, CancellingAnEndedOrUnknownJobSaysSoAndCountsIt)
 {
     start_worker("0", k_kill_soon);
