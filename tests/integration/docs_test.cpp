@@ -438,5 +438,42 @@ TEST(Docs, TheGuidesTutorialRunsAsShown)
     stop_leftovers();
 }
 
+// The way the guide gives to have simple_gpu_scheduler's lines prints them as it does, on
+// stdout beside the jobs' output, while the jobs' stderr and the rest of the log stay on
+// stderr.
+TEST(Docs, SimpleGpuSchedulersLinesComeAsTheGuideSays)
+{
+    const auto guide = split_lines(read_file(k_source / "docs/guide.md"));
+    const auto marker = std::find(guide.begin(), guide.end(), "<!-- guide-sgs-lines -->");
+    ASSERT_TRUE(marker != guide.end() && marker + 2 < guide.end() && *(marker + 1) == "```sh");
+    const auto command = *(marker + 2);
+
+    TempDir dir;
+    write_file(dir / "commands.txt", "echo out-1\n\n# a comment\necho err-2 >&2\necho out-3\n");
+    LaunchOptions options{{"-c", command}, std::nullopt, std::nullopt, {}};
+    options.program = "/bin/sh";
+    options.cwd = dir.path();
+    options.env = {{"PATH", binary().parent_path().string() + ":" + std::getenv("PATH")},
+                   {"GPUSCHED_LOCK_DIR", (dir / "leases").string()},
+                   {"XDG_STATE_HOME", (dir / "state").string()},
+                   {"NO_COLOR", "1"}};
+    const auto finished = run(dir, options);
+    EXPECT_EQ(finished.exit_status, 0) << finished.err;
+    std::vector<std::string> sgs_lines;
+    std::set<std::string> out_lines;
+    for (const auto& line : split_lines(finished.out)) {
+        (line.starts_with("Processing") ? sgs_lines.push_back(line) : (void)out_lines.insert(line));
+    }
+    // simple_gpu_scheduler --gpus 0,1,2 would name 2, 1, 0: gpusched goes in order.
+    EXPECT_EQ(sgs_lines, (std::vector<std::string>{"Processing command `echo out-1` on gpu 0",
+                                                   "Processing command `echo err-2 >&2` on gpu 1",
+                                                   "Processing command `echo out-3` on gpu 2"}))
+        << finished.out;
+    EXPECT_EQ(out_lines, (std::set<std::string>{"out-1", "out-3"})) << finished.out;
+    EXPECT_NE(finished.err.find("err-2"), std::string::npos) << finished.err;
+    EXPECT_NE(finished.err.find("3 jobs: 3 succeeded"), std::string::npos) << finished.err;
+    EXPECT_EQ(finished.err.find("started on"), std::string::npos) << finished.err;
+}
+
 } // namespace
 } // namespace gpusched::testing
