@@ -4,6 +4,7 @@
 // tutorial runs as shown (its console blocks run in order, each output line it shows found
 // in what the command printed, once times, numbers and names are set aside).
 #include "harness.hpp"
+#include "queue_fixture.hpp"
 
 #include <fmt/format.h>
 #include <gtest/gtest.h>
@@ -473,6 +474,89 @@ TEST(Docs, SimpleGpuSchedulersLinesComeAsTheGuideSays)
     EXPECT_NE(finished.err.find("err-2"), std::string::npos) << finished.err;
     EXPECT_NE(finished.err.find("3 jobs: 3 succeeded"), std::string::npos) << finished.err;
     EXPECT_EQ(finished.err.find("started on"), std::string::npos) << finished.err;
+}
+
+// The lines of the block of `page` that follows the line `marker`: a code block's lines, or a
+// table's rows.
+std::vector<std::string> block_after(const std::vector<std::string>& page,
+                                     const std::string& marker)
+{
+    auto line = std::find(page.begin(), page.end(), marker);
+    EXPECT_TRUE(line != page.end()) << marker;
+    std::vector<std::string> block;
+    if (line == page.end()) {
+        return block;
+    }
+    ++line;
+    const bool code = line != page.end() && line->starts_with("```");
+    for (line += code ? 1 : 0; line != page.end() && !line->empty(); ++line) {
+        if (code && *line == "```") {
+            break;
+        }
+        block.push_back(*line);
+    }
+    return block;
+}
+
+class DocsQueueProtocol : public ::testing::Test, public QueueFixture {
+protected:
+    DocsQueueProtocol() : QueueFixture(Store::redis) {}
+};
+
+// The worked example of queue-protocol.md, as a client written from the page would do it: its
+// commands run as shown (with redis-cli pointed at the test's server), a real worker runs the
+// job, and the job's hash holds what the page says.
+TEST_F(DocsQueueProtocol, TheWorkedExampleRunsAsShown)
+{
+    const auto page = split_lines(read_file(k_source / "docs/queue-protocol.md"));
+    const auto commands = block_after(page, "<!-- protocol-example: submit -->");
+    const auto rows = block_after(page, "<!-- protocol-example: result -->");
+    ASSERT_GT(commands.size(), 4u);
+    ASSERT_GT(rows.size(), 10u);
+
+    // redis-cli as the page runs it, on the test's server: a wrapper first on PATH.
+    TempDir bin;
+    const auto path = std::string(std::getenv("PATH"));
+    write_file(bin / "redis-cli", fmt::format("#!/bin/sh\nPATH='{}'\nexec redis-cli -p {} \"$@\"\n",
+                                              path, redis().port()));
+    fs::permissions(bin / "redis-cli", fs::perms::owner_all);
+    LaunchOptions client{{"-ec", join_lines(commands)}, std::nullopt, std::nullopt, {}};
+    client.program = "/bin/sh";
+    client.env["PATH"] = bin.path().string() + ":" + path;
+    const auto submitted = run(m_dir, client);
+    ASSERT_EQ(submitted.exit_status, 0) << submitted.out << submitted.err;
+
+    start_worker("0");
+    const auto key = std::string("gpusched:{default}:job:1");
+    ASSERT_TRUE(eventually([&] {
+        return redis().cli({"HEXISTS", key, "outcome"}) == "1\n";
+    })) << worker_err(0);
+    // Each row: | `field` | `value`... | (a value in backticks is exact) or | `field` | words |.
+    const std::regex row(R"(\| `([a-z_]+)` \| (`([^`]*)`)?.*\|)");
+    std::size_t checked = 0;
+    for (const auto& line : rows) {
+        std::smatch match;
+        if (!std::regex_match(line, match, row)) {
+            continue;
+        }
+        ++checked;
+        const std::string field = match[1];
+        ASSERT_EQ(redis().cli({"HEXISTS", key, field}), "1\n") << field << " is not in the hash";
+        auto value = redis().cli({"HGET", key, field});
+        if (!value.empty()) {
+            value.pop_back(); // redis-cli's newline
+        }
+        if (match[2].matched) {
+            EXPECT_EQ(value, std::regex_replace(std::string(match[3]), std::regex(R"(\\n)"), "\n"))
+                << field;
+        } else if (line.find("| empty |") != std::string::npos) {
+            EXPECT_EQ(value, "") << field;
+        } else {
+            EXPECT_FALSE(value.empty()) << field;
+        }
+    }
+    EXPECT_EQ(checked, 13u);
+    EXPECT_EQ(redis().cli({"LRANGE", "gpusched:{default}:batch:1:done", "0", "-1"}), "1\n");
 }
 
 } // namespace
