@@ -439,6 +439,176 @@ TEST(Docs, TheGuidesTutorialRunsAsShown)
     stop_leftovers();
 }
 
+// The backticked names of a Markdown file, code blocks left out, with where each begins (the
+// paragraph's text with its line breaks as spaces, so that a name and its file may be on two
+// lines).
+struct Named {
+    std::string name;
+    std::string after; // the text after it, up to the next backtick
+    std::string next;  // the backticked name that follows, if any
+};
+
+std::vector<Named> backticked_names(const fs::path& file)
+{
+    std::string text;
+    bool in_code = false;
+    for (const auto& line : split_lines(read_file(file))) {
+        if (line.starts_with("```")) {
+            in_code = !in_code;
+            text += "\n\n";
+        } else if (!in_code) {
+            text += line.empty() ? "\n\n" : line + " ";
+        }
+    }
+    std::vector<Named> names;
+    // ``A `B` C`` spans are left out: they quote backticks.
+    text = std::regex_replace(text, std::regex("``[^`]*``"), "");
+    const std::regex span("`([^`\n]+)`");
+    std::vector<std::pair<std::string, std::size_t>> spans; // name, end
+    std::vector<std::size_t> starts;
+    for (auto it = std::sregex_iterator(text.begin(), text.end(), span);
+         it != std::sregex_iterator(); ++it) {
+        spans.emplace_back((*it)[1], it->position() + it->length());
+        starts.push_back(it->position());
+    }
+    for (std::size_t i = 0; i < spans.size(); ++i) {
+        const auto end = spans[i].second;
+        const auto next_start = i + 1 < spans.size() ? starts[i + 1] : text.size();
+        names.push_back({spans[i].first, text.substr(end, next_start - end),
+                         i + 1 < spans.size() ? spans[i + 1].first : ""});
+    }
+    return names;
+}
+
+// Every file of the repository, by its path from the top (build directories left out).
+std::vector<std::string> repository_files()
+{
+    std::vector<std::string> files;
+    for (const auto* top : {"src", "include", "tests", "cmake", "bench", "docs", "examples"}) {
+        for (const auto& entry : fs::recursive_directory_iterator(k_source / top)) {
+            if (entry.is_regular_file()) {
+                files.push_back(entry.path().lexically_relative(k_source).string());
+            }
+        }
+    }
+    return files;
+}
+
+const std::set<std::string> k_tops = {"src", "include", "tests", "cmake", "bench", "docs"};
+
+// A name that stands for a path: `src/...` (and the other tops), or a source file named
+// without its directories (`sys/probe_child.cpp`, `queue_worker.cpp`). Placeholders (`NAME`,
+// `*`, `...`) and what a build makes are no path of the repository.
+bool is_path_name(const std::string& name)
+{
+    if (!std::regex_match(name, std::regex(R"([A-Za-z0-9_./+-]+)")) ||
+        name.find("..") != std::string::npos ||
+        std::regex_search(name, std::regex("(^|/)[A-Z][A-Z_]+([./]|$)"))) {
+        return false;
+    }
+    const auto top = name.substr(0, name.find('/'));
+    if (name.find('/') != std::string::npos && k_tops.contains(top)) {
+        return true;
+    }
+    return std::regex_match(name, std::regex(R"(([a-z0-9_]+/)*[a-z0-9_]+\.(cpp|hpp))"));
+}
+
+// The repository's files a path name can mean: itself, or those whose path ends with it.
+std::vector<std::string> files_named(const std::string& name, const std::vector<std::string>& files)
+{
+    std::vector<std::string> found;
+    const auto bare = name.back() == '/' ? name.substr(0, name.size() - 1) : name;
+    if (k_tops.contains(bare.substr(0, bare.find('/'))) &&
+        (bare.find('/') != std::string::npos || name.back() == '/')) {
+        if (fs::exists(k_source / bare)) {
+            found.push_back(bare);
+        }
+        return found;
+    }
+    for (const auto& file : files) {
+        if (file.ends_with("/" + bare)) {
+            found.push_back(file);
+        }
+    }
+    return found;
+}
+
+// A name that stands for something in the code: `Name::member`, `Name::member()`, a
+// `function_name` or a `ClassName`. Namespaces are left out (`sys::JobRunner`: `JobRunner`).
+std::optional<std::string> symbol_of(std::string name)
+{
+    if (name.ends_with("()")) {
+        name.resize(name.size() - 2);
+    }
+    name = std::regex_replace(name, std::regex(R"(^((gpusched|sys|queue|gpu|cli|web)::)+)"), "");
+    const std::regex identifier(R"([A-Za-z_][A-Za-z0-9_]*(::[A-Za-z_~][A-Za-z0-9_]*)?)");
+    const bool member = name.find("::") != std::string::npos;
+    const bool function = std::regex_match(name, std::regex(R"([a-z][a-z0-9]*(_[a-z0-9]+)+)"));
+    const bool type = std::regex_match(name, std::regex(R"([A-Z][a-z0-9]+([A-Z][a-z0-9]*)+)"));
+    if (!std::regex_match(name, identifier) || !(member || function || type)) {
+        return std::nullopt;
+    }
+    return name;
+}
+
+bool occurs_as_word(const std::string& text, const std::string& word)
+{
+    return std::regex_search(text, std::regex("(^|[^A-Za-z0-9_])" + word + "($|[^A-Za-z0-9_])"));
+}
+
+// `Name::member` occurs in a file as written, or as its member where the file names the class
+// (a member defined in a class's body, or called on one).
+bool defines_or_names(const std::string& text, const std::string& symbol)
+{
+    const auto colons = symbol.find("::");
+    if (colons == std::string::npos) {
+        return occurs_as_word(text, symbol);
+    }
+    return text.find(symbol) != std::string::npos ||
+           (occurs_as_word(text, symbol.substr(0, colons)) &&
+            occurs_as_word(text, symbol.substr(colons + 2)));
+}
+
+// The docs for people who change the code name files and what is in them: each path they name
+// exists, and each function or class they name with its file ("`run_jobs`
+// (`src/cli/run_command.cpp`)", "`take_leases`, `sys/job_runner_leases.cpp`", "`main` in
+// `src/cli/cli.cpp`") occurs in that file.
+TEST(Docs, EverySourcePathAndSymbolTheyNameExists)
+{
+    const auto files = repository_files();
+    std::size_t paths = 0;
+    std::size_t symbols = 0;
+    for (const auto& file : markdown_files()) {
+        const auto where = file.lexically_relative(k_source).string();
+        for (const auto& [name, after, next] : backticked_names(file)) {
+            if (is_path_name(name)) {
+                ++paths;
+                EXPECT_FALSE(files_named(name, files).empty())
+                    << where << " names `" << name << "`, which is no file of the repository";
+                continue;
+            }
+            const auto symbol = symbol_of(name);
+            if (!symbol || !is_path_name(next) ||
+                !std::regex_match(after, std::regex(R"(\s*(\(|,|\)?\s*\|)?\s*(in\s+)?)"))) {
+                continue;
+            }
+            const auto candidates = files_named(next, files);
+            if (candidates.empty() || fs::is_directory(k_source / candidates.front())) {
+                continue; // said above
+            }
+            ++symbols;
+            EXPECT_TRUE(std::any_of(candidates.begin(), candidates.end(),
+                                    [&](const auto& path) {
+                                        return defines_or_names(read_file(k_source / path),
+                                                                *symbol);
+                                    }))
+                << where << " places `" << name << "` in `" << next << "`, which does not name it";
+        }
+    }
+    EXPECT_GT(paths, 150u);
+    EXPECT_GT(symbols, 40u);
+}
+
 // The way the guide gives to have simple_gpu_scheduler's lines prints them as it does, on
 // stdout beside the jobs' output, while the jobs' stderr and the rest of the log stay on
 // stderr.
