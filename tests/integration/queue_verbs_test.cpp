@@ -323,6 +323,25 @@ TEST_P(QueueVerbs, ASingleWordAfterDashesIsAShellCommandLine)
     EXPECT_EQ(gpusched("logs", {"1"}).out, "1\n2\n3\n");
 }
 
+// Both stores' jobs say the same of their submitter (uid) and of the times they went back to the
+// queue unfinished: here, a running job that a stopped worker gave back.
+TEST_P(QueueVerbs, AJobSaysWhoSubmittedItAndHowOftenItWentBack)
+{
+    const auto started = m_dir / "started";
+    const auto ids = submit_jobs(fmt::format("touch {}; sleep 30\n", started.string()));
+    ASSERT_EQ(ids.size(), 1u);
+    auto& worker = start_worker("0", k_kill_soon);
+    ASSERT_TRUE(eventually([&] { return fs::exists(started); }));
+    worker.signal(SIGTERM);
+    ASSERT_FALSE(worker.wait(30s).timed_out);
+    const auto listing = queue_status();
+    const auto* job = listed_job(listing, ids[0]);
+    ASSERT_NE(job, nullptr) << listing;
+    EXPECT_EQ((*job)["state"], "queued") << *job;
+    EXPECT_EQ((*job)["uid"], static_cast<std::int64_t>(geteuid())) << *job;
+    EXPECT_EQ((*job)["returned"], 1) << *job;
+}
+
 // `gpusched workers` lists each worker with its host, pid, user, GPUs and running jobs.
 TEST_P(QueueVerbs, WorkersListsEachWorkerWithItsUserGpusAndRunningJobs)
 {

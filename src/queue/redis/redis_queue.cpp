@@ -25,16 +25,18 @@ return redis.call('GET', KEYS[1])
 // id, command, batch, seq, signature, priority, front (1 or 0), context (its digest), user,
 // host (submitted from), directory, name (its label, '' for none), what it waits for (ids
 // each followed by '!' where their success is needed, separated by spaces), the queue's key
-// prefix. Reply: 1 when queued (or waiting, or skipped), 0 when a job of that id was there
-// already.
+// prefix, the submitter's uid ('' when not known). Reply: 1 when queued (or waiting, or skipped), 0
+// when a job of that id was there already.
 const LuaScript k_submit(pending_order_lua() + waiting_jobs_lua() + R"lua(
 if redis.call('HSETNX', KEYS[1], 'command', ARGV[2]) == 0 then return 0 end
 local t = redis.call('TIME')
 local now = t[1] .. '.' .. string.format('%06d', t[2])
 redis.call('HSET', KEYS[1], 'batch', ARGV[3], 'seq', ARGV[4], 'sig', ARGV[5],
            'submitted', now, 'priority', ARGV[6],
-           'context', ARGV[8], 'user', ARGV[9], 'from', ARGV[10], 'dir', ARGV[11])
+           'context', ARGV[8], 'user', ARGV[9], 'from', ARGV[10], 'dir', ARGV[11],
+           'returned', 0)
 redis.call('HINCRBY', KEYS[3], 'submitted', 1)
+if ARGV[15] and ARGV[15] ~= '' then redis.call('HSET', KEYS[1], 'uid', ARGV[15]) end
 if ARGV[12] ~= '' then
   redis.call('HSET', KEYS[1], 'name', ARGV[12])
   redis.call('SADD', KEYS[5], ARGV[1])
@@ -147,13 +149,14 @@ place(KEYS[2], KEYS[3], ARGV[1], tonumber(redis.call('HGET', KEYS[4], 'priority'
 return 1
 )lua");
 
-// KEYS: taken:WORKER, pending, stats, marker. ARGV: id, marker.
+// KEYS: taken:WORKER, pending, stats, marker, job:ID. ARGV: id, marker.
 // Reply: 1 when given back, 0 when not in the worker's list.
 const LuaScript k_give_back(R"lua(
 if (redis.call('GET', KEYS[4]) or '') ~= ARGV[2] then return -2 end
 if redis.call('LREM', KEYS[1], 0, ARGV[1]) == 0 then return 0 end
 redis.call('LPUSH', KEYS[2], ARGV[1])
 redis.call('HINCRBY', KEYS[3], 'returned', 1)
+if redis.call('EXISTS', KEYS[5]) == 1 then redis.call('HINCRBY', KEYS[5], 'returned', 1) end
 return 1
 )lua");
 
@@ -178,12 +181,18 @@ end
 return {redis.call('GET', KEYS[3]) or '', expired, next}
 )lua");
 
-// KEYS: workers, worker:WORKER, taken:WORKER, pending, stats, cancels:WORKER. ARGV: worker.
+// KEYS: workers, worker:WORKER, taken:WORKER, pending, stats, cancels:WORKER. ARGV: worker,
+// the queue's key prefix (each job's own count of returns: job:ID, named by the job).
 // Reply: how many jobs went back. Their order is kept, at the head of the queue.
 const LuaScript k_reclaim(R"lua(
 local returned = 0
-while redis.call('LMOVE', KEYS[3], KEYS[4], 'RIGHT', 'LEFT') do
+while true do
+  local id = redis.call('LMOVE', KEYS[3], KEYS[4], 'RIGHT', 'LEFT')
+  if not id then break end
   returned = returned + 1
+  if ARGV[2] and redis.call('EXISTS', ARGV[2] .. 'job:' .. id) == 1 then
+    redis.call('HINCRBY', ARGV[2] .. 'job:' .. id, 'returned', 1)
+  end
 end
 if returned > 0 then redis.call('HINCRBY', KEYS[5], 'returned', returned) end
 redis.call('ZREM', KEYS[1], ARGV[1])
@@ -373,9 +382,10 @@ std::optional<TakenJobReply> read_taken_job_reply(const RedisReply& reply)
 RedisCommand RedisQueue::give_back(const std::string& worker, const std::string& id,
                                  const std::string& marker) const
 {
-    return RedisCommand::call(k_give_back,
-                              {key("taken:" + worker), key("pending"), key("stats"), key("marker")},
-                              {id, marker});
+    return RedisCommand::call(
+        k_give_back,
+        {key("taken:" + worker), key("pending"), key("stats"), key("marker"), key("job:" + id)},
+        {id, marker});
 }
 
 RedisCommand RedisQueue::pass_by(const std::string& worker, const std::string& id,
@@ -412,7 +422,7 @@ RedisCommand RedisQueue::reclaim(const std::string& worker) const
     return RedisCommand::call(k_reclaim,
                               {key("workers"), key("worker:" + worker), key("taken:" + worker),
                                key("pending"), key("stats"), key("cancels:" + worker)},
-                              {worker});
+                              {worker, m_prefix});
 }
 
 RedisCommand RedisQueue::taken(const std::string& worker) const
@@ -461,7 +471,7 @@ bool RedisQueue::submit(RedisClient& redis, const std::string& batch,
                                 key("named:" + job.name)},
                                {job.id, job.command, batch, job.seq, job.signature,
                                 std::to_string(priority), front ? "1" : "0", job.context, job.user,
-                                job.host, job.directory, job.name, job.after, m_prefix}));
+                                job.host, job.directory, job.name, job.after, m_prefix, job.uid}));
     }
     const auto replies = redis.run_all(commands);
     return replies && std::none_of(replies->begin(), replies->end(),

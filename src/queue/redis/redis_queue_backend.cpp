@@ -1,5 +1,7 @@
 #include <gpusched/queue/redis/redis_queue_backend.hpp>
 
+#include <gpusched/parse_number.hpp>
+
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -90,6 +92,11 @@ JobRecord to_record(const QueuedJob& job, const std::string& queue, bool pending
     record.after = dependencies_of(job.field("after"));
     record.submitter.user = job.field("user");
     record.submitter.host = job.field("from");
+    if (const auto uid = parse_number<std::int64_t>(job.field("uid")); uid && *uid >= 0) {
+        record.submitter.uid = *uid;
+    }
+    // Counted on each job submitted since the count was kept there; unknown before.
+    record.returned = parse_number<std::int64_t>(job.field("returned"));
     return record;
 }
 

@@ -200,7 +200,8 @@ private:
             ids.push_back(id);
             chunk.push_back({std::move(id), command.command, std::to_string(command.number),
                              std::move(signature), m_context, submitter.user, submitter.host,
-                             m_settings.context.directory, m_settings.name, m_after});
+                             m_settings.context.directory, m_settings.name, m_after,
+                             submitter.uid >= 0 ? std::to_string(submitter.uid) : ""});
         }
         // They may be in the queue from now on.
         m_ids.insert(m_ids.end(), ids.begin(), ids.end());

@@ -137,6 +137,7 @@ public:
         std::string name{};     // its label, "" for none
         // What it waits for: ids, each followed by '!' where its success is needed.
         std::string after{};
+        std::string uid{}; // the submitter's, on the host it submitted from
     };
     // Keeps a submission's context (encode_context) under its digest, for its jobs to name:
     // one copy of an environment for every job submitted with it.
