@@ -12,6 +12,7 @@ struct WebAccessPolicy {
     bool loopback_only = true;  // it listens on a loopback address only
     bool allow_actions = false; // --allow-actions: cancel, retry, pause, resume
     std::string token;          // printed at start; presented as `Authorization: Bearer`
+    bool share_output = false;  // --share-output: jobs' output readable without the token
 };
 
 // What a request says of itself, as far as access goes.
@@ -19,6 +20,7 @@ struct WebRequestFacts {
     std::string method;        // "GET", "POST", ...
     std::string path;          // "/api/status", without the query
     bool action = false;       // it would change something (an action's path)
+    bool reads_output = false; // it reads a job's stdout or stderr
     std::string host;          // the Host header
     std::string origin;        // the Origin header, "" when absent
     std::string fetch_site;    // the Sec-Fetch-Site header, "" when absent

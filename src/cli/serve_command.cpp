@@ -103,6 +103,9 @@ CLI::App* add_serve_command(CLI::App& app, ServeOptions& options)
     serve->add_flag("--allow-actions", options.allow_actions,
                     "Let the page cancel, retry, pause and resume your own jobs and workers "
                     "(with the token printed at start)");
+    serve->add_flag("--share-output", options.share_output,
+                    "Let whoever reads the page read your jobs' output too (by default it takes "
+                    "the token printed at start: other users see what runs, not what it printed)");
     serve->add_flag("--no-queue", options.no_queue, "Show the GPUs and their leases only");
     add_gpu_ids_option(*serve, options.gpus,
                        "The GPU ids to show (default: $GPUSCHED_GPUS, else every GPU)");
@@ -154,7 +157,8 @@ int run_serve(const ServeOptions& options)
     web::WebServerOptions server_options;
     server_options.address = listen.address;
     server_options.port = listen.port;
-    server_options.policy = {is_loopback_host(listen.address), options.allow_actions, new_token()};
+    server_options.policy = {is_loopback_host(listen.address), options.allow_actions, new_token(),
+                             options.share_output};
     web::LiveState state(std::move(sources));
     web::WebServer server(state, server_options);
     const int port = server.bind();

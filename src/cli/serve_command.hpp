@@ -12,6 +12,7 @@ namespace gpusched::cli {
 struct ServeOptions {
     std::string listen = "127.0.0.1:8787";
     bool allow_actions = false;
+    bool share_output = false; // jobs' output readable without the token
     bool no_queue = false;
     std::vector<std::string> gpus;
     std::string lock_dir;

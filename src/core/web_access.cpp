@@ -115,6 +115,14 @@ WebDecision decide_web_access(const WebAccessPolicy& policy, const WebRequestFac
                                    "printed at start, with its token",
                                    request)};
     }
+    // Every local user may read the page on loopback, as they may run `ps`: what runs, not
+    // what it printed, which is its submitter's (a queue's output files are theirs alone).
+    if (request.reads_output && !policy.share_output && !has_token) {
+        return {403, without_token("a job's output is its submitter's: open the address this "
+                                   "server printed at start (its token shows it), or start it "
+                                   "with --share-output",
+                                   request)};
+    }
     if (!request.action) {
         return {};
     }

@@ -63,6 +63,12 @@ bool is_action(const httplib::Request& request)
     return request.method != "GET" && request.method != "HEAD";
 }
 
+// /api/jobs/ID/output: what a job printed.
+bool reads_output(const httplib::Request& request)
+{
+    return request.path.starts_with("/api/jobs/") && request.path.ends_with("/output");
+}
+
 // A number parameter, `fallback` when absent; nothing when it is there and no number.
 std::optional<std::size_t> size_param(const httplib::Request& request, const char* name,
                                       std::size_t fallback)
@@ -144,6 +150,7 @@ void WebServer::add_routes()
                 m_options.policy, {.method = request.method,
                                    .path = request.path,
                                    .action = is_action(request),
+                                   .reads_output = reads_output(request),
                                    .host = request.get_header_value("Host"),
                                    .origin = request.get_header_value("Origin"),
                                    .fetch_site = request.get_header_value("Sec-Fetch-Site"),

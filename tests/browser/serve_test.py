@@ -357,7 +357,15 @@ class ServeTest(unittest.TestCase):
         machine.start(["worker", "--gpus", "0"])
         server = Server(machine, "--gpus", "0")
         browser = self.open_browser()
+        # Without the token every local user sees the job, not what it printed.
         browser.open(f"{server.base}/jobs/{job}")
+        self.assertTrue(browser.shows("#job-stdout", "its submitter's"), browser.text("#job-page"))
+        self.assertNotIn("first line", browser.text("#job-stdout"))
+        status, _ = server.get(f"/api/jobs/{job}/output?stream=stdout")
+        self.assertEqual(status, 403)
+        browser.close()
+        browser = self.open_browser()
+        browser.open(f"{server.base}/jobs/{job}#token={server.token}")
         self.assertTrue(browser.shows("#job-stdout", "first line"), browser.text("#job-page"))
         self.assertTrue(browser.shows("#job-stderr", "to stderr"))
         self.assertIn("follow-me", browser.text("#job-fields"))
@@ -370,7 +378,7 @@ class ServeTest(unittest.TestCase):
         for path in ("/api/status", "/api/queue", "/api/queue?from=0&count=1", f"/api/jobs/{job}",
                      f"/api/jobs/{job}/output?stream=stdout", f"/api/jobs/{job}/output?stream=stderr&from=3",
                      "/api/timeline?hours=1", "/api/jobs/999999", "/api/queue?count=x"):
-            status, body = server.get(path)
+            status, body = server.get(path, {"Authorization": f"Bearer {server.token}"})
             self.assertEqual(schema_errors(body), [], path)
         timeline = json.loads(server.get("/api/timeline")[1])
         spans = [span for gpu in timeline["gpus"] for span in gpu["spans"] if span["job_id"] == job]
@@ -634,7 +642,7 @@ class ServeTest(unittest.TestCase):
             self.assertNotIn(b"root:", body)
         for path in ("/api/queue?from=-1", "/api/queue?count=100000", "/api/queue?from=NaN",
                      "/api/timeline?hours=0", "/api/jobs/1/output?stream=/etc/passwd"):
-            status, _ = server.get(path)
+            status, _ = server.get(path, {"Authorization": f"Bearer {server.token}"})
             self.assertIn(status, (400, 404), path)
         # Silent clients, a huge header, and two dozen live pages at once.
         silent = [socket.create_connection(("127.0.0.1", server.port)) for _ in range(20)]

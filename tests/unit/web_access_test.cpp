@@ -102,6 +102,26 @@ TEST(WebAccess, OnlyTheAuthorizationHeaderPresentsTheTokenNeverACookieNorTheAddr
     EXPECT_EQ(decide_web_access({false, false, k_token}, read).status, 401);
 }
 
+// Every local user reads the page on loopback, as they may run `ps`; a job's output is its
+// submitter's: it takes the token, unless the server shares it.
+TEST(WebAccess, AJobsOutputNeedsTheTokenUnlessShared)
+{
+    auto output = page("127.0.0.1:8787", "/api/jobs/7/output");
+    output.reads_output = true;
+    const auto refused = decide_web_access({true, false, k_token}, output);
+    EXPECT_EQ(refused.status, 403);
+    EXPECT_NE(refused.why.find("--share-output"), std::string::npos) << refused.why;
+    EXPECT_TRUE(decide_web_access({true, false, k_token, true}, output).allowed());
+    output.authorization = "Bearer " + k_token;
+    EXPECT_TRUE(decide_web_access({true, false, k_token}, output).allowed());
+    output.authorization = "";
+    output.cookie = "gpusched_token_8787=" + k_token;
+    EXPECT_EQ(decide_web_access({true, false, k_token}, output).status, 403) << "no cookie";
+    // The job's record, without its output, is the page's like the rest.
+    EXPECT_TRUE(
+        decide_web_access({true, false, k_token}, page("127.0.0.1:8787", "/api/jobs/7")).allowed());
+}
+
 TEST(WebAccess, ActionsAreRefusedWithoutAllowActionsEvenWithTheToken)
 {
     EXPECT_EQ(decide_web_access({true, false, k_token}, action()).status, 403);

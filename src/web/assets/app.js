@@ -316,7 +316,11 @@ async function readOutput(id, stream) {
   const box = document.getElementById("job-" + stream);
   const first = follow[stream] === 0 && box.textContent === "";
   let read;
-  try { read = await api("/api/jobs/" + id + "/output?stream=" + stream + (first ? "" : "&from=" + follow[stream])); } catch (error) { return; }
+  try { read = await api("/api/jobs/" + id + "/output?stream=" + stream + (first ? "" : "&from=" + follow[stream])); } catch (error) {
+    // Refused (the output is its submitter's, shown with the token): said once, as text.
+    if (first) box.textContent = "(" + error.message + ")";
+    return;
+  }
   if (first && read.from > 0) box.append("… (" + read.from + " bytes before)\n");
   box.append(read.text);
   follow[stream] = read.next;
