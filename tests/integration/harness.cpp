@@ -8,6 +8,7 @@
 #include <signal.h>
 #include <spawn.h>
 #include <sys/prctl.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -32,7 +33,55 @@ fs::path binary()
 }
 fs::path script(const std::string& name)
 {
-    return fs::path(GPUSCHED_TEST_SCRIPTS) / name;
+    return reachable_by_others(fs::path(GPUSCHED_TEST_SCRIPTS) / name);
+}
+
+namespace {
+
+bool others_can_reach(const fs::path& path)
+{
+    for (auto directory = fs::absolute(path).parent_path();; directory = directory.parent_path()) {
+        struct stat status {};
+        if (::stat(directory.c_str(), &status) != 0 || (status.st_mode & S_IXOTH) == 0) {
+            return false;
+        }
+        if (directory == directory.root_path()) {
+            return true;
+        }
+    }
+}
+
+// The directory of this test process's copies, made on first use and removed at its exit.
+const fs::path& copies_directory()
+{
+    static const fs::path directory = [] {
+        std::string pattern = (fs::temp_directory_path() / "gpusched-reachable-XXXXXX").string();
+        if (mkdtemp(pattern.data()) == nullptr || ::chmod(pattern.c_str(), 0755) != 0) {
+            throw std::runtime_error("cannot make a directory for copies other accounts reach");
+        }
+        std::atexit([] {
+            std::error_code ignored;
+            fs::remove_all(copies_directory(), ignored);
+        });
+        return fs::path(pattern);
+    }();
+    return directory;
+}
+
+} // namespace
+
+fs::path reachable_by_others(const fs::path& path)
+{
+    if (others_can_reach(path)) {
+        return path;
+    }
+    const auto copy = copies_directory() / path.filename();
+    if (!fs::exists(copy)) {
+        fs::copy_file(path, copy, fs::copy_options::overwrite_existing);
+        fs::permissions(copy, fs::perms::owner_all | fs::perms::group_read | fs::perms::group_exec |
+                                  fs::perms::others_read | fs::perms::others_exec);
+    }
+    return copy;
 }
 
 TempDir::TempDir()
@@ -404,7 +453,8 @@ std::optional<std::string> second_user()
 
 LaunchOptions as_user(const std::string& user, LaunchOptions options)
 {
-    options.args.insert(options.args.begin(), {"-u", user, "--", binary().string()});
+    options.args.insert(options.args.begin(),
+                        {"-u", user, "--", reachable_by_others(binary()).string()});
     // posix_spawn does not search PATH.
     options.program = fs::exists("/usr/sbin/runuser") ? "/usr/sbin/runuser" : "/sbin/runuser";
     return options;

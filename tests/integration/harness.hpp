@@ -20,6 +20,11 @@ namespace fs = std::filesystem;
 
 std::filesystem::path binary();
 std::filesystem::path script(const std::string& name);
+// `path` where every account can run it: itself when every directory above it lets others
+// through, else a copy (made once per test process, removed at its exit) in a directory of
+// the temporary one that every user may enter. A clone in /root (0700 on Debian) is out of a
+// second account's reach.
+std::filesystem::path reachable_by_others(const std::filesystem::path& path);
 
 // A fresh directory, removed with everything in it at the end of the test.
 class TempDir {

@@ -51,7 +51,7 @@ TEST(ProcessLimits, AForkLimitDefersJobsInsteadOfFailingThem)
     const auto script = fmt::format(
         "n=$(ps -u {0} --no-headers | wc -l); "
         "exec prlimit --nproc=$((n + 5)) {1} --gpus 0-7 --no-lock --retries 0 {2}/commands",
-        k_user, binary().string(), dir.path().string());
+        k_user, reachable_by_others(binary()).string(), dir.path().string());
     const auto result = run(dir, {{"-u", k_user, "--", "sh", "-c", script},
                                   std::nullopt,
                                   std::nullopt,

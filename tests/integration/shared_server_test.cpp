@@ -88,8 +88,8 @@ TEST_F(LinkedDatabase, ALinkIntoAnotherUsersDirectoryIsRefusedAndNothingIsMadeTh
     // Their queue, with their command in it, and our link to it.
     const auto planted =
         run_as(m_dir, m_user,
-               {binary().string(), "submit", "--db", (m_dir / "theirs/q.db").string(), "--no-start",
-                "--", "touch", pwned.string()});
+               {reachable_by_others(binary()).string(), "submit", "--db",
+                (m_dir / "theirs/q.db").string(), "--no-start", "--", "touch", pwned.string()});
     ASSERT_EQ(planted.exit_status, 0) << planted.err;
     fs::create_symlink(m_dir / "theirs/q.db", m_dir / "mine/q.db");
     const auto worker =
