@@ -23,12 +23,14 @@ namespace {
 
 constexpr std::uint64_t k_mib = 1024 * 1024;
 
-std::string command_of(int pid)
+// A process's command name; null where it cannot be read (gone, or in another PID namespace),
+// as the JSON vocabulary has it for what is not known.
+Json command_of(int pid)
 {
     std::ifstream comm(fmt::format("/proc/{}/comm", pid));
     std::string name;
     std::getline(comm, name);
-    return name;
+    return name.empty() ? Json(nullptr) : Json(name);
 }
 
 } // namespace
@@ -151,7 +153,9 @@ int run_gpus(const GpusOptions& options)
             for (const auto& process : entry["processes"]) {
                 processes += fmt::format("{}{} ({})", processes.empty() ? "" : ", ",
                                          process["pid"].get<int>(),
-                                         visible_text(process["command"].get<std::string>()));
+                                         process["command"].is_string()
+                                             ? visible_text(process["command"].get<std::string>())
+                                             : std::string("?"));
             }
             processes = processes.empty() ? "none" : processes;
         }

@@ -370,6 +370,11 @@ class ServeTest(unittest.TestCase):
         self.assertTrue(browser.shows("#job-stderr", "to stderr"))
         self.assertIn("follow-me", browser.text("#job-fields"))
         self.assertIn(machine.dir, browser.text("#job-fields"), "its directory")
+        # While the job runs, the answers hold what only a busy server has (a span without an
+        # end, a running job, a holder): each is a document of the JSON vocabulary too.
+        for path in ("/api/status", "/api/queue", f"/api/jobs/{job}", "/api/timeline?hours=1"):
+            status, body = server.get(path, {"Authorization": f"Bearer {server.token}"})
+            self.assertEqual(schema_errors(body), [], "while it runs: " + path)
         open(marker, "w").close()
         self.assertTrue(browser.shows("#job-stdout", "<b>last</b> line", 5), browser.text("#job-stdout"))
         self.assertTrue(browser.shows("#job-state", "succeeded", 5))

@@ -190,13 +190,19 @@ TEST_F(FakeBusyGpu, AGpuWithMoreMemoryUsedThanMaxUsedMibIsSkippedThenUsedOnceFre
 
 TEST_F(FakeBusyGpu, GpusShowsTheForeignProcessWithItsCommand)
 {
-    machine(k_gpus + fmt::format("process {} {}\n", k_line_of_gpu_0, getpid()));
+    // And one whose command cannot be read (gone, or of another PID namespace): null.
+    constexpr int k_gone = 4'194'000;
+    machine(k_gpus +
+            fmt::format("process {0} {1}\nprocess {0} {2}\n", k_line_of_gpu_0, getpid(), k_gone));
     const auto result = run(m_dir, on_fake({"gpus", "--gpus", "0,1", "--json"}));
     ASSERT_EQ(result.exit_status, 0) << result.err;
     const auto gpus = json_field(result.out, "gpus");
     ASSERT_TRUE(gpus.is_array() && gpus.size() == 2) << result.out;
-    ASSERT_EQ(gpus[0]["processes"].size(), 1U) << result.out;
+    ASSERT_EQ(gpus[0]["processes"].size(), 2U) << result.out;
     EXPECT_EQ(gpus[0]["processes"][0]["pid"], getpid());
+    EXPECT_TRUE(gpus[0]["processes"][0]["command"].is_string()) << result.out;
+    EXPECT_EQ(gpus[0]["processes"][1]["pid"], k_gone);
+    EXPECT_TRUE(gpus[0]["processes"][1]["command"].is_null()) << result.out;
     EXPECT_EQ(gpus[0]["memory_used_mib"], 1000);
     EXPECT_EQ(gpus[1]["processes"].size(), 0U) << result.out;
 }
