@@ -122,6 +122,21 @@ The manual: man gpusched (in the source tree: man build/man/gpusched.1).)",
 
 int run(int argc, char** argv)
 {
+    // `gpusched help [SUBCOMMAND]`, as git and cargo have it: that help, and never a run of a
+    // file named `help` (which `gpusched ./help` still runs), nor a look for GPUs.
+    std::vector<std::string> help_words;
+    std::vector<char*> help_argv;
+    if (argc > 1 && std::string_view(argv[1]) == "help") {
+        help_words.assign(argv, argv + std::min(argc, 3));
+        help_words.erase(help_words.begin() + 1);
+        help_words.emplace_back("--help");
+        for (auto& word : help_words) {
+            help_argv.push_back(word.data());
+        }
+        help_argv.push_back(nullptr);
+        argc = static_cast<int>(help_words.size());
+        argv = help_argv.data();
+    }
     // Invoked as simple_hypersearch, or as `gpusched hypersearch`: the generator, whose -p
     // values CLI11 must not see as options, so it is routed before the main parser runs.
     const std::string& program = program_name();

@@ -8,6 +8,8 @@
 #include <algorithm>
 #include <csignal>
 #include <fstream>
+#include <map>
+#include <optional>
 #include <regex>
 
 namespace gpusched::testing {
@@ -53,6 +55,28 @@ TEST(Help, NamesEveryPlaceholderInsteadOfCli11Types)
     EXPECT_TRUE(has(help_of({"exec"}), "-n,--count N")) << help_of({"exec"});
     EXPECT_TRUE(has(help_of({"worker"}), "--lease-timeout DURATION"));
     EXPECT_TRUE(has(help_of({"submit"}), "--redis URL"));
+}
+
+// `gpusched help [SUBCOMMAND]` prints that help and exits 0, as git's and cargo's do: no look
+// for GPUs (there is no driver here), and no file named `help` opened, even with GPUs named.
+TEST(Help, HelpAsAWordPrintsTheHelp)
+{
+    TempDir dir;
+    for (const auto& env : std::vector<std::map<std::string, std::optional<std::string>>>{
+             {}, {{"GPUSCHED_GPUS", "0"}}}) {
+        LaunchOptions main_help{{"help"}};
+        main_help.env = env;
+        const auto shown = run(dir, main_help);
+        EXPECT_EQ(shown.exit_status, 0) << shown.err;
+        EXPECT_EQ(shown.out, help_of({}));
+        LaunchOptions submit_help{{"help", "submit"}};
+        submit_help.env = env;
+        const auto submit = run(dir, submit_help);
+        EXPECT_EQ(submit.exit_status, 0) << submit.err;
+        EXPECT_EQ(submit.out, help_of({"submit"}));
+        EXPECT_TRUE(has(submit.out, "--after-ok")) << submit.out;
+        EXPECT_EQ(run(dir, {{"help", "hypersearch"}}).out, help_of({"hypersearch"}));
+    }
 }
 
 TEST(Help, GroupsTheOptionsOfARun)
