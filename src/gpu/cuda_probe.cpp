@@ -8,6 +8,9 @@
 #include <fmt/format.h>
 
 #include <cstring>
+#include <optional>
+
+#include <dlfcn.h>
 
 namespace gpusched::gpu {
 namespace {
@@ -55,6 +58,20 @@ GpuInventory runtime_inventory(int count)
     return inventory;
 }
 
+// Why the driver's own library cannot be loaded, where it cannot: a machine with no NVIDIA
+// driver, to which the runtime says its driver is "insufficient", which sends people to
+// upgrade a driver they do not have.
+std::optional<std::string> missing_driver()
+{
+    void* driver = dlopen("libcuda.so.1", RTLD_LAZY | RTLD_LOCAL);
+    if (driver != nullptr) {
+        dlclose(driver);
+        return std::nullopt;
+    }
+    const char* why = dlerror();
+    return why != nullptr ? std::string(why) : std::string("libcuda.so.1 cannot be loaded");
+}
+
 } // namespace
 
 GpuInventory inventory_in_this_process()
@@ -62,6 +79,14 @@ GpuInventory inventory_in_this_process()
     int count = 0;
     GpuInventory inventory;
     if (const cudaError_t error = cudaGetDeviceCount(&count); error != cudaSuccess) {
+        if (error == cudaErrorInsufficientDriver) {
+            if (const auto why = missing_driver()) {
+                return {{},
+                        fmt::format("no NVIDIA driver is installed here: {}; GPU ids named by "
+                                    "hand are used as written",
+                                    *why)};
+            }
+        }
         auto problem = fmt::format("cudaGetDeviceCount: {}", cudaGetErrorString(error));
         if (!refused_for_driver_version(error)) {
             return {{}, std::move(problem)};

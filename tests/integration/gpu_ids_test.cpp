@@ -3,6 +3,8 @@
 #include "harness.hpp"
 
 #include <gtest/gtest.h>
+
+#include <dlfcn.h>
 #include <nlohmann/json.hpp>
 
 namespace gpusched::testing {
@@ -178,6 +180,31 @@ TEST_F(GpuIds, ExecRefusesBadIds)
     expect_refused(exec_of({"--gpus", "GPU-zz", "--", "touch", ran()}),
                    "'GPU-zz' in '--gpus GPU-zz' is not a GPU id");
     expect_refused(exec_of({"--gpus", "touch", ran()}), "'touch' in '--gpus touch'");
+}
+
+// On a machine with no NVIDIA driver the runtime says the driver is "insufficient", which sends
+// people to upgrade one they do not have: the error says no driver is installed, which library
+// is missing, and how to name GPU ids by hand.
+TEST(NoDriver, TheErrorSaysSoAndHowToNameGpus)
+{
+    if (void* driver = dlopen("libcuda.so.1", RTLD_LAZY | RTLD_LOCAL); driver != nullptr) {
+        dlclose(driver);
+        GTEST_SKIP() << "an NVIDIA driver is installed here";
+    }
+    TempDir dir;
+    if (run(dir, {{"--version"}}).out.find("CUDA support: yes") == std::string::npos) {
+        GTEST_SKIP() << "built without CUDA: GPUs are always named by hand";
+    }
+    LaunchOptions options{{}, "true\n"};
+    options.env["GPUSCHED_GPUS"] = std::nullopt;
+    options.env["CUDA_VISIBLE_DEVICES"] = std::nullopt;
+    const auto result = run(dir, options);
+    EXPECT_EQ(result.exit_status, 255);
+    EXPECT_NE(result.err.find("no NVIDIA driver is installed here"), std::string::npos)
+        << result.err;
+    EXPECT_NE(result.err.find("libcuda.so.1"), std::string::npos) << result.err;
+    EXPECT_NE(result.err.find("--gpus 0,1"), std::string::npos) << result.err;
+    EXPECT_EQ(result.err.find("insufficient"), std::string::npos) << result.err;
 }
 
 } // namespace
