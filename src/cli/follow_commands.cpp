@@ -12,6 +12,7 @@
 #include <gpusched/exit_status.hpp>
 #include <gpusched/job_messages.hpp>
 #include <gpusched/queue/submission.hpp>
+#include <gpusched/sys/user_account.hpp>
 #include <gpusched/sys/write_all.hpp>
 #include <gpusched/visible_text.hpp>
 
@@ -102,7 +103,18 @@ std::uint64_t start_of_last_lines(std::uint64_t size, std::size_t lines, Read re
 int run_logs(const JobCommandOptions& options)
 {
     auto queue = open_queue(options.queue);
-    const auto ids = job_ids_of(options.ids, named_in(*queue));
+    auto ids = job_ids_of(options.ids, named_in(*queue));
+    if (options.ids.empty()) {
+        // As ts and pueue: the caller's latest job, named so that nobody reads another's.
+        const auto latest = queue->latest_of(sys::user_name(getuid()));
+        if (!latest) {
+            throw UsageError(fmt::format("no job of yours in {}: name one by its id (gpusched "
+                                         "queue lists them)",
+                                         queue->describe()));
+        }
+        fmt::print(stderr, "{}: job {}, your latest\n", program_name(), *latest);
+        ids = {*latest};
+    }
     if (ids.size() != 1) {
         throw UsageError(fmt::format("logs shows one job, not {}", ids.size()));
     }

@@ -303,7 +303,8 @@ JobCommands add_job_commands(CLI::App& app, JobCommandOptions& options)
 
     commands.logs = app.add_subcommand(
         "logs", "Show what a job wrote: its stdout on stdout, its stderr on stderr");
-    add_ids(*commands.logs, options, true, "The job, by id");
+    add_ids(*commands.logs, options, false,
+            "The job, by id or label (default: your latest, named on stderr)");
     commands.logs->add_flag("-f,--follow", options.follow,
                             "Keep showing what it writes until it ends (waiting for it to "
                             "start if it is queued)");

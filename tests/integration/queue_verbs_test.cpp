@@ -342,6 +342,27 @@ TEST_P(QueueVerbs, AJobSaysWhoSubmittedItAndHowOftenItWentBack)
     EXPECT_EQ((*job)["returned"], 1) << *job;
 }
 
+// `logs` without an id shows the caller's latest job, named on stderr, as ts and pueue do; a
+// later job of another user's (on a queue they share) is not ours.
+TEST_P(QueueVerbs, LogsWithoutAnIdShowsTheCallersLatestJob)
+{
+    const auto none = gpusched("logs");
+    EXPECT_EQ(none.exit_status, 255) << none.err;
+    EXPECT_NE(none.err.find("no job of yours"), std::string::npos) << none.err;
+    const auto ids = submit_jobs("echo first\necho second\n");
+    ASSERT_EQ(ids.size(), 2u);
+    if (const auto user = second_user(); user && on_redis()) {
+        ASSERT_EQ(run(m_dir, as_user(*user, submit("echo theirs\n"))).exit_status, 0);
+    }
+    start_worker("0");
+    EXPECT_EQ(gpusched("wait").exit_status, 0);
+    const auto latest = gpusched("logs");
+    EXPECT_EQ(latest.exit_status, 0) << latest.err;
+    EXPECT_EQ(latest.out, "second\n");
+    EXPECT_NE(latest.err.find(fmt::format("job {}, your latest", ids[1])), std::string::npos)
+        << latest.err;
+}
+
 // `gpusched workers` lists each worker with its host, pid, user, GPUs and running jobs.
 TEST_P(QueueVerbs, WorkersListsEachWorkerWithItsUserGpusAndRunningJobs)
 {

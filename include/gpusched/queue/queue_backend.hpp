@@ -64,6 +64,9 @@ public:
     virtual std::vector<std::int64_t> unended() = 0;
     // The ids of the jobs labelled `name` (submit --name), in order.
     virtual std::vector<std::int64_t> ids_named(const std::string& name) = 0;
+    // The id of the latest job `user` submitted (a job queued before submitters were recorded
+    // counts as anyone's), if any is kept: what `logs` without an id shows.
+    virtual std::optional<std::int64_t> latest_of(const std::string& user) = 0;
 
     // A queued job is removed (recorded as cancelled); a running one is asked to stop, and
     // its worker records it as cancelled once it has.

@@ -448,6 +448,15 @@ std::optional<std::string> RedisQueue::marker(RedisClient& redis) const
     return reply->type == RedisReply::Type::string ? reply->text : std::string();
 }
 
+std::optional<long long> RedisQueue::last_id(RedisClient& redis) const
+{
+    const auto reply = redis.command({"GET", key("next_id")});
+    if (!ok(reply)) {
+        return std::nullopt;
+    }
+    return reply->type == RedisReply::Type::string ? std::atoll(reply->text.c_str()) : 0;
+}
+
 std::optional<long long> RedisQueue::reserve_ids(RedisClient& redis, long long count) const
 {
     const auto reply = redis.command({"INCRBY", key("next_id"), std::to_string(count)});

@@ -177,6 +177,27 @@ std::vector<JobRecord> RedisQueueBackend::jobs(const std::vector<std::int64_t>& 
     return records;
 }
 
+std::optional<std::int64_t> RedisQueueBackend::latest_of(const std::string& user)
+{
+    // Ids count up as jobs are submitted by anyone: the latest of ours is found looking back
+    // from the last id given out, a block at a time, as far as a busy queue's week of jobs.
+    constexpr std::int64_t k_block = 200;
+    constexpr std::int64_t k_most_looked_at = 100'000;
+    const auto last = static_cast<std::int64_t>(checked(m_queue.last_id(m_redis)));
+    for (auto top = last; top > 0 && last - top < k_most_looked_at; top -= k_block) {
+        std::vector<std::int64_t> ids;
+        for (auto id = top; id > std::max<std::int64_t>(0, top - k_block); --id) {
+            ids.push_back(id);
+        }
+        for (const auto& job : jobs(ids)) {
+            if (job.submitter.user == user || job.submitter.user.empty()) {
+                return job.id; // the records come in the order asked: the highest first
+            }
+        }
+    }
+    return std::nullopt;
+}
+
 std::vector<std::int64_t> RedisQueueBackend::ids_named(const std::string& name)
 {
     std::vector<std::int64_t> ids;

@@ -973,6 +973,20 @@ std::vector<std::int64_t> SqliteQueue::ids_named(const std::string& name)
     return query.bind(1, m_name).bind(2, name).integers();
 }
 
+std::optional<std::int64_t> SqliteQueue::latest_of(const std::string& user)
+{
+    auto query = m_database.prepare(
+        "SELECT max(jobs.id) FROM batches JOIN jobs ON jobs.batch = batches.id WHERE "
+        "batches.queue = ? AND (batches.user = ? OR batches.user IS NULL)");
+    query.bind(1, m_name).bind(2, user);
+    std::optional<std::int64_t> latest;
+    if (query.step() && !query.is_null(0)) {
+        latest = query.integer(0);
+    }
+    query.reset();
+    return latest;
+}
+
 std::vector<std::int64_t> SqliteQueue::unended()
 {
     auto query = m_database.prepare(

@@ -128,6 +128,12 @@ std::vector<std::int64_t> SqliteQueueBackend::ids_named(const std::string& name)
     return m_queue.ids_named(name);
 }
 
+std::optional<std::int64_t> SqliteQueueBackend::latest_of(const std::string& user)
+{
+    check_file();
+    return m_queue.latest_of(user);
+}
+
 bool SqliteQueueBackend::wait_for_change(std::chrono::milliseconds most)
 {
     // A follower asks about every job it waits for at each look: a worker committing

@@ -126,6 +126,8 @@ public:
     // and returns it; marker() reads it ("" when there is none).
     std::optional<std::string> open(RedisClient& redis) const;
     std::optional<std::string> marker(RedisClient& redis) const;
+    // The last job id given out (0 when none was).
+    std::optional<long long> last_id(RedisClient& redis) const;
     // Submitting: ids for `count` jobs (the last of them), a batch number, then the jobs.
     std::optional<long long> reserve_ids(RedisClient& redis, long long count) const;
     std::optional<long long> new_batch(RedisClient& redis) const;

@@ -126,6 +126,8 @@ public:
     std::vector<std::int64_t> unended();
     // The ids of the jobs labelled `name`, in order.
     std::vector<std::int64_t> ids_named(const std::string& name);
+    // The latest job `user` submitted (or one of a batch that recorded no user).
+    std::optional<std::int64_t> latest_of(const std::string& user);
     // What the jobs of `batch` wait for.
     std::vector<JobDependency> dependencies_of(std::int64_t batch);
     // The ended jobs of a batch, and how many of it have not ended.

@@ -26,6 +26,7 @@ public:
     std::vector<JobRecord> jobs(const std::vector<std::int64_t>& ids) override;
     std::vector<std::int64_t> unended() override;
     std::vector<std::int64_t> ids_named(const std::string& name) override;
+    std::optional<std::int64_t> latest_of(const std::string& user) override;
     bool ask_worker_to_stop(const std::string& worker, bool now) override;
     CancelOutcome cancel(std::int64_t id) override;
     Result<void> retry(std::int64_t id) override;
