@@ -1,5 +1,6 @@
 #include "worker_autostart.hpp"
 
+#include <gpusched/sys/default_signals.hpp>
 #include <gpusched/sys/spawn_actions.hpp>
 #include <gpusched/sys/state_directory.hpp>
 
@@ -51,12 +52,8 @@ pid_t spawn_worker(const std::vector<std::string>& arguments, const std::filesys
         .open(STDOUT_FILENO, log.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0600)
         .dup2(STDOUT_FILENO, STDERR_FILENO)
         .close_from(3);
-    sigset_t none;
-    sigemptyset(&none);
-    sigset_t defaults;
-    sigfillset(&defaults);
     sys::SpawnAttributes attributes;
-    attributes.new_session().signal_mask(none).default_signals(defaults);
+    attributes.new_session().signal_mask(sys::no_signals()).default_signals(sys::all_signals());
     std::vector<std::string> args = {"gpusched", "worker"};
     args.insert(args.end(), arguments.begin(), arguments.end());
     std::vector<char*> argv;

@@ -83,8 +83,6 @@ namespace {
 
 constexpr int k_kept_heap_bytes = 8 << 20;
 
-// Each job's output goes to files, for `gpusched logs`: --output-dir, else a directory beside
-// the database (so that who may read the queue may read its jobs' output).
 // The mode of a directory readable by those who may read `file`: 0700, with r-x for the group
 // and others where the file has r.
 mode_t readable_as(const std::filesystem::path& file)
@@ -94,6 +92,8 @@ mode_t readable_as(const std::filesystem::path& file)
     return 0700 | read | (read >> 2);
 }
 
+// Each job's output goes to files, for `gpusched logs`: --output-dir, else a directory beside
+// the database (so that who may read the queue may read its jobs' output).
 std::string local_output_directory(const std::filesystem::path& database, WorkerOptions& options)
 {
     if (options.run.tag) {

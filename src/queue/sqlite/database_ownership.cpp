@@ -16,11 +16,16 @@
 namespace gpusched::queue {
 namespace {
 
+// Ours, or root's: root can write anything anyway.
+bool trusted_owner(uid_t owner)
+{
+    return owner == geteuid() || owner == 0;
+}
+
 // What about `path` lets another user write it, if anything.
 std::optional<std::string> writable_by_others(const struct stat& status)
 {
-    const uid_t us = geteuid();
-    if (status.st_uid != us && status.st_uid != 0) {
+    if (!trusted_owner(status.st_uid)) {
         return fmt::format("belongs to {}", sys::user_name(status.st_uid));
     }
     if ((status.st_mode & S_IWOTH) != 0) {
@@ -36,11 +41,6 @@ std::optional<std::string> writable_by_others(const struct stat& status)
 
 // The most links followed on the way to a database, as the kernel's limit (ELOOP).
 constexpr int k_most_links = 40;
-
-bool trusted_owner(uid_t owner)
-{
-    return owner == geteuid() || owner == 0;
-}
 
 // What about a directory the way to the database passes through lets another user change
 // where the way leads, if anything. Writable by others is harmless only with the sticky bit
