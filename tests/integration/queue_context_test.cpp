@@ -12,6 +12,7 @@
 
 #include <csignal>
 #include <filesystem>
+#include <memory>
 #include <thread>
 
 namespace gpusched::testing {
@@ -38,6 +39,28 @@ protected:
         const auto path = m_dir / name;
         fs::create_directories(path);
         return path;
+    }
+
+    // GPU 0's host-wide lease held by an `exec` of another process (returned: SIGTERM frees
+    // it), a worker on GPU 0 under the same leases, and job 1 (`touch RAN`) submitted, which
+    // the worker could not start and gave back to the queue.
+    std::unique_ptr<Process> a_job_gone_back_from_a_leased_gpu(const fs::path& ran)
+    {
+        const auto leases = (m_dir / "leases").string();
+        const auto held = m_dir / "held";
+        auto holder = std::make_unique<Process>(
+            m_dir, LaunchOptions{{"exec", "--gpus", "0", "--", "sh", "-c",
+                                  fmt::format("touch {}; exec sleep 60", held.string())},
+                                 std::nullopt,
+                                 {},
+                                 {{"GPUSCHED_LOCK_DIR", leases}}});
+        EXPECT_TRUE(eventually([&] { return fs::exists(held); }));
+        start_worker("0", {}, {{"GPUSCHED_LOCK_DIR", leases}});
+        EXPECT_EQ(run(m_dir, submit("touch " + ran.string() + "\n")).exit_status, 0);
+        EXPECT_TRUE(eventually([&] {
+            return worker_err(0).find("job 1 goes back to the queue") != std::string::npos;
+        })) << worker_err(0);
+        return holder;
     }
 };
 
@@ -200,25 +223,14 @@ TEST_P(QueueContext, AGpuPausedBeforeAWorkerStartsGetsNoJob)
 // lease, and the worker takes nothing more until the GPU is free.
 TEST_P(QueueContext, AJobWhoseGpuIsLeasedElsewhereGoesBackAndCanBeCancelled)
 {
-    const auto leases = (m_dir / "leases").string();
-    const auto held = m_dir / "held";
-    Process holder(m_dir, {{"exec", "--gpus", "0", "--", "sh", "-c",
-                            fmt::format("touch {}; exec sleep 60", held.string())},
-                           std::nullopt,
-                           {},
-                           {{"GPUSCHED_LOCK_DIR", leases}}});
-    ASSERT_TRUE(eventually([&] { return fs::exists(held); }));
-    start_worker("0", {}, {{"GPUSCHED_LOCK_DIR", leases}});
-    ASSERT_EQ(run(m_dir, submit("touch " + (m_dir / "ran").string() + "\n")).exit_status, 0);
-    ASSERT_TRUE(eventually([&] {
-        return worker_err(0).find("job 1 goes back to the queue") != std::string::npos;
-    })) << worker_err(0);
+    const auto holder = a_job_gone_back_from_a_leased_gpu(m_dir / "ran");
+    ASSERT_FALSE(::testing::Test::HasFailure());
     EXPECT_EQ(queue_status()["queued"], 1);
     const auto cancelled = gpusched("cancel", {"1"});
     EXPECT_EQ(cancelled.exit_status, 0) << cancelled.err;
     EXPECT_NE(cancelled.out.find("removed from the queue"), std::string::npos) << cancelled.out;
-    holder.signal(SIGTERM);
-    holder.wait();
+    holder->signal(SIGTERM);
+    holder->wait();
     ASSERT_EQ(run(m_dir, submit(logging_commands(1), {"--wait"})).exit_status, 0)
         << "the GPU, free again, runs the next job";
     EXPECT_FALSE(fs::exists(m_dir / "ran")) << "a cancelled job ran";
@@ -230,23 +242,12 @@ TEST_P(QueueContext, AJobWhoseGpuIsLeasedElsewhereGoesBackAndCanBeCancelled)
 // again with the pause, and holds it; it runs only once the GPU is resumed.
 TEST_P(QueueContext, AGpuPausedWhileItsLeaseIsHeldElsewhereStartsNothingWhenItFrees)
 {
-    const auto leases = (m_dir / "leases").string();
-    const auto held = m_dir / "held";
-    Process holder(m_dir, {{"exec", "--gpus", "0", "--", "sh", "-c",
-                            fmt::format("touch {}; exec sleep 60", held.string())},
-                           std::nullopt,
-                           {},
-                           {{"GPUSCHED_LOCK_DIR", leases}}});
-    ASSERT_TRUE(eventually([&] { return fs::exists(held); }));
-    start_worker("0", {}, {{"GPUSCHED_LOCK_DIR", leases}});
     const auto ran = m_dir / "ran";
-    ASSERT_EQ(run(m_dir, submit("touch " + ran.string() + "\n")).exit_status, 0);
-    ASSERT_TRUE(eventually([&] {
-        return worker_err(0).find("job 1 goes back to the queue") != std::string::npos;
-    })) << worker_err(0);
+    const auto holder = a_job_gone_back_from_a_leased_gpu(ran);
+    ASSERT_FALSE(::testing::Test::HasFailure());
     ASSERT_EQ(gpusched("pause", {"--gpu", "0"}).exit_status, 0);
-    holder.signal(SIGTERM);
-    holder.wait();
+    holder->signal(SIGTERM);
+    holder->wait();
     // The runner has the pause, and the lease is free for it.
     ASSERT_TRUE(eventually([&] {
         return worker_err(0).find("GPU 0 paused: no new job starts there") != std::string::npos;
