@@ -92,7 +92,11 @@ TEST(GnuParallel, ResumeFailedRunsAgainAJobAStopInterruptedThatExitedZero)
                                     dir.path().string());
     const auto input = join_lines({note(dir, "one"), caught});
     Process first(dir, {{"--gpus", "0,1", "--joblog", joblog}, input});
-    ASSERT_TRUE(eventually([&] { return line_counts(dir / "ran").size() == 2; }));
+    // Stop only once "one" has ended and is in the log: a stop that cuts it short would
+    // rightly make it run again.
+    ASSERT_TRUE(eventually([&] {
+        return line_counts(dir / "ran").size() == 2 && joblog_records(joblog).size() == 1;
+    }));
     first.signal(SIGTERM);
     EXPECT_EQ(first.wait().exit_status, 128 + SIGTERM);
 
