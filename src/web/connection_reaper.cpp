@@ -6,7 +6,7 @@ namespace gpusched::web {
 namespace {
 
 // How often connections are looked at: a slow client is cut within `most` and this.
-constexpr auto k_look_every = std::chrono::seconds(2);
+constexpr auto k_reap_every = std::chrono::seconds(2);
 
 } // namespace
 
@@ -56,7 +56,7 @@ void ConnectionReaper::forget(int peer_port)
 void ConnectionReaper::watch()
 {
     std::unique_lock lock(m_mutex);
-    while (!m_stop.wait_for(lock, k_look_every, [&] { return m_stopping; })) {
+    while (!m_stop.wait_for(lock, k_reap_every, [&] { return m_stopping; })) {
         lock.unlock();
         look();
         lock.lock();

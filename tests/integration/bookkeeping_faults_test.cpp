@@ -15,11 +15,6 @@
 namespace gpusched::testing {
 namespace {
 
-bool has(const std::string& text, const std::string& part)
-{
-    return text.find(part) != std::string::npos;
-}
-
 // A 64 KiB tmpfs, mounted for one test (CI runs as root; elsewhere the test is skipped).
 class TinyDisk {
 public:

@@ -105,6 +105,11 @@ void write_file(const fs::path& path, const std::string& contents)
     file << contents;
 }
 
+bool has(std::string_view text, std::string_view part)
+{
+    return text.find(part) != std::string_view::npos;
+}
+
 std::vector<std::string> split_lines(const std::string& text)
 {
     std::vector<std::string> lines;

@@ -31,11 +31,6 @@ std::string help_of(const std::vector<std::string>& command)
     return help.out;
 }
 
-bool has(const std::string& text, const std::string& part)
-{
-    return text.find(part) != std::string::npos;
-}
-
 TEST(Help, NamesEveryPlaceholderInsteadOfCli11Types)
 {
     // CLI11's own words for a value's type, alone or after a colon (FLOAT:NONNEGATIVE).

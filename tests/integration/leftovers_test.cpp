@@ -12,11 +12,6 @@
 namespace gpusched::testing {
 namespace {
 
-bool has(const std::string& text, const std::string& part)
-{
-    return text.find(part) != std::string::npos;
-}
-
 // The lines of DIR/order, in the order the jobs wrote them.
 std::vector<std::string> order(const TempDir& dir)
 {

@@ -13,11 +13,6 @@
 namespace gpusched::testing {
 namespace {
 
-bool has(const std::string& text, const std::string& needle)
-{
-    return text.find(needle) != std::string::npos;
-}
-
 bool parallel_installed()
 {
     return std::system("parallel --version > /dev/null 2>&1") == 0;

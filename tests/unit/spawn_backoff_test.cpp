@@ -6,12 +6,12 @@ namespace gpusched {
 namespace {
 
 using namespace std::chrono_literals;
-const SpawnBackoff::Clock::time_point k_start{1h};
+const SpawnBackoff::Clock::time_point k_first_try{1h};
 
 TEST(SpawnBackoff, TheWaitDoublesWhileTheSystemRefusesUpToTenSeconds)
 {
     SpawnBackoff backoff;
-    auto now = k_start;
+    auto now = k_first_try;
     std::vector<std::chrono::milliseconds> waits;
     for (int i = 0; i < 9; ++i) {
         ASSERT_TRUE(backoff.refused(now));
@@ -29,10 +29,10 @@ TEST(SpawnBackoff, TheWaitDoublesWhileTheSystemRefusesUpToTenSeconds)
 TEST(SpawnBackoff, RefusalsWhileAWaitIsOnAddNone)
 {
     SpawnBackoff backoff;
-    EXPECT_TRUE(backoff.refused(k_start));
-    EXPECT_FALSE(backoff.refused(k_start + 50ms));
-    EXPECT_FALSE(backoff.refused(k_start + 60ms));
-    EXPECT_EQ(backoff.retry_at(), k_start + 100ms);
+    EXPECT_TRUE(backoff.refused(k_first_try));
+    EXPECT_FALSE(backoff.refused(k_first_try + 50ms));
+    EXPECT_FALSE(backoff.refused(k_first_try + 60ms));
+    EXPECT_EQ(backoff.retry_at(), k_first_try + 100ms);
     EXPECT_EQ(backoff.deferred(), 3u) << "every start put off counts";
 }
 
@@ -40,13 +40,13 @@ TEST(SpawnBackoff, AStartEndsTheSpellAndTheNextWaitIsTheFirst)
 {
     SpawnBackoff backoff;
     EXPECT_FALSE(backoff.started()) << "no spell to end";
-    ASSERT_TRUE(backoff.refused(k_start));
-    ASSERT_TRUE(backoff.due(k_start + 100ms));
-    ASSERT_TRUE(backoff.refused(k_start + 100ms));
-    ASSERT_TRUE(backoff.due(k_start + 300ms));
+    ASSERT_TRUE(backoff.refused(k_first_try));
+    ASSERT_TRUE(backoff.due(k_first_try + 100ms));
+    ASSERT_TRUE(backoff.refused(k_first_try + 100ms));
+    ASSERT_TRUE(backoff.due(k_first_try + 300ms));
     EXPECT_TRUE(backoff.started());
-    ASSERT_TRUE(backoff.refused(k_start + 1s));
-    EXPECT_EQ(backoff.retry_at(), k_start + 1s + 100ms);
+    ASSERT_TRUE(backoff.refused(k_first_try + 1s));
+    EXPECT_EQ(backoff.retry_at(), k_first_try + 1s + 100ms);
     EXPECT_EQ(backoff.deferred(), 3u);
 }
 

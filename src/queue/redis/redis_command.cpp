@@ -7,6 +7,15 @@
 
 namespace gpusched::queue {
 
+std::map<std::string, std::string> RedisReply::fields() const
+{
+    std::map<std::string, std::string> fields;
+    for (std::size_t i = 0; i + 1 < elements.size(); i += 2) {
+        fields[elements[i].text] = elements[i + 1].text;
+    }
+    return fields;
+}
+
 const char* describe_failure(RedisFailure failure)
 {
     switch (failure) {

@@ -207,24 +207,10 @@ local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 return redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', '(' .. now)
 )lua");
 
-bool ok(const std::optional<RedisReply>& reply)
-{
-    return reply && !reply->is_error();
-}
-
-std::map<std::string, std::string> to_map(const RedisReply& reply)
-{
-    std::map<std::string, std::string> fields;
-    for (std::size_t i = 0; i + 1 < reply.elements.size(); i += 2) {
-        fields[reply.elements[i].text] = reply.elements[i + 1].text;
-    }
-    return fields;
-}
-
 std::optional<std::vector<std::string>> whole_list(RedisClient& redis, const std::string& list)
 {
     const auto reply = redis.command({"LRANGE", list, "0", "-1"});
-    if (!ok(reply)) {
+    if (!succeeded(reply)) {
         return std::nullopt;
     }
     return RedisQueue::to_strings(*reply);
@@ -276,7 +262,7 @@ std::vector<const LuaScript*> RedisQueue::scripts()
 
 QueuedJob RedisQueue::to_job(const std::string& id, const RedisReply& reply)
 {
-    return QueuedJob{id, to_map(reply)};
+    return QueuedJob{id, reply.fields()};
 }
 
 std::vector<std::string> RedisQueue::to_strings(const RedisReply& reply)
@@ -433,7 +419,7 @@ RedisCommand RedisQueue::taken(const std::string& worker) const
 std::optional<std::string> RedisQueue::open(RedisClient& redis) const
 {
     const auto reply = redis.run(open_marker(new_marker()));
-    if (!ok(reply) || reply->type != RedisReply::Type::string) {
+    if (!succeeded(reply) || reply->type != RedisReply::Type::string) {
         return std::nullopt;
     }
     return reply->text;
@@ -442,7 +428,7 @@ std::optional<std::string> RedisQueue::open(RedisClient& redis) const
 std::optional<std::string> RedisQueue::marker(RedisClient& redis) const
 {
     const auto reply = redis.command({"GET", key("marker")});
-    if (!ok(reply)) {
+    if (!succeeded(reply)) {
         return std::nullopt;
     }
     return reply->type == RedisReply::Type::string ? reply->text : std::string();
@@ -451,7 +437,7 @@ std::optional<std::string> RedisQueue::marker(RedisClient& redis) const
 std::optional<long long> RedisQueue::last_id(RedisClient& redis) const
 {
     const auto reply = redis.command({"GET", key("next_id")});
-    if (!ok(reply)) {
+    if (!succeeded(reply)) {
         return std::nullopt;
     }
     return reply->type == RedisReply::Type::string ? std::atoll(reply->text.c_str()) : 0;
@@ -460,13 +446,13 @@ std::optional<long long> RedisQueue::last_id(RedisClient& redis) const
 std::optional<long long> RedisQueue::reserve_ids(RedisClient& redis, long long count) const
 {
     const auto reply = redis.command({"INCRBY", key("next_id"), std::to_string(count)});
-    return ok(reply) ? std::optional<long long>(reply->integer) : std::nullopt;
+    return succeeded(reply) ? std::optional<long long>(reply->integer) : std::nullopt;
 }
 
 std::optional<long long> RedisQueue::new_batch(RedisClient& redis) const
 {
     const auto reply = redis.command({"INCR", key("next_batch")});
-    return ok(reply) ? std::optional<long long>(reply->integer) : std::nullopt;
+    return succeeded(reply) ? std::optional<long long>(reply->integer) : std::nullopt;
 }
 
 bool RedisQueue::submit(RedisClient& redis, const std::string& batch,
@@ -490,26 +476,26 @@ bool RedisQueue::submit(RedisClient& redis, const std::string& batch,
 bool RedisQueue::store_context(RedisClient& redis, const std::string& digest,
                                const std::string& encoded) const
 {
-    return ok(redis.command({"SET", key("context:" + digest), encoded}));
+    return succeeded(redis.command({"SET", key("context:" + digest), encoded}));
 }
 
 std::optional<std::vector<std::string>> RedisQueue::expired_workers(RedisClient& redis) const
 {
     const auto reply = redis.run(RedisCommand::call(k_expired, {key("workers")}, {}));
-    return ok(reply) ? std::optional(to_strings(*reply)) : std::nullopt;
+    return succeeded(reply) ? std::optional(to_strings(*reply)) : std::nullopt;
 }
 
 std::optional<long long> RedisQueue::reclaim_now(RedisClient& redis,
                                                  const std::string& worker) const
 {
     const auto reply = redis.run(reclaim(worker));
-    return ok(reply) ? std::optional(reply->integer) : std::nullopt;
+    return succeeded(reply) ? std::optional(reply->integer) : std::nullopt;
 }
 
 std::optional<long long> RedisQueue::worker_count(RedisClient& redis) const
 {
     const auto reply = redis.command({"ZCARD", key("workers")});
-    return ok(reply) ? std::optional(reply->integer) : std::nullopt;
+    return succeeded(reply) ? std::optional(reply->integer) : std::nullopt;
 }
 
 std::optional<std::vector<std::string>>
@@ -521,7 +507,7 @@ RedisQueue::wait_ended(RedisClient& redis, const std::string& batch, double time
     const auto seen = key("batch:" + batch + ":seen");
     const auto first =
         redis.command({"BLMOVE", done, seen, "LEFT", "RIGHT", fmt::format("{}", timeout_s)});
-    if (!ok(first)) {
+    if (!succeeded(first)) {
         return std::nullopt;
     }
     std::vector<std::string> ids;
@@ -530,7 +516,7 @@ RedisQueue::wait_ended(RedisClient& redis, const std::string& batch, double time
     }
     ids.push_back(first->text);
     const auto rest = redis.run(RedisCommand::call(k_move_all, {done, seen}, {}));
-    if (!ok(rest)) {
+    if (!succeeded(rest)) {
         return std::nullopt;
     }
     for (const auto& id : rest->elements) {
@@ -548,7 +534,7 @@ std::optional<std::vector<std::string>> RedisQueue::ended_ids(RedisClient& redis
 std::optional<QueuedJob> RedisQueue::fetch(RedisClient& redis, const std::string& id) const
 {
     const auto reply = redis.run(fetch(id));
-    if (!ok(reply)) {
+    if (!succeeded(reply)) {
         return std::nullopt;
     }
     return to_job(id, *reply);

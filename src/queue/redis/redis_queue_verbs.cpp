@@ -132,20 +132,10 @@ end
 return removed
 )lua");
 
-bool ok(const std::optional<RedisReply>& reply)
-{
-    return reply && !reply->is_error();
-}
-
 bool all_ok(const std::optional<std::vector<RedisReply>>& replies)
 {
     return replies && std::none_of(replies->begin(), replies->end(),
                                    [](const RedisReply& reply) { return reply.is_error(); });
-}
-
-std::map<std::string, std::string> to_map(const RedisReply& reply)
-{
-    return RedisQueue::to_job("", reply).fields;
 }
 
 } // namespace
@@ -217,7 +207,7 @@ std::optional<std::vector<WorkerRecord>> RedisQueue::workers(RedisClient& redis)
         return std::nullopt;
     }
     for (std::size_t i = 0; i < names.size(); ++i) {
-        workers.push_back(worker_record(names[i], to_map((*replies)[i])));
+        workers.push_back(worker_record(names[i], (*replies)[i].fields()));
     }
     return workers;
 }
@@ -227,7 +217,7 @@ std::optional<bool> RedisQueue::ask_to_stop(RedisClient& redis, const std::strin
 {
     const auto reply = redis.run(RedisCommand::call(
         k_ask_stop, {key("workers"), key("stop:" + worker)}, {worker, now ? "now" : "drain"}));
-    if (!ok(reply)) {
+    if (!succeeded(reply)) {
         return std::nullopt;
     }
     return reply->integer == 1;
@@ -272,7 +262,7 @@ std::optional<RedisQueue::Snapshot> RedisQueue::snapshot(RedisClient& redis,
     snapshot.pending = (*overview)[0].integer;
     const auto pending_ids = to_strings((*overview)[1]);
     const auto recent_ids = to_strings((*overview)[4]);
-    snapshot.stats = to_map((*overview)[3]);
+    snapshot.stats = (*overview)[3].fields();
     snapshot.waiting = (*overview)[6].integer;
     const auto waiting_ids = to_strings((*overview)[7]);
     for (const auto& gpu : to_strings((*overview)[5])) {
@@ -290,7 +280,7 @@ std::optional<RedisQueue::Snapshot> RedisQueue::snapshot(RedisClient& redis,
             return std::nullopt;
         }
         for (std::size_t i = 0; i < snapshot.workers.size(); ++i) {
-            snapshot.workers[i].fields = to_map((*replies)[2 * i]);
+            snapshot.workers[i].fields = (*replies)[2 * i].fields();
             snapshot.workers[i].taken = to_strings((*replies)[2 * i + 1]);
         }
     }
@@ -359,7 +349,7 @@ std::optional<RedisQueue::Found> RedisQueue::jobs(RedisClient& redis,
     }
     if (unended) {
         const auto pending = redis.command({"LRANGE", key("pending"), "0", "-1"});
-        if (!ok(pending)) {
+        if (!succeeded(pending)) {
             return std::nullopt;
         }
         for (auto& id : to_strings(*pending)) {
@@ -429,7 +419,7 @@ std::optional<RedisQueue::Cancelled> RedisQueue::cancel(RedisClient& redis,
         keys.push_back(key("cancels:" + worker));
     }
     const auto reply = redis.run(RedisCommand::call(k_cancel, std::move(keys), {id, m_prefix}));
-    if (!ok(reply)) {
+    if (!succeeded(reply)) {
         return std::nullopt;
     }
     if (reply->text == "removed") {
@@ -448,7 +438,7 @@ std::optional<std::string> RedisQueue::retry(RedisClient& redis, const std::stri
     // signed is still the next one.
     const auto read = redis.command({"HMGET", key("job:" + id), "attempt", "command", "context",
                                      "user", "from", "sig"});
-    if (!ok(read)) {
+    if (!succeeded(read)) {
         return std::nullopt;
     }
     const auto field = [&](std::size_t i) {
@@ -475,7 +465,7 @@ std::optional<std::string> RedisQueue::retry(RedisClient& redis, const std::stri
     const auto reply = redis.run(RedisCommand::call(
         k_retry, {key("job:" + id), key("pending"), key("rank"), key("ended"), key("stats")},
         {id, attempt, signature, m_prefix}));
-    if (!ok(reply)) {
+    if (!succeeded(reply)) {
         return std::nullopt;
     }
     return reply->text;
@@ -483,13 +473,13 @@ std::optional<std::string> RedisQueue::retry(RedisClient& redis, const std::stri
 
 bool RedisQueue::pause(RedisClient& redis, const std::string& gpu) const
 {
-    return ok(redis.command({"SADD", key("paused"), gpu}));
+    return succeeded(redis.command({"SADD", key("paused"), gpu}));
 }
 
 bool RedisQueue::resume(RedisClient& redis, const std::string& gpu) const
 {
-    return ok(gpu.empty() ? redis.command({"DEL", key("paused")})
-                          : redis.command({"SREM", key("paused"), gpu}));
+    return succeeded(gpu.empty() ? redis.command({"DEL", key("paused")})
+                                 : redis.command({"SREM", key("paused"), gpu}));
 }
 
 std::optional<long long> RedisQueue::purge(RedisClient& redis,
@@ -503,7 +493,7 @@ std::optional<long long> RedisQueue::purge(RedisClient& redis,
     while (true) {
         const auto listed = redis.command({"ZRANGEBYSCORE", key("ended"), after, before,
                                            "WITHSCORES", "LIMIT", "0", std::to_string(k_round)});
-        if (!ok(listed)) {
+        if (!succeeded(listed)) {
             return std::nullopt;
         }
         if (listed->elements.empty()) {
@@ -528,7 +518,7 @@ std::optional<long long> RedisQueue::purge(RedisClient& redis,
             keys.push_back(key("batch:" + batch + ":seen"));
         }
         const auto reply = redis.run(RedisCommand::call(k_purge, std::move(keys), ids));
-        if (!ok(reply)) {
+        if (!succeeded(reply)) {
             return std::nullopt;
         }
         removed += reply->integer;

@@ -17,7 +17,7 @@ namespace {
 
 // The queue commands wait this long for another process's write lock: a person can wait
 // that long, and every transaction of the queue is far shorter.
-constexpr std::chrono::seconds k_busy_timeout{5};
+constexpr std::chrono::seconds k_listing_busy_timeout{5};
 
 // The bytes of `path` from `from` on, `most` at most ("" when it does not exist, as before a
 // job writes).
@@ -65,7 +65,7 @@ std::int64_t purge_ended_jobs(SqliteQueue& queue, std::optional<double> ended_be
 
 SqliteQueueBackend::SqliteQueueBackend(std::filesystem::path database, std::string name,
                                        WhenMissing missing)
-    : m_path(present(std::move(database), missing)), m_database(m_path, k_busy_timeout),
+    : m_path(present(std::move(database), missing)), m_database(m_path, k_listing_busy_timeout),
       m_queue((prepare_sqlite_queue_schema(m_database), m_database), std::move(name))
 {
     // Once open, as a worker does: what each call compares the path with.

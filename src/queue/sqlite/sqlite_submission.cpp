@@ -27,7 +27,7 @@ using namespace std::chrono_literals;
 // Commands written in one transaction.
 constexpr std::size_t k_chunk = 10'000;
 // Another process may hold the write lock for a moment (a worker recording a result).
-constexpr std::chrono::seconds k_busy_timeout{10};
+constexpr std::chrono::seconds k_submit_busy_timeout{10};
 // A wait looks for ended jobs each time the database is written, but not more often than
 // this while many of its jobs are left (a worker may commit thousands of times a second), and
 // than the second for its last few, so that it returns soon after the last has ended; and for
@@ -46,7 +46,7 @@ class SqliteSubmission final : public Submission {
 public:
     SqliteSubmission(const std::filesystem::path& database, SubmissionSettings settings)
         : m_path(trusted_database_location(database)), m_settings(std::move(settings)),
-          m_database(m_path, k_busy_timeout),
+          m_database(m_path, k_submit_busy_timeout),
           m_queue((prepare_sqlite_queue_schema(m_database), m_database), m_settings.queue),
           m_origin{m_settings.context, m_settings.submitter, m_settings.name},
           m_batch(m_queue.new_batch(&m_origin, m_settings.after))

@@ -25,7 +25,7 @@ using namespace std::chrono_literals;
 // How long a database call waits for another process's write lock before giving up for now:
 // long enough for any transaction of the queue's (they are short), short enough that the
 // runner's loop is never held up noticeably.
-constexpr std::chrono::milliseconds k_busy_timeout{200};
+constexpr std::chrono::milliseconds k_worker_busy_timeout{200};
 // The worker looks at the queue on its own this often.
 constexpr std::chrono::milliseconds k_tick{1'000};
 // A write that failed is tried again after this.
@@ -49,7 +49,7 @@ std::string new_worker_id(const std::string& host)
 
 SqliteWorkerStore::SqliteWorkerStore(SqliteWorkerSettings settings)
     : m_settings(std::move(settings)), m_worker(new_worker_id(m_settings.host)),
-      m_database(trusted_database_location(m_settings.database), k_busy_timeout),
+      m_database(trusted_database_location(m_settings.database), k_worker_busy_timeout),
       m_queue(m_database, m_settings.queue),
       m_presence((prepare_sqlite_queue_schema(m_database), m_settings.database), m_worker),
       m_next_tick(m_settings.clock->now() + k_tick),

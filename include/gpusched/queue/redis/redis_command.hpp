@@ -2,6 +2,8 @@
 
 #include <gpusched/redis_url.hpp>
 
+#include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -18,7 +20,15 @@ struct RedisReply {
     bool is_error() const { return type == Type::error; }
     // Redis did not know the script an EVALSHA named (it restarted, or SCRIPT FLUSH).
     bool is_unknown_script() const { return is_error() && text.starts_with("NOSCRIPT"); }
+    // The fields of a hash as HGETALL answers them: name, value, name, value...
+    std::map<std::string, std::string> fields() const;
 };
+
+// A reply came, and it is no error.
+inline bool succeeded(const std::optional<RedisReply>& reply)
+{
+    return reply && !reply->is_error();
+}
 
 // Why a command got no answer, or not the one hoped for. Each kind is its own state in the
 // log and its own retry: an error reply keeps the connection, the others end it.
