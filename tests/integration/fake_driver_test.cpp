@@ -118,15 +118,6 @@ TEST_F(FakeOldDriver, GpuZeroGivenAndGpuZeroFoundAreOneLease)
     EXPECT_EQ(holder.wait().exit_status, 0);
 }
 
-// Alive, as opposed to gone or a zombie (this machine's init may leave zombies unreaped).
-bool alive(pid_t pid)
-{
-    const auto text = read_file(fmt::format("/proc/{}/stat", pid));
-    const auto end_of_name = text.rfind(')');
-    return end_of_name != std::string::npos && end_of_name + 2 < text.size() &&
-           text[end_of_name + 2] != 'Z' && text[end_of_name + 2] != 'X';
-}
-
 TEST_F(FakeOldDriver, AHungDriverIsKilledAtTheProbeTimeoutAndSigtermActsAtOnce)
 {
     machine(k_old_driver + "hang cuInit\n");
@@ -143,7 +134,7 @@ TEST_F(FakeOldDriver, AHungDriverIsKilledAtTheProbeTimeoutAndSigtermActsAtOnce)
     const auto stopped = gpusched.wait(15s);
     EXPECT_FALSE(stopped.timed_out) << "waited for the hung probe";
     EXPECT_EQ(stopped.exit_status, 128 + SIGTERM) << stopped.err;
-    EXPECT_TRUE(eventually([&] { return !alive(probe); }, 5s)) << "the probe lives on";
+    EXPECT_TRUE(eventually([&] { return !process_alive(probe); }, 5s)) << "the probe lives on";
 }
 
 class FakeBusyGpu : public FakeDriver {

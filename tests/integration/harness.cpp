@@ -156,6 +156,15 @@ std::string read_file(const fs::path& path)
     return contents.str();
 }
 
+std::map<std::string, int> line_counts(const fs::path& path)
+{
+    std::map<std::string, int> counts;
+    for (const auto& line : split_lines(read_file(path))) {
+        ++counts[line];
+    }
+    return counts;
+}
+
 std::vector<std::vector<std::string>> joblog_records(const fs::path& path)
 {
     std::vector<std::vector<std::string>> records;

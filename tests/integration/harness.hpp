@@ -49,6 +49,9 @@ bool has(std::string_view text, std::string_view part);
 // How many lines of `text` hold `needle`: a log line counted as evidence that something happened.
 std::size_t count_lines_with(const std::string& text, std::string_view needle);
 std::string read_file(const std::filesystem::path& path);
+// How often each line of the file at `path` occurs (none where there is no such file): the
+// jobs that ran, where each notes its name in a file.
+std::map<std::string, int> line_counts(const std::filesystem::path& path);
 // Field `field` of the JSON document a `--json` printed (the GPUs of `status --json`, say);
 // a discarded value when the output is no such document.
 nlohmann::json json_field(const std::string& out, const std::string& field);

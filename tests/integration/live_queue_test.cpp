@@ -20,7 +20,7 @@ namespace {
 
 using namespace std::chrono_literals;
 
-constexpr int k_commands = 299;
+constexpr int k_queued_commands = 299;
 
 class LiveQueue : public ::testing::Test {
 protected:
@@ -85,7 +85,7 @@ protected:
         write_to(m_queue, commands(1, 10) + blocker() + "\n" + commands(11, 100));
         ASSERT_TRUE(eventually(
             [&] { return gpusched.err_so_far().find("job 11 started") != std::string::npos; }));
-        write_to(m_queue, commands(101, k_commands));
+        write_to(m_queue, commands(101, k_queued_commands));
     }
 
     // The file the log names as holding the commands not started.
@@ -138,7 +138,7 @@ TEST_F(LiveQueue, DrainRunsEveryCommandAlreadyWritten)
     ASSERT_FALSE(result.timed_out);
     EXPECT_EQ(result.exit_status, 0) << result.err;
     const auto counts = ran();
-    EXPECT_EQ(counts.size(), static_cast<std::size_t>(k_commands)) << result.err;
+    EXPECT_EQ(counts.size(), static_cast<std::size_t>(k_queued_commands)) << result.err;
     for (const auto& [n, times] : counts) {
         EXPECT_EQ(times, 1) << "command " << n;
     }
@@ -164,7 +164,7 @@ TEST_F(LiveQueue, StopNamesAndSavesEveryCommandNotStarted)
     // The first ten ran, the blocker was stopped: it is saved first, marked, and every other
     // one is named and saved after it.
     EXPECT_EQ(before.size(), 10u) << result.err;
-    EXPECT_EQ(saved.size(), static_cast<std::size_t>(k_commands) - before.size() + 1);
+    EXPECT_EQ(saved.size(), static_cast<std::size_t>(k_queued_commands) - before.size() + 1);
     ASSERT_FALSE(saved.empty());
     EXPECT_EQ(saved[0], blocker());
     EXPECT_NE(read_file(*file).find("# interrupted by the stop: job 11 on GPU 0\n" + blocker()),
@@ -183,7 +183,7 @@ TEST_F(LiveQueue, StopNamesAndSavesEveryCommandNotStarted)
     gate.join();
     ASSERT_EQ(again.exit_status, 0) << again.err;
     const auto counts = ran();
-    EXPECT_EQ(counts.size(), static_cast<std::size_t>(k_commands));
+    EXPECT_EQ(counts.size(), static_cast<std::size_t>(k_queued_commands));
     for (const auto& [n, times] : counts) {
         EXPECT_EQ(times, 1) << "command " << n;
     }

@@ -31,16 +31,6 @@ Finished run_parallel(const TempDir& dir, const std::string& args, const std::st
     return run(dir, options);
 }
 
-// How often each line of `path` appears.
-std::map<std::string, int> line_counts(const fs::path& path)
-{
-    std::map<std::string, int> counts;
-    for (const auto& line : split_lines(read_file(path))) {
-        ++counts[line];
-    }
-    return counts;
-}
-
 // A command that notes `name` in ran, then succeeds once the file `fixed` exists.
 std::string flaky(const TempDir& dir, const std::string& name)
 {

@@ -20,20 +20,6 @@ const fs::path k_hung_drivers = GPUSCHED_HUNG_DRIVERS;
 // Far longer than any test waits: a run that waits for it fails its test.
 const std::string k_long_probe_timeout = "600";
 
-// Alive, as opposed to gone or a zombie (this machine's init may leave zombies unreaped).
-bool alive(pid_t pid)
-{
-    std::ifstream stat(fmt::format("/proc/{}/stat", pid));
-    std::string text;
-    std::getline(stat, text);
-    const auto end_of_name = text.rfind(')');
-    if (end_of_name == std::string::npos || end_of_name + 2 >= text.size()) {
-        return false;
-    }
-    const char state = text[end_of_name + 2];
-    return state != 'Z' && state != 'X';
-}
-
 bool built_with_cuda()
 {
     TempDir dir;
@@ -51,7 +37,7 @@ protected:
         for (const pid_t pid : noted_pids()) {
             std::ifstream cmdline(fmt::format("/proc/{}/cmdline", pid));
             const std::string command((std::istreambuf_iterator<char>(cmdline)), {});
-            if (alive(pid) && command.find("__probe") != std::string::npos) {
+            if (process_alive(pid) && command.find("__probe") != std::string::npos) {
                 kill(pid, SIGKILL);
             }
         }
@@ -113,7 +99,7 @@ TEST_F(HungProbe, EachStopSignalEndsEveryCommandAtOnceAndKillsTheCudaProbe)
         const auto result = gpusched.wait(15s);
         EXPECT_FALSE(result.timed_out) << "waited for the probe";
         EXPECT_EQ(result.exit_status, 128 + signal) << result.err;
-        EXPECT_TRUE(eventually([&] { return !alive(probe); }, 5s)) << "the probe lives on";
+        EXPECT_TRUE(eventually([&] { return !process_alive(probe); }, 5s)) << "the probe lives on";
     }
 }
 
@@ -127,7 +113,8 @@ TEST_F(HungProbe, TheCudaProbeDiesWithAKilledGpusched)
     ASSERT_GT(probe, 0);
     gpusched.signal(SIGKILL);
     gpusched.wait();
-    EXPECT_TRUE(eventually([&] { return !alive(probe); }, 10s)) << "the probe outlived gpusched";
+    EXPECT_TRUE(eventually([&] { return !process_alive(probe); }, 10s))
+        << "the probe outlived gpusched";
 }
 
 TEST_F(HungProbe, SigtermStopsASkipBusyRunWhoseFirstLookHangs)
@@ -144,7 +131,7 @@ TEST_F(HungProbe, SigtermStopsASkipBusyRunWhoseFirstLookHangs)
     EXPECT_FALSE(result.timed_out) << "the run waited for the usage probe";
     EXPECT_EQ(result.exit_status, 128 + SIGTERM) << result.err;
     EXPECT_FALSE(fs::exists(ran)) << "a job started before any GPU was known to be free";
-    EXPECT_TRUE(eventually([&] { return !alive(probe); }, 5s)) << "the probe lives on";
+    EXPECT_TRUE(eventually([&] { return !process_alive(probe); }, 5s)) << "the probe lives on";
 }
 
 TEST_F(HungProbe, TheUsageProbeDiesWithAKilledGpusched)
@@ -157,7 +144,8 @@ TEST_F(HungProbe, TheUsageProbeDiesWithAKilledGpusched)
     ASSERT_GT(probe, 0);
     gpusched.signal(SIGKILL);
     gpusched.wait();
-    EXPECT_TRUE(eventually([&] { return !alive(probe); }, 10s)) << "the probe outlived gpusched";
+    EXPECT_TRUE(eventually([&] { return !process_alive(probe); }, 10s))
+        << "the probe outlived gpusched";
 }
 
 TEST_F(HungProbe, AUsageLookPastItsTimeoutIsKilledAndEveryGpuIsUsed)
@@ -174,7 +162,7 @@ TEST_F(HungProbe, AUsageLookPastItsTimeoutIsKilledAndEveryGpuIsUsed)
     EXPECT_NE(result.err.find("did not answer within 1000 ms"), std::string::npos) << result.err;
     EXPECT_NE(result.err.find("every GPU is used"), std::string::npos) << result.err;
     for (const pid_t probe : noted_pids()) {
-        EXPECT_TRUE(eventually([&] { return !alive(probe); }, 5s)) << "the probe lives on";
+        EXPECT_TRUE(eventually([&] { return !process_alive(probe); }, 5s)) << "the probe lives on";
     }
 }
 

@@ -17,18 +17,6 @@ namespace {
 
 using namespace std::chrono_literals;
 
-// How often each line occurs in `path`.
-std::map<std::string, int> line_counts(const fs::path& path)
-{
-    std::map<std::string, int> counts;
-    if (fs::exists(path)) {
-        for (const auto& line : split_lines(read_file(path))) {
-            ++counts[line];
-        }
-    }
-    return counts;
-}
-
 // A job named `name` that says it started in DIR/ran, then runs until DIR/fast exists.
 std::string slow_job(const TempDir& dir, const std::string& name)
 {

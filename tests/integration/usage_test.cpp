@@ -19,11 +19,6 @@ fs::path linked_as(const TempDir& dir, const std::string& name)
     return link;
 }
 
-bool has(const std::string& text, const std::string& part)
-{
-    return text.find(part) != std::string::npos;
-}
-
 void expect_usage_error(const std::vector<std::string>& args, const std::string& message,
                         std::map<std::string, std::optional<std::string>> env = {})
 {

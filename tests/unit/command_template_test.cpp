@@ -5,7 +5,7 @@
 namespace gpusched {
 namespace {
 
-CommandTemplate parsed(std::string_view text)
+CommandTemplate parsed_template(std::string_view text)
 {
     auto result = CommandTemplate::parse(text);
     if (!result) {
@@ -23,14 +23,14 @@ std::string render(const CommandTemplate& command, const std::vector<std::string
 
 TEST(CommandTemplate, ReplacesPlaceholders)
 {
-    const auto command = parsed("python3 train.py --lr {lr} --bs {bs} --tag lr{lr}");
+    const auto command = parsed_template("python3 train.py --lr {lr} --bs {bs} --tag lr{lr}");
     EXPECT_EQ(command.names(), (std::vector<std::string>{"lr", "bs"}));
     EXPECT_EQ(render(command, {"0.1", "32"}), "python3 train.py --lr 0.1 --bs 32 --tag lr0.1");
 }
 
 TEST(CommandTemplate, DoubledBracesAreLiteral)
 {
-    const auto command = parsed("echo {{x}} {x} }}{{");
+    const auto command = parsed_template("echo {{x}} {x} }}{{");
     EXPECT_EQ(command.names(), (std::vector<std::string>{"x"}));
     EXPECT_EQ(render(command, {"1"}), "echo {x} 1 }{");
 }
@@ -38,7 +38,7 @@ TEST(CommandTemplate, DoubledBracesAreLiteral)
 TEST(CommandTemplate, NonIdentifierBracesAndShellParametersAreLiteral)
 {
     const auto command =
-        parsed("awk '{print $1}' f | run --n {n} ${HOME} ${n} {1x} { n } {} {n-1} {_a9}");
+        parsed_template("awk '{print $1}' f | run --n {n} ${HOME} ${n} {1x} { n } {} {n-1} {_a9}");
     EXPECT_EQ(command.names(), (std::vector<std::string>{"n", "_a9"}));
     EXPECT_EQ(render(command, {"5", "z"}),
               "awk '{print $1}' f | run --n 5 ${HOME} ${n} {1x} { n } {} {n-1} z");
@@ -46,7 +46,7 @@ TEST(CommandTemplate, NonIdentifierBracesAndShellParametersAreLiteral)
 
 TEST(CommandTemplate, UnclosedBraceIsLiteral)
 {
-    const auto command = parsed("echo {a} {b");
+    const auto command = parsed_template("echo {a} {b");
     EXPECT_EQ(render(command, {"1"}), "echo 1 {b");
 }
 

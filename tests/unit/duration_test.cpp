@@ -19,8 +19,8 @@ double seconds(std::string_view text, bool zero_allowed = false)
     return *parsed;
 }
 
-std::string error_of(std::string_view text, bool zero_allowed = false,
-                     double most = k_longest_seconds)
+std::string duration_error(std::string_view text, bool zero_allowed = false,
+                           double most = k_longest_seconds)
 {
     const auto parsed = parse_duration(text, zero_allowed, most);
     return parsed ? "accepted" : parsed.message();
@@ -50,31 +50,31 @@ TEST(Duration, UnitsAreSecondsMinutesHoursAndDays)
 
 TEST(Duration, WhatIsNotADurationSaysHowToWriteOne)
 {
-    EXPECT_EQ(error_of("5x"), "'5x' is not a duration (use 30s, 90m, 1h or 2d)");
+    EXPECT_EQ(duration_error("5x"), "'5x' is not a duration (use 30s, 90m, 1h or 2d)");
     for (const auto* bad : {"", "nan", "inf", "-inf", "NaN", "infinity", " 1", "1 ", "1 h", "h",
                             "1H", "0x10", "+1", "1h-30m", "1h30", "1hh", "1.5.2", "ten"}) {
-        EXPECT_NE(error_of(bad, true).find("is not a duration (use 30s"), std::string::npos)
-            << "'" << bad << "': " << error_of(bad, true);
+        EXPECT_NE(duration_error(bad, true).find("is not a duration (use 30s"), std::string::npos)
+            << "'" << bad << "': " << duration_error(bad, true);
     }
 }
 
 TEST(Duration, TheRangeIsSaidInWords)
 {
-    EXPECT_EQ(error_of("0"), "must be more than 0 s, not '0'");
-    EXPECT_EQ(error_of("0m"), "must be more than 0 s, not '0m'");
-    EXPECT_EQ(error_of("-1"), "must be more than 0 s, not '-1'");
-    EXPECT_EQ(error_of("-1h", true), "must be at least 0 s, not '-1h'");
-    EXPECT_EQ(error_of("1e10"), "must be at most a year (365d), not '1e10'");
-    EXPECT_EQ(error_of("366d"), "must be at most a year (365d), not '366d'");
-    EXPECT_EQ(error_of("1e400"), "must be at most a year (365d), not '1e400'")
+    EXPECT_EQ(duration_error("0"), "must be more than 0 s, not '0'");
+    EXPECT_EQ(duration_error("0m"), "must be more than 0 s, not '0m'");
+    EXPECT_EQ(duration_error("-1"), "must be more than 0 s, not '-1'");
+    EXPECT_EQ(duration_error("-1h", true), "must be at least 0 s, not '-1h'");
+    EXPECT_EQ(duration_error("1e10"), "must be at most a year (365d), not '1e10'");
+    EXPECT_EQ(duration_error("366d"), "must be at most a year (365d), not '366d'");
+    EXPECT_EQ(duration_error("1e400"), "must be at most a year (365d), not '1e400'")
         << "never a 309-digit range";
-    EXPECT_EQ(error_of("100", false, 60), "must be at most 60 s, not '100'");
+    EXPECT_EQ(duration_error("100", false, 60), "must be at most 60 s, not '100'");
 }
 
 TEST(Duration, AVeryLongValueIsCutShortInTheMessage)
 {
     const std::string digits(400, '9');
-    const auto message = error_of(digits);
+    const auto message = duration_error(digits);
     EXPECT_LT(message.size(), 150u) << message;
     EXPECT_NE(message.find("(400 characters)"), std::string::npos) << message;
 }

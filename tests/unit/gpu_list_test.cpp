@@ -18,7 +18,7 @@ Ids parsed_ids(const Ids& tokens)
     return *parsed;
 }
 
-std::string error_of(const Result<Ids>& parsed)
+std::string list_error(const Result<Ids>& parsed)
 {
     return parsed ? "(no error)" : parsed.message();
 }
@@ -57,7 +57,7 @@ TEST(GpuList, UuidsAndTheirPrefixesAreIds)
 
 std::string refusal(const std::string& token)
 {
-    return error_of(parse_gpu_list({"0", token}));
+    return list_error(parse_gpu_list({"0", token}));
 }
 
 TEST(GpuList, AnythingElseIsNotAGpuId)
@@ -97,27 +97,28 @@ TEST(GpuList, AnythingElseIsNotAGpuId)
                   std::string::npos)
             << bad << ": " << refusal(bad);
     }
-    EXPECT_NE(error_of(parse_gpu_list({"0,pus"})).find("'pus' in '--gpus 0,pus'"),
+    EXPECT_NE(list_error(parse_gpu_list({"0,pus"})).find("'pus' in '--gpus 0,pus'"),
               std::string::npos);
 }
 
 TEST(GpuList, AMisreadLongOptionIsNamed)
 {
-    EXPECT_EQ(error_of(parse_gpu_list({"pus", "0"})),
+    EXPECT_EQ(list_error(parse_gpu_list({"pus", "0"})),
               "'pus' in '--gpus pus' is not a GPU id (a number, a range such as 0-3, or a "
               "GPU-/MIG- UUID); -gpus is read as -g pus: did you mean --gpus?");
-    EXPECT_NE(error_of(parse_gpu_list({"pus-per-job", "2"})).find("did you mean --gpus-per-job?"),
+    EXPECT_NE(list_error(parse_gpu_list({"pus-per-job", "2"})).find("did you mean --gpus-per-job?"),
               std::string::npos);
     EXPECT_EQ(refusal("pus").find("did you mean"), std::string::npos) << "not right after -g";
-    EXPECT_EQ(error_of(parse_gpu_list({"pus"}, "GPUSCHED_GPUS")).find("did you mean"),
+    EXPECT_EQ(list_error(parse_gpu_list({"pus"}, "GPUSCHED_GPUS")).find("did you mean"),
               std::string::npos);
 }
 
 TEST(GpuList, TheSourceIsNamed)
 {
-    EXPECT_NE(error_of(parse_gpu_list({"0,x"}, "GPUSCHED_GPUS")).find("'GPUSCHED_GPUS=0,x'"),
+    EXPECT_NE(list_error(parse_gpu_list({"0,x"}, "GPUSCHED_GPUS")).find("'GPUSCHED_GPUS=0,x'"),
               std::string::npos);
-    EXPECT_NE(error_of(parse_gpu_list({"1,1"}, "--gpus")).find("'--gpus 1,1'"), std::string::npos);
+    EXPECT_NE(list_error(parse_gpu_list({"1,1"}, "--gpus")).find("'--gpus 1,1'"),
+              std::string::npos);
 }
 
 TEST(GpuList, IndicesAreNormalised)
@@ -127,38 +128,38 @@ TEST(GpuList, IndicesAreNormalised)
 
 TEST(GpuList, DuplicatesAreErrors)
 {
-    EXPECT_NE(error_of(parse_gpu_list({"0,0"})).find("'0' is listed twice"), std::string::npos);
-    EXPECT_NE(error_of(parse_gpu_list({"0-2", "1"})).find("listed twice"), std::string::npos);
-    EXPECT_NE(error_of(parse_gpu_list({"0", "00"})).find("listed twice"), std::string::npos);
+    EXPECT_NE(list_error(parse_gpu_list({"0,0"})).find("'0' is listed twice"), std::string::npos);
+    EXPECT_NE(list_error(parse_gpu_list({"0-2", "1"})).find("listed twice"), std::string::npos);
+    EXPECT_NE(list_error(parse_gpu_list({"0", "00"})).find("listed twice"), std::string::npos);
 }
 
 TEST(GpuList, EmptyEntriesAreErrors)
 {
-    EXPECT_NE(error_of(parse_gpu_list({"0,"})).find("empty GPU id in '--gpus 0,'"),
+    EXPECT_NE(list_error(parse_gpu_list({"0,"})).find("empty GPU id in '--gpus 0,'"),
               std::string::npos);
-    EXPECT_NE(error_of(parse_gpu_list({",1"})).find("empty"), std::string::npos);
-    EXPECT_NE(error_of(parse_gpu_list({""})).find("empty"), std::string::npos);
-    EXPECT_NE(error_of(parse_gpu_list({})).find("at least one"), std::string::npos);
+    EXPECT_NE(list_error(parse_gpu_list({",1"})).find("empty"), std::string::npos);
+    EXPECT_NE(list_error(parse_gpu_list({""})).find("empty"), std::string::npos);
+    EXPECT_NE(list_error(parse_gpu_list({})).find("at least one"), std::string::npos);
 }
 
 TEST(GpuList, BadRangesAreErrors)
 {
-    EXPECT_NE(error_of(parse_gpu_list({"3-1"})).find("bad GPU range '3-1'"), std::string::npos);
-    EXPECT_NE(error_of(parse_gpu_list({"0-99999999"})).find("bad GPU range"), std::string::npos);
-    EXPECT_NE(error_of(parse_gpu_list({"99999999"})).find("larger than"), std::string::npos);
-    EXPECT_NE(error_of(parse_gpu_list({"99999999999999999999999"})).find("larger than"),
+    EXPECT_NE(list_error(parse_gpu_list({"3-1"})).find("bad GPU range '3-1'"), std::string::npos);
+    EXPECT_NE(list_error(parse_gpu_list({"0-99999999"})).find("bad GPU range"), std::string::npos);
+    EXPECT_NE(list_error(parse_gpu_list({"99999999"})).find("larger than"), std::string::npos);
+    EXPECT_NE(list_error(parse_gpu_list({"99999999999999999999999"})).find("larger than"),
               std::string::npos)
         << "more than an unsigned long holds";
-    EXPECT_NE(error_of(parse_gpu_list({"65536"})).find("larger than 65535"), std::string::npos);
+    EXPECT_NE(list_error(parse_gpu_list({"65536"})).find("larger than 65535"), std::string::npos);
     EXPECT_EQ(parsed_ids({"65535"}), (Ids{"65535"}));
     EXPECT_EQ(parsed_ids({"01-02"}), (Ids{"1", "2"}));
 }
 
 TEST(GpuList, WhitespaceInsideAnIdIsAnError)
 {
-    EXPECT_NE(error_of(parse_gpu_list({"0 1"})).find("whitespace"), std::string::npos);
-    EXPECT_NE(error_of(parse_gpu_list({" 1"})).find("whitespace"), std::string::npos);
-    EXPECT_NE(error_of(parse_gpu_list({"1\n"})).find("whitespace"), std::string::npos);
+    EXPECT_NE(list_error(parse_gpu_list({"0 1"})).find("whitespace"), std::string::npos);
+    EXPECT_NE(list_error(parse_gpu_list({" 1"})).find("whitespace"), std::string::npos);
+    EXPECT_NE(list_error(parse_gpu_list({"1\n"})).find("whitespace"), std::string::npos);
 }
 
 TEST(GpuList, TellsGpuIdsFromFileNames)
@@ -189,29 +190,29 @@ TEST(VisibleDevices, IndicesLoseTheirLeadingZeros)
     auto parsed = parse_visible_devices("03,1");
     ASSERT_TRUE(parsed.ok());
     EXPECT_EQ(*parsed, (Ids{"3", "1"}));
-    EXPECT_NE(error_of(parse_visible_devices("0,00")).find("twice"), std::string::npos);
+    EXPECT_NE(list_error(parse_visible_devices("0,00")).find("twice"), std::string::npos);
 }
 
 TEST(VisibleDevices, BadIdsNameTheVariable)
 {
-    EXPECT_EQ(error_of(parse_visible_devices("0,pus")),
+    EXPECT_EQ(list_error(parse_visible_devices("0,pus")),
               "'pus' in 'CUDA_VISIBLE_DEVICES=0,pus' is not a GPU id (a number or a GPU-/MIG- "
               "UUID; CUDA reads no ranges)");
     for (const std::string bad : {"0-3", "-1", "GPU-", "GPU-zz", "0x1", "all", "none"}) {
         EXPECT_NE(
-            error_of(parse_visible_devices(bad))
+            list_error(parse_visible_devices(bad))
                 .find(fmt::format("'{}' in 'CUDA_VISIBLE_DEVICES={}' is not a GPU id", bad, bad)),
             std::string::npos)
             << bad;
     }
-    EXPECT_NE(error_of(parse_visible_devices("70000")).find("larger than"), std::string::npos);
+    EXPECT_NE(list_error(parse_visible_devices("70000")).find("larger than"), std::string::npos);
 }
 
 TEST(VisibleDevices, EmptyMeansNoGpu)
 {
-    EXPECT_NE(error_of(parse_visible_devices("")).find("empty"), std::string::npos);
-    EXPECT_NE(error_of(parse_visible_devices("0,,1")).find("empty"), std::string::npos);
-    EXPECT_NE(error_of(parse_visible_devices("1,1")).find("twice"), std::string::npos);
+    EXPECT_NE(list_error(parse_visible_devices("")).find("empty"), std::string::npos);
+    EXPECT_NE(list_error(parse_visible_devices("0,,1")).find("empty"), std::string::npos);
+    EXPECT_NE(list_error(parse_visible_devices("1,1")).find("twice"), std::string::npos);
 }
 
 } // namespace

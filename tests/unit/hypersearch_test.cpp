@@ -37,7 +37,7 @@ Strings lines_of(HypersearchRequest request)
     return lines;
 }
 
-std::string error_of(HypersearchRequest request)
+std::string request_error(HypersearchRequest request)
 {
     auto created = Hypersearch::create(std::move(request));
     return created ? "(no error)" : created.message();
@@ -135,39 +135,41 @@ TEST(Hypersearch, ErrorsNameTheCulprit)
 {
     auto no_parameter = request(SamplingMode::grid);
     no_parameter.parameters.pop_back();
-    EXPECT_NE(error_of(no_parameter).find("placeholder {bs} has no values"), std::string::npos);
+    EXPECT_NE(request_error(no_parameter).find("placeholder {bs} has no values"),
+              std::string::npos);
 
     auto unused = request(SamplingMode::grid);
     unused.parameters.push_back({"wd", {"0"}});
-    EXPECT_NE(error_of(unused).find("parameter 'wd' is not used"), std::string::npos);
+    EXPECT_NE(request_error(unused).find("parameter 'wd' is not used"), std::string::npos);
 
     auto duplicate = request(SamplingMode::grid);
     duplicate.parameters.push_back({"lr", {"1"}});
-    EXPECT_NE(error_of(duplicate).find("parameter 'lr' is given twice"), std::string::npos);
+    EXPECT_NE(request_error(duplicate).find("parameter 'lr' is given twice"), std::string::npos);
 
     auto none = request(SamplingMode::grid);
     none.parameters.clear();
-    EXPECT_NE(error_of(none).find("no parameters"), std::string::npos);
+    EXPECT_NE(request_error(none).find("no parameters"), std::string::npos);
 
     auto empty = request(SamplingMode::grid);
     empty.parameters[0].second.clear();
-    EXPECT_NE(error_of(empty).find("parameter 'lr' has no values"), std::string::npos);
+    EXPECT_NE(request_error(empty).find("parameter 'lr' has no values"), std::string::npos);
 
     EXPECT_NE(
-        error_of(request(SamplingMode::grid, 0)).find("--n-samples must be at least 1, not 0"),
+        request_error(request(SamplingMode::grid, 0)).find("--n-samples must be at least 1, not 0"),
         std::string::npos);
-    EXPECT_NE(error_of(request(SamplingMode::grid, -2)).find("not -2"), std::string::npos);
-    EXPECT_NE(error_of(request(SamplingMode::random)).find("needs --n-samples"), std::string::npos);
+    EXPECT_NE(request_error(request(SamplingMode::grid, -2)).find("not -2"), std::string::npos);
+    EXPECT_NE(request_error(request(SamplingMode::random)).find("needs --n-samples"),
+              std::string::npos);
 
     auto no_placeholder = request(SamplingMode::grid);
     no_placeholder.command_template = "echo {{lr}}";
-    EXPECT_NE(error_of(no_placeholder).find("no {name} placeholder"), std::string::npos);
+    EXPECT_NE(request_error(no_placeholder).find("no {name} placeholder"), std::string::npos);
 
     HypersearchRequest overflow;
     overflow.command_template = "{a}{b}{c}";
     overflow.parameters = {
         {"a", {"range:0:10000000"}}, {"b", {"range:0:10000000"}}, {"c", {"range:0:10000000"}}};
-    EXPECT_NE(error_of(overflow).find("2^64"), std::string::npos);
+    EXPECT_NE(request_error(overflow).find("2^64"), std::string::npos);
 }
 
 TEST(Hypersearch, StopsWhenTheReaderIsGone)

@@ -25,7 +25,7 @@ Strings values_of(const Strings& specs)
     return values;
 }
 
-std::string error_of(const Strings& specs)
+std::string values_error(const Strings& specs)
 {
     auto parsed = ValueList::parse("p", specs);
     return parsed ? "(no error)" : parsed.message();
@@ -76,17 +76,18 @@ TEST(ValueList, PiecesConcatenate)
 
 TEST(ValueList, BadSpecsNameTheParameterAndValue)
 {
-    EXPECT_NE(error_of({"range:0"}).find("parameter 'p': bad value 'range:0'"), std::string::npos);
-    EXPECT_NE(error_of({"range:0:5:0"}).find("STEP not 0"), std::string::npos);
-    EXPECT_NE(error_of({"range:a:5"}).find("bad value"), std::string::npos);
-    EXPECT_NE(error_of({"range:5:5"}).find("holds no value"), std::string::npos);
-    EXPECT_NE(error_of({"range:0:5:-1"}).find("holds no value"), std::string::npos);
-    EXPECT_NE(error_of({"linspace:0:1:0"}).find("N >= 1"), std::string::npos);
-    EXPECT_NE(error_of({"linspace:0:1"}).find("bad value"), std::string::npos);
-    EXPECT_NE(error_of({"logspace:0:1:3"}).find("A, B > 0"), std::string::npos);
-    EXPECT_NE(error_of({"linspace:0:inf:3"}).find("bad value"), std::string::npos);
-    EXPECT_NE(error_of({"uniform:0:1"}).find("random only"), std::string::npos);
-    EXPECT_NE(error_of({}).find("has no values"), std::string::npos);
+    EXPECT_NE(values_error({"range:0"}).find("parameter 'p': bad value 'range:0'"),
+              std::string::npos);
+    EXPECT_NE(values_error({"range:0:5:0"}).find("STEP not 0"), std::string::npos);
+    EXPECT_NE(values_error({"range:a:5"}).find("bad value"), std::string::npos);
+    EXPECT_NE(values_error({"range:5:5"}).find("holds no value"), std::string::npos);
+    EXPECT_NE(values_error({"range:0:5:-1"}).find("holds no value"), std::string::npos);
+    EXPECT_NE(values_error({"linspace:0:1:0"}).find("N >= 1"), std::string::npos);
+    EXPECT_NE(values_error({"linspace:0:1"}).find("bad value"), std::string::npos);
+    EXPECT_NE(values_error({"logspace:0:1:3"}).find("A, B > 0"), std::string::npos);
+    EXPECT_NE(values_error({"linspace:0:inf:3"}).find("bad value"), std::string::npos);
+    EXPECT_NE(values_error({"uniform:0:1"}).find("random only"), std::string::npos);
+    EXPECT_NE(values_error({}).find("has no values"), std::string::npos);
 }
 
 TEST(FormatNumber, ShortestExactForm)

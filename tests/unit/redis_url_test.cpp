@@ -5,7 +5,7 @@
 namespace gpusched {
 namespace {
 
-RedisUrl parsed(std::string_view text, std::optional<std::string> auth = std::nullopt)
+RedisUrl parsed_url(std::string_view text, std::optional<std::string> auth = std::nullopt)
 {
     auto url = parse_redis_url(text, auth);
     if (!url) {
@@ -15,7 +15,7 @@ RedisUrl parsed(std::string_view text, std::optional<std::string> auth = std::nu
     return *url;
 }
 
-std::string error_of(std::string_view text)
+std::string url_error(std::string_view text)
 {
     const auto url = parse_redis_url(text);
     return url ? "" : url.message();
@@ -23,7 +23,7 @@ std::string error_of(std::string_view text)
 
 TEST(RedisUrl, HostAloneTakesTheDefaults)
 {
-    const auto url = parsed("redis://queue.lab");
+    const auto url = parsed_url("redis://queue.lab");
     EXPECT_EQ(url.host, "queue.lab");
     EXPECT_EQ(url.port, 6379);
     EXPECT_EQ(url.db, 0);
@@ -33,7 +33,7 @@ TEST(RedisUrl, HostAloneTakesTheDefaults)
 
 TEST(RedisUrl, EveryPart)
 {
-    const auto url = parsed("redis://alice:s%40cret%3A1@10.0.0.5:6380/3");
+    const auto url = parsed_url("redis://alice:s%40cret%3A1@10.0.0.5:6380/3");
     EXPECT_EQ(url.user, "alice");
     EXPECT_EQ(url.password, "s@cret:1");
     EXPECT_EQ(url.host, "10.0.0.5");
@@ -44,7 +44,7 @@ TEST(RedisUrl, EveryPart)
 
 TEST(RedisUrl, PasswordOnlyAndIpv6)
 {
-    const auto url = parsed("redis://:pw@[::1]:7000");
+    const auto url = parsed_url("redis://:pw@[::1]:7000");
     EXPECT_EQ(url.user, "");
     EXPECT_EQ(url.password, "pw");
     EXPECT_EQ(url.host, "::1");
@@ -54,21 +54,21 @@ TEST(RedisUrl, PasswordOnlyAndIpv6)
 
 TEST(RedisUrl, RedisCliAuthIsThePasswordUnlessTheUrlHasOne)
 {
-    EXPECT_EQ(parsed("redis://h", "fromenv").password, "fromenv");
-    EXPECT_EQ(parsed("redis://:inurl@h", "fromenv").password, "inurl");
-    EXPECT_FALSE(parsed("redis://h", "").password.has_value());
+    EXPECT_EQ(parsed_url("redis://h", "fromenv").password, "fromenv");
+    EXPECT_EQ(parsed_url("redis://:inurl@h", "fromenv").password, "inurl");
+    EXPECT_FALSE(parsed_url("redis://h", "").password.has_value());
 }
 
 TEST(RedisUrl, MistakesAreNamed)
 {
-    EXPECT_NE(error_of("http://h").find("not a redis:// URL"), std::string::npos);
-    EXPECT_NE(error_of("redis://").find("no host"), std::string::npos);
-    EXPECT_NE(error_of("redis://h:0").find("port '0'"), std::string::npos);
-    EXPECT_NE(error_of("redis://h:x").find("port 'x'"), std::string::npos);
-    EXPECT_NE(error_of("redis://h:").find("port ''"), std::string::npos);
-    EXPECT_NE(error_of("redis://h/db").find("database 'db'"), std::string::npos);
-    EXPECT_NE(error_of("redis://[::1").find("closing bracket"), std::string::npos);
-    EXPECT_NE(error_of("redis://:%zz@h").find("percent-encoding"), std::string::npos);
+    EXPECT_NE(url_error("http://h").find("not a redis:// URL"), std::string::npos);
+    EXPECT_NE(url_error("redis://").find("no host"), std::string::npos);
+    EXPECT_NE(url_error("redis://h:0").find("port '0'"), std::string::npos);
+    EXPECT_NE(url_error("redis://h:x").find("port 'x'"), std::string::npos);
+    EXPECT_NE(url_error("redis://h:").find("port ''"), std::string::npos);
+    EXPECT_NE(url_error("redis://h/db").find("database 'db'"), std::string::npos);
+    EXPECT_NE(url_error("redis://[::1").find("closing bracket"), std::string::npos);
+    EXPECT_NE(url_error("redis://:%zz@h").find("percent-encoding"), std::string::npos);
 }
 
 } // namespace

@@ -19,7 +19,7 @@ namespace gpusched::queue {
 namespace {
 
 // Commands sent in one round trip.
-constexpr std::size_t k_chunk = 500;
+constexpr std::size_t k_jobs_per_pipeline = 500;
 // How long one command may take before the connection counts as lost: longer than the
 // wait's blocking read, short enough that a server gone silent is noticed.
 constexpr std::chrono::seconds k_command_timeout{5};
@@ -99,7 +99,7 @@ public:
         }
     }
 
-    std::size_t chunk_size() const override { return k_chunk; }
+    std::size_t chunk_size() const override { return k_jobs_per_pipeline; }
 
     void add(const std::vector<CommandToQueue>& commands) override
     {

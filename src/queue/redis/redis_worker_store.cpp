@@ -53,7 +53,7 @@ std::string random_word()
     return fmt::format("{:08x}", random());
 }
 
-std::string new_worker_id(const std::string& host)
+std::string new_redis_worker_id(const std::string& host)
 {
     return fmt::format("{}:{}:{}", host, getpid(), random_word());
 }
@@ -75,7 +75,7 @@ std::string spool_key(const RedisUrl& url, const std::string& queue)
 
 RedisWorkerStore::RedisWorkerStore(RedisWorkerSettings settings)
     : m_settings(std::move(settings)), m_queue(m_settings.queue),
-      m_worker(new_worker_id(m_settings.host)),
+      m_worker(new_redis_worker_id(m_settings.host)),
       m_spool(m_settings.spool_directory, spool_key(m_settings.url, m_settings.queue), m_worker),
       m_control(m_settings.url, m_settings.timeout, RedisQueue::scripts()),
       m_take(m_settings.url, m_settings.timeout, {}), m_spell(k_first_backoff, k_longest_backoff)

@@ -25,7 +25,7 @@ namespace {
 using namespace std::chrono_literals;
 
 // Commands written in one transaction.
-constexpr std::size_t k_chunk = 10'000;
+constexpr std::size_t k_jobs_per_transaction = 10'000;
 // Another process may hold the write lock for a moment (a worker recording a result).
 constexpr std::chrono::seconds k_submit_busy_timeout{10};
 // A wait looks for ended jobs each time the database is written, but not more often than
@@ -35,7 +35,7 @@ constexpr std::chrono::seconds k_submit_busy_timeout{10};
 constexpr auto k_least_between_looks = 10ms;
 constexpr auto k_least_between_last_looks = 2ms;
 constexpr std::size_t k_few_left = 64;
-constexpr auto k_look_every = 1s;
+constexpr auto k_whole_look_every = 1s;
 
 std::string jobs(std::size_t count)
 {
@@ -53,7 +53,7 @@ public:
     {
     }
 
-    std::size_t chunk_size() const override { return k_chunk; }
+    std::size_t chunk_size() const override { return k_jobs_per_transaction; }
 
     void add(const std::vector<CommandToQueue>& commands) override
     {
@@ -121,7 +121,7 @@ public:
             const bool whole = looked >= next_whole_look;
             SqliteQueue::BatchProgress progress;
             if (whole) {
-                next_whole_look = looked + k_look_every;
+                next_whole_look = looked + k_whole_look_every;
                 progress = m_queue.batch_progress(m_batch);
             } else {
                 progress.ended = m_queue.batch_ended_since(m_batch, latest_end);
@@ -188,7 +188,7 @@ private:
         if (now < m_next_look) {
             return;
         }
-        m_next_look = now + k_look_every;
+        m_next_look = now + k_whole_look_every;
         try {
             const auto returned = reclaim_gone_workers(m_queue, m_path, this_host());
             if (returned.value_or(0) > 0) {

@@ -29,7 +29,7 @@ constexpr std::chrono::milliseconds k_worker_busy_timeout{200};
 // The worker looks at the queue on its own this often.
 constexpr std::chrono::milliseconds k_tick{1'000};
 // A write that failed is tried again after this.
-constexpr std::chrono::milliseconds k_retry{1'000};
+constexpr std::chrono::milliseconds k_retry_every{1'000};
 // At the end of the run, how long what is owed may keep failing before the worker gives up
 // on it (the jobs then go back to the queue once this worker is gone, and run again).
 constexpr std::chrono::seconds k_give_up{10};
@@ -39,7 +39,7 @@ constexpr std::chrono::hours k_expiry_interval{1};
 // The batches whose directory and environment a worker keeps read.
 constexpr std::size_t k_origins_kept = 64;
 
-std::string new_worker_id(const std::string& host)
+std::string new_local_worker_id(const std::string& host)
 {
     std::random_device random;
     return fmt::format("{}{}:{:08x}", worker_id_prefix(host), getpid(), random());
@@ -48,12 +48,13 @@ std::string new_worker_id(const std::string& host)
 } // namespace
 
 SqliteWorkerStore::SqliteWorkerStore(SqliteWorkerSettings settings)
-    : m_settings(std::move(settings)), m_worker(new_worker_id(m_settings.host)),
+    : m_settings(std::move(settings)), m_worker(new_local_worker_id(m_settings.host)),
       m_database(trusted_database_location(m_settings.database), k_worker_busy_timeout),
       m_queue(m_database, m_settings.queue),
       m_presence((prepare_sqlite_queue_schema(m_database), m_settings.database), m_worker),
       m_next_tick(m_settings.clock->now() + k_tick),
-      m_next_expiry(m_settings.clock->now() + k_expiry_interval), m_spell(k_retry, k_retry)
+      m_next_expiry(m_settings.clock->now() + k_expiry_interval),
+      m_spell(k_retry_every, k_retry_every)
 {
     m_database_file = database_file(m_settings.database);
     // Present first, then listed: a worker listed is never taken for dead while it starts.
@@ -129,7 +130,7 @@ bool SqliteWorkerStore::attempt(const char* doing, Access access, Work&& work)
         if (m_spell.failed(m_settings.clock->now(), doing)) {
             m_failing = access;
             spdlog::error("queue {}: {}: {}; trying again every {}", m_settings.queue, doing,
-                          error.what(), format_duration(k_retry));
+                          error.what(), format_duration(k_retry_every));
         } else {
             spdlog::debug("queue {}: {}: {}, still", m_settings.queue, doing, error.what());
         }
