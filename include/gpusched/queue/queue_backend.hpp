@@ -2,6 +2,7 @@
 
 #include <gpusched/result.hpp>
 #include <gpusched/queue/job_record.hpp>
+#include <gpusched/queue/jobs_wanted.hpp>
 
 #include <chrono>
 #include <cstdint>
@@ -67,6 +68,9 @@ public:
     // The id of the latest job `user` submitted (a job queued before submitters were recorded
     // counts as anyone's), if any is kept: what `logs` without an id shows.
     virtual std::optional<std::int64_t> latest_of(const std::string& user) = 0;
+    // The newest jobs `wanted` takes, highest id first, `wanted.most` at most: what a shell
+    // offers to complete. A few short reads, however many jobs the queue keeps.
+    virtual std::vector<JobRecord> newest(const JobsWanted& wanted) = 0;
 
     // A queued job is removed (recorded as cancelled); a running one is asked to stop, and
     // its worker records it as cancelled once it has.

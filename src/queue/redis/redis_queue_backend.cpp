@@ -13,9 +13,6 @@
 namespace gpusched::queue {
 namespace {
 
-// A person waits this long for one answer at most; every exchange is far shorter.
-constexpr std::chrono::seconds k_timeout{5};
-
 double seconds_of(const std::string& text)
 {
     return text.empty() ? 0 : std::atof(text.c_str());
@@ -101,8 +98,9 @@ JobRecord to_record(const QueuedJob& job, const std::string& queue, bool pending
 }
 
 RedisQueueBackend::RedisQueueBackend(const RedisUrl& url, std::string name,
-                                     std::optional<std::string> key)
-    : m_redis(url, k_timeout), m_queue(std::move(name)), m_key(std::move(key))
+                                     std::optional<std::string> key,
+                                     std::chrono::milliseconds timeout)
+    : m_redis(url, timeout), m_queue(std::move(name)), m_key(std::move(key))
 {
     if (!m_redis.connect()) {
         throw std::runtime_error(fmt::format("{}: {}", describe(), m_redis.error()));
@@ -196,6 +194,15 @@ std::optional<std::int64_t> RedisQueueBackend::latest_of(const std::string& user
         }
     }
     return std::nullopt;
+}
+
+std::vector<JobRecord> RedisQueueBackend::newest(const JobsWanted& wanted)
+{
+    auto found = newest_jobs(m_redis, m_queue, wanted);
+    if (!found) {
+        throw std::runtime_error(fmt::format("{}: {}", describe(), found.message()));
+    }
+    return std::move(*found);
 }
 
 std::vector<std::int64_t> RedisQueueBackend::ids_named(const std::string& name)

@@ -359,6 +359,65 @@ std::optional<RedisQueue::Found> RedisQueue::jobs(RedisClient& redis,
     return found;
 }
 
+std::optional<std::vector<QueuedJob>>
+RedisQueue::job_fields(RedisClient& redis, const std::vector<std::string>& ids,
+                       const std::vector<std::string>& fields) const
+{
+    std::vector<QueuedJob> found;
+    if (ids.empty()) {
+        return found;
+    }
+    std::vector<std::vector<std::string>> reads;
+    for (const auto& id : ids) {
+        std::vector<std::string> read = {"HMGET", key("job:" + id)};
+        read.insert(read.end(), fields.begin(), fields.end());
+        reads.push_back(std::move(read));
+    }
+    const auto replies = redis.pipeline(reads);
+    if (!all_ok(replies)) {
+        return std::nullopt;
+    }
+    for (std::size_t i = 0; i < ids.size(); ++i) {
+        QueuedJob job{ids[i], {}};
+        const auto& values = (*replies)[i].elements;
+        for (std::size_t field = 0; field < fields.size() && field < values.size(); ++field) {
+            if (values[field].type == RedisReply::Type::string) {
+                job.fields[fields[field]] = values[field].text;
+            }
+        }
+        if (!job.fields.empty()) { // else its hash is gone (purged, expired)
+            found.push_back(std::move(job));
+        }
+    }
+    return found;
+}
+
+std::optional<std::set<std::string>> RedisQueue::taken_ids(RedisClient& redis) const
+{
+    const auto workers = redis.pipeline({{"ZRANGE", key("workers"), "0", "-1"}});
+    if (!all_ok(workers)) {
+        return std::nullopt;
+    }
+    std::set<std::string> ids;
+    std::vector<std::vector<std::string>> lists;
+    for (const auto& worker : to_strings(workers->front())) {
+        lists.push_back({"LRANGE", key("taken:" + worker), "0", "-1"});
+    }
+    if (lists.empty()) {
+        return ids;
+    }
+    const auto replies = redis.pipeline(lists);
+    if (!all_ok(replies)) {
+        return std::nullopt;
+    }
+    for (const auto& reply : *replies) {
+        for (auto& id : to_strings(reply)) {
+            ids.insert(std::move(id));
+        }
+    }
+    return ids;
+}
+
 std::optional<std::vector<std::string>> RedisQueue::named(RedisClient& redis,
                                                           const std::string& name) const
 {

@@ -100,6 +100,21 @@ Database::Database(std::filesystem::path path, std::chrono::milliseconds busy_ti
     }
 }
 
+Database::Database(std::filesystem::path path, ReadOnly, std::chrono::milliseconds busy_timeout)
+    : m_path(std::move(path)), m_location(located(m_path))
+{
+    // A database in WAL mode is read with its -wal and -shm, which every connection of a
+    // process that has it open shares. Where none is open there is no -wal (the last to close
+    // removes it), and a read-only connection would make both: the file alone is then the
+    // whole database. A writer opening it at that very moment may make a read fail (a
+    // DatabaseError, as for any other); it never makes it wrong for long.
+    const auto wal = m_location.string() + "-wal";
+    const bool open_elsewhere = access(wal.c_str(), F_OK) == 0;
+    open("file:" + uri_path(m_location) + (open_elsewhere ? "?mode=ro" : "?immutable=1"),
+         SQLITE_OPEN_READONLY | SQLITE_OPEN_URI | SQLITE_OPEN_NOMUTEX | SQLITE_OPEN_NOFOLLOW);
+    sqlite3_busy_timeout(m_handle, static_cast<int>(busy_timeout.count()));
+}
+
 // A database removed while in use leaves its -wal and -shm behind: a new database made under
 // the same name would take that log for its own and replay the old queue into itself (every
 // finished job queued again). The database itself is what is missing, so they are nobody's.

@@ -18,6 +18,9 @@ namespace {
 // The queue commands wait this long for another process's write lock: a person can wait
 // that long, and every transaction of the queue is far shorter.
 constexpr std::chrono::seconds k_listing_busy_timeout{5};
+// A reader waits only while a crashed writer's log is recovered; a shell completing a word
+// waits no longer than this.
+constexpr std::chrono::milliseconds k_read_only_busy_timeout{200};
 
 // The bytes of `path` from `from` on, `most` at most ("" when it does not exist, as before a
 // job writes).
@@ -74,6 +77,15 @@ SqliteQueueBackend::SqliteQueueBackend(std::filesystem::path database, std::stri
     reclaim_gone_workers();
 }
 
+SqliteQueueBackend::SqliteQueueBackend(std::filesystem::path database, std::string name, ReadOnly)
+    : m_path(present(std::move(database), WhenMissing::gone)),
+      m_database(m_path, read_only, k_read_only_busy_timeout), m_queue(m_database, std::move(name)),
+      m_read_only(true)
+{
+    m_file = database_file(m_path);
+    m_file_watched = m_file;
+}
+
 void SqliteQueueBackend::check_file() const
 {
     if (const auto fate = fate_of(m_file, database_file(m_path)); fate != DatabaseFate::same) {
@@ -115,7 +127,7 @@ std::vector<JobRecord> SqliteQueueBackend::jobs(const std::vector<std::int64_t>&
     // Asked again and again by `wait` and `logs --follow`: a worker that ended meanwhile
     // (killed) left its jobs running in the records; they go back to the queue.
     const auto now = std::chrono::steady_clock::now();
-    if (now >= m_next_reclaim) {
+    if (!m_read_only && now >= m_next_reclaim) {
         m_next_reclaim = now + std::chrono::seconds(1);
         reclaim_gone_workers();
     }
@@ -132,6 +144,12 @@ std::optional<std::int64_t> SqliteQueueBackend::latest_of(const std::string& use
 {
     check_file();
     return m_queue.latest_of(user);
+}
+
+std::vector<JobRecord> SqliteQueueBackend::newest(const JobsWanted& wanted)
+{
+    check_file();
+    return newest_jobs(m_queue, wanted);
 }
 
 bool SqliteQueueBackend::wait_for_change(std::chrono::milliseconds most)

@@ -191,6 +191,13 @@ public:
     };
     std::optional<Found> jobs(RedisClient& redis, const std::vector<std::string>& ids) const;
     std::optional<std::vector<std::string>> unended(RedisClient& redis) const;
+    // The jobs asked for that exist, with only `fields` of each: for a look at many jobs (a
+    // shell's completion) that needs neither their environment nor the tails of their output.
+    std::optional<std::vector<QueuedJob>> job_fields(RedisClient& redis,
+                                                     const std::vector<std::string>& ids,
+                                                     const std::vector<std::string>& fields) const;
+    // The ids of the jobs the workers have taken: running, or about to start.
+    std::optional<std::set<std::string>> taken_ids(RedisClient& redis) const;
     // The queue's workers: id, host, pid, GPUs, since when, user.
     std::optional<std::vector<WorkerRecord>> workers(RedisClient& redis) const;
     // A worker as its id (HOST:PID:RANDOM) and its hash (worker:W) tell it.

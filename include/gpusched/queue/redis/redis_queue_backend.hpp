@@ -4,6 +4,7 @@
 #include <gpusched/queue/queue_backend.hpp>
 #include <gpusched/queue/redis/redis_client.hpp>
 
+#include <chrono>
 #include <optional>
 #include <string>
 
@@ -16,8 +17,11 @@ class RedisQueueBackend final : public QueueBackend {
 public:
     // `key` signs the next attempt of a job queued again (retry), for workers that check
     // signatures.
+    // `timeout` bounds the connection and each exchange: a person waits 5 s, a shell
+    // completing a word far less.
     RedisQueueBackend(const RedisUrl& url, std::string name,
-                      std::optional<std::string> key = std::nullopt);
+                      std::optional<std::string> key = std::nullopt,
+                      std::chrono::milliseconds timeout = std::chrono::seconds(5));
 
     std::string describe() const override;
     QueueListing list(const ListingWindow& shown) override;
@@ -25,6 +29,7 @@ public:
     std::vector<std::int64_t> unended() override;
     std::vector<std::int64_t> ids_named(const std::string& name) override;
     std::optional<std::int64_t> latest_of(const std::string& user) override;
+    std::vector<JobRecord> newest(const JobsWanted& wanted) override;
     bool ask_worker_to_stop(const std::string& worker, bool now) override;
     CancelOutcome cancel(std::int64_t id) override;
     Result<void> retry(std::int64_t id) override;
@@ -46,5 +51,9 @@ private:
 // A job as the queue commands see it, from its hash; `running` when it is not pending and
 // has no outcome (a worker took it).
 JobRecord to_record(const QueuedJob& job, const std::string& queue, bool pending);
+
+// The newest jobs of the queue that `wanted` takes, highest id first (redis_newest_jobs.cpp).
+Result<std::vector<JobRecord>> newest_jobs(RedisClient& redis, const RedisQueue& queue,
+                                           const JobsWanted& wanted);
 
 } // namespace gpusched::queue

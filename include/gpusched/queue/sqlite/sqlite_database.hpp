@@ -35,6 +35,10 @@ private:
 
 class Database;
 
+// Opens a database to read it only: see Database's constructors.
+struct ReadOnly {};
+inline constexpr ReadOnly read_only{};
+
 // One prepared statement. Parameters are numbered from 1, columns from 0, as in SQLite.
 class Statement {
 public:
@@ -81,6 +85,10 @@ public:
     // leads to, by a name with no link in it, and never through a link planted since
     // (SQLITE_OPEN_NOFOLLOW). Throws DatabaseError naming the path.
     Database(std::filesystem::path path, std::chrono::milliseconds busy_timeout);
+    // Opens the database at `path` to read it only, making and changing nothing: no database
+    // where there is none (a DatabaseError), and no -wal or -shm beside one that no process
+    // has open, which is then read as it is on disk. For the shells' completion.
+    Database(std::filesystem::path path, ReadOnly, std::chrono::milliseconds busy_timeout);
     Database(const Database&) = delete;
     Database& operator=(const Database&) = delete;
     ~Database();

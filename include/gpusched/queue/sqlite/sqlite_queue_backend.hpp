@@ -20,6 +20,10 @@ class SqliteQueueBackend final : public QueueBackend {
 public:
     SqliteQueueBackend(std::filesystem::path database, std::string name,
                        WhenMissing missing = WhenMissing::make);
+    // Opened to read only, for the shells' completion: nothing is made, brought up to date,
+    // reclaimed or woken; a missing database is QueueGone, and a verb that would change the
+    // queue fails as on a file that cannot be written.
+    SqliteQueueBackend(std::filesystem::path database, std::string name, ReadOnly);
 
     std::string describe() const override;
     QueueListing list(const ListingWindow& shown) override;
@@ -27,6 +31,7 @@ public:
     std::vector<std::int64_t> unended() override;
     std::vector<std::int64_t> ids_named(const std::string& name) override;
     std::optional<std::int64_t> latest_of(const std::string& user) override;
+    std::vector<JobRecord> newest(const JobsWanted& wanted) override;
     bool ask_worker_to_stop(const std::string& worker, bool now) override;
     CancelOutcome cancel(std::int64_t id) override;
     Result<void> retry(std::int64_t id) override;
@@ -51,6 +56,7 @@ private:
     Database m_database;
     SqliteQueue m_queue;
     std::optional<DatabaseChanges> m_changes; // made at the first wait
+    bool m_read_only = false;
     std::chrono::steady_clock::time_point m_next_reclaim = std::chrono::steady_clock::now() +
                                                            std::chrono::seconds(1);
 };
@@ -58,5 +64,8 @@ private:
 // Removes ended jobs (those that ended before `ended_before`, if given) with their output
 // files; how many. For `queue --purge`, and for workers, which let old results expire.
 std::int64_t purge_ended_jobs(SqliteQueue& queue, std::optional<double> ended_before);
+
+// The newest jobs of the queue that `wanted` takes, highest id first (sqlite_newest_jobs.cpp).
+std::vector<JobRecord> newest_jobs(SqliteQueue& queue, const JobsWanted& wanted);
 
 } // namespace gpusched::queue
