@@ -1,6 +1,7 @@
 #include "cli.hpp"
 
 #include "command_line_errors.hpp"
+#include "complete_jobs_command.hpp"
 #include "exec_command.hpp"
 #include "gpus_command.hpp"
 #include "completion.hpp"
@@ -136,6 +137,11 @@ int run(int argc, char** argv)
         help_argv.push_back(nullptr);
         argc = static_cast<int>(help_words.size());
         argv = help_argv.data();
+    }
+    // Internal, for the completion scripts: answered before the parser of every command is
+    // built, within a keystroke.
+    if (argc > 1 && argv[1] == k_complete_jobs_command) {
+        return run_complete_jobs({argv + 2, argv + argc});
     }
     // Invoked as simple_hypersearch, or as `gpusched hypersearch`: the generator, whose -p
     // values CLI11 must not see as options, so it is routed before the main parser runs.

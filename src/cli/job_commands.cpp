@@ -194,9 +194,6 @@ bool is_job_name(std::string_view word)
            });
 }
 
-namespace {
-
-// USER/LABEL: a user name (as useradd allows) and a label.
 bool is_label_of_a_user(std::string_view word)
 {
     const auto slash = word.find('/');
@@ -211,8 +208,6 @@ bool is_label_of_a_user(std::string_view word)
                        }) &&
            is_job_name(word.substr(slash + 1));
 }
-
-} // namespace
 
 std::vector<std::int64_t> ids_labelled(queue::QueueBackend& queue, const std::string& label)
 {

@@ -71,6 +71,8 @@ public:
 // True for a word that is a label (submit --name), not an id: a letter, then letters, digits
 // and - _ . : @ +, at most 100 in all.
 bool is_job_name(std::string_view word);
+// True for USER/LABEL: a user name (as useradd allows) and a label.
+bool is_label_of_a_user(std::string_view word);
 
 // The ids given, as numbers, a label (or USER/LABEL) standing for the jobs `named` finds under
 // it: a

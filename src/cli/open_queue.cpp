@@ -1,5 +1,7 @@
 #include "open_queue.hpp"
 
+#include <gpusched/errors.hpp>
+#include <gpusched/queue/redis/redis_queue.hpp>
 #include <gpusched/queue/redis/redis_queue_backend.hpp>
 #include <gpusched/queue/redis/redis_submission.hpp>
 #include <gpusched/queue/sqlite/sqlite_queue_backend.hpp>
@@ -16,6 +18,23 @@ std::unique_ptr<queue::QueueBackend> open_queue(const QueueOptions& options,
     }
     return std::make_unique<queue::RedisQueueBackend>(redis_url_of(options), options.queue,
                                                       read_key(options));
+}
+
+std::unique_ptr<queue::QueueBackend> open_queue_to_read(const QueueOptions& options,
+                                                        std::chrono::milliseconds timeout)
+{
+    if (!options.is_local()) {
+        return std::make_unique<queue::RedisQueueBackend>(redis_url_of(options), options.queue,
+                                                          std::nullopt, timeout);
+    }
+    if (const auto problem = queue::check_queue_name(options.queue)) {
+        throw UsageError(*problem);
+    }
+    const auto database = local_database_named(options);
+    if (!database || !queue::database_file(*database)) {
+        return nullptr;
+    }
+    return std::make_unique<queue::SqliteQueueBackend>(*database, options.queue, queue::read_only);
 }
 
 std::unique_ptr<queue::Submission> open_submission(const QueueOptions& options,

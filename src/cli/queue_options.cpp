@@ -70,20 +70,33 @@ std::filesystem::path local_database_of(const QueueOptions& options)
         throw UsageError("--key-file signs the jobs of a Redis queue; a local queue is guarded "
                          "by its database's permissions");
     }
+    const auto database = local_database_named(options);
+    if (!database) {
+        throw UsageError("no place for the local queue: set HOME or XDG_STATE_HOME, or give --db");
+    }
+    if (!options.database.empty()) {
+        return *database;
+    }
+    const auto state = database->parent_path();
+    std::error_code error;
+    if (std::filesystem::create_directories(state, error)) {
+        // The queue's commands and outputs are the user's own.
+        std::filesystem::permissions(state, std::filesystem::perms::owner_all, error);
+    }
+    if (error) {
+        throw UsageError(fmt::format("cannot make {}: {}", state.string(), error.message()));
+    }
+    return *database;
+}
+
+std::optional<std::filesystem::path> local_database_named(const QueueOptions& options)
+{
     if (!options.database.empty()) {
         return options.database;
     }
     const auto state = sys::state_directory();
     if (!state) {
-        throw UsageError("no place for the local queue: set HOME or XDG_STATE_HOME, or give --db");
-    }
-    std::error_code error;
-    if (std::filesystem::create_directories(*state, error)) {
-        // The queue's commands and outputs are the user's own.
-        std::filesystem::permissions(*state, std::filesystem::perms::owner_all, error);
-    }
-    if (error) {
-        throw UsageError(fmt::format("cannot make {}: {}", state->string(), error.message()));
+        return std::nullopt;
     }
     return *state / "queue.db";
 }

@@ -29,6 +29,9 @@ RedisUrl redis_url_of(const QueueOptions& options);
 // The local queue's database: --db, else $XDG_STATE_HOME/gpusched/queue.db (its directory
 // made, 0700, when missing). A UsageError when neither can be had, or with --key-file.
 std::filesystem::path local_database_of(const QueueOptions& options);
+// The same path, made of nothing: none when neither --db nor a place for the default can be
+// had. For a look that must leave no trace (the shells' completion).
+std::optional<std::filesystem::path> local_database_named(const QueueOptions& options);
 
 // The shared secret in --key-file (a trailing newline is not part of it), if given.
 // --connect-timeout (GPUSCHED_CONNECT_TIMEOUT): how long a command that rides out a Redis out

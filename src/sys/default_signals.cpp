@@ -1,5 +1,7 @@
 #include <gpusched/sys/default_signals.hpp>
 
+#include <unistd.h>
+
 namespace gpusched::sys {
 
 sigset_t no_signals()
@@ -28,6 +30,17 @@ void reset_signals_for_exec()
     }
     const auto none = no_signals();
     sigprocmask(SIG_SETMASK, &none, nullptr);
+}
+
+void end_after(unsigned seconds)
+{
+    // Started with SIGALRM ignored or blocked, the process would outlive its deadline.
+    signal(SIGALRM, SIG_DFL);
+    sigset_t alarm_only;
+    sigemptyset(&alarm_only);
+    sigaddset(&alarm_only, SIGALRM);
+    sigprocmask(SIG_UNBLOCK, &alarm_only, nullptr);
+    alarm(seconds);
 }
 
 } // namespace gpusched::sys

@@ -1,9 +1,14 @@
 // Shell completions are generated from the command line's definitions: bash completes real
-// command lines, and every script offers every option --help lists.
+// command lines, and every script offers every option --help lists. The jobs offered for a
+// job id come from the queue the line names, read only and at once.
 #include "harness.hpp"
+#include "queue_fixture.hpp"
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <chrono>
 #include <optional>
 #include <sstream>
 
@@ -220,6 +225,116 @@ TEST(Completion, EveryScriptOffersEveryOption)
             << option;
     }
     EXPECT_EQ(zsh.find("__probe"), std::string::npos) << "internal commands stay hidden";
+}
+
+// A queue on each store, and what completing its jobs offers.
+class JobCompletion : public ::testing::TestWithParam<Store>, public QueueFixture {
+protected:
+    JobCompletion() : QueueFixture(GetParam()) {}
+
+    std::string submit_one(const std::string& command, std::vector<std::string> extra = {})
+    {
+        extra.push_back("--json");
+        const auto result = run(m_dir, submit(command + "\n", std::move(extra)));
+        EXPECT_EQ(result.exit_status, 0) << result.err;
+        const auto ids = json_field(result.out, "ids");
+        return ids.is_array() && ids.size() == 1 ? std::to_string(ids[0].get<std::int64_t>()) : "?";
+    }
+};
+
+// Whoever can write to a Redis server can write a job's fields: a label or a command with a
+// tab or a newline makes no candidate of its own, and is shown escaped.
+TEST_P(JobCompletion, AForgedRecordMakesNoCandidateOfItsOwn)
+{
+    if (!on_redis()) {
+        GTEST_SKIP() << "a local queue's database is its user's own";
+    }
+    const auto id = submit_one("echo queued", {"--name", "sweep"});
+    redis().cli({"HSET", "gpusched:{default}:job:" + id, "name", "sweep\n99\tforged", "command",
+                 "echo\t1\n2"});
+    TempDir dir;
+    std::vector<std::string> args = {"__complete-jobs", "cancel", ""};
+    const auto queue = where();
+    args.insert(args.end(), queue.begin(), queue.end());
+    const auto offered = run(dir, {args});
+    EXPECT_EQ(offered.out, id + "\tsweep\\n99\\tforged: echo\\t1\\n2 (queued)\n");
+}
+
+// Two thousand jobs: at most 100 are offered, the newest, at once (the command gives up
+// after a second anyway).
+TEST_P(JobCompletion, AHugeQueueOffersItsNewestJobsAtOnce)
+{
+    std::string commands;
+    for (int i = 0; i < 2000; ++i) {
+        commands += "true\n";
+    }
+    const auto submitted = run(m_dir, submit(commands, {"--json"}));
+    ASSERT_EQ(submitted.exit_status, 0) << submitted.err;
+    std::vector<std::int64_t> ids = json_field(submitted.out, "ids");
+    ASSERT_EQ(ids.size(), 2000u);
+    std::sort(ids.rbegin(), ids.rend());
+
+    TempDir dir;
+    std::vector<std::string> args = {"__complete-jobs", "cancel", ""};
+    const auto queue = where();
+    args.insert(args.end(), queue.begin(), queue.end());
+    const auto began = std::chrono::steady_clock::now();
+    const auto offered = run(dir, {args});
+    const auto took = std::chrono::steady_clock::now() - began;
+    EXPECT_EQ(offered.exit_status, 0);
+    EXPECT_EQ(offered.err, "");
+    const auto lines = split_lines(offered.out);
+    ASSERT_EQ(lines.size(), 100u);
+    for (std::size_t i = 0; i < lines.size(); ++i) {
+        EXPECT_EQ(lines[i], fmt::format("{}\ttrue (queued)", ids[i]));
+    }
+    EXPECT_LT(took, std::chrono::seconds(1));
+}
+
+INSTANTIATE_TEST_SUITE_P(Stores, JobCompletion, ::testing::Values(Store::sqlite, Store::redis),
+                         store_name);
+
+// Where there is no queue yet, nothing is offered and nothing is made: no database, no
+// directory for it, and not a word on stderr.
+TEST(Completion, JobsCompleteToNothingWhereThereIsNoQueueAndMakeNone)
+{
+    TempDir dir;
+    const std::map<std::string, std::optional<std::string>> env = {
+        {"XDG_STATE_HOME", (dir / "state").string()},
+        {"GPUSCHED_DB", std::nullopt},
+        {"GPUSCHED_REDIS", std::nullopt}};
+    const auto named = (dir / "queue.db").string();
+    for (const auto& args :
+         std::vector<std::vector<std::string>>{{"__complete-jobs", "cancel", ""},
+                                               {"__complete-jobs", "logs", "1", "--db", named},
+                                               {"__complete-jobs", "submit", "", "--after"},
+                                               {"__complete-jobs", "no-such-command", ""},
+                                               {"__complete-jobs"}}) {
+        const auto result = run(dir, {args, {}, {}, env});
+        EXPECT_EQ(result.exit_status, 0) << args.back();
+        EXPECT_EQ(result.out, "");
+        EXPECT_EQ(result.err, "");
+    }
+    EXPECT_FALSE(fs::exists(dir / "state"));
+    EXPECT_FALSE(fs::exists(named));
+}
+
+// A Redis server that does not answer (stopped, or a host gone) is given up on within a
+// fraction of a second, with nothing offered and nothing said.
+TEST(Completion, JobsCompleteToNothingAtOnceFromARedisThatDoesNotAnswer)
+{
+    RedisServer redis(Persistence::none);
+    redis.pause();
+    TempDir dir;
+    for (const auto& url : {redis.url(), std::string("redis://127.0.0.1:1")}) {
+        const auto began = std::chrono::steady_clock::now();
+        const auto result = run(dir, {{"__complete-jobs", "cancel", "", "--redis", url}});
+        EXPECT_LT(std::chrono::steady_clock::now() - began, std::chrono::milliseconds(900)) << url;
+        EXPECT_EQ(result.exit_status, 0) << url;
+        EXPECT_EQ(result.out, "");
+        EXPECT_EQ(result.err, "");
+    }
+    redis.resume();
 }
 
 } // namespace

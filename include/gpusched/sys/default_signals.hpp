@@ -14,4 +14,9 @@ sigset_t all_signals();
 // with (SIGINT ignored under a script's `&`) or set for itself is not the program's.
 void reset_signals_for_exec();
 
+// Ends this process by SIGALRM, at its default action, once `seconds` have passed, whatever
+// it is waiting for then (a host name being looked up, a server that does not answer): for a
+// command that must answer at once or not at all.
+void end_after(unsigned seconds);
+
 } // namespace gpusched::sys
