@@ -1,5 +1,7 @@
 #include "completion_model.hpp"
 
+#include "complete_jobs_command.hpp"
+
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
@@ -45,6 +47,10 @@ OptionEntry entry_of(const CLI::Option& option)
     for (const auto& name : entry.longs) {
         if (name == k_gpu_ids_option) {
             entry.value = ValueKind::gpu_ids;
+        }
+        if (std::find(k_options_of_jobs.begin(), k_options_of_jobs.end(), name) !=
+            k_options_of_jobs.end()) {
+            entry.value = ValueKind::jobs;
         }
         for (const auto& [option_name, words] : k_option_words) {
             if (name == option_name) {
@@ -94,6 +100,8 @@ std::vector<CommandEntry> commands_of(const CLI::App& app)
     std::vector<CommandEntry> commands;
     const auto add = [&](const CLI::App& command, std::string name) {
         CommandEntry entry{std::move(name), plain(command.get_description()), {}};
+        entry.takes_jobs = std::find(k_commands_of_jobs.begin(), k_commands_of_jobs.end(),
+                                     entry.name) != k_commands_of_jobs.end();
         for (const auto* option : command.get_options()) {
             if (option->nonpositional()) {
                 entry.options.push_back(entry_of(*option));

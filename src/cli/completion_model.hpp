@@ -17,6 +17,7 @@ enum class ValueKind {
     any,     // a file name, or whatever the user types
     words,   // one of a few words
     gpu_ids, // GPU ids, comma-separated, as `gpusched gpus` lists them
+    jobs,    // job ids or labels, comma-separated, from the queue (gpusched __complete-jobs)
 };
 
 struct OptionEntry {
@@ -31,6 +32,7 @@ struct CommandEntry {
     std::string name; // empty for the main command
     std::string description;
     std::vector<OptionEntry> options;
+    bool takes_jobs = false; // its arguments are jobs (cancel ID...), not files
 };
 
 // The main command (named "") and every subcommand --help lists, with their options.

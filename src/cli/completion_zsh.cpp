@@ -1,6 +1,8 @@
 // The zsh script: one completion function for the three names, in _arguments' terms.
 #include "completion_model.hpp"
 
+#include "complete_jobs_command.hpp"
+
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
@@ -29,6 +31,10 @@ std::string zsh_specs(const CommandEntry& command, std::string_view indent)
         case ValueKind::gpu_ids:
             value = ":GPU ids:_gpusched_gpu_ids";
             break;
+        case ValueKind::jobs:
+            // A space first: called as written, without _arguments's compadd options.
+            value = fmt::format(":jobs: _gpusched_jobs {}", command.name);
+            break;
         }
         const auto explanation = zsh_explanation(option.description);
         for (const auto& name : option.shorts) {
@@ -55,8 +61,11 @@ std::string zsh_script(const std::vector<CommandEntry>& commands)
         } else {
             described += fmt::format("    '{}:{}'\n", command.name,
                                      quoted_for_sh(escaped(command.description, "\\")));
-            cases = fmt::format("    {})\n      _arguments{} \\\n        '*:file:_files' ;;\n",
-                                command.name, specs) +
+            const auto arguments = command.takes_jobs
+                                       ? fmt::format("'*:job: _gpusched_jobs {}'", command.name)
+                                       : std::string("'*:file:_files'");
+            cases = fmt::format("    {})\n      _arguments{} \\\n        {} ;;\n", command.name,
+                                specs, arguments) +
                     cases;
         }
     }
@@ -69,6 +78,17 @@ _gpusched_gpu_ids() {{
   local -a ids
   ids=(${{${{(f)"$($words[1] gpus --probe-timeout 3 2>/dev/null)"}}[2,-1]%% *}})
   _values -s , 'GPU id' $ids
+}}
+
+# The jobs `gpusched {}` offers for the word being completed, newest first,
+# each with what it is: of command $1, in the queue the words before it name.
+_gpusched_jobs() {{
+  local -a jobs
+  local line
+  for line in ${{(f)"$($words[1] {} $1 "$PREFIX" "${{(Q@)words[3,CURRENT-1]}}" 2>/dev/null)"}}; do
+    jobs+=("${{${{line%%$'\t'*}}//:/\\:}}:${{line#*$'\t'}}")
+  done
+  _describe -V -t jobs job jobs
 }}
 
 _gpusched() {{
@@ -90,6 +110,7 @@ _gpusched() {{
 }}
 _gpusched "$@"
 )script",
+                       k_complete_jobs_command, k_complete_jobs_command,
                        zsh_specs(command_named(commands, "hypersearch"), "      "), described,
                        cases);
 }

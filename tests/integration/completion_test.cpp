@@ -1,6 +1,6 @@
 // Shell completions are generated from the command line's definitions: bash completes real
-// command lines, and every script offers every option --help lists. The jobs offered for a
-// job id come from the queue the line names, read only and at once.
+// command lines, and every script offers every option --help lists. Job ids and labels
+// complete from the queue the line names, in bash, zsh and fish alike, read only and at once.
 #include "harness.hpp"
 #include "queue_fixture.hpp"
 
@@ -227,7 +227,57 @@ TEST(Completion, EveryScriptOffersEveryOption)
     EXPECT_EQ(zsh.find("__probe"), std::string::npos) << "internal commands stay hidden";
 }
 
-// A queue on each store, and what completing its jobs offers.
+// What zsh offers for `line`, one match a line as MATCH<TAB>WHAT ITS LISTING SHOWS, from its
+// completion system with the script loaded by compinit (scripts/zsh_completes.zsh drives an
+// interactive zsh); nothing where zsh is not installed.
+std::optional<std::string> zsh_completes(const std::string& line,
+                                         std::map<std::string, std::optional<std::string>> env = {})
+{
+    if (!fs::exists("/usr/bin/zsh")) {
+        return std::nullopt;
+    }
+    TempDir dir;
+    const auto result =
+        run(dir, {{"-f", script("zsh_completes.zsh").string(), k_completions.string(), line},
+                  {},
+                  {},
+                  std::move(env),
+                  "/usr/bin/zsh",
+                  {}});
+    EXPECT_EQ(result.exit_status, 0) << result.err;
+    return result.out;
+}
+
+// The matches of a zsh or fish answer, in the order offered; and what is shown beside each.
+std::vector<std::string> matches_of(const std::string& answer)
+{
+    std::vector<std::string> matches;
+    for (const auto& line : split_lines(answer)) {
+        matches.push_back(line.substr(0, line.find('\t')));
+    }
+    return matches;
+}
+
+std::string shown_beside(const std::string& answer, const std::string& match)
+{
+    for (const auto& line : split_lines(answer)) {
+        if (line.starts_with(match + "\t")) {
+            return line.substr(match.size() + 1);
+        }
+    }
+    return "";
+}
+
+// The shells find `gpusched` as a user's do: on PATH, where the build put it.
+std::map<std::string, std::optional<std::string>>
+with_gpusched_on_path(std::map<std::string, std::optional<std::string>> env = {})
+{
+    env["PATH"] = binary().parent_path().string() + ":" + std::getenv("PATH");
+    return env;
+}
+
+// A queue on each store with jobs in every state a verb tells apart, and labels: `cancel`
+// offers the queued and running ones, `retry` the failed and cancelled ones, `logs` all.
 class JobCompletion : public ::testing::TestWithParam<Store>, public QueueFixture {
 protected:
     JobCompletion() : QueueFixture(GetParam()) {}
@@ -240,7 +290,106 @@ protected:
         const auto ids = json_field(result.out, "ids");
         return ids.is_array() && ids.size() == 1 ? std::to_string(ids[0].get<std::int64_t>()) : "?";
     }
+
+    // failed, succeeded, running (train), queued, cancelled, queued (sweep): the newest last.
+    void make_jobs()
+    {
+        start_worker("0", {"--kill-after", "1s"});
+        m_failed = submit_one("false");
+        EXPECT_EQ(gpusched("wait", {m_failed}).exit_status, 1);
+        m_succeeded = submit_one("true");
+        EXPECT_EQ(gpusched("wait", {m_succeeded}).exit_status, 0);
+        m_running =
+            submit_one(fmt::format("echo started >> {}; sleep 60", log()), {"--name", "train"});
+        ASSERT_TRUE(eventually([&] { return logged().contains("started"); }));
+        m_queued = submit_one("echo 4"); // behind the running job: the worker has one GPU
+        m_cancelled = submit_one("echo 5");
+        EXPECT_EQ(gpusched("cancel", {m_cancelled}).exit_status, 0);
+        m_labelled = submit_one("echo 6", {"--name", "sweep"});
+    }
+
+    // `gpusched COMMAND WHERE... WORDS...`, as a shell's words.
+    std::vector<std::string> line(const std::string& command, std::vector<std::string> words)
+    {
+        std::vector<std::string> line = {binary().string(), command};
+        const auto queue = where();
+        line.insert(line.end(), queue.begin(), queue.end());
+        line.insert(line.end(), words.begin(), words.end());
+        return line;
+    }
+    static std::string joined(const std::vector<std::string>& words)
+    {
+        std::string text;
+        for (const auto& word : words) {
+            text += (text.empty() ? "" : " ") + word;
+        }
+        return text;
+    }
+
+    std::string m_failed, m_succeeded, m_running, m_queued, m_cancelled, m_labelled;
 };
+
+TEST_P(JobCompletion, EachShellOffersTheJobsTheCommandActsOnNewestFirst)
+{
+    make_jobs();
+    const std::vector<std::string> unended = {m_labelled, m_queued, m_running, "sweep", "train"};
+    EXPECT_EQ(bash_completes(line("cancel", {""})), joined(unended) + "\n");
+    EXPECT_EQ(bash_completes(line("wait", {""})), joined(unended) + "\n");
+    EXPECT_EQ(bash_completes(line("retry", {""})), joined({m_cancelled, m_failed}) + "\n");
+    EXPECT_EQ(bash_completes(line("logs", {""})),
+              joined({m_labelled, m_cancelled, m_queued, m_running, m_succeeded, m_failed, "sweep",
+                      "train"}) +
+                  "\n");
+    // What is typed narrows them, and a job named already is not offered again.
+    EXPECT_EQ(bash_completes(line("cancel", {"sw"})), "sweep\n");
+    EXPECT_EQ(bash_completes(line("cancel", {m_labelled, ""})),
+              joined({m_queued, m_running, "sweep", "train"}) + "\n");
+    EXPECT_EQ(bash_completes(line("logs", {m_failed, ""})), "\n") << "logs shows one job";
+    std::istringstream after(bash_completes(line("submit", {"--after", m_failed + ","})));
+    std::string first_after;
+    after >> first_after;
+    EXPECT_EQ(first_after, m_failed + "," + m_labelled)
+        << "submit --after completes the last job of a list, from every job";
+
+    const auto fish = fish_completes(joined(line("cancel", {""})));
+    if (fish) {
+        EXPECT_EQ(matches_of(*fish), unended) << *fish;
+        EXPECT_EQ(shown_beside(*fish, m_labelled), "sweep: echo 6 (queued)");
+        EXPECT_EQ(shown_beside(*fish, m_queued), "echo 4 (queued)");
+        EXPECT_TRUE(shown_beside(*fish, m_running).starts_with("train: echo started >> "));
+        EXPECT_TRUE(shown_beside(*fish, m_running).ends_with("... (running)"));
+        EXPECT_EQ(shown_beside(*fish, "sweep"), "label of job " + m_labelled);
+        EXPECT_EQ(matches_of(*fish_completes(joined(line("retry", {""})))),
+                  (std::vector<std::string>{m_cancelled, m_failed}));
+    }
+    std::vector<std::string> words = line("cancel", {""});
+    words.front() = "gpusched";
+    const auto zsh = zsh_completes(joined(words), with_gpusched_on_path());
+    if (zsh) {
+        EXPECT_EQ(matches_of(*zsh), unended) << *zsh;
+        EXPECT_NE(shown_beside(*zsh, m_labelled).find("-- sweep: echo 6 (queued)"),
+                  std::string::npos)
+            << *zsh;
+        EXPECT_NE(shown_beside(*zsh, "train").find("-- label of job " + m_running),
+                  std::string::npos);
+    }
+}
+
+// The queue is found as the command finds it: from --queue, and from the variables.
+TEST_P(JobCompletion, TheQueueIsTheOneTheLineOrTheEnvironmentNames)
+{
+    const auto id = submit_one("echo queued");
+    EXPECT_EQ(bash_completes(line("cancel", {"--queue", "other", ""})), "\n");
+    const std::map<std::string, std::optional<std::string>> env = {
+        {on_redis() ? "GPUSCHED_REDIS" : "GPUSCHED_DB", where().at(1)}};
+    EXPECT_EQ(bash_completes({binary().string(), "cancel", ""}, env), id + "\n");
+    EXPECT_EQ(bash_completes({binary().string(), "cancel", "--queue", ""}, env), "\n")
+        << "an option's value is no job: bash completes it as a file";
+    const auto fish = fish_completes(binary().string() + " cancel ", env);
+    if (fish) {
+        EXPECT_EQ(matches_of(*fish), std::vector<std::string>{id});
+    }
+}
 
 // Whoever can write to a Redis server can write a job's fields: a label or a command with a
 // tab or a newline makes no candidate of its own, and is shown escaped.
@@ -260,8 +409,27 @@ TEST_P(JobCompletion, AForgedRecordMakesNoCandidateOfItsOwn)
     EXPECT_EQ(offered.out, id + "\tsweep\\n99\\tforged: echo\\t1\\n2 (queued)\n");
 }
 
-// Two thousand jobs: at most 100 are offered, the newest, at once (the command gives up
-// after a second anyway).
+// Completing starts no worker (a submit would, for a local queue none serves), and leaves
+// the queue as it was.
+TEST_P(JobCompletion, NoWorkerIsStarted)
+{
+    const auto id = submit_one("echo queued");
+    for (int i = 0; i < 3; ++i) {
+        EXPECT_EQ(bash_completes(line("cancel", {""})), id + "\n");
+    }
+    auto left = leftover_processes();
+    if (on_redis()) {
+        std::erase(left, redis().pid());
+    }
+    EXPECT_TRUE(left.empty()) << left.size() << " processes left";
+    const auto workers = gpusched("workers", {"--json"});
+    ASSERT_EQ(workers.exit_status, 0) << workers.err;
+    EXPECT_TRUE(json_field(workers.out, "workers").empty()) << workers.out;
+    EXPECT_EQ(queue_status()["queued"], 1);
+}
+
+// Two thousand jobs: at most 100 are offered, the newest; typing an id's beginning finds the
+// older ones; and the answer comes at once (the command gives up after a second anyway).
 TEST_P(JobCompletion, AHugeQueueOffersItsNewestJobsAtOnce)
 {
     std::string commands;
@@ -289,6 +457,15 @@ TEST_P(JobCompletion, AHugeQueueOffersItsNewestJobsAtOnce)
         EXPECT_EQ(lines[i], fmt::format("{}\ttrue (queued)", ids[i]));
     }
     EXPECT_LT(took, std::chrono::seconds(1));
+
+    std::vector<std::string> beginning_42;
+    for (const auto id : ids) {
+        if (std::to_string(id).starts_with("42")) {
+            beginning_42.push_back(std::to_string(id));
+        }
+    }
+    ASSERT_FALSE(beginning_42.empty());
+    EXPECT_EQ(bash_completes(line("cancel", {"42"})), joined(beginning_42) + "\n");
 }
 
 INSTANTIATE_TEST_SUITE_P(Stores, JobCompletion, ::testing::Values(Store::sqlite, Store::redis),
@@ -304,6 +481,15 @@ TEST(Completion, JobsCompleteToNothingWhereThereIsNoQueueAndMakeNone)
         {"GPUSCHED_DB", std::nullopt},
         {"GPUSCHED_REDIS", std::nullopt}};
     const auto named = (dir / "queue.db").string();
+    EXPECT_EQ(bash_completes({binary().string(), "cancel", ""}, env), "\n");
+    EXPECT_EQ(bash_completes({binary().string(), "logs", "--db", named, ""}, env), "\n");
+    if (const auto fish = fish_completes(binary().string() + " retry ", env)) {
+        EXPECT_EQ(*fish, "");
+    }
+    if (const auto zsh =
+            zsh_completes("gpusched wait --db " + named + " ", with_gpusched_on_path(env))) {
+        EXPECT_EQ(*zsh, "");
+    }
     for (const auto& args :
          std::vector<std::vector<std::string>>{{"__complete-jobs", "cancel", ""},
                                                {"__complete-jobs", "logs", "1", "--db", named},
