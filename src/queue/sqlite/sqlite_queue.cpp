@@ -1006,6 +1006,12 @@ std::vector<JobRecord> SqliteQueue::jobs_of(const std::vector<std::int64_t>& ids
         auto found = read_jobs(query);
         jobs.insert(jobs.end(), found.begin(), found.end());
     }
+    // What a waiting job waits for, as a listing and a Redis queue tell it.
+    for (auto& job : jobs) {
+        if (job.state == JobState::waiting) {
+            job.after = dependencies_of(job.batch);
+        }
+    }
     return jobs;
 }
 
