@@ -42,6 +42,12 @@ struct WebDecision {
 
 WebDecision decide_web_access(const WebAccessPolicy& policy, const WebRequestFacts& request);
 
+// Whether the page served to `request` may hold the data of the API (the server's last look,
+// so that its first paint shows it): where the same request for /api/status would be
+// answered. Beyond loopback a browser's request for the page carries no token (it is in the
+// address's fragment): that page holds none, and its script asks for the data with the token.
+bool page_may_hold_data(const WebAccessPolicy& policy, const WebRequestFacts& request);
+
 // True when a Host header names a loopback address (127.0.0.0/8, ::1, localhost), with or
 // without a port: what a browser sends to a server that listens there. A name that resolves
 // there by DNS is not one, so that a page of another site rebound to 127.0.0.1 reads nothing.

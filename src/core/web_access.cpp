@@ -147,4 +147,14 @@ WebDecision decide_web_access(const WebAccessPolicy& policy, const WebRequestFac
     return {};
 }
 
+bool page_may_hold_data(const WebAccessPolicy& policy, const WebRequestFacts& request)
+{
+    auto reading = request;
+    reading.method = "GET";
+    reading.path = "/api/status";
+    reading.action = false;
+    reading.reads_output = false;
+    return decide_web_access(policy, reading).allowed();
+}
+
 } // namespace gpusched

@@ -1,6 +1,6 @@
 #include <gpusched/web/web_server.hpp>
 
-#include "web_assets.hpp"
+#include "request_facts.hpp"
 
 #include <gpusched/parse_number.hpp>
 #include <gpusched/queue/queue_json.hpp>
@@ -86,6 +86,20 @@ std::optional<std::int64_t> job_id(const httplib::Request& request)
 
 } // namespace
 
+WebRequestFacts request_facts(const httplib::Request& request)
+{
+    return {.method = request.method,
+            .path = request.path,
+            .action = is_action(request),
+            .reads_output = reads_output(request),
+            .host = request.get_header_value("Host"),
+            .origin = request.get_header_value("Origin"),
+            .fetch_site = request.get_header_value("Sec-Fetch-Site"),
+            .authorization = request.get_header_value("Authorization"),
+            .cookie = request.get_header_value("Cookie"),
+            .query_token = request.get_param_value("token")};
+}
+
 WebServer::WebServer(LiveState& state, WebServerOptions options)
     : m_state(state), m_options(std::move(options)), m_server(std::make_unique<httplib::Server>())
 {
@@ -146,17 +160,7 @@ void WebServer::add_routes()
     auto& server = *m_server;
     server.set_pre_routing_handler(
         [this](const httplib::Request& request, httplib::Response& response) {
-            const auto decision = decide_web_access(
-                m_options.policy, {.method = request.method,
-                                   .path = request.path,
-                                   .action = is_action(request),
-                                   .reads_output = reads_output(request),
-                                   .host = request.get_header_value("Host"),
-                                   .origin = request.get_header_value("Origin"),
-                                   .fetch_site = request.get_header_value("Sec-Fetch-Site"),
-                                   .authorization = request.get_header_value("Authorization"),
-                                   .cookie = request.get_header_value("Cookie"),
-                                   .query_token = request.get_param_value("token")});
+            const auto decision = decide_web_access(m_options.policy, request_facts(request));
             // Nothing here may be framed by another site, and nothing guessed from its bytes;
             // no address of this server's reaches another in a Referer. No CORS header is ever
             // answered: no other origin's script reads an answer or sends the bearer token.
@@ -191,24 +195,7 @@ void WebServer::add_routes()
         }
     });
 
-    // No cookie is set: a browser would send it to every server on this host, whatever its
-    // port. The page's script takes the token from the address (#token=, which no browser
-    // sends anywhere, or an older version's ?token=) into this tab's sessionStorage.
-    const auto page = [](const httplib::Request&, httplib::Response& response) {
-        response.set_header("Content-Security-Policy",
-                            "default-src 'self'; img-src 'self' data:; frame-ancestors 'none'");
-        response.set_header("Cache-Control", "no-store");
-        response.set_content(std::string(k_index_html), "text/html; charset=utf-8");
-    };
-    server.Get("/", page);
-    server.Get(R"(/jobs/(\d{1,18}))", page);
-    server.Get("/assets/app.js", [](const httplib::Request&, httplib::Response& response) {
-        response.set_content(std::string(k_app_js), "text/javascript; charset=utf-8");
-    });
-    server.Get("/assets/style.css", [](const httplib::Request&, httplib::Response& response) {
-        response.set_content(std::string(k_style_css), "text/css; charset=utf-8");
-    });
-
+    add_page_routes();
     server.Get("/api/status", [this](const httplib::Request&, httplib::Response& response) {
         answer_json(response, m_state.current().status);
     });
@@ -241,22 +228,8 @@ void WebServer::add_routes()
         if (!m_state.has_queue()) {
             return answer_error(response, 404, "this server shows no queue");
         }
-        const auto id = job_id(request);
-        auto document = json_document("serve");
-        const bool found = m_state.with_queue([&](queue::QueueBackend& backend) {
-            const auto jobs = backend.jobs({id.value_or(0)});
-            if (jobs.empty()) {
-                return false;
-            }
-            document["job"] = queue::job_json(jobs.front());
-            const auto sizes = backend.output_sizes(jobs.front());
-            document["output"] = {{"stdout_bytes", sizes.out}, {"stderr_bytes", sizes.err}};
-            return true;
-        });
-        if (!found) {
-            return answer_error(response, 404, fmt::format("no job {} in this queue", *id));
-        }
-        answer_json(response, format_json(document));
+        auto [status, document] = job_answer(job_id(request).value_or(0));
+        answer_json(response, format_json(document), status);
     });
     server.Get(R"(/api/jobs/(\d{1,18})/output)", [this](const httplib::Request& request,
                                                         httplib::Response& response) {
@@ -418,6 +391,26 @@ void WebServer::add_action_routes()
         document[status == 200 ? "done" : "error"] = said;
         answer_json(response, format_json(document), status);
     });
+}
+
+std::pair<int, Json> WebServer::job_answer(std::int64_t id)
+{
+    auto document = json_document("serve");
+    const bool found = m_state.with_queue([&](queue::QueueBackend& backend) {
+        const auto jobs = backend.jobs({id});
+        if (jobs.empty()) {
+            return false;
+        }
+        document["job"] = queue::job_json(jobs.front());
+        const auto sizes = backend.output_sizes(jobs.front());
+        document["output"] = {{"stdout_bytes", sizes.out}, {"stderr_bytes", sizes.err}};
+        return true;
+    });
+    if (!found) {
+        document["error"] = fmt::format("no job {} in this queue", id);
+        return {404, std::move(document)};
+    }
+    return {200, std::move(document)};
 }
 
 std::pair<int, std::string> WebServer::act_on_job(queue::QueueBackend& queue, std::int64_t id,

@@ -78,6 +78,23 @@ TEST(WebAccess, BeyondLoopbackThePagesOwnFilesNeedNoTokenButItsApiDoes)
     }
 }
 
+// The page holds the server's last look for its first paint only where its API would answer
+// the same request: on loopback, and beyond it never to a browser's request, which carries no
+// token (it is in the fragment); neither a cookie nor ?token= makes it one that may.
+TEST(WebAccess, ThePageHoldsDataOnlyWhereItsApiWouldAnswerTheSameRequest)
+{
+    EXPECT_TRUE(page_may_hold_data({true, false, k_token}, page("127.0.0.1:8787", "/")));
+    EXPECT_TRUE(page_may_hold_data({true, false, k_token}, page("localhost:8787", "/jobs/12")));
+    EXPECT_FALSE(page_may_hold_data({true, false, k_token}, page("evil.example:8787", "/")));
+    auto remote = page("10.0.0.5:8787", "/");
+    EXPECT_FALSE(page_may_hold_data({false, false, k_token}, remote));
+    remote.cookie = "gpusched_token_8787=" + k_token;
+    remote.query_token = k_token;
+    EXPECT_FALSE(page_may_hold_data({false, false, k_token}, remote));
+    remote.authorization = "Bearer " + k_token;
+    EXPECT_TRUE(page_may_hold_data({false, false, k_token}, remote));
+}
+
 // Browsers keep cookies per host, not per port: every server on 127.0.0.1 receives this one's
 // cookies, so that none may authorize anything. Nor may an address's ?token=.
 TEST(WebAccess, OnlyTheAuthorizationHeaderPresentsTheTokenNeverACookieNorTheAddress)

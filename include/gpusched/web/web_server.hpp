@@ -11,6 +11,7 @@
 
 namespace httplib {
 class Server;
+struct Request;
 }
 
 namespace gpusched::web {
@@ -41,10 +42,17 @@ public:
 
 private:
     void add_routes();
+    // The page and its files (web_pages.cpp).
+    void add_page_routes();
+    // The page for `request` (/ or /jobs/ID): with the server's last look in it, where the
+    // request may read it (page_may_hold_data), so that its first paint shows it.
+    std::string page_html(const httplib::Request& request);
     void add_event_route();
     void add_action_routes();
     // Cancels or retries job `id`, where it is the serving user's: the HTTP status and what
     // was done, or why not.
+    // /api/jobs/ID's answer: its HTTP status and document (the job, or why not).
+    std::pair<int, Json> job_answer(std::int64_t id);
     std::pair<int, std::string> act_on_job(queue::QueueBackend& queue, std::int64_t id,
                                            const std::string& verb) const;
 
