@@ -9,5 +9,6 @@ namespace gpusched::web {
 extern const std::string_view k_index_html;
 extern const std::string_view k_app_js;
 extern const std::string_view k_style_css;
+extern const std::string_view k_icon_svg;
 
 } // namespace gpusched::web

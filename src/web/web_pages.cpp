@@ -42,6 +42,13 @@ void WebServer::add_page_routes()
     m_server->Get("/assets/style.css", [](const httplib::Request&, httplib::Response& response) {
         answer_file(response, k_style_css, "text/css; charset=utf-8");
     });
+    // The page names its icon; /favicon.ico is where a browser looks for one of a document
+    // that names none (an answer of the API opened in a tab).
+    const auto icon = [](const httplib::Request&, httplib::Response& response) {
+        answer_file(response, k_icon_svg, "image/svg+xml");
+    };
+    m_server->Get("/assets/icon.svg", icon);
+    m_server->Get("/favicon.ico", icon);
 }
 
 std::string WebServer::page_html(const httplib::Request& request)
