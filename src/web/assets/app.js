@@ -1,5 +1,7 @@
 // The page of `gpusched serve`: everything it shows comes from the JSON API (docs/json.md),
-// and every text a user wrote (commands, names, output) goes in as text, never as markup.
+// first from the documents the server wrote into the page (where the request could read
+// them), and every text a user wrote (commands, labels, output) goes in as text, never as
+// markup.
 "use strict";
 
 const PAGE = 50;
@@ -18,11 +20,19 @@ function el(tag, attributes, ...children) {
   return node;
 }
 
+const two = (number) => String(number).padStart(2, "0");
+
+// "14:05" or "14:05:09", in 24 hours whatever the browser's locale, as the CLI writes times.
+function clock(date, withSeconds) {
+  return two(date.getHours()) + ":" + two(date.getMinutes()) + (withSeconds ? ":" + two(date.getSeconds()) : "");
+}
+
+// An instant as the CLI writes it: "14:05:09" today, "2026-11-30 14:05:09" another day.
 function time(seconds) {
   if (seconds == null) return "";
   const date = new Date(seconds * 1000);
-  const today = new Date().toDateString() === date.toDateString();
-  return today ? date.toLocaleTimeString() : date.toLocaleString();
+  if (new Date().toDateString() === date.toDateString()) return clock(date, true);
+  return date.getFullYear() + "-" + two(date.getMonth() + 1) + "-" + two(date.getDate()) + " " + clock(date, true);
 }
 
 function duration(seconds) {
@@ -107,12 +117,43 @@ function jobLink(id) {
   return el("a", { href: "/jobs/" + id }, String(id));
 }
 
+// A job as the CLI names it ("job 12 [train-a]"): its id, a link to its page, and its label.
+function jobName(job) {
+  const name = el("span", { class: "job-name" }, jobLink(job.id));
+  if (job.name) name.append(" ", el("span", { class: "job-label" }, job.name));
+  return name;
+}
+
+// What a waiting job waits for, each job a link: "jobs 3, 4 to end; job 5 to succeed".
+function waitsFor(job) {
+  const parts = [[job.after || [], " to end"], [job.after_ok || [], " to succeed"]].filter(([ids]) => ids.length);
+  if (!parts.length) return null;
+  const said = el("span", {});
+  parts.forEach(([ids, what], index) => {
+    said.append(index ? "; " : "", ids.length > 1 ? "jobs " : "job ");
+    ids.forEach((id, at) => said.append(at ? ", " : "", jobLink(id)));
+    said.append(what);
+  });
+  return said;
+}
+
+// The last cell of a row, shown where the page may act (the column is hidden elsewhere).
+function actionCell(button) {
+  return el("td", { class: "action" }, button || "");
+}
+
 // --- The overview ---------------------------------------------------------------------
 
-function showStatus(status) {
+// Who serves, for every view: the host in the header, and whether the page may act.
+function noteServer(status) {
   state.status = status;
   document.getElementById("host").textContent = status.server.host;
-  document.title = "gpusched: " + status.server.host;
+  document.body.classList.toggle("can-act", Boolean(status.server.allow_actions));
+}
+
+function showStatus(status) {
+  noteServer(status);
+  document.title = status.server.host + " · gpusched";
   const rows = [];
   for (const gpu of status.gpus) {
     const device = gpu.device || {};
@@ -136,7 +177,7 @@ function showStatus(status) {
       const queued = job && state.queue && state.queue.running ? state.queue.running.find((running) =>
         (running.gpus || []).includes(gpu.id) && running.command === job.command) : null;
       const commandCell = el("td", { class: "command" }, command);
-      if (queued) commandCell.prepend(el("span", {}, "job ", jobLink(queued.id), ": "));
+      if (queued) commandCell.prepend(el("span", {}, "job ", jobName(queued), ": "));
       rows.push(el("tr", { "data-gpu": gpu.id }, ...cells, el("td", {}, user), el("td", {}, pid),
         el("td", {}, job ? time(job.started) : ""), commandCell));
     });
@@ -154,14 +195,15 @@ function showStatus(status) {
 
 function showQueue(queue) {
   state.queue = queue;
-  document.getElementById("queue-where").textContent = queue.where ? "(" + queue.where + ")" : "";
+  document.getElementById("queue-where").textContent = queue.where || "";
   document.getElementById("queue-error").textContent = queue.error || "";
   if (queue.gone) {
     // Its database was removed: no job of the last look is the queue's now.
     document.getElementById("queue-counts").textContent = "";
     document.getElementById("queue-actions").replaceChildren();
     document.getElementById("queued-range").textContent = "";
-    for (const table of ["#running", "#queued", "#ended", "#workers"]) fill(table, [], "no queue");
+    document.getElementById("waiting-range").textContent = "";
+    for (const table of ["#running", "#queued", "#waiting", "#ended", "#workers"]) fill(table, [], "no queue");
     return;
   }
   if (queue.error && queue.queued == null) return;
@@ -178,23 +220,31 @@ function showQueue(queue) {
       : actionButton("Pause the queue", "/api/queue/pause"));
   }
   const own = (job) => actionsAllowed() && job.user === state.status.server.user;
-  fill("#running", queue.running.map((job) => el("tr", { "data-job": job.id }, el("td", {}, jobLink(job.id)),
+  fill("#running", queue.running.map((job) => el("tr", { "data-job": job.id }, el("td", {}, jobName(job)),
     el("td", {}, (job.gpus || []).join(",")), el("td", {}, hostOf(job.worker)), el("td", {}, job.user || ""),
     el("td", {}, time(job.started)), el("td", { class: "command" }, job.command),
-    el("td", {}, own(job) ? actionButton("Cancel", "/api/jobs/" + job.id + "/cancel", "Stop job " + job.id + "?") : ""))),
+    actionCell(own(job) && actionButton("Cancel", "/api/jobs/" + job.id + "/cancel", "Stop job " + job.id + "?")))),
     "no job runs");
+  const waiting = queue.waiting_jobs || [];
+  fill("#waiting", waiting.map((job) => el("tr", { "data-job": job.id }, el("td", {}, jobName(job)),
+    el("td", {}, waitsFor(job) || ""), el("td", {}, job.user || ""), el("td", {}, time(job.submitted)),
+    el("td", { class: "command" }, job.command),
+    actionCell(own(job) && actionButton("Cancel", "/api/jobs/" + job.id + "/cancel")))),
+    "no job waits for another");
+  document.getElementById("waiting-range").textContent =
+    queue.waiting > waiting.length ? "(the first " + waiting.length + " of " + queue.waiting + ")" : "";
   const ended = queue.recent.slice().sort((a, b) => (a.state === "succeeded") - (b.state === "succeeded"));
-  fill("#ended", ended.map((job) => el("tr", { "data-job": job.id }, el("td", {}, jobLink(job.id)),
+  fill("#ended", ended.map((job) => el("tr", { "data-job": job.id }, el("td", {}, jobName(job)),
     el("td", { class: "state-" + job.state }, job.state), el("td", {}, job.exit_code != null ? job.exit_code : job.signal || ""),
     el("td", {}, (job.gpus || []).join(",")), el("td", {}, time(job.ended)), el("td", {}, duration(job.runtime_seconds)),
     el("td", { class: "command" }, job.command),
-    el("td", {}, own(job) && job.state !== "succeeded" ? actionButton("Retry", "/api/jobs/" + job.id + "/retry") : ""))),
+    actionCell(own(job) && job.state !== "succeeded" && actionButton("Retry", "/api/jobs/" + job.id + "/retry")))),
     "no job has ended");
   fill("#workers", queue.workers.map((worker) => el("tr", {}, el("td", {}, worker.id), el("td", {}, worker.host),
     el("td", {}, worker.user || ""), el("td", {}, (worker.gpus || []).join(",")), el("td", {}, worker.running),
     el("td", {}, time(worker.since)),
-    el("td", {}, actionsAllowed() && worker.user === state.status.server.user
-      ? actionButton("Stop", "/api/workers/" + encodeURIComponent(worker.id) + "/stop", "Stop worker " + worker.id + " once its jobs end?") : ""))),
+    actionCell(actionsAllowed() && worker.user === state.status.server.user &&
+      actionButton("Stop", "/api/workers/" + encodeURIComponent(worker.id) + "/stop", "Stop worker " + worker.id + " once its jobs end?")))),
     "no worker serves this queue");
   if (state.from === 0) showQueued(queue);
   else loadQueuedPage();
@@ -203,10 +253,10 @@ function showQueue(queue) {
 function showQueued(page) {
   state.page = page;
   const own = (job) => actionsAllowed() && job.user === state.status.server.user;
-  fill("#queued", page.next.map((job) => el("tr", { "data-job": job.id }, el("td", {}, job.position), el("td", {}, jobLink(job.id)),
+  fill("#queued", page.next.map((job) => el("tr", { "data-job": job.id }, el("td", {}, job.position), el("td", {}, jobName(job)),
     el("td", {}, job.user || ""), el("td", {}, time(job.submitted)),
     el("td", { class: "command" }, job.command),
-    el("td", {}, own(job) ? actionButton("Cancel", "/api/jobs/" + job.id + "/cancel") : ""))), "nothing is queued");
+    actionCell(own(job) && actionButton("Cancel", "/api/jobs/" + job.id + "/cancel")))), "nothing is queued");
   const first = page.next.length ? state.from + 1 : 0;
   document.getElementById("queued-range").textContent =
     page.queued ? "(" + first + "–" + (state.from + page.next.length) + " of " + page.queued + ")" : "";
@@ -225,8 +275,15 @@ async function loadTimeline() {
   drawTimeline(timeline);
 }
 
+// The axis's step for a window of `span` seconds: a label every 10 minutes over an hour,
+// every hour over 6, every 3 hours over 24.
+function axisStep(span) {
+  return span <= 3600 ? 600 : span <= 6 * 3600 ? 3600 : 3 * 3600;
+}
+
 // One row per GPU: each job a bar from its start to its end (or now), coloured by user; the
-// GPU's utilisation over it as a line, where NVML gave it.
+// GPU's utilisation over it as a line, where NVML gave it. The axis is labelled at round
+// times of the browser's clock, each label inside the picture.
 function drawTimeline(timeline) {
   const ns = "http://www.w3.org/2000/svg";
   const svg = (tag, attributes, text) => {
@@ -235,27 +292,41 @@ function drawTimeline(timeline) {
     if (text != null) node.textContent = text;
     return node;
   };
-  const width = 1000, left = 70, row = 28, top = 18;
-  const height = top + row * Math.max(1, timeline.gpus.length) + 10;
-  const x = (t) => left + ((t - timeline.from) / (timeline.to - timeline.from)) * (width - left - 10);
-  const picture = svg("svg", { viewBox: "0 0 " + width + " " + height, role: "img" });
+  const width = 1000, left = 74, right = 10, row = 28, top = 20, half = 16;
+  const height = top + row * Math.max(1, timeline.gpus.length) + 6;
+  const span = Math.max(1, timeline.to - timeline.from);
+  const x = (t) => left + ((t - timeline.from) / span) * (width - left - right);
+  const jobs = timeline.gpus.reduce((count, gpu) => count + gpu.spans.length, 0);
+  const failed = timeline.gpus.reduce((count, gpu) => count + gpu.spans.filter((bar) => bar.state === "failed").length, 0);
+  const from = new Date(timeline.from * 1000), to = new Date(timeline.to * 1000);
+  const picture = svg("svg", { viewBox: "0 0 " + width + " " + height, role: "img",
+    "aria-label": "What ran on each GPU from " + clock(from) + " to " + clock(to) + ": " + jobs + (jobs === 1 ? " job" : " jobs") +
+      (failed ? ", " + failed + " failed" : "") + " (each listed above, and by pointing at its bar)" });
   const colours = {};
   const palette = ["#4e79a7", "#f28e2b", "#59a14f", "#b07aa1", "#76b7b2", "#edc948", "#ff9da7", "#9c755f"];
-  for (let hour = 0; hour <= (timeline.to - timeline.from) / 3600; hour++) {
-    const t = timeline.to - hour * 3600;
-    picture.append(svg("text", { x: x(t) - 20, y: 12, "font-size": 10, fill: "#667085" }, new Date(t * 1000).toLocaleTimeString([], { hour: "2-digit", minute: "2-digit" })));
+  const step = axisStep(span);
+  const zone = -from.getTimezoneOffset() * 60;
+  for (let t = Math.ceil((timeline.from + zone) / step) * step - zone; t <= timeline.to; t += step) {
+    const at = x(t);
+    // A label near an end is anchored to it, so that it is drawn whole.
+    const anchor = at + half > width ? "end" : at - half < left ? "start" : "middle";
+    picture.append(svg("line", { x1: at, x2: at, y1: top, y2: height - 6, class: "tick" }));
+    picture.append(svg("text", { x: anchor === "end" ? width - 1 : at, y: 12, "text-anchor": anchor, class: "axis" },
+      clock(new Date(t * 1000))));
   }
   timeline.gpus.forEach((gpu, index) => {
     const y = top + index * row;
-    picture.append(svg("text", { x: 4, y: y + 17, "font-size": 12 }, "GPU " + gpu.id));
-    for (const span of gpu.spans) {
-      const user = span.user || "?";
+    const name = svg("text", { x: 4, y: y + 17, class: "gpu" }, "GPU " + (gpu.id.length > 7 ? gpu.id.slice(0, 6) + "…" : gpu.id));
+    name.append(svg("title", {}, "GPU " + gpu.id));
+    picture.append(name);
+    for (const bar of gpu.spans) {
+      const user = bar.user || "?";
       colours[user] = colours[user] || palette[Object.keys(colours).length % palette.length];
-      const start = Math.max(span.start, timeline.from), end = span.end == null ? timeline.to : span.end;
-      const bar = svg("rect", { x: x(start), y: y + 4, width: Math.max(1, x(end) - x(start)), height: row - 8,
-        fill: span.state === "failed" ? "#c0362c" : colours[user], "fill-opacity": 0.8, "data-job": span.job_id == null ? "" : span.job_id });
-      bar.append(svg("title", {}, user + ": " + span.command + (span.job_id != null ? " (job " + span.job_id + ", " + span.state + ")" : "")));
-      picture.append(bar);
+      const start = Math.max(bar.start, timeline.from), end = bar.end == null ? timeline.to : bar.end;
+      const drawn = svg("rect", { x: x(start), y: y + 4, width: Math.max(1, x(end) - x(start)), height: row - 8,
+        fill: bar.state === "failed" ? "#c0362c" : colours[user], "fill-opacity": 0.8, "data-job": bar.job_id == null ? "" : bar.job_id });
+      drawn.append(svg("title", {}, user + ": " + bar.command + (bar.job_id != null ? " (job " + bar.job_id + ", " + bar.state + ")" : "")));
+      picture.append(drawn);
     }
     if (gpu.utilization.length > 1) {
       const points = gpu.utilization.map((sample) => x(sample.at) + "," + (y + row - 4 - (sample.percent / 100) * (row - 8))).join(" ");
@@ -267,7 +338,9 @@ function drawTimeline(timeline) {
 
 // --- A job's page -----------------------------------------------------------------------
 
-const follow = { stdout: 0, stderr: 0, timer: null };
+// How far each stream was read; one read at a time of each (the timer and the queue's news
+// both ask), and a stream refused (the output is its submitter's) not asked for again.
+const follow = { stdout: 0, stderr: 0, reading: new Set(), refused: new Set() };
 
 // What a job's page shows of one job: cleared when the id names no job now, or another job
 // (the queue's database made anew), so that nothing of one job is shown under another's.
@@ -275,34 +348,55 @@ function clearJob() {
   state.job = null;
   follow.stdout = 0;
   follow.stderr = 0;
+  follow.refused.clear();
   fill("#job-fields", [], "");
+  document.getElementById("job-label").textContent = "";
   document.getElementById("job-actions").replaceChildren();
   for (const stream of ["stdout", "stderr"]) document.getElementById("job-" + stream).textContent = "";
 }
 
-async function showJob(id) {
-  let found;
-  try { found = await api("/api/jobs/" + id); } catch (error) {
-    say(error.message);
+// "job 12 · train-a · gpusched": its label, else the start of its command.
+function jobTitle(job) {
+  const what = job.name || (job.command.length > 48 ? job.command.slice(0, 47) + "…" : job.command);
+  return "job " + job.id + " · " + what + " · gpusched";
+}
+
+// Job `id`'s page, from `found` (what /api/jobs/ID answered, the server's own copy in the
+// page first) or else asked for now.
+async function showJob(id, found) {
+  if (!found) {
+    try { found = await api("/api/jobs/" + id); } catch (error) { found = { error: error.message }; }
+  }
+  if (!isNew("job", found)) {
+    // The same as shown: only its output may have grown.
+    if (found.job) await Promise.all(["stdout", "stderr"].map((stream) => readOutput(found.job.id, stream)));
+    return;
+  }
+  if (found.error) {
+    say(found.error);
     clearJob();
+    document.getElementById("job-id").textContent = id;
+    document.title = "job " + id + " · gpusched";
     const stateText = document.getElementById("job-state");
-    stateText.textContent = error.message;
+    stateText.textContent = found.error;
     stateText.className = "state";
     return;
   }
   const job = found.job;
   if (state.job && (state.job.submitted !== job.submitted || state.job.command !== job.command)) clearJob();
   state.job = job;
+  document.title = jobTitle(job);
   document.getElementById("job-id").textContent = job.id;
+  document.getElementById("job-label").textContent = job.name || "";
   const stateText = document.getElementById("job-state");
   stateText.textContent = job.state;
   stateText.className = "state state-" + job.state;
-  const fields = [["Command", job.command], ["Directory", job.directory], ["Name", job.name], ["Submitted by", job.user ? job.user + (job.submitted_from ? "@" + job.submitted_from : "") : ""],
-    ["Queue", job.queue], ["Batch", job.batch], ["Priority", job.priority], ["GPUs", (job.gpus || []).join(",")], ["Worker", job.worker],
+  const fields = [["Command", job.command], ["Directory", job.directory], ["Label", job.name], ["Submitted by", job.user ? job.user + (job.submitted_from ? "@" + job.submitted_from : "") : ""],
+    ["Queue", job.queue], ["Batch", job.batch], ["Priority", job.priority], ["Waits for", waitsFor(job)], ["GPUs", (job.gpus || []).join(",")], ["Worker", job.worker],
     ["Submitted", time(job.submitted)], ["Started", time(job.started)], ["Ended", time(job.ended)], ["Runtime", duration(job.runtime_seconds)],
     ["Exit code", job.exit_code], ["Signal", job.signal], ["Note", job.note]];
   fill("#job-fields", fields.filter(([, value]) => value != null && value !== "").map(([name, value]) =>
-    el("tr", {}, el("th", {}, name), el("td", { class: name === "Command" ? "command" : "" }, value))), "");
+    el("tr", {}, el("th", { scope: "row" }, name), el("td", { class: name === "Command" ? "command" : "" }, value))), "");
   const actions = document.getElementById("job-actions");
   actions.replaceChildren();
   if (actionsAllowed() && job.user === state.status.server.user) {
@@ -313,12 +407,21 @@ async function showJob(id) {
 }
 
 async function readOutput(id, stream) {
+  if (follow.refused.has(stream) || follow.reading.has(stream)) return;
+  follow.reading.add(stream);
+  try { await readOutputOnce(id, stream); } finally { follow.reading.delete(stream); }
+}
+
+async function readOutputOnce(id, stream) {
   const box = document.getElementById("job-" + stream);
   const first = follow[stream] === 0 && box.textContent === "";
   let read;
   try { read = await api("/api/jobs/" + id + "/output?stream=" + stream + (first ? "" : "&from=" + follow[stream])); } catch (error) {
     // Refused (the output is its submitter's, shown with the token): said once, as text.
-    if (first) box.textContent = "(" + error.message + ")";
+    if (first) {
+      box.textContent = "(" + error.message + ")";
+      follow.refused.add(stream);
+    }
     return;
   }
   if (first && read.from > 0) box.append("… (" + read.from + " bytes before)\n");
@@ -377,15 +480,38 @@ async function connect(onStatus, onQueue) {
   }
 }
 
+// The documents the server wrote into the page (the ones its requests answer), so that the
+// first paint shows them; none where the request could not read them (beyond loopback, the
+// token is in the address's fragment): the script asks for them at once.
+function initialState() {
+  const block = document.getElementById("initial-state");
+  if (!block) return {};
+  try { return JSON.parse(block.textContent) || {}; } catch (error) { return {}; }
+}
+
+// The last document of each kind shown, as text: one that the event stream sends again (the
+// first it sends is the one the page came with) draws nothing anew, so that no button under
+// the pointer is replaced by its copy.
+const shown = {};
+function isNew(kind, value) {
+  const text = JSON.stringify(value);
+  if (shown[kind] === text) return false;
+  shown[kind] = text;
+  return true;
+}
+
 function start() {
   takeToken();
+  const initial = initialState();
+  for (const kind of ["status", "queue"]) if (initial[kind]) isNew(kind, initial[kind]);
   const match = window.location.pathname.match(/^\/jobs\/(\d+)$/);
   if (match) {
     document.getElementById("overview").hidden = true;
     document.getElementById("job-page").hidden = false;
     const id = match[1];
-    connect((status) => { state.status = status; document.getElementById("host").textContent = status.server.host; },
-      () => showJob(id));
+    if (initial.status) noteServer(initial.status);
+    showJob(id, initial.job);
+    connect((status) => { if (isNew("status", status)) noteServer(status); }, (queue) => { if (isNew("queue", queue)) showJob(id); });
     // A running job's output grows without a change to the queue: followed every second.
     setInterval(() => { if (state.job && state.job.state === "running") Promise.all(["stdout", "stderr"].map((stream) => readOutput(id, stream))); }, 1000);
     return;
@@ -393,11 +519,30 @@ function start() {
   document.getElementById("page-previous").addEventListener("click", () => { state.from = Math.max(0, state.from - PAGE); loadQueuedPage(); });
   document.getElementById("page-next").addEventListener("click", () => { state.from += PAGE; loadQueuedPage(); });
   document.getElementById("timeline-hours").addEventListener("change", loadTimeline);
+  if (initial.queue) state.queue = initial.queue;
+  if (initial.status) {
+    showStatus(initial.status);
+    if (state.queue) showQueue(state.queue);
+  }
+  // The server's is of 6 hours: another choice (a reload keeps the one made) is asked for.
+  const hours = Number(document.getElementById("timeline-hours").value);
+  if (initial.timeline && Math.round((initial.timeline.to - initial.timeline.from) / 3600) === hours) drawTimeline(initial.timeline);
+  else loadTimeline();
   let timelineDue = null;
   const timelineSoon = () => { if (!timelineDue) timelineDue = setTimeout(() => { timelineDue = null; loadTimeline(); }, 1000); };
-  connect((status) => { showStatus(status); if (state.queue) showQueue(state.queue); timelineSoon(); },
-    (queue) => { if (state.status) { showQueue(queue); showStatus(state.status); } else state.queue = queue; timelineSoon(); });
+  connect((status) => {
+    if (!isNew("status", status)) return;
+    showStatus(status);
+    if (state.queue) showQueue(state.queue);
+    timelineSoon();
+  }, (queue) => {
+    if (!isNew("queue", queue)) return;
+    if (state.status) { showQueue(queue); showStatus(state.status); } else state.queue = queue;
+    timelineSoon();
+  });
   setInterval(loadTimeline, 60000);
 }
 
-document.addEventListener("DOMContentLoaded", start);
+// Deferred: the document is parsed when this runs, and what it draws is in the first paint.
+if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", start);
+else start();
