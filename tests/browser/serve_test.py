@@ -4,6 +4,8 @@ chromedriver), against real runs, a real local queue and a real redis-server.
 
 Run by ctest: serve_test.py GPUSCHED [TEST ...]. Exits 77 (skipped) where Chromium, its driver
 or Selenium is not installed: apt-get install chromium chromium-driver python3-selenium.
+The accessibility tests run axe-core (the version tests/browser/package-lock.json pins) in
+the page, and fail where it is not installed: npm ci --prefix tests/browser.
 With GPUSCHED_SCREENSHOT=PATH, the overview test saves the page as PNG there (the README's).
 """
 import http.client
@@ -27,11 +29,16 @@ try:
     from selenium.webdriver.chrome.options import Options
     from selenium.webdriver.chrome.service import Service
     from selenium.webdriver.common.by import By
+    from selenium.webdriver.support.ui import Select
 except ImportError:
     webdriver = None
 
 GPUSCHED = None
-SCHEMA = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "docs", "json-schema.json")
+HERE = os.path.dirname(os.path.abspath(__file__))
+SCHEMA = os.path.join(HERE, "..", "..", "docs", "json-schema.json")
+AXE = os.path.join(HERE, "node_modules", "axe-core", "axe.min.js")
+# How the last look written into the page begins (src/core/web_page.cpp).
+DATA_BLOCK = b'<script type="application/json" id="initial-state">'
 CHROMIUM = shutil.which("chromium")
 CHROMEDRIVER = shutil.which("chromedriver") or "/usr/bin/chromedriver"
 
@@ -223,7 +230,9 @@ class Browser:
         for argument in ("--headless=new", "--no-sandbox", "--disable-dev-shm-usage",
                          "--disable-gpu", "--window-size=1400,1100"):
             options.add_argument(argument)
+        options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
         self.driver = webdriver.Chrome(service=Service(CHROMEDRIVER), options=options)
+        self.driver.set_script_timeout(60)
 
     def open(self, url):
         self.driver.get(url)
@@ -235,6 +244,36 @@ class Browser:
 
     def shows(self, selector, text, seconds=10.0):
         return eventually(lambda: text in self.text(selector), seconds)
+
+    def console_errors(self):
+        """What the console said as errors since the last call (a resource not found, a script
+        error, a Content-Security-Policy refusal)."""
+        return [entry["message"] for entry in self.driver.get_log("browser") if entry["level"] == "SEVERE"]
+
+    def block_api(self):
+        """From now on, every request of the API fails: what the page shows is what the server
+        wrote into it."""
+        self.driver.execute_cdp_cmd("Network.enable", {})
+        self.driver.execute_cdp_cmd("Network.setBlockedURLs", {"urls": ["*/api/*"]})
+
+    def unblock_api(self):
+        self.driver.execute_cdp_cmd("Network.setBlockedURLs", {"urls": []})
+
+    def accessibility_violations(self):
+        """What axe-core finds in the page as it is now, with its default rules (WCAG 2 A and AA,
+        WCAG 2.1 and 2.2 AA, best practices), none disabled: one line per violation, with its
+        rule, impact and the elements it concerns."""
+        with open(AXE, encoding="utf-8") as script:
+            self.driver.execute_script(script.read())
+        found = self.driver.execute_async_script("""
+            const done = arguments[arguments.length - 1];
+            axe.run(document, { resultTypes: ["violations"] })
+              .then((results) => done({ violations: results.violations }), (error) => done({ error: String(error) }));""")
+        if "error" in found:
+            raise AssertionError("axe-core could not run: " + found["error"])
+        return [f"{violation['id']} ({violation['impact']}): {violation['help']}: " +
+                "; ".join(" ".join(map(str, node["target"])) for node in violation["nodes"])
+                for violation in found["violations"]]
 
     def close(self):
         self.driver.quit()
@@ -258,15 +297,46 @@ class ServeTest(unittest.TestCase):
         """A run that holds `gpu`'s lease while `command` runs."""
         return self.machine.start(["--gpus", gpu], stdin_text=command + "\n")
 
+    def assert_accessible(self, browser, view):
+        if not os.path.exists(AXE):
+            self.fail(f"axe-core is not installed ({AXE} is missing): run `npm ci --prefix tests/browser`, "
+                      "as the README's test command does")
+        violations = browser.accessibility_violations()
+        if violations:
+            self.fail(f"axe-core finds in {view}:\n  " + "\n  ".join(violations))
+
+    def busy_machine(self):
+        """A server's day: GPU 1 leased by a run and waited for by another; a queue served by a
+        worker on GPU 0 with a job that failed, a labelled job that runs, one that waits for it
+        (--after) and one queued behind it. The ids, by what they are."""
+        machine = self.machine
+        holder = self.hold_gpu("1", "sleep 300 # train resnet")
+        self.assertTrue(eventually(lambda: "sleep 300" in machine.run(["status", "--gpus", "1"])))
+        waiter = self.hold_gpu("1", "true # waits for GPU 1")
+        self.assertTrue(eventually(lambda: "waiting:" in machine.run(["status", "--gpus", "1"])))
+        self.marker = os.path.join(machine.dir, "go")
+        jobs = {"holder": holder.pid, "waiter": waiter.pid}
+        jobs["failed"] = machine.submit(["sh", "-c", "echo oops >&2; exit 3"], "--name", "broken", "--no-start")
+        jobs["running"] = machine.submit(["sh", "-c", f"echo started; while [ ! -e {self.marker} ]; do sleep 0.05; done"],
+                                         "--name", "train-a", "--no-start")
+        jobs["waiting"] = machine.submit(["python", "evaluate.py", "--checkpoint", "runs/7"], "--name", "eval-a",
+                                         "--after", str(jobs["running"]), "--no-start")
+        jobs["queued"] = machine.submit(["python", "train.py", "--lr", "0.01", "--bs", "64"], "--no-start")
+        machine.start(["worker", "--gpus", "0"])
+        listing = lambda: json.loads(machine.run(["queue", "--json"]))
+        self.assertTrue(eventually(lambda: [job["id"] for job in listing()["running"]] == [jobs["running"]]
+                                   and listing()["failed"] == 1, 20), listing())
+        return jobs
+
     def test_the_page_shows_holders_waiters_and_the_queue_as_they_are_and_escapes_them(self):
         machine = self.machine
         holder = self.hold_gpu("0", "sleep 300 # train resnet")
         self.assertTrue(eventually(lambda: "sleep 300" in machine.run(["status", "--gpus", "0"])))
         waiter = self.hold_gpu("0", "true # waits for GPU 0")
         self.assertTrue(eventually(lambda: "waiting:" in machine.run(["status", "--gpus", "0"])))
-        for command in ("python train.py --lr 0.1 --bs 64", "python train.py --lr 0.01 --bs 64",
-                        "python evaluate.py --checkpoint runs/7"):
-            machine.submit(command.split(), "--no-start")
+        first = machine.submit("python train.py --lr 0.1 --bs 64".split(), "--name", "lr-0.1", "--no-start")
+        machine.submit("python train.py --lr 0.01 --bs 64".split(), "--name", "lr-0.01", "--no-start")
+        machine.submit("python evaluate.py --checkpoint runs/7".split(), "--name", "eval", "--after", str(first), "--no-start")
         hostile = "echo '<img src=x onerror=alert(1)><script>alert(2)</script>'"
         queued = machine.submit(["sh", "-c", hostile], "--no-start")
         server = Server(machine, "--gpus", "0,1")
@@ -283,6 +353,11 @@ class ServeTest(unittest.TestCase):
         self.assertTrue(browser.shows("#queued", str(queued)))
         # Shown as text: no element was made of it, and nothing ran.
         self.assertEqual(browser.driver.execute_script("return document.querySelectorAll('#queued img, #queued script').length"), 0)
+        # The server wrote it into the page too, where it ended nothing: the page's script and
+        # the one data block are its only scripts.
+        self.assertEqual(browser.driver.execute_script("return [...document.scripts].map((script) => script.type || script.src)"),
+                         [server.base + "/assets/app.js", "application/json"])
+        self.assertIn(f"job {first} to end", browser.text("#waiting"))
         with self.assertRaises(NoAlertPresentException):
             browser.driver.switch_to.alert.text
         self.assertIn("n/a", gpu0, "no NVML here: utilisation and temperature are n/a")
@@ -294,6 +369,153 @@ class ServeTest(unittest.TestCase):
         if screenshot:
             browser.driver.execute_script("window.scrollTo(0, 0)")
             browser.driver.save_screenshot(screenshot)
+
+    def test_the_page_and_a_jobs_page_pass_axe_core_idle_and_busy(self):
+        machine = self.machine
+        server = Server(machine, "--gpus", "0,1", "--allow-actions")
+        browser = self.open_browser()
+        # Idle: no lease, no job, nothing ended; the page that may act.
+        browser.open(server.url_with_token)
+        self.assertTrue(browser.shows("#live", "live"), browser.text("body"))
+        self.assertTrue(browser.shows("#running", "no job runs"))
+        time.sleep(1.5)  # the timeline is drawn again a second after the event stream's first news
+        self.assert_accessible(browser, "the idle page")
+        self.assertEqual(browser.console_errors(), [])
+        browser.open(f"{server.base}/jobs/1")
+        self.assertTrue(browser.shows("#job-state", "no job 1"), browser.text("#job-page"))
+        self.assert_accessible(browser, "the page of a job that is not there")
+        browser.console_errors()  # its own request for the job was answered 404, as it says
+        # Busy: leases held and waited for, jobs running, failed, waiting and queued.
+        jobs = self.busy_machine()
+        browser.open(server.base + "/")
+        self.assertTrue(browser.shows("#live", "live"))
+        self.assertTrue(browser.shows("#running", "train-a"), browser.text("#running"))
+        self.assertTrue(browser.shows("#waiters", str(jobs["waiter"])), browser.text("#waiters"))
+        self.assertIn("eval-a", browser.text("#waiting"))
+        self.assertIn("failed", browser.text("#ended"))
+        self.assertTrue(eventually(lambda: browser.driver.find_elements(By.CSS_SELECTOR, "#running button")),
+                        "the buttons of the page that may act")
+        time.sleep(1.5)
+        self.assert_accessible(browser, "the busy page")
+        self.assertEqual(browser.console_errors(), [])
+        for job, shown in ((jobs["running"], "started"), (jobs["failed"], "oops"), (jobs["waiting"], ""),
+                           (jobs["queued"], "")):
+            browser.open(f"{server.base}/jobs/{job}")
+            self.assertTrue(browser.shows("#job-fields", "Command"), browser.text("#job-page"))
+            self.assertTrue(browser.shows("#job-page", shown), browser.text("#job-page"))
+            self.assert_accessible(browser, f"job {job}'s page")
+            self.assertEqual(browser.console_errors(), [], f"job {job}'s page")
+        # The page of a read-only server, opened without the token: no action column, and a
+        # job's output refused.
+        read_only = Server(machine, "--gpus", "0,1")
+        browser.close()
+        browser = self.open_browser()
+        browser.open(read_only.base + "/")
+        self.assertTrue(browser.shows("#running", "train-a"), browser.text("#running"))
+        time.sleep(1.5)
+        self.assert_accessible(browser, "the read-only page")
+        browser.open(f"{read_only.base}/jobs/{jobs['running']}")
+        self.assertTrue(browser.shows("#job-stdout", "its submitter's"), browser.text("#job-page"))
+        self.assert_accessible(browser, "a job's page without the token")
+        self.assertEqual(len(browser.console_errors()), 2, "stdout and stderr, each refused once")
+        time.sleep(2)
+        self.assertEqual(browser.console_errors(), [], "and not asked for again while the job runs")
+
+    def test_the_first_paint_shows_the_last_look_before_any_request_of_the_api(self):
+        machine = self.machine
+        jobs = self.busy_machine()
+        server = Server(machine, "--gpus", "0,1")
+        host = json.loads(server.get("/api/status")[1])["server"]["host"]
+        self.assertTrue(eventually(lambda: [job["id"] for job in json.loads(server.get("/api/queue")[1])["running"]]
+                                   == [jobs["running"]]))
+        self.assertTrue(eventually(lambda: b"sleep 300" in server.get("/api/status")[1]))
+        browser = self.open_browser()
+        browser.block_api()
+        browser.open(server.base + "/")
+        # Read as soon as the page has loaded: no request of the API was answered, so all of it
+        # is what the server wrote into the page.
+        read = lambda selector: browser.text(selector)
+        self.assertEqual(browser.driver.title, f"{host} · gpusched")
+        self.assertIn("sleep 300 # train resnet", read('#gpus tr[data-gpu="1"]'))
+        self.assertIn(str(jobs["waiter"]), read("#waiters"))
+        running = read(f'#running tr[data-job="{jobs["running"]}"]')
+        self.assertIn("train-a", running, read("#running"))
+        # The GPU's row names the queue's job that holds it, by its id and label.
+        self.assertIn(f"job {jobs['running']} train-a:", read('#gpus tr[data-gpu="0"]'))
+        waiting = read(f'#waiting tr[data-job="{jobs["waiting"]}"]')
+        self.assertIn("eval-a", waiting)
+        self.assertIn(f"job {jobs['running']} to end", waiting)
+        self.assertEqual(browser.driver.find_element(By.CSS_SELECTOR, f'#waiting tr[data-job="{jobs["waiting"]}"] td:nth-child(2) a')
+                         .get_attribute("href"), f"{server.base}/jobs/{jobs['running']}")
+        self.assertIn("broken", read(f'#ended tr[data-job="{jobs["failed"]}"]'))
+        self.assertIn(str(jobs["queued"]), read("#queued"))
+        self.assertTrue(browser.driver.execute_script(
+            f"return document.querySelectorAll('#timeline rect[data-job=\"{jobs['running']}\"]').length > 0"),
+            browser.driver.execute_script("return document.getElementById('timeline').innerHTML"))
+        # Times in 24 hours, as the CLI writes them, whatever the browser's locale.
+        started = browser.driver.find_element(By.CSS_SELECTOR, f'#running tr[data-job="{jobs["running"]}"] td:nth-child(5)').text
+        self.assertRegex(started, r"^\d\d:\d\d:\d\d$")
+        self.assertRegex(browser.driver.find_element(By.CSS_SELECTOR, '#gpus tr[data-gpu="1"] td:nth-child(9)').text,
+                         r"^\d\d:\d\d:\d\d$")
+        # A job's page: titled with its id and label, else the start of its command.
+        browser.open(f"{server.base}/jobs/{jobs['running']}")
+        self.assertEqual(browser.driver.title, f"job {jobs['running']} · train-a · gpusched")
+        self.assertIn("running", read("#job-state"))
+        browser.open(f"{server.base}/jobs/{jobs['waiting']}")
+        self.assertEqual(browser.driver.title, f"job {jobs['waiting']} · eval-a · gpusched")
+        self.assertIn(f"Waits for\tjob {jobs['running']} to end", read("#job-fields"))
+        browser.open(f"{server.base}/jobs/{jobs['queued']}")
+        self.assertEqual(browser.driver.title, f"job {jobs['queued']} · python train.py --lr 0.01 --bs 64 · gpusched")
+        # With the API back, the page goes live from there.
+        browser.unblock_api()
+        browser.console_errors()  # the requests refused above
+        browser.open(server.base + "/")
+        self.assertTrue(browser.shows("#live", "live"))
+        open(self.marker, "w").close()
+        self.assertTrue(browser.shows(f'#ended tr[data-job="{jobs["running"]}"]', "succeeded"), browser.text("#ended"))
+        self.assertTrue(browser.shows("#ended", "eval-a"), browser.text("#queue-section"))
+        self.assertEqual(browser.console_errors(), [], "no favicon missing, no script error")
+        status, body = server.get("/favicon.ico")
+        self.assertEqual(status, 200)
+        self.assertIn(b"<svg", body)
+
+    def test_the_timelines_axis_is_in_24_hours_and_each_label_is_drawn_whole(self):
+        server = Server(self.machine, "--gpus", "0")
+        browser = self.open_browser()
+        browser.open(server.base + "/")
+        self.assertTrue(browser.shows("#live", "live"))
+        # What the server answers, for each choice of hours.
+        for hours in ("1", "24", "6"):
+            browser.driver.execute_script("window.drawnBefore = document.querySelector('#timeline svg')")
+            Select(browser.driver.find_element(By.ID, "timeline-hours")).select_by_value(hours)
+            self.assertTrue(eventually(lambda: browser.driver.execute_script(
+                "return document.querySelector('#timeline svg') !== window.drawnBefore")), hours)
+            labels = browser.driver.execute_script(
+                "return [...document.querySelectorAll('#timeline text.axis')].map((label) => label.textContent)")
+            self.assertGreaterEqual(len(labels), 2, hours)
+            for label in labels:
+                self.assertRegex(label, r"^\d\d:\d\d$")
+        # Drawn at every moment of a few hours, for each window: every label inside the
+        # picture, none over another.
+        problems = browser.driver.execute_script("""
+            const problems = [];
+            const now = Math.floor(Date.now() / 1000);
+            for (const hours of [1, 6, 24]) {
+              for (let k = 0; k < 120; k++) {
+                const to = now + k * 97;
+                drawTimeline({ from: to - hours * 3600, to, seen_since: to - hours * 3600,
+                               gpus: [{ id: "0", spans: [], utilization: [] }] });
+                const svg = document.querySelector("#timeline svg");
+                const width = svg.viewBox.baseVal.width;
+                const boxes = [...svg.querySelectorAll("text.axis")].map((label) => [label.textContent, label.getBBox()]);
+                boxes.forEach(([text, box], index) => {
+                  if (box.x < 0 || box.x + box.width > width) problems.push(hours + " h, " + to + ": " + text + " at " + box.x + "+" + box.width);
+                  if (index && boxes[index - 1][1].x + boxes[index - 1][1].width > box.x) problems.push(hours + " h, " + to + ": " + text + " overlaps");
+                });
+              }
+            }
+            return problems;""")
+        self.assertEqual(problems, [])
 
     def test_each_gpu_shows_its_memory_utilisation_and_temperature_from_nvml(self):
         fake_driver = os.environ.get("GPUSCHED_FAKE_DRIVER")
@@ -320,6 +542,7 @@ class ServeTest(unittest.TestCase):
         percents = {sample["percent"] for sample in timeline["gpus"][0]["utilization"]}
         self.assertTrue({37, 90} <= percents, timeline)
         self.assertTrue(eventually(lambda: browser.driver.find_elements(By.CSS_SELECTOR, "#timeline polyline")))
+        self.assert_accessible(browser, "the page with NVML's readings")
 
     def test_a_job_started_or_ended_appears_within_a_second_without_a_reload(self):
         machine = self.machine
@@ -414,6 +637,7 @@ class ServeTest(unittest.TestCase):
         self.assertFalse(os.path.exists(database), "serve made no database in place of the removed one")
         self.assertTrue(browser.shows("#queue-error", removed), browser.text("#queue-section"))
         self.assertNotIn("from the removed queue", browser.text("#queue-section"))
+        self.assert_accessible(browser, "the page of a removed queue")
         # A new queue under the same name: its job 1 alone, never the removed one's.
         new = machine.submit(["echo", "from the new queue"], "--db", database, "--no-start")
         self.assertEqual(new, old)
@@ -611,9 +835,13 @@ class ServeTest(unittest.TestCase):
             self.assertEqual(status, 401, "neither ?token= nor a cookie presents the token: " + path)
         # The page's own files hold no data: served without the token, which is in the
         # address's fragment and reaches only the page's script.
-        for path in ("/", "/jobs/1", "/assets/app.js"):
-            status, _ = request("GET", port, path)
+        for path in ("/", "/jobs/1", "/assets/app.js", "/assets/icon.svg"):
+            status, body = request("GET", port, path)
             self.assertEqual(status, 200, path)
+            self.assertFalse(DATA_BLOCK in body, "the page holds no data: " + path)
+        # A script that sends the token gets the page with the last look in it, as the API.
+        status, body = request("GET", port, "/", {"Authorization": f"Bearer {token}"})
+        self.assertTrue(DATA_BLOCK in body, body[:400])
         status, _ = request("GET", port, "/api/status", {"Authorization": f"Bearer {token}"})
         self.assertEqual(status, 200)
         browser = self.open_browser()
@@ -631,6 +859,8 @@ class ServeTest(unittest.TestCase):
         browser.open(f"http://127.0.0.1:{port}/")
         self.assertTrue(browser.shows("#message", "open the address it printed"), browser.text("body"))
         loopback = Server(machine, "--gpus", "0")
+        status, body = loopback.get("/")
+        self.assertTrue(DATA_BLOCK in body, "on loopback, as the API")
         status, _ = loopback.get("/api/status", {"Host": "rebound.example:80"})
         self.assertEqual(status, 403, "a name rebound to 127.0.0.1 reads nothing")
         with open("/proc/net/tcp") as table:
