@@ -26,10 +26,8 @@ bool report_job_end(const queue::JobRecord& job)
                       describe_outcome(outcome), format_duration(runtime), command);
         return false;
     case queue::JobState::cancelled:
-        spdlog::warn("job {} cancelled: {}", job.id, command);
-        return false;
     case queue::JobState::skipped:
-        spdlog::warn("job {} {}: {}", job.id, job.note.empty() ? "skipped" : job.note, command);
+        spdlog::warn("job {} {}: {}", job.id, queue::describe_end(job.state, job.note), command);
         return false;
     default:
         spdlog::error("job {} refused by its worker: {}: {}", job.id, job.note, command);
@@ -61,9 +59,7 @@ bool report_job_end(const queue::EndedJob& ended)
         return false;
     case queue::JobState::skipped:
     case queue::JobState::cancelled:
-        spdlog::warn("job {} {}: {}", name,
-                     job.note.empty() ? std::string(queue::to_string(job.state)) : job.note,
-                     command);
+        spdlog::warn("job {} {}: {}", name, queue::describe_end(job.state, job.note), command);
         return false;
     default:
         spdlog::warn("job {} failed on {}: {} after {}: {}", name, where,

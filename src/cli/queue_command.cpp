@@ -154,8 +154,7 @@ int show_queue(queue::QueueBackend& queue, const QueueCommandOptions& options)
         fmt::print("  {} {}: {}\n", job_called(job),
                    job.state == queue::JobState::succeeded || job.state == queue::JobState::failed
                        ? describe_outcome(outcome)
-                       : fmt::format("{}{}", queue::to_string(job.state),
-                                     job.note.empty() ? "" : ", " + visible_text(job.note)),
+                       : visible_text(queue::describe_end(job.state, job.note)),
                    shown_command(job.command));
     }
     return k_exit_success;

@@ -13,6 +13,7 @@
 #include <filesystem>
 #include <map>
 #include <memory>
+#include <regex>
 #include <thread>
 
 namespace gpusched::testing {
@@ -108,6 +109,34 @@ TEST_P(QueueVerbs, CancelStopsARunningJobWhichIsRecordedCancelledAndNeverRunAgai
     const auto next = submit_jobs(fmt::format("echo next >> {}\n", log()));
     EXPECT_EQ(gpusched("wait", {std::to_string(next.at(0))}).exit_status, 0);
     EXPECT_EQ(log_lines(), (std::vector<std::string>{"start", "term", "next"}));
+}
+
+// Each end in one phrase, as `queue` lists it: a job skipped for the failure it waited for,
+// one cancelled in the queue, one cancelled while it ran.
+TEST_P(QueueVerbs, EachEndIsOnePhrase)
+{
+    const auto failing = submit_jobs("exit 3\n");
+    const auto failed = std::to_string(failing.at(0));
+    const auto skipped = submit_jobs("true\n", {"--after-ok", failed});
+    const auto removed = submit_jobs("true\n");
+    EXPECT_EQ(gpusched("cancel", {std::to_string(removed.at(0))}).exit_status, 0);
+    start_worker("0", k_kill_soon);
+    EXPECT_EQ(gpusched("wait", {failed}).exit_status, 1);
+    const auto stopped = submit_jobs(fmt::format("echo start >> {}; sleep 30\n", log()));
+    ASSERT_TRUE(eventually([&] { return log_lines().size() == 1; }));
+    EXPECT_EQ(gpusched("cancel", {std::to_string(stopped.at(0))}).exit_status, 0);
+    EXPECT_EQ(gpusched("wait", {std::to_string(stopped[0])}).exit_status, 1);
+
+    const auto shown = gpusched("queue");
+    EXPECT_EQ(shown.exit_status, 0) << shown.err;
+    for (const auto& line :
+         {fmt::format("  job {} skipped: job {} failed: true\n", skipped.at(0), failed),
+          fmt::format("  job {} cancelled before it started: true\n", removed[0]),
+          fmt::format("  job {} cancelled while running: echo start", stopped[0])}) {
+        EXPECT_NE(shown.out.find(line), std::string::npos) << line << "in\n" << shown.out;
+    }
+    EXPECT_FALSE(std::regex_search(shown.out, std::regex(R"(\n  job \d+ (cancelled|skipped), )")))
+        << shown.out;
 }
 
 // `wait` for a job no worker serves says so once, after a grace period, and keeps waiting;

@@ -24,6 +24,11 @@ constexpr bool has_ended(JobState state)
 
 // The state named `name` (as to_string writes it); nothing for any other word.
 std::optional<JobState> job_state_named(std::string_view name);
+// How a job ended that has no exit status to tell (cancelled, refused, skipped), as one
+// phrase: its note where the note names the state itself ("cancelled before it started",
+// "skipped: job 11 failed"), else the state and the note ("refused: its directory is
+// missing"), or the state alone.
+std::string describe_end(JobState state, std::string_view note);
 
 // How a job ended, as a worker records it in either store: the one result of the queue.
 struct JobResult {

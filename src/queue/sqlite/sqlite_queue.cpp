@@ -117,9 +117,6 @@ CREATE TABLE IF NOT EXISTS pauses (
 );
 )";
 
-constexpr std::array<std::string_view, 8> k_state_names = {
-    "queued", "running", "succeeded", "failed", "cancelled", "refused", "waiting", "skipped"};
-
 JobState state_of(const std::string& name)
 {
     return job_state_named(name).value_or(JobState::failed);
@@ -191,25 +188,6 @@ std::vector<JobRecord> read_jobs(Statement& query)
     query.reset();
     return jobs;
 }
-
-} // namespace
-
-std::string_view to_string(JobState state)
-{
-    return k_state_names.at(static_cast<std::size_t>(state));
-}
-
-std::optional<JobState> job_state_named(std::string_view name)
-{
-    for (std::size_t i = 0; i < k_state_names.size(); ++i) {
-        if (k_state_names[i] == name) {
-            return static_cast<JobState>(i);
-        }
-    }
-    return std::nullopt;
-}
-
-namespace {
 
 // The schema's version, kept in the database header (PRAGMA user_version): read without
 // touching a table. 0 for a new database, and for one made before the version was kept there

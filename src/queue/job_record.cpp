@@ -1,0 +1,46 @@
+#include <gpusched/queue/job_record.hpp>
+
+#include <array>
+#include <cctype>
+
+namespace gpusched::queue {
+namespace {
+
+// As both stores write them, and as --json and listings show them.
+constexpr std::array<std::string_view, 8> k_state_names = {
+    "queued", "running", "succeeded", "failed", "cancelled", "refused", "waiting", "skipped"};
+
+} // namespace
+
+std::string_view to_string(JobState state)
+{
+    return k_state_names.at(static_cast<std::size_t>(state));
+}
+
+std::optional<JobState> job_state_named(std::string_view name)
+{
+    for (std::size_t i = 0; i < k_state_names.size(); ++i) {
+        if (k_state_names[i] == name) {
+            return static_cast<JobState>(i);
+        }
+    }
+    return std::nullopt;
+}
+
+std::string describe_end(JobState state, std::string_view note)
+{
+    const auto name = to_string(state);
+    if (note.empty()) {
+        return std::string(name);
+    }
+    // A note that starts with the state's own word already says it: "cancelled before it
+    // started", "skipped: job 11 failed" (not "cancelled, cancelled before it started").
+    if (note.starts_with(name) &&
+        (note.size() == name.size() ||
+         std::isalpha(static_cast<unsigned char>(note[name.size()])) == 0)) {
+        return std::string(note);
+    }
+    return std::string(name) + ": " + std::string(note);
+}
+
+} // namespace gpusched::queue
