@@ -29,6 +29,7 @@ std::string format_duration(std::chrono::steady_clock::duration duration);
 struct ProgressSnapshot {
     std::size_t succeeded = 0;
     std::size_t failed = 0;
+    std::size_t cancelled = 0; // by `gpusched cancel` while running
     std::size_t running = 0;
     std::size_t queued = 0;
     bool input_ended = false; // else more may come than `queued`

@@ -50,6 +50,9 @@ using Action = std::variant<StartJob, SignalRunningJobs, ArmKillTimer, RetrySche
 struct JobCounts {
     std::size_t succeeded = 0;
     std::size_t failed = 0; // after their last attempt
+    // Stopped by `gpusched cancel` while running: neither succeeded nor failed, whatever they
+    // returned, as the queue records them.
+    std::size_t cancelled = 0;
     // Running when the run was stopped (a signal to gpusched, `--halt now`): not counted as
     // succeeded or failed, whatever they returned, and run again by --resume.
     std::size_t interrupted = 0;
@@ -112,7 +115,7 @@ public:
     // The queue a worker serves paused a GPU (no new job starts there) or resumed it.
     std::vector<Action> on_gpu_paused(GpuSlot gpu, bool paused);
     // A running job is to be stopped for good (`gpusched cancel`): however it ends, it is
-    // not tried again.
+    // not tried again, and it counts as cancelled (even when a stop of the run follows).
     void on_job_cancelled(JobId job);
     // A started job could not take the host-wide lease of `refused` (another process holds
     // it): the job goes back to the front of the queue, not counted as an attempt, and

@@ -68,9 +68,13 @@ std::string format_duration(std::chrono::steady_clock::duration elapsed)
 
 std::string format_progress(const ProgressSnapshot& progress)
 {
-    std::string text = fmt::format("{} done", progress.succeeded + progress.failed);
-    if (progress.failed > 0) {
-        text += fmt::format(" ({} failed)", progress.failed);
+    std::string text =
+        fmt::format("{} done", progress.succeeded + progress.failed + progress.cancelled);
+    if (progress.failed > 0 && progress.cancelled > 0) {
+        text += fmt::format(" ({} failed, {} cancelled)", progress.failed, progress.cancelled);
+    } else if (progress.failed > 0 || progress.cancelled > 0) {
+        text += progress.failed > 0 ? fmt::format(" ({} failed)", progress.failed)
+                                    : fmt::format(" ({} cancelled)", progress.cancelled);
     }
     text += fmt::format(", {} running, {}{} queued, {} elapsed", progress.running, progress.queued,
                         progress.input_ended ? "" : "+", format_duration(progress.elapsed));

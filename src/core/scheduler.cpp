@@ -137,13 +137,14 @@ std::vector<Action> Scheduler::on_job_exit(JobId job, JobOutcome outcome, bool g
     }
 
     std::vector<Action> actions;
-    if (interrupting()) {
+    if (ended.cancelled) {
+        ++m_counts.cancelled;
+    } else if (interrupting()) {
         ++m_counts.interrupted;
     } else if (outcome.succeeded()) {
         ++m_counts.succeeded;
         check_halt(actions);
-    } else if (starts_jobs() && !ended.cancelled &&
-               ended.command.attempt <= retries_of(ended.command)) {
+    } else if (starts_jobs() && ended.command.attempt <= retries_of(ended.command)) {
         Command retry = std::move(ended.command);
         ++retry.attempt;
         retry.avoid_gpus = ended.gpus;

@@ -413,13 +413,11 @@ void JobRunner::after_attempt(const RunningJob& job, JobOutcome outcome,
         return retry != nullptr && retry->job == job.id;
     });
     if (!retried) {
-        if (m_interrupted.contains(job.id)) {
+        if (m_interrupted.contains(job.id) || job.cancelled) {
             // counted apart: neither failed nor succeeded
         } else if (!outcome.succeeded()) {
             note_failed_job(FailedJob{
-                job.id,
-                describe_outcome(outcome) +
-                    (job.timed_out ? " (timed out)" : job.cancelled ? " (cancelled)" : ""),
+                job.id, describe_outcome(outcome) + (job.timed_out ? " (timed out)" : ""),
                 job.attempt, job.command,
                 m_options.output_files ? m_options.output_files->describe(job.id, job.attempt)
                                        : ""});

@@ -90,9 +90,11 @@ void JobRunner::on_shell_exit(ProcessId leader, JobOutcome outcome)
     RunningJob& job = *m_jobs.find_leader(leader);
     outcome.timed_out = job.timed_out;
     job.outcome = outcome;
-    const AttemptEnd end = job.timed_out                ? AttemptEnd::timeout
-                           : m_scheduler.interrupting() ? AttemptEnd::interrupted
-                                                        : AttemptEnd::by_itself;
+    // A job cancelled before a stop of the run is cancelled, not interrupted: nothing runs it
+    // again.
+    const AttemptEnd end = job.timed_out                                  ? AttemptEnd::timeout
+                           : m_scheduler.interrupting() && !job.cancelled ? AttemptEnd::interrupted
+                                                                          : AttemptEnd::by_itself;
     if (end == AttemptEnd::interrupted) {
         m_interrupted.emplace(job.id, Interrupted{job.gpu, job.command, job.replayable});
     }
@@ -101,6 +103,9 @@ void JobRunner::on_shell_exit(ProcessId leader, JobOutcome outcome)
     const auto& gpu = job.gpu;
     if (end == AttemptEnd::interrupted) {
         spdlog::warn("job {} interrupted on GPU {}: {} after {}: {}", job.id, gpu,
+                     describe_outcome(outcome), took, shorten_command(job.command));
+    } else if (job.cancelled) {
+        spdlog::warn("job {} cancelled on GPU {}: {} after {}: {}", job.id, gpu,
                      describe_outcome(outcome), took, shorten_command(job.command));
     } else if (outcome.succeeded()) {
         spdlog::info("job {} finished on GPU {}: {} after {}: {}", job.id, gpu,

@@ -52,9 +52,9 @@ void JobRunner::redraw_progress()
     }
     const auto& counts = m_scheduler.counts();
     m_options.progress->show(format_progress(ProgressSnapshot{
-        counts.succeeded, counts.failed, m_scheduler.running_count(), m_scheduler.queued_count(),
-        m_input.finished(), m_scheduler.pool().size(), now - m_started, m_busy, m_attempts,
-        m_waiting_for}));
+        counts.succeeded, counts.failed, counts.cancelled, m_scheduler.running_count(),
+        m_scheduler.queued_count(), m_input.finished(), m_scheduler.pool().size(), now - m_started,
+        m_busy, m_attempts, m_waiting_for}));
     m_last_progress_draw = now;
     m_progress_stale = false;
 }
@@ -166,6 +166,9 @@ void JobRunner::report_summary()
     }
     const auto& counts = m_scheduler.counts();
     std::string extra;
+    if (counts.cancelled > 0) {
+        extra += fmt::format(", {} cancelled", counts.cancelled);
+    }
     if (counts.retries > 0) {
         extra += ", " + counted(counts.retries, "retry", "retries");
     }
@@ -190,10 +193,11 @@ void JobRunner::report_summary()
     if (m_skipped > 0) {
         extra += fmt::format(", {} skipped as done in the job log", m_skipped);
     }
-    spdlog::info("{}: {} succeeded, {} failed{}, in {}; GPU busy time {}",
-                 counted(counts.succeeded + counts.failed + counts.interrupted, "job"),
-                 counts.succeeded, counts.failed, extra, format_duration(m_clock.now() - m_started),
-                 format_duration(m_busy));
+    spdlog::info(
+        "{}: {} succeeded, {} failed{}, in {}; GPU busy time {}",
+        counted(counts.succeeded + counts.failed + counts.cancelled + counts.interrupted, "job"),
+        counts.succeeded, counts.failed, extra, format_duration(m_clock.now() - m_started),
+        format_duration(m_busy));
     report_failed_jobs();
 }
 

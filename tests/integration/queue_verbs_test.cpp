@@ -111,16 +111,17 @@ TEST_P(QueueVerbs, CancelStopsARunningJobWhichIsRecordedCancelledAndNeverRunAgai
     EXPECT_EQ(log_lines(), (std::vector<std::string>{"start", "term", "next"}));
 }
 
-// Each end in one phrase, as `queue` lists it: a job skipped for the failure it waited for,
-// one cancelled in the queue, one cancelled while it ran.
-TEST_P(QueueVerbs, EachEndIsOnePhrase)
+// Each end in one phrase, as `queue` lists it and the worker counts it: a job skipped for the
+// failure it waited for, one cancelled in the queue, one cancelled while it ran (cancelled in
+// the worker's summary too, not failed, and not named among the failed jobs).
+TEST_P(QueueVerbs, EachEndIsOnePhraseAndTheWorkerCountsACancelAsTheQueueDoes)
 {
     const auto failing = submit_jobs("exit 3\n");
     const auto failed = std::to_string(failing.at(0));
     const auto skipped = submit_jobs("true\n", {"--after-ok", failed});
     const auto removed = submit_jobs("true\n");
     EXPECT_EQ(gpusched("cancel", {std::to_string(removed.at(0))}).exit_status, 0);
-    start_worker("0", k_kill_soon);
+    auto& worker = start_worker("0", k_kill_soon);
     EXPECT_EQ(gpusched("wait", {failed}).exit_status, 1);
     const auto stopped = submit_jobs(fmt::format("echo start >> {}; sleep 30\n", log()));
     ASSERT_TRUE(eventually([&] { return log_lines().size() == 1; }));
@@ -137,6 +138,19 @@ TEST_P(QueueVerbs, EachEndIsOnePhrase)
     }
     EXPECT_FALSE(std::regex_search(shown.out, std::regex(R"(\n  job \d+ (cancelled|skipped), )")))
         << shown.out;
+
+    EXPECT_EQ(gpusched("worker", {"--stop"}).exit_status, 0);
+    const auto ended = worker.wait(30s);
+    EXPECT_EQ(ended.exit_status, 1) << "the one failure, not the cancel: " << ended.err;
+    EXPECT_NE(ended.err.find(
+                  fmt::format("job {} cancelled on GPU 0: killed by SIGTERM after ", stopped[0])),
+              std::string::npos)
+        << ended.err;
+    EXPECT_NE(ended.err.find("] 2 jobs: 0 succeeded, 1 failed, 1 cancelled, in "),
+              std::string::npos)
+        << ended.err;
+    EXPECT_EQ(ended.err.find(fmt::format("failed job {}", stopped[0])), std::string::npos)
+        << ended.err;
 }
 
 // `wait` for a job no worker serves says so once, after a grace period, and keeps waiting;

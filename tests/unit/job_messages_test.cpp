@@ -48,6 +48,10 @@ TEST(JobMessages, ProgressShowsCountsAndAnEtaOnceTheInputHasEnded)
     // 12 jobs left on 4 GPUs: three rounds of 10 s.
     EXPECT_EQ(format_progress(progress),
               "12 done (2 failed), 4 running, 8 queued, 1 min 23 s elapsed, ETA 30.000 s");
+    progress.cancelled = 1;
+    EXPECT_EQ(format_progress(progress).substr(0, 36), "13 done (2 failed, 1 cancelled), 4 r");
+    progress.failed = 0;
+    EXPECT_EQ(format_progress(progress).substr(0, 24), "11 done (1 cancelled), 4");
 }
 
 } // namespace

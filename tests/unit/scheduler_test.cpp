@@ -581,8 +581,39 @@ TEST(Scheduler, ACancelledJobIsNeverRetried)
     scheduler.on_job_cancelled(1);
     const auto actions = scheduler.on_job_exit(1, JobOutcome{0, SIGTERM});
     EXPECT_TRUE(actions_of<RetryScheduled>(actions).empty());
-    EXPECT_EQ(scheduler.counts().failed, 1u);
     EXPECT_EQ(scheduler.counts().retries, 0u);
+}
+
+// As the queue records it: cancelled, whatever the job returned, and no failure (of the exit
+// status, or of --halt).
+TEST(Scheduler, ACancelledJobCountsAsCancelledNotFailed)
+{
+    Scheduler scheduler(GpuPool({"0", "1"}), with_halt("now,fail=1"));
+    scheduler.on_command(command(1));
+    scheduler.on_command(command(2));
+    scheduler.on_job_cancelled(1);
+    scheduler.on_job_cancelled(2);
+    EXPECT_TRUE(actions_of<HaltStarted>(scheduler.on_job_exit(1, JobOutcome{0, SIGTERM})).empty());
+    scheduler.on_job_exit(2, k_success);
+    scheduler.on_input_end();
+    EXPECT_EQ(scheduler.counts().cancelled, 2u);
+    EXPECT_EQ(scheduler.counts().failed, 0u);
+    EXPECT_EQ(scheduler.counts().succeeded, 0u);
+    EXPECT_TRUE(scheduler.done());
+    EXPECT_EQ(scheduler.exit_status(), 0);
+}
+
+// A stop of the run after the cancel does not make it an interrupted job, which --resume or
+// its queue would run again.
+TEST(Scheduler, ACancelledJobStaysCancelledWhenTheRunStops)
+{
+    Scheduler scheduler(GpuPool({"0"}), ahead(8));
+    scheduler.on_command(command(1));
+    scheduler.on_job_cancelled(1);
+    scheduler.on_signal(SIGTERM);
+    scheduler.on_job_exit(1, JobOutcome{0, SIGTERM});
+    EXPECT_EQ(scheduler.counts().cancelled, 1u);
+    EXPECT_EQ(scheduler.counts().interrupted, 0u);
 }
 
 TEST(Scheduler, RefusedLeaseMovesTheJobToAnotherGpu)
