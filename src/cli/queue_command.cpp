@@ -106,8 +106,8 @@ int show_queue(queue::QueueBackend& queue, const QueueCommandOptions& options)
         listing.running.size(), listing.succeeded, listing.failed, listing.cancelled,
         listing.refused, listing.skipped > 0 ? fmt::format(", {} skipped", listing.skipped) : "");
     if (listing.returned.value_or(0) > 0) {
-        fmt::print("returned  {} times a job went back to the queue unfinished\n",
-                   *listing.returned);
+        fmt::print("returned  {} a job went back to the queue unfinished\n",
+                   counted(static_cast<std::size_t>(*listing.returned), "time"));
     }
     if (listing.workers.empty()) {
         fmt::print("workers   none: start one with `gpusched worker`\n");

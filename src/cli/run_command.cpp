@@ -332,8 +332,8 @@ int run_jobs(RunOptions& options, const InputFactory& make_input,
     if (on_gpus) {
         on_gpus(gpu_ids);
     }
-    spdlog::debug("GPUs: {}; shell {}; reading up to {} commands ahead", fmt::join(gpu_ids, ", "),
-                  options.shell, scheduler_settings.read_ahead);
+    spdlog::debug("GPUs: {}; shell {}; reading up to {} ahead", fmt::join(gpu_ids, ", "),
+                  options.shell, counted(scheduler_settings.read_ahead, "command"));
     Scheduler scheduler(GpuPool(std::move(gpu_ids), options.jobs_per_gpu),
                         std::move(scheduler_settings));
     auto runner_settings = runner_options(options);

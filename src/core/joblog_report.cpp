@@ -5,6 +5,8 @@
 #include <gpusched/split.hpp>
 #include <gpusched/visible_text.hpp>
 
+#include <gpusched/counted.hpp>
+
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -219,10 +221,10 @@ JoblogSummary summarize_joblog(const std::vector<JoblogRecord>& records)
 std::string format_summary(const JoblogSummary& summary, std::size_t failed_jobs_named)
 {
     std::string text = fmt::format(
-        "jobs      {} ({} succeeded, {} failed{}), {} attempts\n", summary.jobs, summary.succeeded,
+        "jobs      {} ({} succeeded, {} failed{}), {}\n", summary.jobs, summary.succeeded,
         summary.failed,
         summary.interrupted > 0 ? fmt::format(", {} interrupted", summary.interrupted) : "",
-        summary.attempts);
+        counted(summary.attempts, "attempt"));
     if (!summary.failed_attempts_by_outcome.empty()) {
         std::string failures;
         for (const auto& [outcome, count] : summary.failed_attempts_by_outcome) {
@@ -242,26 +244,22 @@ std::string format_summary(const JoblogSummary& summary, std::size_t failed_jobs
                        : "");
     text += fmt::format("GPU time  {}", report_seconds(summary.gpu_seconds));
     if (summary.failed_attempts > 0) {
-        text += fmt::format(
-            ", {} ({:.1f}%) lost to {} failed {}", report_seconds(summary.failed_gpu_seconds),
-            summary.gpu_seconds > 0 ? 100.0 * summary.failed_gpu_seconds / summary.gpu_seconds
-                                    : 0.0,
-            summary.failed_attempts, summary.failed_attempts == 1 ? "attempt" : "attempts");
+        text += fmt::format(", {} ({:.1f}%) lost to {}", report_seconds(summary.failed_gpu_seconds),
+                            summary.gpu_seconds > 0
+                                ? 100.0 * summary.failed_gpu_seconds / summary.gpu_seconds
+                                : 0.0,
+                            counted(summary.failed_attempts, "failed attempt"));
     }
     if (summary.interrupted_attempts > 0) {
         text +=
             fmt::format(", {} on {} interrupted", report_seconds(summary.interrupted_gpu_seconds),
-                        summary.interrupted_attempts == 1
-                            ? std::string("1 attempt")
-                            : fmt::format("{} attempts", summary.interrupted_attempts));
+                        counted(summary.interrupted_attempts, "attempt"));
     }
     text += "\n";
     if (summary.jobs_failed_every_attempt > 0) {
         text += fmt::format("          {} on {} that failed every attempt",
                             report_seconds(summary.never_succeeded_gpu_seconds),
-                            summary.jobs_failed_every_attempt == 1
-                                ? std::string("1 job")
-                                : fmt::format("{} jobs", summary.jobs_failed_every_attempt));
+                            counted(summary.jobs_failed_every_attempt, "job"));
         // Retries there were none of (no --retries) are not mentioned.
         if (summary.never_succeeded_retry_gpu_seconds > 0) {
             text += fmt::format(", {} of it on {} retries",
@@ -272,8 +270,8 @@ std::string format_summary(const JoblogSummary& summary, std::size_t failed_jobs
     }
     const JoblogSummary::GpuUse* idlest = nullptr;
     for (const auto& gpu : summary.gpus) {
-        text += fmt::format("GPU {:<6} busy {:5.1f}% ({} attempts), longest idle gap {}\n", gpu.gpu,
-                            busy_share(gpu, summary) * 100.0, gpu.attempts,
+        text += fmt::format("GPU {:<6} busy {:5.1f}% ({}), longest idle gap {}\n", gpu.gpu,
+                            busy_share(gpu, summary) * 100.0, counted(gpu.attempts, "attempt"),
                             report_seconds(gpu.longest_idle));
         if (idlest == nullptr || gpu.longest_idle > idlest->longest_idle) {
             idlest = &gpu;
@@ -293,9 +291,8 @@ std::string format_summary(const JoblogSummary& summary, std::size_t failed_jobs
                             gpus_of(job.last), visible_text(one_line_command(job.last.command)));
     }
     if (failed.size() > failed_jobs_named) {
-        text += fmt::format("          and {} more failed {} (--json lists every one)\n",
-                            failed.size() - failed_jobs_named,
-                            failed.size() - failed_jobs_named == 1 ? "job" : "jobs");
+        text += fmt::format("          and {} (--json lists every one)\n",
+                            counted(failed.size() - failed_jobs_named, "more failed job"));
     }
     return text;
 }

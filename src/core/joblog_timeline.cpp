@@ -4,6 +4,8 @@
 
 #include <gpusched/split.hpp>
 
+#include <gpusched/counted.hpp>
+
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -135,30 +137,26 @@ std::string render_timeline_svg(const std::vector<JoblogRecord>& records)
         ".job:hover .retry{{stroke-width:2.5}}.lost{{fill:#c62828}}"
         ".grid{{stroke:#ddd}}</style>\n"
         "<rect width=\"100%\" height=\"100%\" fill=\"#fff\"/>\n"
-        "<text x=\"{2}\" y=\"20\" font-size=\"14\">{3} jobs, {4} failed{5}, {6} attempts over "
+        "<text x=\"{2}\" y=\"20\" font-size=\"14\">{3}, {4} failed{5}, {6} over "
         "{7}</text>\n",
-        width, height, k_left, summary.jobs, summary.failed,
+        width, height, k_left, counted(summary.jobs, "job"), summary.failed,
         summary.interrupted > 0 ? fmt::format(", {} interrupted", summary.interrupted) : "",
-        summary.attempts, xml_text(report_seconds(span)));
+        counted(summary.attempts, "attempt"), xml_text(report_seconds(span)));
     std::string lost = fmt::format("GPU time {}", xml_text(report_seconds(summary.gpu_seconds)));
     if (summary.failed_attempts > 0) {
-        lost += fmt::format(", <tspan class=\"lost\">{} lost to {} failed {}</tspan>",
+        lost += fmt::format(", <tspan class=\"lost\">{} lost to {}</tspan>",
                             xml_text(share_text(summary.failed_gpu_seconds, summary.gpu_seconds)),
-                            summary.failed_attempts,
-                            summary.failed_attempts == 1 ? "attempt" : "attempts");
+                            counted(summary.failed_attempts, "failed attempt"));
     }
     if (summary.jobs_failed_every_attempt > 0) {
-        lost += fmt::format(", {} of it on {} {} that failed every attempt",
+        lost += fmt::format(", {} of it on {} that failed every attempt",
                             xml_text(report_seconds(summary.never_succeeded_gpu_seconds)),
-                            summary.jobs_failed_every_attempt,
-                            summary.jobs_failed_every_attempt == 1 ? "job" : "jobs");
+                            counted(summary.jobs_failed_every_attempt, "job"));
     }
     if (summary.interrupted_attempts > 0) {
         lost += fmt::format(", {} on {} interrupted by a stop",
                             xml_text(report_seconds(summary.interrupted_gpu_seconds)),
-                            summary.interrupted_attempts == 1
-                                ? std::string("1 attempt")
-                                : fmt::format("{} attempts", summary.interrupted_attempts));
+                            counted(summary.interrupted_attempts, "attempt"));
     }
     svg += fmt::format("<text id=\"gpu-time\" x=\"{}\" y=\"38\">{}</text>\n", k_left, lost);
 

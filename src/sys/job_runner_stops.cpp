@@ -44,10 +44,9 @@ void JobRunner::handle_signals()
         } else if (m_scheduler.stopping()) {
             spdlog::warn("{} again: killing every job now", signal_name(signal));
         } else {
-            spdlog::warn(
-                "{}: starting no more jobs; passing it on to {} running jobs, SIGKILL in {}",
-                signal_name(signal), m_scheduler.running_count(),
-                format_duration(m_options.kill_after));
+            spdlog::warn("{}: starting no more jobs; passing it on to {}, SIGKILL in {}",
+                         signal_name(signal), counted(m_scheduler.running_count(), "running job"),
+                         format_duration(m_options.kill_after));
         }
         stop_run(signal);
     }

@@ -31,6 +31,27 @@ std::optional<std::string> xpath(const TempDir& dir, const fs::path& file,
     return answer;
 }
 
+// One of a thing is singular wherever the report counts: attempts, jobs, failed attempts.
+TEST(Report, OneIsSingular)
+{
+    TempDir dir;
+    const auto joblog = dir / "jobs.log";
+    const auto ran = run(dir, {{"--gpus", "0", "--joblog", joblog.string(), "-q"}, "exit 3\n"});
+    ASSERT_EQ(ran.exit_status, 1) << ran.err;
+    const auto svg = dir / "timeline.svg";
+    const auto report = run(dir, {{"report", joblog.string(), "--svg", svg.string()}});
+    ASSERT_EQ(report.exit_status, 0) << report.err;
+    for (const auto* said :
+         {"jobs      1 (0 succeeded, 1 failed), 1 attempt\n", " lost to 1 failed attempt\n",
+          " on 1 job that failed every attempt", "busy 100.0% (1 attempt)"}) {
+        EXPECT_NE(report.out.find(said), std::string::npos) << said << " in\n" << report.out;
+    }
+    EXPECT_EQ(report.out.find("1 attempts"), std::string::npos) << report.out;
+    const auto drawn = read_file(svg);
+    EXPECT_NE(drawn.find(">1 job, 1 failed, 1 attempt over "), std::string::npos) << drawn;
+    EXPECT_EQ(drawn.find("1 attempts"), std::string::npos) << drawn;
+}
+
 TEST(Report, SummarisesAJoblogAndDrawsOneBarPerAttempt)
 {
     TempDir dir;

@@ -684,14 +684,20 @@ bool RedisWorkerStore::settled() const
             }
         }
         if (lost.size() < m_owed.size()) {
-            spdlog::warn("queue {}: {} results and returns not sent; they are kept in {} and "
-                         "sent by the next worker started on this queue here",
-                         where(), m_owed.size() - lost.size(), m_spool.path().string());
+            spdlog::warn(
+                "queue {}: {} not sent; kept in {}, for the next worker started on "
+                "this queue here to send",
+                where(),
+                counted(m_owed.size() - lost.size(), "result or return", "results and returns"),
+                m_spool.path().string());
         }
         if (!lost.empty()) {
-            spdlog::error("queue {}: what jobs {} owe the queue could be neither sent nor "
-                          "spooled: they run again once their lease runs out",
-                          where(), fmt::join(lost, ", "));
+            const bool one = lost.size() == 1;
+            spdlog::error("queue {}: what {} {} {} the queue could be neither sent nor "
+                          "spooled: {} again once {} lease runs out",
+                          where(), one ? "job" : "jobs", fmt::join(lost, ", "),
+                          one ? "owes" : "owe", one ? "it runs" : "they run",
+                          one ? "its" : "their");
         }
     }
     return settle;

@@ -4,6 +4,8 @@
 #include <gpusched/sys/system_error.hpp>
 #include <gpusched/sys/write_all.hpp>
 
+#include <gpusched/counted.hpp>
+
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 #include <spdlog/spdlog.h>
@@ -251,8 +253,8 @@ std::vector<Owed> ResultSpool::adopt_orphans()
         ::unlink(path.c_str());
     }
     if (!adopted.empty()) {
-        spdlog::info("sending {} results and returns that stopped workers could not send",
-                     adopted.size());
+        spdlog::info("sending {} that stopped workers could not send",
+                     counted(adopted.size(), "result or return", "results and returns"));
     }
     return adopted;
 }
