@@ -31,6 +31,10 @@ struct LeaseRecord {
     double share = 1;
 };
 
+// True when `gpusched exec` took the lease: it became its command, the one process the record
+// names, so that process is the taker itself (a run's jobs are processes of their own).
+bool held_by_exec(const LeaseRecord& record);
+
 // One line of JSON; commands are cut to the length the log shows, invalid UTF-8 replaced.
 std::string format_lease_record(const LeaseRecord& record);
 // Nothing when `text` is not a record (an empty file, one being written, a stranger's bytes).
@@ -66,8 +70,9 @@ struct LeaseOwner {
 // Keeps the record only where it names the taker: a record file is anyone's writing.
 LeaseOwner identify_lease_owner(std::optional<LeaseTaker> taker, std::optional<LeaseRecord> record);
 
-// For a waiter's log line and status line: "alice's run 4711 since 10:02", "bob's process
-// 4321" when only the kernel can tell, or "another process".
+// For a waiter's log line and status line: "alice's run 4711 since 10:02", "alice's exec 4712
+// (python train.py) since 10:05" for the command of a `gpusched exec`, "bob's process 4321"
+// when only the kernel can tell, or "another process".
 std::string describe_lease_wait(const LeaseOwner& owner);
 
 // For a log line, as above, or "bob (pid 4321)" when only the kernel can tell.

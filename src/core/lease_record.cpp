@@ -1,5 +1,6 @@
 #include <gpusched/lease_record.hpp>
 
+#include <gpusched/failed_jobs.hpp>
 #include <gpusched/job_messages.hpp>
 
 #include <fmt/format.h>
@@ -8,6 +9,17 @@
 #include <ctime>
 
 namespace gpusched {
+namespace {
+
+// The command named in a waiter's line: enough to know it by, short enough for a status line.
+constexpr std::size_t k_waiter_command = 40;
+
+} // namespace
+
+bool held_by_exec(const LeaseRecord& record)
+{
+    return record.jobs.size() == 1 && record.jobs.front().pid == record.gpusched_pid;
+}
 
 std::string format_lease_record(const LeaseRecord& record)
 {
@@ -106,6 +118,11 @@ std::string describe_lease_wait(const LeaseOwner& owner)
             std::tm local{};
             localtime_r(&when, &local);
             since = fmt::format(" since {:02}:{:02}", local.tm_hour, local.tm_min);
+        }
+        if (held_by_exec(record)) {
+            return fmt::format("{}'s exec {} ({}){}", record.user, record.gpusched_pid,
+                               one_line_command(record.jobs.front().command, k_waiter_command),
+                               since);
         }
         return fmt::format("{}'s run {}{}", record.user, record.gpusched_pid, since);
     }

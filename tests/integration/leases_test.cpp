@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include <pwd.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -182,6 +183,34 @@ TEST_F(Leases, ExecWithoutWaitingExitsWithTempfail)
         run(other, sharing({"exec", "--gpus", "0", "--timeout", "0.2", "--", "true"}));
     EXPECT_EQ(timed_out.exit_status, 75) << timed_out.err;
     holder.wait();
+}
+
+// A GPU that `gpusched exec` holds is named as that, with the command it became, to a run
+// that waits for it (in its status line) and to another exec: not as a run.
+TEST_F(Leases, AWaiterNamesAnExecHolderByItsCommand)
+{
+    const auto held = m_dir / "held";
+    Process holder(m_dir, {{"exec", "--gpus", "0", "--", "sh", "-c",
+                            fmt::format("touch {}; exec sleep 30", held.string())}});
+    ASSERT_TRUE(eventually([&] { return fs::exists(held); }));
+    const passwd* account = getpwuid(getuid());
+    ASSERT_NE(account, nullptr);
+    const auto named = fmt::format("{}'s exec {} (sh -c touch ", account->pw_name, holder.pid());
+    TempDir other;
+    Process waiter(other, sharing({"--gpus", "0", "--progress"}, "true\n"));
+    ASSERT_TRUE(eventually([&] {
+        return waiter.err_so_far().find("held by ") != std::string::npos;
+    })) << waiter.err_so_far();
+    EXPECT_NE(waiter.err_so_far().find("waiting for GPU 0, held by " + named), std::string::npos)
+        << waiter.err_so_far();
+    EXPECT_EQ(waiter.err_so_far().find("'s run "), std::string::npos) << waiter.err_so_far();
+    const auto timed_out =
+        run(other, sharing({"exec", "--gpus", "0", "--timeout", "0.5", "--", "true"}));
+    EXPECT_EQ(timed_out.exit_status, 75) << timed_out.err;
+    EXPECT_NE(timed_out.err.find("(leased: GPU 0 by " + named), std::string::npos) << timed_out.err;
+    holder.signal(SIGTERM);
+    holder.wait();
+    EXPECT_EQ(waiter.wait().exit_status, 0);
 }
 
 TEST_F(Leases, ExecReportsWhatItCannotRun)

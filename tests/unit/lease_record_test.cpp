@@ -153,5 +153,24 @@ TEST(LeaseRecord, AWaiterNamesTheHolderByItsRun)
     EXPECT_EQ(described.rfind("alice's run 4321 since ", 0), 0u) << described;
 }
 
+// `gpusched exec` became its command: the one process its record names is the taker.
+TEST(LeaseRecord, AWaiterNamesAnExecByItsCommand)
+{
+    auto record = sample();
+    record.since = 0;
+    record.jobs = {LeaseHolder{4321, 1763712000, "python train.py --lr 0.1"}};
+    EXPECT_TRUE(held_by_exec(record));
+    const LeaseOwner owner{LeaseTaker{4321, 1000, "alice"}, record, RecordCheck::matches};
+    EXPECT_EQ(describe_lease_wait(owner), "alice's exec 4321 (python train.py --lr 0.1)");
+    record.jobs.front().command = std::string(60, 'x') + "\nsecond line";
+    EXPECT_EQ(describe_lease_wait(LeaseOwner{owner.taker, record, RecordCheck::matches}),
+              "alice's exec 4321 (" + std::string(40, 'x') + "...)");
+    // A run with one job left names the run.
+    record.jobs = {LeaseHolder{4400, 1763712000, "python train.py"}};
+    EXPECT_FALSE(held_by_exec(record));
+    EXPECT_EQ(describe_lease_wait(LeaseOwner{owner.taker, record, RecordCheck::matches}),
+              "alice's run 4321");
+}
+
 } // namespace
 } // namespace gpusched
