@@ -107,17 +107,21 @@ std::string main_footer(const std::string& program)
 {
     return fmt::format(
         R"(Examples:
-  {0} --gpus 0,1 commands.txt      # each line on GPU 0 or 1, as one frees up
+  {0} --gpus 0,1 commands.txt      # each line on GPU 0 or 1, once free
   {0} --gpus 0-3 --timeout 2h --retries 1 --joblog runs.log commands.txt
   {0} hypersearch './train.py --lr {{lr}}' -p lr 0.1 0.01 | {0} -g 0,1
-  {0} exec -n 2 -- python train.py # wait for 2 free GPUs, then run it there
+  {0} exec -n 2 -- python train.py # wait for 2 free GPUs, run it there
   {0} report runs.log              # failures and GPU use, from a --joblog
 
-Exit status: 0 every job succeeded; 1-100 that many jobs failed; 101 more than 100
-failed; 128+N stopped by signal N; 255 a usage or system error (never a count).
-exec: its command's status; 75 no GPU free in time; 126, 127 the command cannot be run.
+Exit status:
+  0      every job succeeded
+  1-100  that many jobs failed (101: more than 100)
+  128+N  stopped by signal N
+  255    a usage or system error (never a count)
+  exec   its command's status; 75 no GPU free in time; 126, 127 cannot run it
 
-The manual: man gpusched (in the source tree: man build/man/gpusched.1).)",
+The manual: man gpusched, and man gpusched-COMMAND for each command (in the
+source tree: man build/man/gpusched.1, build/man/gpusched-submit.1, ...).)",
         program);
 }
 
@@ -187,6 +191,15 @@ int run(int argc, char** argv)
     JobCommandOptions job_options;
     const auto job_commands = add_job_commands(app, job_options);
 
+    // Each subcommand's help ends with where its manual page is.
+    for (auto* sub : app.get_subcommands([](const CLI::App*) { return true; })) {
+        auto footer = sub->get_footer();
+        while (footer.ends_with('\n')) {
+            footer.pop_back();
+        }
+        sub->footer(fmt::format("{}{}The manual: man gpusched-{}.", footer,
+                                footer.empty() ? "" : "\n\n", sub->get_name()));
+    }
     // After the subcommands, which would inherit it.
     app.footer(main_footer(program));
 

@@ -175,8 +175,8 @@ CLI::App* add_exec_command(CLI::App& app, ExecOptions& options)
     exec->footer("Examples:\n"
                  "  gpusched exec -- python train.py --lr 0.1\n"
                  "  gpusched exec -n 2 --gpus 0-3 --timeout 1h -- python train.py --ddp\n\n"
-                 "Exit status: the command's; 75 not enough GPUs free (--no-wait, --timeout); "
-                 "126, 127\nthe command cannot be run or found; 255 a usage error.\n");
+                 "Exit status: the command's; 75 not enough GPUs free (--no-wait, --timeout);\n"
+                 "126, 127 the command cannot be run or found; 255 a usage error.\n");
     return exec;
 }
 

@@ -1,16 +1,21 @@
 #include "help_format.hpp"
 
+#include "command_list.hpp"
+
 #include <fmt/format.h>
 
 #include <algorithm>
 #include <array>
 #include <sstream>
+#include <vector>
 
 namespace gpusched::cli {
 namespace {
 
 constexpr std::size_t k_terminal_width = 80;
 constexpr std::size_t k_name_column = 30;
+// Where the summaries of the "Commands:" block begin: after the longest name (hypersearch).
+constexpr std::size_t k_command_column = 17;
 
 // Breaks `text` into lines of at most `width` characters at spaces; CLI11 indents each line
 // after a newline to the description column.
@@ -50,9 +55,11 @@ public:
         if (mode == CLI::AppFormatMode::Sub) {
             return make_expanded(app);
         }
+        // The commands first, as git lists them, then the options of a run.
         std::ostringstream out;
-        out << make_description(app) << make_usage(app, std::move(name)) << make_positionals(app)
-            << make_option_groups(app) << make_subcommands(app, mode) << '\n'
+        out << make_description(app) << make_usage(app, name) << make_commands(app, name)
+            << make_positionals(app) << make_option_groups(app) << make_subcommands(app, mode)
+            << '\n'
             << make_footer(app);
         return out.str();
     }
@@ -61,22 +68,17 @@ public:
     // subcommand with its own options.
     std::string make_usage(const CLI::App* app, std::string name) const override
     {
-        const auto subcommands =
-            app->get_subcommands([](const CLI::App* sub) { return !sub->get_group().empty(); });
-        if (app->get_parent() != nullptr || subcommands.empty()) {
+        if (public_subcommands(app).empty()) {
             return CLI::Formatter::make_usage(app, std::move(name));
         }
-        std::string names;
-        for (const auto* sub : subcommands) {
-            names += (names.empty() ? "" : ", ") + sub->get_name();
-        }
-        return fmt::format("Usage: {} [OPTIONS] [FILE ...]\n       {} COMMAND [OPTIONS] [ARGS ...]"
-                           "\n\n{}\n",
-                           name, name,
-                           wrap(fmt::format("COMMAND is one of {}; {} COMMAND --help tells its "
-                                            "options.",
-                                            names, name),
-                                k_terminal_width));
+        return fmt::format(
+            "Usage: {0} [OPTIONS] [FILE ...]\n       {0} COMMAND [OPTIONS] [ARGS ...]\n", name);
+    }
+
+    // Listed in the "Commands:" block instead.
+    std::string make_subcommands(const CLI::App* app, CLI::AppFormatMode mode) const override
+    {
+        return public_subcommands(app).empty() ? CLI::Formatter::make_subcommands(app, mode) : "";
     }
 
     std::string make_subcommand(const CLI::App* sub) const override
@@ -89,8 +91,55 @@ public:
     }
 
 private:
+    static std::vector<const CLI::App*> public_subcommands(const CLI::App* app)
+    {
+        if (app->get_parent() != nullptr) {
+            return {};
+        }
+        // Internal subcommands have no group.
+        return app->get_subcommands([](const CLI::App* sub) { return !sub->get_group().empty(); });
+    }
+    std::string make_commands(const CLI::App* app, const std::string& name) const;
     std::string make_option_groups(const CLI::App* app) const;
 };
+
+// The subcommands by group, a line each, in the order of command_list.hpp; one the list
+// lacks (the manual's generator refuses it) comes last with its description.
+std::string WrappingFormatter::make_commands(const CLI::App* app, const std::string& name) const
+{
+    const auto subcommands = public_subcommands(app);
+    if (subcommands.empty()) {
+        return "";
+    }
+    const auto has = [&](std::string_view command) {
+        return std::any_of(subcommands.begin(), subcommands.end(),
+                           [&](const CLI::App* sub) { return sub->get_name() == command; });
+    };
+    std::string text = "\nCommands:\n";
+    std::string_view group;
+    for (const auto& command : k_command_list) {
+        if (!has(command.name)) {
+            continue;
+        }
+        if (command.group != group) {
+            group = command.group;
+            text += fmt::format("  {}:\n", group);
+        }
+        text += fmt::format("    {:<{}}{}\n", command.name, k_command_column - 4, command.summary);
+    }
+    for (const auto* sub : subcommands) {
+        if (command_summary(sub->get_name()) == nullptr) {
+            text += fmt::format("    {:<{}}{}\n", sub->get_name(), k_command_column - 4,
+                                sub->get_description());
+        }
+    }
+    return text +
+           wrap(fmt::format("{} help COMMAND: a command's options; man gpusched-COMMAND: "
+                            "its manual.",
+                            name),
+                k_terminal_width) +
+           "\n";
+}
 
 std::string WrappingFormatter::make_option_groups(const CLI::App* app) const
 {

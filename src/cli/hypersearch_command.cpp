@@ -264,8 +264,10 @@ int run_hypersearch(const std::string& program, std::vector<std::string> args)
                            "  {0} 'train.py --lr {{lr}} --bs {{bs}}' -p lr 0.1 0.01 -p bs 32 64\n"
                            "  {0} 'train.py --lr {{lr}}' -p lr logspace:0.0001:0.1:4\n"
                            "  {0} 'train.py --lr {{lr}}' -p lr loguniform:1e-5:1e-1 \\\n"
-                           "      --sampling-mode random -n 20 --seed 7\n",
-                           program));
+                           "      --sampling-mode random -n 20 --seed 7\n\n"
+                           "The manual: man {1}.",
+                           program,
+                           program == "simple_hypersearch" ? program : "gpusched-hypersearch"));
     add_hypersearch_options(app, parsed);
     auto& request = parsed.request;
     const auto& mode = parsed.mode;

@@ -316,7 +316,7 @@ CLI::App* add_submit_command(CLI::App& app, SubmitOptions& options)
                      "On Redis, carry the whole environment (API keys and tokens in it "
                      "included): readable by anyone who can read that Redis server");
     submit->add_flag("-q,--quiet", options.quiet, "Log only errors");
-    submit->footer("Prints the ids it queued on stdout (12, or 12-19), so that a script can "
+    submit->footer("Prints the ids it queued on stdout (12, or 12-19), so that a script can\n"
                    "follow them:\n"
                    "  id=$(gpusched submit -- python train.py --lr 0.1) && gpusched wait $id\n"
                    "  gpusched submit commands.txt\n"

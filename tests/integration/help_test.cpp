@@ -105,15 +105,53 @@ TEST(Help, TheUsageLinePutsTheSubcommandFirst)
     EXPECT_TRUE(has(named.out, "Usage: simple_gpu_scheduler [OPTIONS] [FILE ...]")) << named.out;
 }
 
+// As git's: the commands come first, a line each under the usage, in groups; then the options
+// of a run. The whole help fits a terminal of 80 columns.
+TEST(Help, ListsTheCommandsFirstALineEach)
+{
+    const auto help = help_of({});
+    const auto commands = help.find("\nCommands:\n");
+    ASSERT_NE(commands, std::string::npos) << help;
+    EXPECT_LT(commands, help.find("\nPositionals:\n"));
+    EXPECT_LT(help.find("Usage: "), commands);
+    EXPECT_FALSE(has(help, "Subcommands:")) << "listed once, at the top";
+    const auto block = help.substr(commands, help.find("\nPositionals:\n") - commands);
+    std::vector<std::string> listed;
+    const std::regex entry(R"(^    ([a-z]+) +[A-Z].*$)");
+    for (const auto& line : split_lines(block)) {
+        std::smatch found;
+        if (std::regex_match(line, found, entry)) {
+            listed.push_back(found[1]);
+        }
+    }
+    const std::vector<std::string> every = {
+        "exec",  "status", "gpus",  "submit", "worker", "queue",       "workers", "cancel",
+        "pause", "resume", "retry", "logs",   "wait",   "hypersearch", "report",  "serve"};
+    EXPECT_EQ(listed, every) << block;
+    EXPECT_TRUE(has(block, "  On a queue of jobs (local, or in Redis):\n    submit ")) << block;
+    EXPECT_TRUE(has(block, "man gpusched-COMMAND")) << block;
+    for (const auto& command : k_commands) {
+        for (const auto& line : split_lines(help_of(command))) {
+            EXPECT_LE(line.size(), 80u)
+                << (command.empty() ? "gpusched" : command.front()) << ": " << line;
+        }
+    }
+    // Each command's help ends with its manual page.
+    EXPECT_TRUE(help_of({"submit"}).ends_with("\nThe manual: man gpusched-submit.\n"))
+        << help_of({"submit"});
+    EXPECT_TRUE(help_of({"hypersearch"}).ends_with("\nThe manual: man gpusched-hypersearch.\n"))
+        << help_of({"hypersearch"});
+}
+
 TEST(Help, EndsWithExamplesAndTheExitStatuses)
 {
     const auto help = help_of({});
     const auto examples = help.find("\nExamples:\n");
-    const auto statuses = help.find("\nExit status: ");
+    const auto statuses = help.find("\nExit status:\n");
     ASSERT_NE(examples, std::string::npos) << help;
     ASSERT_NE(statuses, std::string::npos) << help;
     EXPECT_GT(examples, help.find("\nOther:\n")) << "after the options";
-    EXPECT_TRUE(has(help, "255 a usage or system error (never a count)")) << help;
+    EXPECT_TRUE(has(help, "  255    a usage or system error (never a count)\n")) << help;
     EXPECT_TRUE(has(help, "75 no GPU free in time")) << help;
     EXPECT_TRUE(has(help_of({"hypersearch"}), "\nExamples:\n"));
 }
