@@ -143,24 +143,8 @@ std::string WrappingFormatter::make_commands(const CLI::App* app, const std::str
 
 std::string WrappingFormatter::make_option_groups(const CLI::App* app) const
 {
-    // The groups in the order a run's options are read in; others (a subcommand's) where
-    // they first appear, and the group of --help last.
-    constexpr std::array k_order = {k_input_group,  k_gpus_group,  k_jobs_group, k_records_group,
-                                    k_leases_group, k_queue_group, k_log_group};
-    const auto* help = app->get_help_ptr();
-    const auto rank = [&](const std::string& group) {
-        if (help != nullptr && group == help->get_group()) {
-            return k_order.size() + 1;
-        }
-        const auto found = std::find(k_order.begin(), k_order.end(), group);
-        return found != k_order.end() ? static_cast<std::size_t>(found - k_order.begin())
-                                      : k_order.size();
-    };
-    auto groups = app->get_groups();
-    std::stable_sort(groups.begin(), groups.end(),
-                     [&](const auto& a, const auto& b) { return rank(a) < rank(b); });
     std::string text;
-    for (const auto& group : groups) {
+    for (const auto& group : option_groups(*app)) {
         const auto options = app->get_options([&group](const CLI::Option* option) {
             return option->get_group() == group && option->nonpositional();
         });
@@ -176,6 +160,26 @@ std::string WrappingFormatter::make_option_groups(const CLI::App* app) const
 std::shared_ptr<CLI::Formatter> wrapping_formatter()
 {
     return std::make_shared<WrappingFormatter>();
+}
+
+std::vector<std::string> option_groups(const CLI::App& command)
+{
+    // The groups in the order a run's options are read in.
+    constexpr std::array k_order = {k_input_group,  k_gpus_group,  k_jobs_group, k_records_group,
+                                    k_leases_group, k_queue_group, k_log_group};
+    const auto* help = command.get_help_ptr();
+    const auto rank = [&](const std::string& group) {
+        if (help != nullptr && group == help->get_group()) {
+            return k_order.size() + 1;
+        }
+        const auto found = std::find(k_order.begin(), k_order.end(), group);
+        return found != k_order.end() ? static_cast<std::size_t>(found - k_order.begin())
+                                      : k_order.size();
+    };
+    auto groups = command.get_groups();
+    std::stable_sort(groups.begin(), groups.end(),
+                     [&](const auto& a, const auto& b) { return rank(a) < rank(b); });
+    return groups;
 }
 
 } // namespace gpusched::cli

@@ -5,6 +5,7 @@
 
 #include <memory>
 #include <string>
+#include <vector>
 
 namespace gpusched::cli {
 
@@ -21,5 +22,9 @@ inline constexpr const char* k_other_group = "Other";
 
 // CLI11's help with each description wrapped to fit an 80-column terminal.
 std::shared_ptr<CLI::Formatter> wrapping_formatter();
+
+// The option groups of `command` in the order --help shows them: a run's groups in the order
+// above, others (a subcommand's) where they first appear, and the group of --help last.
+std::vector<std::string> option_groups(const CLI::App& command);
 
 } // namespace gpusched::cli

@@ -1,5 +1,6 @@
 #include "manual.hpp"
 
+#include "command_list.hpp"
 #include "help_format.hpp"
 
 #include <gpusched/errors.hpp>
@@ -8,17 +9,17 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <cctype>
 #include <map>
 #include <utility>
+#include <vector>
 
 namespace gpusched::cli {
 namespace {
 
-constexpr std::string_view k_options_marker = ".\\\" @OPTIONS ";
-constexpr std::string_view k_environment_marker = ".\\\" @ENVIRONMENT@";
-constexpr std::string_view k_queue_options_marker = ".\\\" @QUEUE OPTIONS@";
-// The command whose queue options the manual lists once: it has all of them.
-constexpr std::string_view k_queue_options_command = "submit";
+// A marker is a comment line, `.\" @WHAT@` or `.\" @WHAT COMMAND@`.
+constexpr std::string_view k_marker = ".\\\" @";
 // mandoc -Tlint asks for input lines of at most 80 bytes.
 constexpr std::size_t k_widest_line = 80;
 
@@ -105,11 +106,6 @@ std::string wrap_text_lines(std::string_view page)
     return lines;
 }
 
-bool in_queue_group(const CLI::Option& option)
-{
-    return option.get_group() == k_queue_group;
-}
-
 std::string option_heading(const CLI::Option& option)
 {
     std::string heading;
@@ -133,40 +129,58 @@ std::string option_heading(const CLI::Option& option)
     return heading;
 }
 
-// The options of `command` that `wanted` picks, as a tagged list.
-template <class Filter>
-std::string option_list(const CLI::App& command, Filter wanted)
+// One option as an entry of a tagged list.
+std::string option_entry(const CLI::Option& option)
 {
-    std::string text;
-    for (const auto* option : command.get_options()) {
-        if (!wanted(*option)) {
-            continue;
-        }
-        std::string body = roff(option->get_description());
-        if (!body.empty() && body.back() != '.') {
-            body += '.';
-        }
-        if (const auto& fallback = option->get_default_str(); !fallback.empty()) {
-            body += fmt::format(" Default: {}.", roff(fallback));
-        }
-        if (const auto& variable = option->get_envname(); !variable.empty()) {
-            body += fmt::format(" Environment: \\fB{}\\fR.", roff(variable));
-        }
-        text += fmt::format(".TP\n{}\n{}\n", option_heading(*option), body);
+    std::string body = roff(option.get_description());
+    if (!body.empty() && body.back() != '.') {
+        body += '.';
     }
-    return text;
+    if (const auto& fallback = option.get_default_str(); !fallback.empty()) {
+        body += fmt::format(" Default: {}.", roff(fallback));
+    }
+    if (const auto& variable = option.get_envname(); !variable.empty()) {
+        body += fmt::format(" Environment: \\fB{}\\fR.", roff(variable));
+    }
+    return fmt::format(".TP\n{}\n{}\n", option_heading(option), body);
 }
 
-// A command's own options, then a pointer to the queue options, which are listed once.
-std::string own_options(const CLI::App& command)
+// Every option of `command`, as its --help has them: what it acts on (its positionals) first,
+// then its options by group. A subcommand's own options (the group of its --help) come under
+// no heading, then each other group (a run's GPUs, Jobs, ..., Queue) under its own; the main
+// command's groups all have one. --help, which every command has, comes last of its group.
+std::string option_list(const CLI::App& command)
 {
-    auto text =
-        option_list(command, [](const CLI::Option& option) { return !in_queue_group(option); });
-    const auto& options = command.get_options();
-    if (std::any_of(options.begin(), options.end(),
-                    [](const CLI::Option* option) { return in_queue_group(*option); })) {
-        text += ".PP\nAnd the queue options (\\fB\\-\\-redis\\fR, \\fB\\-\\-db\\fR, "
-                "\\fB\\-\\-queue\\fR, ...), under \\fBQueue options\\fR.\n";
+    std::string text;
+    for (const auto* option :
+         command.get_options([](const CLI::Option* option) { return !option->nonpositional(); })) {
+        text += option_entry(*option);
+    }
+    const bool subcommand = command.get_parent() != nullptr;
+    auto groups = option_groups(command);
+    const auto* help = command.get_help_ptr();
+    const auto own = std::find_if(groups.begin(), groups.end(), [&](const std::string& group) {
+        return subcommand && help != nullptr && group == help->get_group();
+    });
+    const bool own_first = own != groups.end();
+    if (own_first) {
+        std::rotate(groups.begin(), own, own + 1);
+    }
+    for (const auto& group : groups) {
+        auto options = command.get_options([&](const CLI::Option* option) {
+            return option->get_group() == group && option->nonpositional();
+        });
+        if (group.empty() || options.empty()) {
+            continue;
+        }
+        if (!own_first || group != groups.front()) {
+            text += fmt::format(".SS {}\n", roff(group));
+        }
+        std::stable_partition(options.begin(), options.end(),
+                              [&](const CLI::Option* option) { return option != help; });
+        for (const auto* option : options) {
+            text += option_entry(*option);
+        }
     }
     return text;
 }
@@ -185,6 +199,94 @@ void collect_environment(const CLI::App& command, std::map<std::string, std::str
     }
 }
 
+const CLI::App& command_named(const CLI::App& app, const std::string& name)
+{
+    if (name == "gpusched") {
+        return app;
+    }
+    const auto subcommands = app.get_subcommands(
+        [&](const CLI::App* sub) { return sub->get_name() == name && !sub->get_group().empty(); });
+    if (subcommands.empty()) {
+        throw UsageError(fmt::format("the manual names no command {}", name));
+    }
+    return *subcommands.front();
+}
+
+// The subcommands a user can type, each with its line of command_list.hpp: a subcommand
+// without one would have no NAME line, so the manual is not made.
+std::vector<const CommandSummary*> listed_commands(const CLI::App& app)
+{
+    for (const auto* sub :
+         app.get_subcommands([](const CLI::App* sub) { return !sub->get_group().empty(); })) {
+        if (command_summary(sub->get_name()) == nullptr) {
+            throw UsageError(
+                fmt::format("subcommand {} has no summary in command_list.hpp", sub->get_name()));
+        }
+    }
+    std::vector<const CommandSummary*> listed;
+    for (const auto& command : k_command_list) {
+        if (!app.get_subcommands(
+                    [&](const CLI::App* sub) { return sub->get_name() == command.name; })
+                 .empty()) {
+            listed.push_back(&command);
+        }
+    }
+    return listed;
+}
+
+std::string page_of(std::string_view command)
+{
+    return fmt::format("gpusched\\-{}", roff(command));
+}
+
+// What marker `what` (of command `name`, or "" for none) stands for.
+std::string expand(const CLI::App& app, std::string_view what, const std::string& name)
+{
+    if (what == "OPTIONS") {
+        return option_list(command_named(app, name));
+    }
+    if (what == "ENVIRONMENT") {
+        std::map<std::string, std::string> variables;
+        collect_environment(name.empty() ? app : command_named(app, name), variables);
+        std::string text;
+        for (const auto& [variable, option] : variables) {
+            text += fmt::format(".TP\n.B {}\n{}\n", variable, roff(option));
+        }
+        return text;
+    }
+    if (what == "NAME") {
+        const auto* command = command_summary(name);
+        if (command == nullptr) {
+            throw UsageError(fmt::format("command {} has no summary in command_list.hpp", name));
+        }
+        std::string summary(command->summary);
+        summary.front() =
+            static_cast<char>(std::tolower(static_cast<unsigned char>(summary.front())));
+        return fmt::format("{} \\- {}\n", page_of(command->name), roff(summary));
+    }
+    if (what == "COMMANDS") {
+        std::string text;
+        std::string_view group;
+        for (const auto* command : listed_commands(app)) {
+            if (command->group != group) {
+                group = command->group;
+                text += fmt::format(".SS {}\n", roff(group));
+            }
+            text += fmt::format(".TP\n.BR {} (1)\n{}.\n", page_of(command->name),
+                                roff(command->summary));
+        }
+        return text;
+    }
+    if (what == "PAGES") {
+        std::string text;
+        for (const auto* command : listed_commands(app)) {
+            text += fmt::format(".BR {} (1),\n", page_of(command->name));
+        }
+        return text;
+    }
+    throw UsageError(fmt::format("unknown manual marker @{}@", what));
+}
+
 } // namespace
 
 std::string render_manual(const CLI::App& app, std::string_view template_text,
@@ -192,20 +294,12 @@ std::string render_manual(const CLI::App& app, std::string_view template_text,
 {
     std::string page;
     for (const auto line : split(template_text, '\n')) {
-        if (line.starts_with(k_options_marker) && line.ends_with("@")) {
-            const auto name = std::string(
-                line.substr(k_options_marker.size(), line.size() - k_options_marker.size() - 1));
-            const CLI::App* command = name == "gpusched" ? &app : app.get_subcommand(name);
-            page += own_options(*command);
-        } else if (line == k_queue_options_marker) {
-            page += option_list(*app.get_subcommand(std::string(k_queue_options_command)),
-                                in_queue_group);
-        } else if (line == k_environment_marker) {
-            std::map<std::string, std::string> variables;
-            collect_environment(app, variables);
-            for (const auto& [variable, option] : variables) {
-                page += fmt::format(".TP\n.B {}\n{}\n", variable, roff(option));
-            }
+        if (line.starts_with(k_marker) && line.ends_with("@") && line.size() > k_marker.size()) {
+            const auto marker = line.substr(k_marker.size(), line.size() - k_marker.size() - 1);
+            const auto space = marker.find(' ');
+            page += expand(app, marker.substr(0, space),
+                           space == std::string_view::npos ? ""
+                                                           : std::string(marker.substr(space + 1)));
         } else {
             std::string text(line);
             for (const auto& [placeholder, value] :
