@@ -34,6 +34,16 @@ out=$(echo 'echo drop-in' | /usr/bin/simple_gpu_scheduler --gpus 0 --no-lock 2>/
 [ "$(/usr/bin/simple_hypersearch 'x {a}' -p a 1 2 --sampling-mode grid | wc -l)" = 2 ]
 
 zcat /usr/share/man/man1/gpusched.1.gz | grep -q '^\.SH EXIT STATUS'
+# A page per command, as --help lists them, found by man (man gpusched-submit).
+commands=$(/usr/bin/gpusched --help | awk '/^Commands:/ { on = 1; next } /^$/ { on = 0 }
+                                           on && /^    [a-z]/ { print $1 }')
+[ "$(echo "$commands" | wc -w)" -ge 16 ] || { echo "check_deb: --help lists '$commands'" >&2; exit 1; }
+for command in $commands; do
+  zcat "/usr/share/man/man1/gpusched-$command.1.gz" | grep -q "^gpusched\\\\-$command \\\\- "
+  if command -v man >/dev/null; then
+    [ "$(man -w "gpusched-$command")" = "/usr/share/man/man1/gpusched-$command.1.gz" ]
+  fi
+done
 zcat /usr/share/man/man1/simple_hypersearch.1.gz | grep -q '^simple_hypersearch \\- '
 zcat /usr/share/man/man1/simple_gpu_scheduler.1.gz | grep -q '^simple_gpu_scheduler \\- '
 bash -c 'source /usr/share/bash-completion/completions/gpusched
