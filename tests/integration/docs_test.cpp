@@ -183,7 +183,14 @@ TEST(Docs, EveryOptionACommandLineNamesExists)
     Options options;
     std::size_t checked = 0;
     for (const auto& file : markdown_files()) {
-        for (const auto& line : split_lines(read_file(file))) {
+        const auto lines = split_lines(read_file(file));
+        for (std::size_t i = 0; i < lines.size(); ++i) {
+            const auto& line = lines[i];
+            // A command shown failing for its unknown option is that error's example.
+            if (i + 1 < lines.size() &&
+                lines[i + 1].find("error: unknown option") != std::string::npos) {
+                continue;
+            }
             for (const auto& [subcommand, option] : options_named(line)) {
                 ++checked;
                 EXPECT_TRUE(options.of(subcommand).contains(option))
