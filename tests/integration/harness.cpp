@@ -4,10 +4,12 @@
 #include <gtest/gtest.h>
 
 #include <fcntl.h>
+#include <netinet/in.h>
 #include <pwd.h>
 #include <signal.h>
 #include <spawn.h>
 #include <sys/prctl.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -323,6 +325,25 @@ Finished run(const TempDir& dir, LaunchOptions options, std::chrono::millisecond
 {
     Process process(dir, std::move(options));
     return process.wait(timeout);
+}
+
+int free_port()
+{
+    const int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    sockaddr_in address{};
+    address.sin_family = AF_INET;
+    address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    socklen_t length = sizeof address;
+    const bool found = fd >= 0 &&
+                       bind(fd, reinterpret_cast<sockaddr*>(&address), sizeof address) == 0 &&
+                       getsockname(fd, reinterpret_cast<sockaddr*>(&address), &length) == 0;
+    if (fd >= 0) {
+        close(fd);
+    }
+    if (!found) {
+        throw std::runtime_error("cannot find a free port");
+    }
+    return ntohs(address.sin_port);
 }
 
 bool eventually(const std::function<bool()>& condition, std::chrono::milliseconds timeout)

@@ -107,6 +107,9 @@ private:
 Finished run(const TempDir& dir, LaunchOptions options,
              std::chrono::milliseconds timeout = std::chrono::seconds(60));
 
+// A loopback port no one listens on now (another may take it before it is used).
+int free_port();
+
 // Polls `condition` every 10 ms for up to `timeout`.
 bool eventually(const std::function<bool()>& condition,
                 std::chrono::milliseconds timeout = std::chrono::seconds(20));

@@ -6,10 +6,6 @@
 #include <fmt/ranges.h>
 #include <gtest/gtest.h>
 
-#include <netinet/in.h>
-#include <sys/socket.h>
-#include <unistd.h>
-
 #include <csignal>
 #include <stdexcept>
 
@@ -20,21 +16,6 @@ using namespace std::chrono_literals;
 
 const fs::path k_redis_server = "/usr/bin/redis-server";
 const fs::path k_redis_cli = "/usr/bin/redis-cli";
-
-int free_port()
-{
-    const int fd = socket(AF_INET, SOCK_STREAM, 0);
-    sockaddr_in address{};
-    address.sin_family = AF_INET;
-    address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    socklen_t length = sizeof address;
-    if (fd < 0 || bind(fd, reinterpret_cast<sockaddr*>(&address), sizeof address) != 0 ||
-        getsockname(fd, reinterpret_cast<sockaddr*>(&address), &length) != 0) {
-        throw std::runtime_error("cannot find a free port");
-    }
-    close(fd);
-    return ntohs(address.sin_port);
-}
 
 } // namespace
 
