@@ -130,7 +130,7 @@ Typed typed_of(std::string_view word)
 }
 
 // Each id and label of the jobs already named (3,5-7 sweep), to be offered no more.
-std::set<std::string> named_in(const std::vector<std::string>& words)
+std::set<std::string> words_named_in(const std::vector<std::string>& words)
 {
     std::set<std::string> named;
     for (const auto& word : words) {
@@ -240,8 +240,8 @@ std::string complete_jobs(const std::vector<std::string>& args)
     if (!queue) {
         return {};
     }
-    auto named = named_in(line->jobs);
-    const auto listed = named_in({typed.list});
+    auto named = words_named_in(line->jobs);
+    const auto listed = words_named_in({typed.list});
     named.insert(listed.begin(), listed.end());
     return candidates(queue->newest(wanted), typed, named, user);
 }

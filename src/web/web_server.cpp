@@ -12,6 +12,7 @@
 #include <sys/socket.h>
 
 #include <cerrno>
+#include <chrono>
 #include <cstring>
 #include <stdexcept>
 
@@ -143,13 +144,34 @@ int WebServer::bind()
 
 void WebServer::serve()
 {
-    m_reaper->start();
+    {
+        const std::lock_guard lock(m_serving_mutex);
+        if (m_stop_asked) {
+            return;
+        }
+        m_serving = true;
+        m_reaper->start();
+    }
     m_server->listen_after_bind();
+    {
+        const std::lock_guard lock(m_serving_mutex);
+        m_serving = false;
+    }
+    m_serving_changed.notify_all();
 }
 
 void WebServer::stop()
 {
-    m_server->stop();
+    // httplib's stop() acts only on a server that listens already (is_running): one asked
+    // while serve() is on its way into listen_after_bind would do nothing, and the server
+    // would listen for ever. So it is asked again until serve() has returned.
+    std::unique_lock lock(m_serving_mutex);
+    m_stop_asked = true;
+    while (m_serving) {
+        m_server->stop();
+        m_serving_changed.wait_for(lock, std::chrono::milliseconds(5));
+    }
+    lock.unlock();
     if (m_reaper) {
         m_reaper->stop_and_cut_all();
     }

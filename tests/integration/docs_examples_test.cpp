@@ -37,7 +37,7 @@ namespace {
 
 using namespace std::chrono_literals;
 
-const fs::path k_source = GPUSCHED_SOURCE_DIR;
+const fs::path k_top = GPUSCHED_SOURCE_DIR;
 
 // A program an example runs that the README's test command installs but this machine lacks.
 std::optional<std::string> missing_program(const std::string& script)
@@ -85,8 +85,8 @@ std::string described(const std::vector<pid_t>& pids)
 // write down what they ran.
 void lay_out(const TempDir& dir, const fs::path& tools)
 {
-    fs::copy(k_source / "examples", dir / "examples", fs::copy_options::recursive);
-    fs::copy(k_source / "examples/commands.txt", dir / "commands.txt");
+    fs::copy(k_top / "examples", dir / "examples", fs::copy_options::recursive);
+    fs::copy(k_top / "examples/commands.txt", dir / "commands.txt");
     std::string sweep;
     for (const auto* lr : {"0.1", "0.05", "0.02", "0.01", "0.005", "0.002", "0.001", "5e-4"}) {
         sweep += fmt::format("examples/fake_train.sh lr={} 0.5\n", lr);
@@ -386,25 +386,25 @@ TEST(Docs, EveryExampleRunsAsWritten)
     adopt_orphans();
     std::vector<std::string> pages = {"README.md", "HACKING.md"};
     std::vector<std::string> manuals;
-    for (const auto& entry : fs::recursive_directory_iterator(k_source / "docs")) {
+    for (const auto& entry : fs::recursive_directory_iterator(k_top / "docs")) {
         if (entry.path().extension() == ".md") {
-            pages.push_back(entry.path().lexically_relative(k_source));
+            pages.push_back(entry.path().lexically_relative(k_top));
         }
     }
-    for (const auto& entry : fs::directory_iterator(k_source / "man")) {
+    for (const auto& entry : fs::directory_iterator(k_top / "man")) {
         if (entry.path().string().ends_with(".1.in")) {
-            manuals.push_back(entry.path().lexically_relative(k_source));
+            manuals.push_back(entry.path().lexically_relative(k_top));
         }
     }
     std::sort(pages.begin() + 2, pages.end());
     std::sort(manuals.begin(), manuals.end());
     std::vector<DocExample> examples;
     for (const auto& page : pages) {
-        const auto found = markdown_examples(k_source, page);
+        const auto found = markdown_examples(k_top, page);
         examples.insert(examples.end(), found.begin(), found.end());
     }
     for (const auto& manual : manuals) {
-        examples.push_back(manual_examples(k_source, manual));
+        examples.push_back(manual_examples(k_top, manual));
     }
     std::size_t ran = 0;
     for (const auto& example : examples) {

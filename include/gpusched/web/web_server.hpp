@@ -5,8 +5,10 @@
 #include <gpusched/web/live_state.hpp>
 
 #include <atomic>
+#include <condition_variable>
 #include <cstdint>
 #include <memory>
+#include <mutex>
 #include <string>
 
 namespace httplib {
@@ -36,7 +38,7 @@ public:
     // Takes the address and port; throws std::runtime_error naming them when it cannot.
     // The port taken (the one asked, or the one the system chose for 0).
     int bind();
-    // Serves until stop(); from any thread.
+    // Serves until stop(), which may come from any thread at any time, before serve() too.
     void serve();
     void stop();
 
@@ -49,10 +51,10 @@ private:
     std::string page_html(const httplib::Request& request);
     void add_event_route();
     void add_action_routes();
-    // Cancels or retries job `id`, where it is the serving user's: the HTTP status and what
-    // was done, or why not.
     // /api/jobs/ID's answer: its HTTP status and document (the job, or why not).
     std::pair<int, Json> job_answer(std::int64_t id);
+    // Cancels or retries job `id`, where it is the serving user's: the HTTP status and what
+    // was done, or why not.
     std::pair<int, std::string> act_on_job(queue::QueueBackend& queue, std::int64_t id,
                                            const std::string& verb) const;
 
@@ -61,6 +63,11 @@ private:
     std::unique_ptr<httplib::Server> m_server;
     std::unique_ptr<ConnectionReaper> m_reaper; // once bound
     std::atomic<int> m_live_pages{0};
+    // Whether serve() listens, and whether stop() was asked: see stop().
+    std::mutex m_serving_mutex;
+    std::condition_variable m_serving_changed;
+    bool m_serving = false;
+    bool m_stop_asked = false;
 };
 
 } // namespace gpusched::web

@@ -12,7 +12,7 @@ namespace {
 constexpr std::size_t k_block = 200;
 // A completion must answer at once: on a queue of many other users' jobs it looks this far
 // back at most (50 round trips).
-constexpr std::size_t k_most_looked_at = 10'000;
+constexpr std::size_t k_most_ids_looked_at = 10'000;
 // What JobsWanted and a job's description need of its hash: not its environment's digest,
 // nor the tails of its output (up to 64 KiB each).
 const std::vector<std::string> k_fields = {"command",   "batch", "name",    "user",
@@ -51,7 +51,7 @@ Result<std::vector<JobRecord>> newest_jobs(RedisClient& redis, const RedisQueue&
     // begin so.
     IdsBeginningWith ids(*last, is_digits(wanted.prefix) ? wanted.prefix : "");
     std::vector<JobRecord> found;
-    for (std::size_t looked = 0; found.size() < wanted.most && looked < k_most_looked_at;) {
+    for (std::size_t looked = 0; found.size() < wanted.most && looked < k_most_ids_looked_at;) {
         const auto block = ids.next(k_block);
         if (block.empty()) {
             break;

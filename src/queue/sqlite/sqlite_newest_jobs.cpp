@@ -9,7 +9,7 @@ namespace {
 
 // A completion must answer at once: a queue of millions of jobs is looked through as far
 // as its latest this many of the states wanted.
-constexpr std::size_t k_most_looked_at = 100'000;
+constexpr std::size_t k_most_rows_looked_at = 100'000;
 
 } // namespace
 
@@ -34,7 +34,7 @@ std::vector<JobRecord> newest_jobs(SqliteQueue& queue, const JobsWanted& wanted)
             rows.bind(static_cast<int>(i + 2), to_string(wanted.states[i]));
         }
         rows.bind(static_cast<int>(wanted.states.size() + 2),
-                  static_cast<std::int64_t>(k_most_looked_at));
+                  static_cast<std::int64_t>(k_most_rows_looked_at));
         std::vector<std::int64_t> ids;
         while (ids.size() < wanted.most && rows.step()) {
             JobRecord job;
