@@ -120,6 +120,10 @@ DocExample manual_examples(const std::filesystem::path& top, const std::string& 
             if (in_examples) {
                 example.where = fmt::format("{}:{}", name, number + 1);
             }
+        } else if (std::smatch mark;
+                   in_examples &&
+                   std::regex_match(line, mark, std::regex(R"(\.\\" example: (.*))"))) {
+            example.mark += mark[1].str() + "; "; // a roff comment, as <!-- --> in Markdown
         } else if (in_examples && !line.starts_with(".")) {
             std::string shown;
             for (std::size_t i = 0; i < line.size(); ++i) {

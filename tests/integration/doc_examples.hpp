@@ -28,7 +28,8 @@ struct DocExample {
 // as a file to write (<!-- guide-file: NAME -->) is no example. `name` is relative to `top`.
 std::vector<DocExample> markdown_examples(const std::filesystem::path& top,
                                           const std::string& name);
-// The EXAMPLES of a manual page's source, roff's escapes read as the page shows them.
+// The EXAMPLES of a manual page's source, roff's escapes read as the page shows them; its
+// marks are roff comments in the section (`.\" example: skip (REASON)`).
 DocExample manual_examples(const std::filesystem::path& top, const std::string& name);
 
 // The python commands a script hands to gpusched, after `--` or written to its input
