@@ -107,6 +107,24 @@ void write_file(const fs::path& path, const std::string& contents)
     file << contents;
 }
 
+std::vector<std::string>
+environment_with(const std::map<std::string, std::optional<std::string>>& changes)
+{
+    std::vector<std::string> variables;
+    for (char** entry = environ; *entry != nullptr; ++entry) {
+        const std::string variable = *entry;
+        if (changes.count(variable.substr(0, variable.find('='))) == 0) {
+            variables.push_back(variable);
+        }
+    }
+    for (const auto& [name, value] : changes) {
+        if (value) {
+            variables.push_back(name + "=" + *value);
+        }
+    }
+    return variables;
+}
+
 bool has(std::string_view text, std::string_view part)
 {
     return text.find(part) != std::string_view::npos;
@@ -198,19 +216,7 @@ Process::Process(const TempDir& dir, LaunchOptions options)
     // Leases are host-wide: each test keeps its own in its directory, so tests running side by
     // side with the same GPU ids do not wait for one another.
     options.env.try_emplace("GPUSCHED_LOCK_DIR", (dir / "leases").string());
-    std::vector<std::string> env_strings;
-    for (char** entry = environ; *entry != nullptr; ++entry) {
-        const std::string variable = *entry;
-        const auto name = variable.substr(0, variable.find('='));
-        if (options.env.count(name) == 0) {
-            env_strings.push_back(variable);
-        }
-    }
-    for (const auto& [name, value] : options.env) {
-        if (value) {
-            env_strings.push_back(name + "=" + *value);
-        }
-    }
+    auto env_strings = environment_with(options.env);
     std::vector<char*> envp;
     for (auto& variable : env_strings) {
         envp.push_back(variable.data());

@@ -44,6 +44,10 @@ void write_file(const std::filesystem::path& path, const std::string& contents);
 // The lines of `text`, without their newlines; and the reverse, each line ended by a newline.
 std::vector<std::string> split_lines(const std::string& text);
 std::string join_lines(const std::vector<std::string>& lines);
+// The test's environment with `changes` made over it (a variable set, or unset with
+// nullopt), as the NAME=VALUE strings a child's envp points into.
+std::vector<std::string>
+environment_with(const std::map<std::string, std::optional<std::string>>& changes);
 // Whether `text` holds `part` anywhere: what most checks of a command's output ask.
 bool has(std::string_view text, std::string_view part);
 // How many lines of `text` hold `needle`: a log line counted as evidence that something happened.

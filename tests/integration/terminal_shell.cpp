@@ -15,8 +15,6 @@
 #include <cstring>
 #include <stdexcept>
 
-extern char** environ;
-
 namespace gpusched::testing {
 
 TerminalShell::TerminalShell(const std::vector<std::string>& args, const fs::path& cwd,
@@ -24,18 +22,7 @@ TerminalShell::TerminalShell(const std::vector<std::string>& args, const fs::pat
 {
     // Everything the child needs is made before fork: between fork and exec it only makes
     // system calls.
-    std::vector<std::string> env_strings;
-    for (char** entry = environ; *entry != nullptr; ++entry) {
-        const std::string variable = *entry;
-        if (env.count(variable.substr(0, variable.find('='))) == 0) {
-            env_strings.push_back(variable);
-        }
-    }
-    for (const auto& [name, value] : env) {
-        if (value) {
-            env_strings.push_back(name + "=" + *value);
-        }
-    }
+    auto env_strings = environment_with(env);
     std::vector<char*> envp;
     for (auto& variable : env_strings) {
         envp.push_back(variable.data());
