@@ -1,5 +1,7 @@
 #pragma once
 
+#include <gpusched/job_request.hpp>
+
 #include <chrono>
 #include <cstddef>
 #include <memory>
@@ -13,20 +15,11 @@ namespace gpusched {
 // Where and with what a job runs when it is not the run's own: a queued job runs as it was
 // submitted, in its submitter's directory, environment and umask, not the worker's (as
 // task-spooler and pueue run theirs). A run's own jobs have none and inherit the run's.
-// What a queued job asks of whichever worker runs it, over the worker's own options
-// (`submit --gpus-per-job`, `--timeout`, `--retries`); nothing asked: the worker's.
-struct JobOptions {
-    std::optional<std::size_t> gpus;
-    std::optional<std::chrono::milliseconds> timeout;
-    std::optional<unsigned> retries;
-    bool operator==(const JobOptions&) const = default;
-};
-
 struct JobContext {
     std::string directory;                // absolute
     std::vector<std::string> environment; // NAME=VALUE, the submitter's
     unsigned umask = 022;
-    JobOptions options{};
+    JobRequest request{}; // what the job asks of whoever runs it
     // Whether `environment` is the submitter's whole environment, or only the variables the
     // submitter chose to carry (a Redis queue's default: see carried_environment.hpp), which
     // the job then gets over the worker's own.

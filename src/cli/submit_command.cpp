@@ -207,7 +207,7 @@ int submit(const SubmitOptions& options)
     const EnvironmentChoice choice{options.env, options.queue.is_local() || options.env_all};
     settings.context.environment = carried_environment(settings.context.environment, choice);
     settings.context.whole_environment = choice.whole;
-    auto& asked = settings.context.options;
+    auto& asked = settings.context.request;
     asked.gpus = options.gpus_per_job;
     if (options.timeout_seconds) {
         asked.timeout = to_milliseconds(*options.timeout_seconds);

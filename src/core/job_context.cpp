@@ -40,7 +40,7 @@ std::string encode_context(const JobContext& context)
     std::string encoded = context.directory;
     encoded += '\0';
     encoded += fmt::format("{:04o}", context.umask);
-    const auto& options = context.options;
+    const auto& options = context.request;
     if (options.gpus) {
         encoded += fmt::format(" gpus={}", *options.gpus);
     }
@@ -70,7 +70,7 @@ bool parse_whole(std::string_view text, Number& number, int base = 10)
 
 // " gpus=2 timeout=5000": the options after the umask. False on a word it does not know: a
 // later version's option, which this worker cannot honour.
-bool decode_options(std::string_view text, JobOptions& options, bool& whole_environment)
+bool decode_options(std::string_view text, JobRequest& options, bool& whole_environment)
 {
     while (!text.empty()) {
         if (text.front() != ' ') {
@@ -122,7 +122,7 @@ std::optional<JobContext> decode_context(std::string_view encoded)
     const auto field = encoded.substr(directory_end + 1, umask_end - directory_end - 1);
     const auto umask = field.substr(0, std::min(field.find(' '), field.size()));
     if (!parse_whole(umask, context.umask, 8) || context.umask > 0777 ||
-        !decode_options(field.substr(umask.size()), context.options, context.whole_environment)) {
+        !decode_options(field.substr(umask.size()), context.request, context.whole_environment)) {
         return std::nullopt;
     }
     context.environment = decode_environment(encoded.substr(umask_end + 1));

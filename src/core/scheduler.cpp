@@ -48,18 +48,20 @@ std::size_t Scheduler::commands_wanted() const
 std::size_t Scheduler::gpus_of(const Command& command) const
 {
     const auto& context = command.context;
-    return context && context->options.gpus ? *context->options.gpus : m_options.gpus_per_job;
+    return gpus_wanted(context ? context->request : JobRequest{}, {m_options.gpus_per_job});
 }
 
 unsigned Scheduler::retries_of(const Command& command) const
 {
     const auto& context = command.context;
-    return context && context->options.retries ? *context->options.retries : m_options.retries;
+    return context && context->request.retries ? *context->request.retries : m_options.retries;
 }
 
 std::vector<Action> Scheduler::on_command(Command command)
 {
-    if (gpus_of(command) > m_pool.size()) {
+    const auto& context = command.context;
+    if (!can_ever_run(context ? context->request : JobRequest{}, m_pool.size(),
+                      {m_options.gpus_per_job})) {
         // A queued job asking for more GPUs than this worker has: another may have them.
         return {ReturnCommand{std::move(command)}};
     }

@@ -212,15 +212,15 @@ void QueueWorker::admit(TakenJob job)
                                       "failed to start: " + why});
             return;
         }
-        const auto gpus = job.context->options.gpus;
-        if (gpus && m_gpu_count > 0 && *gpus > m_gpu_count) {
+        const auto gpus = job.context->request.gpus;
+        if (m_gpu_count > 0 && !can_ever_run(job.context->request, m_gpu_count, {})) {
             // Left in the queue for a worker with that many GPUs, behind the jobs of its
             // priority (a store whose take cannot pass it by: Redis); this one takes nothing
             // for a moment, so as not to take it again at once when it is all there is.
             if (m_too_big_said.insert(job.id).second) {
                 spdlog::warn("queue job {} asks for {} GPUs, this worker has {}: left in the "
                              "queue for a worker that has them",
-                             job.id, *gpus, m_gpu_count);
+                             job.id, gpus.value_or(1), m_gpu_count);
             }
             m_store->pass_by(job.id);
             m_takes_held_until = m_clock.now() + k_too_big_pause;

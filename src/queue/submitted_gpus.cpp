@@ -39,7 +39,7 @@ std::set<std::string> ids_of(const std::string& gpus)
 
 } // namespace
 
-std::optional<std::string> too_few_gpus_warning(std::size_t asked, const std::string& queue,
+std::optional<std::string> too_few_gpus_warning(const JobRequest& request, const std::string& queue,
                                                 const std::vector<WorkerRecord>& workers)
 {
     std::size_t most = 0;
@@ -47,11 +47,16 @@ std::optional<std::string> too_few_gpus_warning(std::size_t asked, const std::st
         if (worker.gpus.empty()) {
             return std::nullopt; // not said yet
         }
-        most = std::max(most, ids_of(worker.gpus).size());
+        const auto count = ids_of(worker.gpus).size();
+        if (can_ever_run(request, count, {})) {
+            return std::nullopt;
+        }
+        most = std::max(most, count);
     }
-    if (workers.empty() || asked <= most) {
+    if (workers.empty()) {
         return std::nullopt;
     }
+    const auto asked = gpus_wanted(request, {});
     return fmt::format("the jobs ask for {} GPUs each, but the workers of queue {} have at most "
                        "{}: they wait for a worker with {} (`gpusched worker --update --gpus ...`)",
                        asked, queue, most, asked);

@@ -285,7 +285,7 @@ void JobRunner::start(StartJob& job)
     running.started = m_clock.now();
     running.started_wall = m_clock.wall_now();
     if (job.command.context) {
-        running.timeout = job.command.context->options.timeout;
+        running.timeout = job.command.context->request.timeout;
     }
     const auto& gpu = running.gpu;
     // What a job needs besides its process (a lease, output files, pipes) can fail for

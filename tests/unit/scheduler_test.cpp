@@ -496,11 +496,11 @@ TEST(Scheduler, SeveralGpusPerJobStartInInputOrder)
 }
 
 // A queued job's own options, over the worker's.
-Command asking(JobId id, JobOptions options)
+Command asking(JobId id, JobRequest options)
 {
     auto asked = command(id);
     auto context = std::make_shared<JobContext>();
-    context->options = options;
+    context->request = options;
     asked.context = std::move(context);
     return asked;
 }

@@ -415,7 +415,7 @@ TEST_F(SqliteQueueFile, TheSchemaVersionIsKeptInTheHeaderAndAnOlderDatabaseIsBro
     ASSERT_TRUE(read);
     EXPECT_EQ(read->context.environment, origin.context.environment);
     EXPECT_EQ(read->context.umask, 027u);
-    EXPECT_EQ(read->context.options, origin.context.options);
+    EXPECT_EQ(read->context.request, origin.context.request);
 
     database.execute("PRAGMA user_version = 6");
     try {

@@ -1,5 +1,6 @@
 #pragma once
 
+#include <gpusched/job_request.hpp>
 #include <gpusched/queue/job_record.hpp>
 
 #include <cstddef>
@@ -21,9 +22,9 @@ std::optional<std::string> gpus_named_by(const std::vector<std::string>& environ
 std::optional<std::string> other_gpus_warning(const std::string& named, const std::string& queue,
                                               const std::vector<WorkerRecord>& workers);
 
-// What to tell a submitter whose jobs ask for `asked` GPUs each when `workers` serve queue
-// `queue`: nothing when there is no worker, one has not said its GPUs yet, or one has that many.
-std::optional<std::string> too_few_gpus_warning(std::size_t asked, const std::string& queue,
+// What to tell a submitter whose jobs ask for `request` when `workers` serve queue `queue`:
+// nothing when there is no worker, one has not said its GPUs yet, or one could run them.
+std::optional<std::string> too_few_gpus_warning(const JobRequest& request, const std::string& queue,
                                                 const std::vector<WorkerRecord>& workers);
 
 } // namespace gpusched::queue

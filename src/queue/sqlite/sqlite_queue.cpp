@@ -321,7 +321,7 @@ std::int64_t SqliteQueue::new_batch(const BatchOrigin* origin,
             insert.bind_null(column);
         }
         if (origin != nullptr) {
-            const auto& options = origin->context.options;
+            const auto& options = origin->context.request;
             insert.bind(3, origin->context.directory)
                 .bind(4, encode_environment(origin->context.environment))
                 .bind(5, static_cast<std::int64_t>(origin->context.umask))
@@ -425,7 +425,7 @@ std::optional<BatchOrigin> SqliteQueue::batch_origin(std::int64_t batch)
     origin.context.umask = static_cast<unsigned>(query.integer(2)) & 0777U;
     origin.submitter.uid = query.is_null(3) ? -1 : query.integer(3);
     origin.submitter.user = query.text(4);
-    auto& options = origin.context.options;
+    auto& options = origin.context.request;
     if (!query.is_null(5) && query.integer(5) > 0) {
         options.gpus = static_cast<std::size_t>(query.integer(5));
     }

@@ -160,7 +160,7 @@ private:
     void say_if_other_gpus()
     {
         const auto& named = m_settings.gpus_named;
-        const auto asked = m_settings.context.options.gpus;
+        const auto asked = m_settings.context.request.gpus;
         if ((!named && !asked) || m_ids.empty()) {
             return;
         }
@@ -170,8 +170,8 @@ private:
                     named ? other_gpus_warning(*named, m_settings.queue, workers) : std::nullopt) {
                 spdlog::warn("{}", *warning);
             }
-            if (const auto warning = asked ? too_few_gpus_warning(*asked, m_settings.queue, workers)
-                                           : std::nullopt) {
+            if (const auto warning =
+                    too_few_gpus_warning(m_settings.context.request, m_settings.queue, workers)) {
                 spdlog::warn("{}", *warning);
             }
         } catch (const DatabaseError&) {

@@ -92,8 +92,7 @@ bool SqliteWorkerStore::asks_too_many_gpus(std::int64_t batch) const
 {
     const auto& origin = m_origins.at(batch);
     const auto& context = origin ? origin->context : nullptr;
-    return context && context->options.gpus &&
-           static_cast<std::int64_t>(*context->options.gpus) > gpu_count();
+    return context && !can_ever_run(context->request, static_cast<std::size_t>(gpu_count()), {});
 }
 
 std::int64_t SqliteWorkerStore::gpu_count() const
