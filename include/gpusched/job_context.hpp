@@ -33,9 +33,9 @@ using SharedJobContext = std::shared_ptr<const JobContext>;
 std::string encode_environment(const std::vector<std::string>& environment);
 std::vector<std::string> decode_environment(std::string_view encoded);
 
-// A whole context as one string: the directory, the umask in octal (followed by the options
-// asked, as ` gpus=N timeout=MS retries=N`, and ` chosen_environment=1` when the environment
-// is not whole), then the environment, each ended by a NUL byte.
+// A whole context as one string: the directory, the umask in octal (followed by the request's
+// words, encode_request, and ` chosen_environment=1` when the environment is not whole), then
+// the environment, each ended by a NUL byte.
 // Nothing when `encoded` is not one.
 std::string encode_context(const JobContext& context);
 std::optional<JobContext> decode_context(std::string_view encoded);

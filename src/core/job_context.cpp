@@ -35,30 +35,6 @@ std::vector<std::string> decode_environment(std::string_view encoded)
     return environment;
 }
 
-std::string encode_context(const JobContext& context)
-{
-    std::string encoded = context.directory;
-    encoded += '\0';
-    encoded += fmt::format("{:04o}", context.umask);
-    const auto& options = context.request;
-    if (options.gpus) {
-        encoded += fmt::format(" gpus={}", *options.gpus);
-    }
-    if (options.timeout) {
-        encoded += fmt::format(" timeout={}", options.timeout->count());
-    }
-    if (options.retries) {
-        encoded += fmt::format(" retries={}", *options.retries);
-    }
-    if (!context.whole_environment) {
-        // A word earlier workers do not know: they refuse the job rather than run it in an
-        // environment of nothing but the chosen variables.
-        encoded += " chosen_environment=1";
-    }
-    encoded += '\0';
-    return encoded + encode_environment(context.environment);
-}
-
 namespace {
 
 template <typename Number>
@@ -68,44 +44,25 @@ bool parse_whole(std::string_view text, Number& number, int base = 10)
     return parsed.ec == std::errc{} && parsed.ptr == text.data() + text.size();
 }
 
-// " gpus=2 timeout=5000": the options after the umask. False on a word it does not know: a
-// later version's option, which this worker cannot honour.
-bool decode_options(std::string_view text, JobRequest& options, bool& whole_environment)
-{
-    while (!text.empty()) {
-        if (text.front() != ' ') {
-            return false;
-        }
-        text.remove_prefix(1);
-        const auto end = std::min(text.find(' '), text.size());
-        const auto word = text.substr(0, end);
-        text.remove_prefix(end);
-        const auto equals = word.find('=');
-        if (equals == std::string_view::npos) {
-            return false;
-        }
-        const auto name = word.substr(0, equals);
-        const auto value = word.substr(equals + 1);
-        std::uint64_t number = 0;
-        if (!parse_whole(value, number)) {
-            return false;
-        }
-        if (name == "gpus" && number > 0) {
-            options.gpus = number;
-        } else if (name == "timeout" && number > 0) {
-            options.timeout = std::chrono::milliseconds(number);
-        } else if (name == "retries" && number <= 1'000'000) {
-            options.retries = static_cast<unsigned>(number);
-        } else if (name == "chosen_environment" && number == 1) {
-            whole_environment = false;
-        } else {
-            return false;
-        }
-    }
-    return true;
-}
+// The word a context adds to its request's when the environment is not whole.
+constexpr std::string_view k_chosen_environment = " chosen_environment=1";
 
 } // namespace
+
+std::string encode_context(const JobContext& context)
+{
+    std::string encoded = context.directory;
+    encoded += '\0';
+    encoded += fmt::format("{:04o}", context.umask);
+    encoded += encode_request(context.request);
+    if (!context.whole_environment) {
+        // A word earlier workers do not know: they refuse the job rather than run it in an
+        // environment of nothing but the chosen variables.
+        encoded += k_chosen_environment;
+    }
+    encoded += '\0';
+    return encoded + encode_environment(context.environment);
+}
 
 std::optional<JobContext> decode_context(std::string_view encoded)
 {
@@ -121,10 +78,19 @@ std::optional<JobContext> decode_context(std::string_view encoded)
     context.directory = std::string(encoded.substr(0, directory_end));
     const auto field = encoded.substr(directory_end + 1, umask_end - directory_end - 1);
     const auto umask = field.substr(0, std::min(field.find(' '), field.size()));
-    if (!parse_whole(umask, context.umask, 8) || context.umask > 0777 ||
-        !decode_options(field.substr(umask.size()), context.request, context.whole_environment)) {
+    if (!parse_whole(umask, context.umask, 8) || context.umask > 0777) {
         return std::nullopt;
     }
+    std::string words(field.substr(umask.size()));
+    if (words.ends_with(k_chosen_environment)) {
+        context.whole_environment = false;
+        words.resize(words.size() - k_chosen_environment.size());
+    }
+    auto request = decode_request(words);
+    if (!request) {
+        return std::nullopt;
+    }
+    context.request = *request;
     context.environment = decode_environment(encoded.substr(umask_end + 1));
     return context;
 }

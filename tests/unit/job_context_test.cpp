@@ -12,13 +12,13 @@ using namespace std::chrono_literals;
 TEST(JobContext, EncodedAndDecodedIsTheSameWithItsOptions)
 {
     JobContext context{"/home/ann/run", {"PATH=/bin", "LR=0.1"}, 027, {}};
-    context.request = {2, 90'500ms, 3};
+    context.request = {.gpus = 2, .timeout = 90'500ms, .retries = 3};
     const auto decoded = decode_context(encode_context(context));
     ASSERT_TRUE(decoded);
     EXPECT_EQ(decoded->directory, context.directory);
     EXPECT_EQ(decoded->environment, context.environment);
     EXPECT_EQ(decoded->umask, 027u);
-    EXPECT_EQ(decoded->options, context.request);
+    EXPECT_EQ(decoded->request, context.request);
 }
 
 TEST(JobContext, AContextWithoutOptionsAsksNothing)
@@ -29,7 +29,7 @@ TEST(JobContext, AContextWithoutOptionsAsksNothing)
                               13);
     const auto decoded = decode_context(encoded);
     ASSERT_TRUE(decoded);
-    EXPECT_EQ(decoded->options, JobRequest{});
+    EXPECT_EQ(decoded->request, JobRequest{});
     EXPECT_EQ(decoded->environment, std::vector<std::string>{"A=1"});
 }
 

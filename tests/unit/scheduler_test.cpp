@@ -511,7 +511,7 @@ TEST(Scheduler, AJobsOwnGpuCountWaitsAtTheHeadForThatMany)
     options.only_when_free = true;
     Scheduler scheduler(GpuPool({"0", "1", "2"}), options);
     EXPECT_EQ(starts(scheduler.on_command(command(1)))[0].gpus, (GpuSlots{0}));
-    EXPECT_TRUE(starts(scheduler.on_command(asking(2, {3, {}, {}}))).empty())
+    EXPECT_TRUE(starts(scheduler.on_command(asking(2, {.gpus = 3}))).empty())
         << "two free GPUs are not enough";
     EXPECT_FALSE(scheduler.wants_input()) << "nothing overtakes it";
     const auto next = starts(scheduler.on_job_exit(1, k_success));
@@ -522,7 +522,7 @@ TEST(Scheduler, AJobsOwnGpuCountWaitsAtTheHeadForThatMany)
 TEST(Scheduler, AJobAskingForMoreGpusThanThePoolHasGoesBack)
 {
     Scheduler scheduler(GpuPool({"0", "1"}), ahead(8));
-    const auto actions = scheduler.on_command(asking(1, {3, {}, {}}));
+    const auto actions = scheduler.on_command(asking(1, {.gpus = 3}));
     ASSERT_EQ(actions_of<ReturnCommand>(actions).size(), 1u);
     EXPECT_EQ(scheduler.queued_count(), 0u);
     EXPECT_EQ(scheduler.running_count(), 0u);
@@ -531,8 +531,8 @@ TEST(Scheduler, AJobAskingForMoreGpusThanThePoolHasGoesBack)
 TEST(Scheduler, AJobsOwnRetriesReplaceTheOptions)
 {
     Scheduler scheduler(GpuPool({"0"}), with_retries(5));
-    scheduler.on_command(asking(1, {{}, {}, 1}));
-    scheduler.on_command(asking(2, {{}, {}, 0}));
+    scheduler.on_command(asking(1, {.retries = 1}));
+    scheduler.on_command(asking(2, {.retries = 0}));
     scheduler.on_input_end();
     EXPECT_EQ(started_ids(scheduler.on_job_exit(1, k_exit_one)), std::vector<JobId>{1});
     EXPECT_EQ(started_ids(scheduler.on_job_exit(1, k_exit_one)), std::vector<JobId>{2});

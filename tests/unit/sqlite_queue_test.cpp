@@ -398,10 +398,12 @@ TEST_F(SqliteQueueFile, TheSchemaVersionIsKeptInTheHeaderAndAnOlderDatabaseIsBro
 
     // A job queued now records where, with what and as whom it runs, what it asks of its
     // worker and its label.
-    const BatchOrigin origin{
-        {"/home/ann/proj", {"A=1", "VIRTUAL_ENV=/home/ann/venv"}, 027, {2, 90s, 1}},
-        {1000, "ann", ""},
-        "sweep"};
+    const BatchOrigin origin{{"/home/ann/proj",
+                              {"A=1", "VIRTUAL_ENV=/home/ann/venv"},
+                              027,
+                              {.gpus = 2, .timeout = 90s, .retries = 1}},
+                             {1000, "ann", ""},
+                             "sweep"};
     const auto submitted =
         queue.submit(commands({"python3 train.py"}), {0, false, &origin});
     const auto recorded = queue.job(submitted.ids.front());
