@@ -1,0 +1,87 @@
+#pragma once
+
+// How the SQLite queue reads a job's row: the columns it selects and the record made of them,
+// shared by the take, the verbs and the listings.
+#include <gpusched/queue/job_record.hpp>
+#include <gpusched/queue/sqlite/sqlite_database.hpp>
+
+#include <cstdlib>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace gpusched::queue {
+
+inline JobState state_of(const std::string& name)
+{
+    return job_state_named(name).value_or(JobState::failed);
+}
+
+// A job's own columns (what a worker's take returns: it reads its batch's origin once per
+// batch), then, for listings, those of its batch: its directory, uid and user.
+inline constexpr std::string_view k_taken_job_columns =
+    "id, queue, command, batch, priority, state, coalesce(worker, ''), coalesce(gpu, ''), "
+    "submitted, coalesce(started, 0), coalesce(runtime, 0), coalesce(exit_code, 0), "
+    "coalesce(signal, 0), coalesce(note, ''), returned, cancel, coalesce(ended, 0), "
+    "coalesce(output, '')";
+inline const std::string k_job_columns =
+    std::string(k_taken_job_columns) +
+    ", (SELECT coalesce(directory, '') || char(0) || coalesce(uid, -1) || char(0) || "
+    "coalesce(user, '') || char(0) || coalesce(name, '') FROM batches WHERE batches.id = "
+    "jobs.batch)";
+inline constexpr int k_origin_column = 18;
+
+// The batch's part of a job's columns: directory, uid, user and name, joined by NUL bytes
+// (one look-up of the batch, not four).
+inline void read_origin(const std::string& joined, JobRecord& job)
+{
+    const auto first = joined.find('\0');
+    const auto second = joined.find('\0', first == std::string::npos ? first : first + 1);
+    const auto third = joined.find('\0', second == std::string::npos ? second : second + 1);
+    if (third == std::string::npos) {
+        return;
+    }
+    job.directory = joined.substr(0, first);
+    job.submitter.uid = std::strtoll(joined.c_str() + first + 1, nullptr, 10);
+    job.submitter.user = joined.substr(second + 1, third - second - 1);
+    job.name = joined.substr(third + 1);
+}
+
+inline JobRecord read_job(const Statement& row)
+{
+    JobRecord job;
+    job.id = row.integer(0);
+    job.queue = row.text(1);
+    job.command = row.text(2);
+    job.batch = row.integer(3);
+    job.priority = row.integer(4);
+    job.state = state_of(row.text(5));
+    job.worker = row.text(6);
+    job.gpu = row.text(7);
+    job.submitted = row.real(8);
+    job.started = row.real(9);
+    job.runtime = row.real(10);
+    job.exit_code = static_cast<int>(row.integer(11));
+    job.signal = static_cast<int>(row.integer(12));
+    job.note = row.text(13);
+    job.returned = row.integer(14);
+    job.cancel_requested = row.integer(15) != 0;
+    job.ended = row.real(16);
+    job.output = row.text(17);
+    if (row.columns() > k_origin_column) {
+        read_origin(row.text(k_origin_column), job);
+    }
+    return job;
+}
+
+inline std::vector<JobRecord> read_jobs(Statement& query)
+{
+    std::vector<JobRecord> jobs;
+    while (query.step()) {
+        jobs.push_back(read_job(query));
+    }
+    query.reset();
+    return jobs;
+}
+
+} // namespace gpusched::queue
