@@ -371,23 +371,22 @@ TEST_F(SqliteQueueFile, TheSchemaVersionIsKeptInTheHeaderAndAnOlderDatabaseIsBro
     {
         Database database(db_path(), 1s);
         prepare_sqlite_queue_schema(database);
-        EXPECT_EQ(user_version(database), 5);
+        EXPECT_EQ(user_version(database), 6);
         SqliteQueue(database, "default").submit(commands({"kept"}), {});
         // As version 1 left it.
         database.execute(
             "ALTER TABLE jobs DROP COLUMN output; ALTER TABLE batches DROP COLUMN "
             "directory; ALTER TABLE batches DROP COLUMN environment; ALTER TABLE "
             "batches DROP COLUMN umask; ALTER TABLE batches DROP COLUMN uid; ALTER "
-            "TABLE batches DROP COLUMN user; ALTER TABLE batches DROP COLUMN gpus; ALTER "
-            "TABLE batches DROP COLUMN timeout_ms; ALTER TABLE batches DROP COLUMN "
-            "retries; DROP INDEX batches_named; ALTER TABLE batches DROP COLUMN "
+            "TABLE batches DROP COLUMN user; ALTER TABLE batches DROP COLUMN request; "
+            "DROP INDEX batches_named; ALTER TABLE batches DROP COLUMN "
             "name; UPDATE meta SET value = '1' WHERE key "
             "= 'schema'; ALTER TABLE workers DROP COLUMN user; ALTER TABLE workers DROP "
             "COLUMN stop; PRAGMA user_version = 0");
     }
     Database database(db_path(), 1s);
     prepare_sqlite_queue_schema(database);
-    EXPECT_EQ(user_version(database), 5);
+    EXPECT_EQ(user_version(database), 6);
     SqliteQueue queue(database, "default");
     const auto job = queue.take("worker", "/output");
     ASSERT_TRUE(job);
@@ -419,15 +418,67 @@ TEST_F(SqliteQueueFile, TheSchemaVersionIsKeptInTheHeaderAndAnOlderDatabaseIsBro
     EXPECT_EQ(read->context.umask, 027u);
     EXPECT_EQ(read->context.request, origin.context.request);
 
-    database.execute("PRAGMA user_version = 6");
+    database.execute("PRAGMA user_version = 7");
     try {
         prepare_sqlite_queue_schema(database);
         ADD_FAILURE() << "a database of a later version was used";
     } catch (const DatabaseError& error) {
-        EXPECT_NE(std::string(error.what()).find("made by another version of gpusched (schema 6"),
+        EXPECT_NE(std::string(error.what()).find("made by another version of gpusched (schema 7"),
                   std::string::npos)
             << error.what();
     }
+}
+
+// Schema 5 kept what a batch's jobs ask in three columns: the upgrade makes each batch's
+// request of them, whole, and a job whose batch asked for more GPUs than a worker has is still
+// passed by at the take.
+TEST_F(SqliteQueueFile, ASchema5DatabasesRequestsAreKeptWholeByTheUpgrade)
+{
+    {
+        Database database(db_path(), 1s);
+        prepare_sqlite_queue_schema(database);
+        const BatchOrigin asking{{"/home/ann/proj", {"A=1"}, 022, {}}, {0, "root", ""}, ""};
+        SqliteQueue queue(database, "default");
+        queue.submit(commands({"wide"}), {0, false, &asking});
+        queue.submit(commands({"narrow"}), {0, false, &asking});
+        // As version 5 left them: batch 1 asks 4 GPUs, 90 s and 2 retries; batch 2 nothing.
+        database.execute(
+            "ALTER TABLE batches DROP COLUMN request; ALTER TABLE batches ADD COLUMN gpus "
+            "INTEGER; ALTER TABLE batches ADD COLUMN timeout_ms INTEGER; ALTER TABLE batches "
+            "ADD COLUMN retries INTEGER; UPDATE batches SET gpus = 4, timeout_ms = 90000, "
+            "retries = 2 WHERE id = 1; UPDATE meta SET value = '5' WHERE key = 'schema'; "
+            "PRAGMA user_version = 5");
+    }
+    Database database(db_path(), 1s);
+    prepare_sqlite_queue_schema(database);
+    EXPECT_EQ(user_version(database), 6);
+    SqliteQueue queue(database, "default");
+    const auto wide = queue.batch_origin(1);
+    ASSERT_TRUE(wide);
+    EXPECT_EQ(wide->context.request, (JobRequest{.gpus = 4, .timeout = 90s, .retries = 2}));
+    EXPECT_FALSE(wide->unreadable);
+    EXPECT_EQ(queue.batch_origin(2)->context.request, JobRequest{});
+    const auto taken = queue.take("worker", "/output", 2);
+    ASSERT_TRUE(taken);
+    EXPECT_EQ(taken->command, "narrow") << "a worker of 2 GPUs passes the job asking 4 by";
+    EXPECT_EQ(queue.take("worker", "/output", 4)->command, "wide");
+}
+
+// A request this version cannot honour (a row no gpusched of this version wrote) is never run
+// without it: its batch says why, and a worker refuses its jobs.
+TEST_F(SqliteQueueFile, ARequestItCannotReadIsSaidSoNotDropped)
+{
+    Database database(db_path(), 1s);
+    prepare_sqlite_queue_schema(database);
+    const BatchOrigin asking{{"/home/ann/proj", {"A=1"}, 022, {}}, {0, "root", ""}, ""};
+    SqliteQueue queue(database, "default");
+    queue.submit(commands({"later"}), {0, false, &asking});
+    database.execute("UPDATE batches SET request = ' memory=20G'");
+    const auto origin = queue.batch_origin(1);
+    ASSERT_TRUE(origin);
+    ASSERT_TRUE(origin->unreadable);
+    EXPECT_NE(origin->unreadable->find("memory=20G"), std::string::npos) << *origin->unreadable;
+    EXPECT_TRUE(queue.take("worker", "/output", 1)) << "taken, to be refused, not left queued";
 }
 
 // A database keeps each submitter's environment: it is made readable by its owner alone, and

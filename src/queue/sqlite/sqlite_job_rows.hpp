@@ -84,4 +84,8 @@ inline std::vector<JobRecord> read_jobs(Statement& query)
     return jobs;
 }
 
+// Defines, on the database's connection, the function the take asks whether a worker could
+// ever run a job (sqlite_queue_take.cpp).
+void define_take_rule(Database& database);
+
 } // namespace gpusched::queue

@@ -23,6 +23,7 @@ constexpr std::int64_t k_front_block = std::int64_t{1} << 32;
 SqliteQueue::SqliteQueue(Database& database, std::string name)
     : m_database(database), m_name(std::move(name))
 {
+    define_take_rule(m_database);
 }
 
 std::int64_t SqliteQueue::new_batch(const BatchOrigin* origin,
@@ -38,29 +39,20 @@ std::int64_t SqliteQueue::new_batch(const BatchOrigin* origin,
             }
         }
         auto insert = m_database.prepare(
-            "INSERT INTO batches (queue, made, directory, environment, umask, uid, user, gpus, "
-            "timeout_ms, retries, name) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, nullif(?, ''))");
+            "INSERT INTO batches (queue, made, directory, environment, umask, uid, user, request, "
+            "name) VALUES (?, ?, ?, ?, ?, ?, ?, nullif(?, ''), nullif(?, ''))");
         insert.bind(1, m_name).bind(2, seconds_since_epoch());
-        for (int column = 3; column <= 11; ++column) {
+        for (int column = 3; column <= 9; ++column) {
             insert.bind_null(column);
         }
         if (origin != nullptr) {
-            const auto& options = origin->context.request;
             insert.bind(3, origin->context.directory)
                 .bind(4, encode_environment(origin->context.environment))
                 .bind(5, static_cast<std::int64_t>(origin->context.umask))
                 .bind(6, origin->submitter.uid)
                 .bind(7, origin->submitter.user)
-                .bind(11, origin->name);
-            if (options.gpus) {
-                insert.bind(8, static_cast<std::int64_t>(*options.gpus));
-            }
-            if (options.timeout) {
-                insert.bind(9, static_cast<std::int64_t>(options.timeout->count()));
-            }
-            if (options.retries) {
-                insert.bind(10, static_cast<std::int64_t>(*options.retries));
-            }
+                .bind(8, encode_request(origin->context.request))
+                .bind(9, origin->name);
         }
         insert.run();
         const auto batch = m_database.last_insert_id();
@@ -136,8 +128,8 @@ std::optional<BatchOrigin> SqliteQueue::batch_origin(std::int64_t batch)
     // later writes: its user is still checked.
     auto query = m_database.prepare(
         "SELECT coalesce(directory, ''), environment, coalesce(umask, 18), uid, "
-        "coalesce(user, ''), gpus, timeout_ms, retries, coalesce(name, '') FROM batches WHERE id = "
-        "? AND (directory IS NOT NULL OR uid IS NOT NULL)");
+        "coalesce(user, ''), coalesce(request, ''), coalesce(name, '') FROM batches WHERE id = ? "
+        "AND (directory IS NOT NULL OR uid IS NOT NULL)");
     query.bind(1, batch);
     if (!query.step()) {
         query.reset();
@@ -149,17 +141,13 @@ std::optional<BatchOrigin> SqliteQueue::batch_origin(std::int64_t batch)
     origin.context.umask = static_cast<unsigned>(query.integer(2)) & 0777U;
     origin.submitter.uid = query.is_null(3) ? -1 : query.integer(3);
     origin.submitter.user = query.text(4);
-    auto& options = origin.context.request;
-    if (!query.is_null(5) && query.integer(5) > 0) {
-        options.gpus = static_cast<std::size_t>(query.integer(5));
+    auto request = decode_request(query.text(5));
+    if (request) {
+        origin.context.request = std::move(*request);
+    } else {
+        origin.unreadable = request.message();
     }
-    if (!query.is_null(6) && query.integer(6) > 0) {
-        options.timeout = std::chrono::milliseconds(query.integer(6));
-    }
-    if (!query.is_null(7) && query.integer(7) >= 0) {
-        options.retries = static_cast<unsigned>(query.integer(7));
-    }
-    origin.name = query.text(8);
+    origin.name = query.text(6);
     query.reset();
     return origin;
 }

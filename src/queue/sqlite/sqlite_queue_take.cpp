@@ -4,9 +4,11 @@
 
 #include "sqlite_job_rows.hpp"
 
+#include <gpusched/job_request.hpp>
 #include <gpusched/wall_clock.hpp>
 
 #include <fmt/format.h>
+#include <sqlite3.h>
 
 #include <map>
 
@@ -102,6 +104,38 @@ std::int64_t SqliteQueue::reclaim(const std::function<bool(const WorkerRecord&)>
     });
 }
 
+namespace {
+
+// gpusched_can_run(REQUEST, GPUS): can_ever_run for a batch's request (its encoding, or NULL
+// for none) and a worker's GPU count, so that the take asks the one rule the scheduler, the
+// Redis worker and `submit` ask. A request this version cannot read is taken, and refused
+// with the reason (SqliteWorkerStore::take): never left queued for nobody.
+void can_run_in_sql(sqlite3_context* context, int /*count*/, sqlite3_value** values)
+{
+    const auto* text = sqlite3_value_text(values[0]);
+    const auto gpus = sqlite3_value_int64(values[1]);
+    const auto request = decode_request(
+        text ? std::string_view(reinterpret_cast<const char*>(text),
+                                static_cast<std::size_t>(sqlite3_value_bytes(values[0])))
+             : std::string_view());
+    sqlite3_result_int(
+        context,
+        !request || (gpus > 0 && can_ever_run(*request, static_cast<std::size_t>(gpus), {})));
+}
+
+} // namespace
+
+void define_take_rule(Database& database)
+{
+    const int defined =
+        sqlite3_create_function_v2(database.handle(), "gpusched_can_run", 2,
+                                   SQLITE_UTF8 | SQLITE_DETERMINISTIC | SQLITE_DIRECTONLY, nullptr,
+                                   can_run_in_sql, nullptr, nullptr, nullptr);
+    if (defined != SQLITE_OK) {
+        database.fail(defined, "defining the take's rule");
+    }
+}
+
 std::optional<JobRecord> SqliteQueue::take(const std::string& worker, const std::string& output,
                                            std::optional<std::int64_t> gpus)
 {
@@ -112,13 +146,14 @@ std::optional<JobRecord> SqliteQueue::take(const std::string& worker, const std:
         "(SELECT 1 FROM pauses WHERE queue = ?2 AND gpu = '') "
         "ORDER BY priority DESC, position LIMIT 1) RETURNING {}",
         k_taken_job_columns);
-    // The same, passing by the jobs that ask for more than ?4 GPUs: a look at each job's batch
-    // that the common take does without.
+    // The same, passing by the jobs a worker with ?4 GPUs could never run (can_ever_run, as a
+    // function of the connection: see define_take_rule): a look at each job's batch that the
+    // common take does without.
     static const auto fitting = fmt::format(
         "UPDATE jobs SET state = 'running', worker = ?1, output = nullif(?3, '') WHERE id = "
         "(SELECT id FROM jobs WHERE queue = ?2 AND state = 'queued' AND NOT EXISTS "
         "(SELECT 1 FROM pauses WHERE queue = ?2 AND gpu = '') AND "
-        "coalesce((SELECT gpus FROM batches WHERE batches.id = jobs.batch), 0) <= ?4 "
+        "gpusched_can_run((SELECT request FROM batches WHERE batches.id = jobs.batch), ?4) "
         "ORDER BY priority DESC, position LIMIT 1) RETURNING {}",
         k_taken_job_columns);
     return m_database.write([&]() -> std::optional<JobRecord> {

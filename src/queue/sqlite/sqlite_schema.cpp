@@ -2,6 +2,8 @@
 // earlier version, left alone in one made by a later version.
 #include <gpusched/queue/sqlite/sqlite_queue.hpp>
 
+#include <gpusched/job_request.hpp>
+
 #include <fmt/format.h>
 #include <sqlite3.h>
 
@@ -23,17 +25,18 @@ namespace {
 // 5: the same tables, in files their owner alone can read: earlier versions made them with
 // the umask's mode, most often readable by every user, though a batch keeps its submitter's
 // environment (API keys and tokens among it); the upgrade takes the others' bits away once.
-constexpr int k_schema_version = 5;
+// 6: what a batch's jobs ask of their worker as one value, batches.request (the words of
+// encode_request, include/gpusched/job_request.hpp), in place of batches.gpus, timeout_ms
+// and retries: a per-job option added since changes no table.
+constexpr int k_schema_version = 6;
 
 // A batch is one submission: its jobs run in its directory, with its environment (NAME=VALUE
 // entries each ended by a NUL byte) and umask, as its user (uid and name); all NULL in a
 // batch queued before schema 3, whose jobs run as the worker does.
 const std::string_view k_batch_columns_of_schema_3[] = {
     "directory TEXT", "environment BLOB", "umask INTEGER", "uid INTEGER", "user TEXT"};
-// What a batch's jobs ask of the worker that runs them (NULL: the worker's own option), and the
-// label they are known by.
-const std::string_view k_batch_columns_of_schema_4[] = {"gpus INTEGER", "timeout_ms INTEGER",
-                                                        "retries INTEGER", "name TEXT"};
+// The label a batch's jobs are known by (schema 4).
+constexpr std::string_view k_batch_column_of_schema_4 = "name TEXT";
 
 // Every queue of the database shares these tables, told apart by the `queue` column. A job's
 // order is (priority descending, position ascending): positions come from the queue's two
@@ -56,10 +59,8 @@ CREATE TABLE IF NOT EXISTS batches (
     umask INTEGER,
     uid INTEGER,
     user TEXT,
-    gpus INTEGER,
-    timeout_ms INTEGER,
-    retries INTEGER,
-    name TEXT
+    name TEXT,
+    request TEXT
 );
 CREATE TABLE IF NOT EXISTS jobs (
     id INTEGER PRIMARY KEY AUTOINCREMENT,
@@ -130,6 +131,46 @@ DatabaseError made_by_a_later_version(Database& database, const std::string& fou
                          0);
 }
 
+bool has_column(Database& database, std::string_view table, std::string_view column)
+{
+    auto query = database.prepare("SELECT 1 FROM pragma_table_info(?) WHERE name = ?");
+    const bool found = query.bind(1, table).bind(2, column).step();
+    query.reset();
+    return found;
+}
+
+// Schema 4 and 5 kept what a batch's jobs ask in three columns (NULL: not asked): each
+// batch's become its request's encoding, and the columns go. Told by the columns there, not
+// by the version alone, so that an upgrade cut short is finished by the next.
+void move_requests_into_one_column(Database& database)
+{
+    if (!has_column(database, "batches", "request")) {
+        database.execute("ALTER TABLE batches ADD COLUMN request TEXT");
+    }
+    if (!has_column(database, "batches", "gpus")) {
+        return;
+    }
+    auto asked = database.prepare("SELECT id, gpus, timeout_ms, retries FROM batches WHERE gpus "
+                                  "IS NOT NULL OR timeout_ms IS NOT NULL OR retries IS NOT NULL");
+    auto set = database.prepare("UPDATE batches SET request = ? WHERE id = ?");
+    while (asked.step()) {
+        JobRequest request;
+        if (!asked.is_null(1) && asked.integer(1) > 0) {
+            request.gpus = static_cast<std::size_t>(asked.integer(1));
+        }
+        if (!asked.is_null(2) && asked.integer(2) > 0) {
+            request.timeout = std::chrono::milliseconds(asked.integer(2));
+        }
+        if (!asked.is_null(3) && asked.integer(3) >= 0) {
+            request.retries = static_cast<unsigned>(asked.integer(3));
+        }
+        set.bind(1, encode_request(request)).bind(2, asked.integer(0)).run();
+    }
+    for (const auto* column : {"gpus", "timeout_ms", "retries"}) {
+        database.execute(fmt::format("ALTER TABLE batches DROP COLUMN {}", column));
+    }
+}
+
 // Makes the tables of a new database, or brings one made before the header kept the
 // version up to date (schema 1: no jobs.output).
 void make_or_upgrade(Database& database)
@@ -141,7 +182,7 @@ void make_or_upgrade(Database& database)
         found = legacy.text(0);
     }
     legacy.reset();
-    if (found && found != "1" && found != "2" && found != "3" && found != "4" &&
+    if (found && found != "1" && found != "2" && found != "3" && found != "4" && found != "5" &&
         found != std::to_string(k_schema_version)) {
         throw made_by_a_later_version(database, *found);
     }
@@ -155,10 +196,12 @@ void make_or_upgrade(Database& database)
         database.execute("ALTER TABLE workers ADD COLUMN user TEXT");
     }
     if (found == "1" || found == "2" || found == "3") {
-        for (const auto column : k_batch_columns_of_schema_4) {
-            database.execute(fmt::format("ALTER TABLE batches ADD COLUMN {}", column));
-        }
+        database.execute(
+            fmt::format("ALTER TABLE batches ADD COLUMN {}", k_batch_column_of_schema_4));
         database.execute("ALTER TABLE workers ADD COLUMN stop TEXT");
+    }
+    if (found && found != std::to_string(k_schema_version)) {
+        move_requests_into_one_column(database);
     }
     if (found && found != std::to_string(k_schema_version)) {
         database.make_private();

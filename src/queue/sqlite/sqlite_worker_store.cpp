@@ -216,7 +216,8 @@ void SqliteWorkerStore::take(std::size_t count)
             if (const auto& origin = m_origins.at(job.batch)) {
                 next.context = origin->context;
                 next.submitter = origin->submitter;
-                next.untrusted = not_ours(origin->submitter);
+                next.untrusted =
+                    origin->unreadable ? origin->unreadable : not_ours(origin->submitter);
             }
             // No run: taken only while queued, in a transaction, a job is never taken twice.
             m_events->on_taken(std::move(next));
@@ -238,7 +239,8 @@ void SqliteWorkerStore::read_origin(std::int64_t batch)
     auto context = origin->context.directory.empty()
                        ? nullptr
                        : std::make_shared<const JobContext>(std::move(origin->context));
-    m_origins.emplace(batch, Origin{std::move(context), std::move(origin->submitter)});
+    m_origins.emplace(batch, Origin{std::move(context), std::move(origin->submitter),
+                                    std::move(origin->unreadable)});
 }
 
 std::optional<std::string> SqliteWorkerStore::not_ours(const Submitter& submitter) const

@@ -28,6 +28,9 @@ struct BatchOrigin {
     JobContext context;
     Submitter submitter;
     std::string name{};
+    // Why its request cannot be read (a row no gpusched of this version wrote): its jobs are
+    // refused, never run without what they asked.
+    std::optional<std::string> unreadable{};
 };
 
 struct SubmitOrder {

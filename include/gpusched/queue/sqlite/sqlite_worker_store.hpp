@@ -124,6 +124,7 @@ private:
     struct Origin {
         SharedJobContext context;
         Submitter submitter;
+        std::optional<std::string> unreadable; // its request: its jobs are refused
     };
     std::unordered_map<std::int64_t, std::optional<Origin>> m_origins; // by batch
     std::set<std::int64_t> m_too_big_said; // jobs asking for more GPUs than the worker has
