@@ -24,6 +24,7 @@ struct SpawnRequest {
     std::span<const int> inherited; // its GPUs' lease descriptors, at 3, 4, ...
     const std::string* directory = nullptr; // where it starts, if not in ours
     int umask = -1;                         // its umask, if not ours
+    int nice = 0;                           // added to its niceness (JobRequest::nice)
 };
 
 struct Spawned {

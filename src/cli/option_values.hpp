@@ -3,6 +3,7 @@
 #include <gpusched/duration.hpp>
 #include <gpusched/errors.hpp>
 #include <gpusched/gpu_discovery.hpp>
+#include <gpusched/job_request.hpp>
 #include <gpusched/number_checks.hpp>
 #include <gpusched/parse_number.hpp>
 

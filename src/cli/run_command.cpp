@@ -194,6 +194,13 @@ void add_run_options(CLI::App& app, RunOptions& options, bool for_worker)
         ->type_name("DURATION")
         ->group(k_jobs_group)
         ->envname("GPUSCHED_TIMEOUT");
+    app.add_option("--nice", options.nice,
+                   "Run each job at niceness N more than gpusched's, as nice -n N: 19 is the "
+                   "kindest to the machine's other work; below 0 needs root")
+        ->transform(integer_check(k_least_nice, k_most_nice))
+        ->type_name("N")
+        ->group(k_jobs_group)
+        ->envname("GPUSCHED_NICE");
     auto* output_dir = app.add_option("--output-dir", options.output_dir,
                                       "Write each job's stdout and stderr to DIR/SEQ.out and "
                                       "DIR/SEQ.err, with DIR/SEQ.info")
@@ -261,6 +268,7 @@ sys::RunnerOptions runner_options(const RunOptions& options)
 {
     sys::RunnerOptions runner;
     runner.kill_after = to_milliseconds(options.kill_after_seconds);
+    runner.nice = options.nice;
     if (options.timeout_seconds) {
         runner.timeout = to_milliseconds(*options.timeout_seconds);
     }

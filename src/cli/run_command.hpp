@@ -29,6 +29,7 @@ struct RunOptions {
     unsigned retries = 0;
     std::string halt = "never";
     std::optional<double> timeout_seconds;
+    int nice = 0;
     std::optional<std::string> output_dir;
     bool output_info = true; // DIR/SEQ.info beside each job's output (a worker's own DIR has none)
     bool tag = false;

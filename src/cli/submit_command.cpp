@@ -137,6 +137,13 @@ void add_job_options(CLI::App& submit, SubmitOptions& options)
         ->type_name("N")
         ->group(group);
     submit
+        .add_option("--nice", options.nice,
+                    "Run each job as nice -n N under its worker, 19 the kindest to other work "
+                    "(default: the worker's --nice)")
+        ->transform(integer_check(k_least_nice, k_most_nice))
+        ->type_name("N")
+        ->group(group);
+    submit
         .add_option("--name", options.name,
                     "Label the jobs LABEL: listed with them, and usable in place of their ids "
                     "(gpusched wait LABEL, logs LABEL, cancel LABEL)")
@@ -213,6 +220,7 @@ int submit(const SubmitOptions& options)
         asked.timeout = to_milliseconds(*options.timeout_seconds);
     }
     asked.retries = options.retries;
+    asked.nice = options.nice;
     settings.name = options.name;
     settings.after = dependencies_of(options);
     settings.submitter = {getuid(), sys::user_name(getuid()), queue::this_host()};

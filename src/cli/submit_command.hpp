@@ -25,6 +25,7 @@ struct SubmitOptions {
     std::optional<std::size_t> gpus_per_job;
     std::optional<double> timeout_seconds;
     std::optional<unsigned> retries;
+    std::optional<int> nice;
     std::string name;
     // What the jobs wait for: ids, ranges or labels, each job's end (--after) or success
     // (--after-ok).

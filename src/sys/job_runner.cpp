@@ -324,11 +324,14 @@ void JobRunner::start(StartJob& job)
         return;
     }
     JobEnvironment::JobVariables variables;
-    // A queued job runs in its submitter's directory, environment and umask.
+    // A queued job runs in its submitter's directory, environment and umask, at the
+    // niceness it asked for.
     const auto& context = job.command.context;
+    request.nice = m_options.nice;
     if (context) {
         request.directory = &context->directory;
         request.umask = static_cast<int>(context->umask);
+        request.nice = context->request.nice.value_or(m_options.nice);
     }
     const auto envp = environment_of(context).for_job(running.id, gpu, variables);
     request.environment = envp.data();

@@ -125,21 +125,43 @@ Result<pid_t> JobSpawner::spawn(const std::string& command, char* const* envp, J
 
     // posix_spawn takes char* const argv[] for C compatibility; it does not write to them.
     const std::string script_path = "/dev/fd/" + std::to_string(script_fd);
-    char* const inline_argv[] = {const_cast<char*>(m_shell.c_str()), const_cast<char*>("-c"),
-                                 const_cast<char*>(command.c_str()), nullptr};
-    char* const script_argv[] = {const_cast<char*>(m_shell.c_str()),
-                                 const_cast<char*>(script_path.c_str()), nullptr};
+    // A niceness is set by nice(1) in front of the shell, as GNU parallel's --nice does: the
+    // shell and all it starts have it from their first instruction, which a setpriority()
+    // after the spawn could not promise (and posix_spawn has no attribute for it). nice execs
+    // the shell, so the job's pid and process group are the same.
+    const std::string nice_increment = std::to_string(place.nice);
+    char* const nice_argv[] = {const_cast<char*>("nice"), const_cast<char*>("-n"),
+                               const_cast<char*>(nice_increment.c_str())};
+    char* const inline_argv[] = {nice_argv[0],
+                                 nice_argv[1],
+                                 nice_argv[2],
+                                 const_cast<char*>(m_shell.c_str()),
+                                 const_cast<char*>("-c"),
+                                 const_cast<char*>(command.c_str()),
+                                 nullptr};
+    char* const script_argv[] = {nice_argv[0],
+                                 nice_argv[1],
+                                 nice_argv[2],
+                                 const_cast<char*>(m_shell.c_str()),
+                                 const_cast<char*>(script_path.c_str()),
+                                 nullptr};
+    const std::size_t skipped = place.nice != 0 ? 0 : std::size(nice_argv);
     // posix_spawn has no attribute for the umask: the child copies ours when it is made, so
     // ours is the job's for that moment (the scheduler is single-threaded).
     const mode_t own_umask = place.umask >= 0 ? ::umask(static_cast<mode_t>(place.umask)) : 0;
     pid_t pid = -1;
-    const int error = posix_spawn(&pid, m_shell.c_str(), actions, m_attributes.get(),
-                                  as_script ? script_argv : inline_argv, envp);
+    char* const* argv = (as_script ? script_argv : inline_argv) + skipped;
+    const int error =
+        place.nice != 0
+            ? posix_spawnp(&pid, "nice", actions, m_attributes.get(), argv, envp)
+            : posix_spawn(&pid, m_shell.c_str(), actions, m_attributes.get(), argv, envp);
     if (place.umask >= 0) {
         ::umask(own_umask);
     }
     if (error != 0) {
-        return Failure{fmt::format("{}: {}", m_shell, std::strerror(error)), error};
+        return Failure{
+            fmt::format("{}: {}", place.nice != 0 ? "nice" : m_shell.c_str(), std::strerror(error)),
+            error};
     }
     return pid;
 }

@@ -41,7 +41,8 @@ Result<Spawned> SystemProcessTable::spawn(const SpawnRequest& request)
     }
     auto pid = m_spawner.spawn(
         request.command, request.environment, {request.out, request.err}, request.inherited,
-        write_end.get(), {request.directory ? request.directory->c_str() : nullptr, request.umask});
+        write_end.get(),
+        {request.directory ? request.directory->c_str() : nullptr, request.umask, request.nice});
     if (!pid) {
         return pid.failure();
     }

@@ -5,9 +5,11 @@
 #include <gtest/gtest.h>
 
 #include <fcntl.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <map>
 #include <set>
 #include <sstream>
@@ -109,6 +111,44 @@ std::map<std::string, int> peak_concurrency(const std::vector<JobRecord>& record
         }
     }
     return peaks;
+}
+
+// --nice: each job, and all it starts, runs at that niceness from its first instruction;
+// the job is still its own process group (a stop reaches all of it), with its pid as the
+// leader's.
+TEST(Jobs, NiceRunsEveryJobAndItsChildrenAtThatNiceness)
+{
+    TempDir dir;
+    // As nice(1) does, --nice adds to gpusched's own niceness (a test run under nice has one).
+    errno = 0;
+    const int own = getpriority(PRIO_PROCESS, 0);
+    ASSERT_EQ(errno, 0);
+    const auto niceness = [](int value) { return fmt::format("{}\n", std::min(value, 19)); };
+    const auto at = [&](const char* name) { return (dir / name).string(); };
+    const auto result =
+        run(dir, {{"--gpus", "0,1", "--nice", "7"},
+                  fmt::format("nice > {}; sh -c nice > {}; [ \"$(ps -o pgid= -p $$)\" -eq $$ ] && "
+                              "echo own > {}\nnice > {}\n",
+                              at("a"), at("a.child"), at("a.group"), at("b"))});
+    ASSERT_EQ(result.exit_status, 0) << result.err;
+    EXPECT_EQ(read_file(dir / "a"), niceness(own + 7));
+    EXPECT_EQ(read_file(dir / "a.child"), niceness(own + 7));
+    EXPECT_EQ(read_file(dir / "a.group"), "own\n");
+    EXPECT_EQ(read_file(dir / "b"), niceness(own + 7));
+
+    const auto plain = run(dir, {{"--gpus", "0"}, "nice > " + at("c") + "\n"});
+    ASSERT_EQ(plain.exit_status, 0) << plain.err;
+    EXPECT_EQ(read_file(dir / "c"), niceness(own));
+}
+
+TEST(Jobs, NiceOutOfItsBoundsIsRefusedNamingTheOption)
+{
+    TempDir dir;
+    for (const auto* bad : {"20", "-21", "1.5", "", "ten"}) {
+        const auto result = run(dir, {{"--gpus", "0", "--nice", bad}, "true\n"});
+        EXPECT_EQ(result.exit_status, 255) << bad;
+        EXPECT_NE(result.err.find("--nice"), std::string::npos) << bad << ": " << result.err;
+    }
 }
 
 TEST(Jobs, SeveralJobsPerGpuButNeverMore)

@@ -7,9 +7,12 @@
 #include <gtest/gtest.h>
 
 #include <grp.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <cerrno>
 #include <csignal>
 #include <filesystem>
 #include <memory>
@@ -113,6 +116,24 @@ TEST_P(QueueContext, AJobRunsInItsSubmittersDirectoryEnvironmentAndUmask)
     EXPECT_EQ(status["recent"][0]["user"], "root");
     const auto logs = gpusched("logs", {"1"});
     EXPECT_NE(logs.err.find("in " + proj2.string()), std::string::npos) << logs.err;
+}
+
+// A job's niceness is part of what it asks of its worker: `submit --nice` over the worker's
+// own --nice, which a job that asks none gets.
+TEST_P(QueueContext, AJobRunsAtTheNicenessItAskedForElseItsWorkers)
+{
+    errno = 0;
+    const int own = getpriority(PRIO_PROCESS, 0);
+    ASSERT_EQ(errno, 0);
+    start_worker("0", {"--nice", "3"});
+    const auto asked = (m_dir / "asked").string();
+    const auto plain = (m_dir / "plain").string();
+    auto submitted = run(m_dir, submit("nice > " + asked + "\n", {"--wait", "--nice", "5"}));
+    ASSERT_EQ(submitted.exit_status, 0) << submitted.err;
+    submitted = run(m_dir, submit("nice > " + plain + "\n", {"--wait"}));
+    ASSERT_EQ(submitted.exit_status, 0) << submitted.err;
+    EXPECT_EQ(read_file(asked), fmt::format("{}\n", std::min(own + 5, 19)));
+    EXPECT_EQ(read_file(plain), fmt::format("{}\n", std::min(own + 3, 19)));
 }
 
 TEST_P(QueueContext, AJobWhoseDirectoryIsGoneFailsToStartSayingWhyAndRunsNowhereElse)

@@ -38,6 +38,7 @@ namespace gpusched::sys {
 struct RunnerOptions {
     std::chrono::milliseconds kill_after{10'000};
     std::optional<std::chrono::milliseconds> timeout;
+    int nice = 0; // added to each job's niceness (--nice); a queued job may ask its own
     std::optional<OutputFiles> output_files;
     bool tag = false;
     std::optional<JoblogFile> joblog;

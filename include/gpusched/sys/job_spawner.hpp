@@ -22,6 +22,8 @@ struct JobStreams {
 struct JobPlace {
     const char* directory = nullptr;
     int umask = -1;
+    // Added to the job's niceness, as `nice -n`, when not 0 (see JobRequest::nice).
+    int nice = 0;
 };
 
 // Starts jobs as `SHELL -c COMMAND` with posix_spawn: each in a process group of its own,
