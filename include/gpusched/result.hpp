@@ -9,6 +9,16 @@
 
 namespace gpusched {
 
+// What kind of failure it is, for a caller that decides by it (an exit status, an HTTP status,
+// whether to try again) rather than by the words of its message.
+enum class FailureKind {
+    other,       // none of those below
+    not_found,   // no such job, worker or queue
+    bad_request, // the caller asked for what cannot be done (a job in a state it cannot leave so)
+    unreachable, // a server could not be reached, or did not answer in time: it may later
+    refused,     // not allowed: a password missing or wrong, a key that does not sign it
+};
+
 // An expected failure, returned as a value: its message names what was wrong and where, and is
 // said to the user as it is.
 struct Failure {
@@ -16,11 +26,16 @@ struct Failure {
         : message(std::move(what)), error(errno_value)
     {
     }
+    Failure(FailureKind failure_kind, std::string what, int errno_value = 0)
+        : message(std::move(what)), error(errno_value), kind(failure_kind)
+    {
+    }
 
     std::string message;
     // The errno behind it, where a system call failed: for a caller that tells a limit that
     // passes (EAGAIN) from a lasting fault. 0 otherwise.
     int error = 0;
+    FailureKind kind = FailureKind::other;
 };
 
 // The one way a function returns a failure its caller is expected to handle: a value, or the
@@ -73,6 +88,7 @@ public:
         return std::get<1>(m_state);
     }
     const std::string& message() const { return failure().message; }
+    FailureKind kind() const { return failure().kind; }
 
 private:
     std::variant<T, Failure> m_state;
@@ -94,6 +110,7 @@ public:
         return m_failure.value(); // throws, as Result<T> does, where assert is compiled out
     }
     const std::string& message() const { return failure().message; }
+    FailureKind kind() const { return failure().kind; }
 
 private:
     std::optional<Failure> m_failure;

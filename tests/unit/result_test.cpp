@@ -78,6 +78,31 @@ TEST(Result, AFailureOfASystemCallCarriesItsErrno)
     EXPECT_EQ(Result<int>(Failure{"7 is odd"}).failure().error, 0) << "none where none was";
 }
 
+TEST(Result, AFailureIsOfNoParticularKindUnlessItSays)
+{
+    EXPECT_EQ(Failure{"7 is odd"}.kind, FailureKind::other);
+    EXPECT_EQ(Failure("/bin/sh: Resource temporarily unavailable", EAGAIN).kind,
+              FailureKind::other);
+    EXPECT_EQ(Result<int>(Failure{"7 is odd"}).kind(), FailureKind::other);
+}
+
+TEST(Result, AFailureCarriesItsKindToWhoeverDecidesByIt)
+{
+    const Result<int> missing = Failure{FailureKind::not_found, "no job 12"};
+    EXPECT_EQ(missing.kind(), FailureKind::not_found);
+    EXPECT_EQ(missing.message(), "no job 12");
+    EXPECT_EQ(missing.failure().error, 0);
+
+    const Result<void> timed_out = Failure{FailureKind::unreachable, "no answer", ETIMEDOUT};
+    EXPECT_EQ(timed_out.kind(), FailureKind::unreachable);
+    EXPECT_EQ(timed_out.failure().error, ETIMEDOUT);
+
+    // Passed on whole, as a caller hands a failure up.
+    const auto passed = [&]() -> Result<std::string> { return timed_out.failure(); }();
+    EXPECT_EQ(passed.kind(), FailureKind::unreachable);
+    EXPECT_EQ(passed.message(), "no answer");
+}
+
 TEST(Result, ValueOrUsageErrorThrowsTheFailureForTheUser)
 {
     EXPECT_EQ(value_or_usage_error(half(10)), 5);
