@@ -27,8 +27,8 @@ std::unique_ptr<queue::QueueBackend> open_queue_to_read(const QueueOptions& opti
         return std::make_unique<queue::RedisQueueBackend>(redis_url_of(options), options.queue,
                                                           std::nullopt, timeout);
     }
-    if (const auto problem = queue::check_queue_name(options.queue)) {
-        throw UsageError(*problem);
+    if (const auto name = queue::check_queue_name(options.queue); !name) {
+        throw UsageError(name.message());
     }
     const auto database = local_database_named(options);
     if (!database || !queue::database_file(*database)) {

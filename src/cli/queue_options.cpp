@@ -53,8 +53,8 @@ void add_queue_options(CLI::App& app, QueueOptions& options, bool with_key)
 
 RedisUrl redis_url_of(const QueueOptions& options)
 {
-    if (const auto problem = queue::check_queue_name(options.queue)) {
-        throw UsageError(*problem);
+    if (const auto name = queue::check_queue_name(options.queue); !name) {
+        throw UsageError(name.message());
     }
     const char* auth = std::getenv("REDISCLI_AUTH");
     return value_or_usage_error(parse_redis_url(
@@ -63,8 +63,8 @@ RedisUrl redis_url_of(const QueueOptions& options)
 
 std::filesystem::path local_database_of(const QueueOptions& options)
 {
-    if (const auto problem = queue::check_queue_name(options.queue)) {
-        throw UsageError(*problem);
+    if (const auto name = queue::check_queue_name(options.queue); !name) {
+        throw UsageError(name.message());
     }
     if (options.key_file) {
         throw UsageError("--key-file signs the jobs of a Redis queue; a local queue is guarded "

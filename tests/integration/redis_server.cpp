@@ -79,7 +79,7 @@ void RedisServer::start()
         }
         queue::RedisClient client(RedisUrl{"127.0.0.1", m_port, "", m_password, 0},
                                   std::chrono::milliseconds(200));
-        return client.connect();
+        return client.connect().ok();
     });
     if (!up || exited) {
         throw std::runtime_error("redis-server did not start: " + m_process->err_so_far());

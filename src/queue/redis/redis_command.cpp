@@ -31,6 +31,11 @@ const char* describe_failure(RedisFailure failure)
     return "?";
 }
 
+Failure error_reply_failure(const RedisReply& reply)
+{
+    return Failure{reply.is_refused() ? FailureKind::refused : FailureKind::other, reply.text};
+}
+
 std::vector<std::vector<std::string>> login_commands(const RedisUrl& url)
 {
     std::vector<std::vector<std::string>> login;

@@ -8,10 +8,10 @@
 
 #include <algorithm>
 #include <chrono>
-#include <optional>
 #include <stdexcept>
 #include <string>
 #include <thread>
+#include <type_traits>
 #include <utility>
 
 namespace gpusched::queue {
@@ -48,49 +48,59 @@ public:
     const RetryPolicy& policy() const { return m_policy; }
     std::string address() const { return describe_redis_url(m_redis.url()); }
 
-    // Connects under the policy; when it gives up, why, naming the address.
-    std::optional<std::string> connect()
+    // Connects under the policy; when it gives up, why, naming the address (`unreachable`).
+    Result<void> connect()
     {
-        const auto reason = connect_within_policy();
-        if (!reason) {
-            return std::nullopt;
+        auto connected = connect_within_policy();
+        if (connected) {
+            return connected;
         }
-        return fmt::format("cannot reach Redis at {} within {} (--connect-timeout): {}", address(),
-                           describe_seconds(m_policy.give_up_after), *reason);
+        return Failure{FailureKind::unreachable,
+                       fmt::format("cannot reach Redis at {} within {} (--connect-timeout): {}",
+                                   address(), describe_seconds(m_policy.give_up_after),
+                                   connected.message())};
     }
 
-    // Runs `operation` (which returns an optional) until it gives a value. A lost connection
-    // is made again under the policy (QueueUnreachable when it gives up), and then
-    // `reconnected()` is called, which may find that the queue is not what it was, before
-    // `operation` is tried again: operations given here must be safe to repeat. Redis
-    // answering with an error is thrown, as trying again would get the same answer.
+    // Runs `operation` (which returns a Result) until it succeeds, and returns its value. A
+    // connection lost (a failure of kind `unreachable`) is made again under the policy
+    // (QueueUnreachable when it gives up), and
+    // then `reconnected()` is called, which may find that the queue is not what it was, before
+    // `operation` is tried again: operations given here must be safe to repeat. Any other
+    // failure (an error reply) is thrown, as trying again would get the same answer.
     template <class Operation, class Reconnected>
     auto with_retry(Operation operation, Reconnected reconnected)
     {
+        std::string lost; // why the connection went, for the message when it cannot be made again
         while (true) {
             if (!m_redis.connected()) {
-                const auto lost = without_prefix(m_redis.error(), "lost the connection to Redis: ");
-                if (const auto reason = connect_within_policy()) {
+                if (auto again = connect_within_policy(); !again) {
                     throw QueueUnreachable(fmt::format(
                         "lost the connection to Redis at {}{} and could not connect again "
                         "within {} (--connect-timeout): {}",
                         address(), lost.empty() ? "" : fmt::format(" ({})", lost),
-                        describe_seconds(m_policy.give_up_after), *reason));
+                        describe_seconds(m_policy.give_up_after), again.message()));
                 }
                 reconnected();
             }
-            if (auto result = operation()) {
-                return *result;
+            auto result = operation();
+            if (result) {
+                if constexpr (std::is_same_v<decltype(result), Result<void>>) {
+                    return;
+                } else {
+                    return std::move(*result);
+                }
             }
-            if (m_redis.connected()) {
-                throw std::runtime_error(fmt::format("{}: {}", address(), m_redis.error()));
+            if (result.kind() != FailureKind::unreachable) {
+                throw_redis_failure(address(), result.failure());
             }
+            lost = without_prefix(result.message(), "lost the connection to Redis: ");
+            m_redis.close(); // already, where the client found it unreachable
         }
     }
 
 private:
-    // Tries until the policy gives up; the last try's error then.
-    std::optional<std::string> connect_within_policy()
+    // Tries until the policy gives up; the last try's failure then.
+    Result<void> connect_within_policy()
     {
         using Clock = std::chrono::steady_clock;
         const auto deadline = Clock::now() + m_policy.give_up_after;
@@ -99,20 +109,20 @@ private:
         while (true) {
             const auto left =
                 std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
-            const auto error = try_once(std::max(left, m_policy.shortest_try));
-            if (!error) {
+            auto tried = try_once(std::max(left, m_policy.shortest_try));
+            if (tried) {
                 if (warned) {
                     spdlog::info("connected to {}", address());
                 }
-                return std::nullopt;
+                return tried;
             }
             const auto now = Clock::now();
             if (now >= deadline) {
-                return error;
+                return tried;
             }
             if (!std::exchange(warned, true)) {
                 spdlog::warn("cannot reach Redis at {}: {}; trying again for up to {}", address(),
-                             *error, describe_seconds(m_policy.give_up_after));
+                             tried.message(), describe_seconds(m_policy.give_up_after));
             }
             std::this_thread::sleep_for(std::min<Clock::duration>(pause, deadline - now));
             pause = std::min(pause * 2, m_policy.longest_pause);
@@ -120,21 +130,27 @@ private:
     }
 
     // One try within `limit`; why it failed, without the address the messages repeat.
-    std::optional<std::string> try_once(std::chrono::milliseconds limit)
+    Result<void> try_once(std::chrono::milliseconds limit)
     {
         // A client waits up to its timeout for each of its two steps: the TCP connection, then
         // the answer to its login. With less time left than m_redis could take, a client
         // bounded by the time left asks first, and m_redis connects once that one was answered.
         if (limit < 2 * m_timeout) {
             RedisClient quick(m_redis.url(), limit / 2);
-            if (!quick.connect()) {
-                return without_prefix(quick.error(), connect_prefix());
+            if (auto connected = quick.connect(); !connected) {
+                return without_address(connected.failure());
             }
         }
-        if (m_redis.connect()) {
-            return std::nullopt;
+        if (auto connected = m_redis.connect(); !connected) {
+            return without_address(connected.failure());
         }
-        return without_prefix(m_redis.error(), connect_prefix());
+        return {};
+    }
+
+    Failure without_address(const Failure& failure) const
+    {
+        return Failure{failure.kind, without_prefix(failure.message, connect_prefix()),
+                       failure.error};
     }
 
     std::string connect_prefix() const { return fmt::format("cannot connect to {}: ", address()); }

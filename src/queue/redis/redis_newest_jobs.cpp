@@ -32,7 +32,7 @@ Result<std::vector<JobRecord>> newest_jobs(RedisClient& redis, const RedisQueue&
 {
     const auto last = queue.last_id(redis);
     if (!last) {
-        return Failure{redis.error()};
+        return last.failure();
     }
     // Queued and running jobs look alike in their hashes: a running one is in a worker's
     // taken list.
@@ -43,7 +43,7 @@ Result<std::vector<JobRecord>> newest_jobs(RedisClient& redis, const RedisQueue&
         std::find(states.begin(), states.end(), JobState::running) != states.end()) {
         auto ids = queue.taken_ids(redis);
         if (!ids) {
-            return Failure{redis.error()};
+            return ids.failure();
         }
         taken = std::move(*ids);
     }
@@ -63,7 +63,7 @@ Result<std::vector<JobRecord>> newest_jobs(RedisClient& redis, const RedisQueue&
         }
         const auto jobs = queue.job_fields(redis, names, k_fields);
         if (!jobs) {
-            return Failure{redis.error()};
+            return jobs.failure();
         }
         for (const auto& job : *jobs) {
             auto record = to_record(job, queue.name(), !taken.contains(job.id));

@@ -207,11 +207,11 @@ local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 return redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', '(' .. now)
 )lua");
 
-std::optional<std::vector<std::string>> whole_list(RedisClient& redis, const std::string& list)
+Result<std::vector<std::string>> whole_list(RedisClient& redis, const std::string& list)
 {
     const auto reply = redis.command({"LRANGE", list, "0", "-1"});
-    if (!succeeded(reply)) {
-        return std::nullopt;
+    if (!reply) {
+        return reply.failure();
     }
     return RedisQueue::to_strings(*reply);
 }
@@ -231,16 +231,17 @@ const std::string& QueuedJob::field(const std::string& name) const
     return found == fields.end() ? k_none : found->second;
 }
 
-std::optional<std::string> check_queue_name(const std::string& name)
+Result<void> check_queue_name(const std::string& name)
 {
     const bool valid = !name.empty() && std::all_of(name.begin(), name.end(), [](char c) {
         return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
                c == '-' || c == '_' || c == '.';
     });
     if (valid) {
-        return std::nullopt;
+        return {};
     }
-    return fmt::format("--queue '{}': a name of letters, digits, '-', '_' and '.'", name);
+    return Failure{FailureKind::bad_request,
+                   fmt::format("--queue '{}': a name of letters, digits, '-', '_' and '.'", name)};
 }
 
 // The braces make {NAME} the hash tag: Redis Cluster keeps all of a queue's keys on one node.
@@ -416,47 +417,57 @@ RedisCommand RedisQueue::taken(const std::string& worker) const
     return RedisCommand::plain({"LRANGE", key("taken:" + worker), "0", "-1"});
 }
 
-std::optional<std::string> RedisQueue::open(RedisClient& redis) const
+Result<std::string> RedisQueue::open(RedisClient& redis) const
 {
     const auto reply = redis.run(open_marker(new_marker()));
-    if (!succeeded(reply) || reply->type != RedisReply::Type::string) {
-        return std::nullopt;
+    if (!reply) {
+        return reply.failure();
+    }
+    if (reply->type != RedisReply::Type::string) {
+        return Failure{"the queue's marker is not a string"};
     }
     return reply->text;
 }
 
-std::optional<std::string> RedisQueue::marker(RedisClient& redis) const
+Result<std::string> RedisQueue::marker(RedisClient& redis) const
 {
     const auto reply = redis.command({"GET", key("marker")});
-    if (!succeeded(reply)) {
-        return std::nullopt;
+    if (!reply) {
+        return reply.failure();
     }
     return reply->type == RedisReply::Type::string ? reply->text : std::string();
 }
 
-std::optional<long long> RedisQueue::last_id(RedisClient& redis) const
+Result<long long> RedisQueue::last_id(RedisClient& redis) const
 {
     const auto reply = redis.command({"GET", key("next_id")});
-    if (!succeeded(reply)) {
-        return std::nullopt;
+    if (!reply) {
+        return reply.failure();
     }
     return reply->type == RedisReply::Type::string ? std::atoll(reply->text.c_str()) : 0;
 }
 
-std::optional<long long> RedisQueue::reserve_ids(RedisClient& redis, long long count) const
+Result<long long> RedisQueue::reserve_ids(RedisClient& redis, long long count) const
 {
     const auto reply = redis.command({"INCRBY", key("next_id"), std::to_string(count)});
-    return succeeded(reply) ? std::optional<long long>(reply->integer) : std::nullopt;
+    if (!reply) {
+        return reply.failure();
+    }
+    return reply->integer;
 }
 
-std::optional<long long> RedisQueue::new_batch(RedisClient& redis) const
+Result<long long> RedisQueue::new_batch(RedisClient& redis) const
 {
     const auto reply = redis.command({"INCR", key("next_batch")});
-    return succeeded(reply) ? std::optional<long long>(reply->integer) : std::nullopt;
+    if (!reply) {
+        return reply.failure();
+    }
+    return reply->integer;
 }
 
-bool RedisQueue::submit(RedisClient& redis, const std::string& batch,
-                      const std::vector<NewJob>& jobs, long long priority, bool front) const
+Result<void> RedisQueue::submit(RedisClient& redis, const std::string& batch,
+                                const std::vector<NewJob>& jobs, long long priority,
+                                bool front) const
 {
     std::vector<RedisCommand> commands;
     for (const auto& job : jobs) {
@@ -469,36 +480,50 @@ bool RedisQueue::submit(RedisClient& redis, const std::string& batch,
                                 job.host, job.directory, job.name, job.after, m_prefix, job.uid}));
     }
     const auto replies = redis.run_all(commands);
-    return replies && std::none_of(replies->begin(), replies->end(),
-                                   [](const RedisReply& reply) { return reply.is_error(); });
+    if (!replies) {
+        return replies.failure();
+    }
+    return {};
 }
 
-bool RedisQueue::store_context(RedisClient& redis, const std::string& digest,
-                               const std::string& encoded) const
+Result<void> RedisQueue::store_context(RedisClient& redis, const std::string& digest,
+                                       const std::string& encoded) const
 {
-    return succeeded(redis.command({"SET", key("context:" + digest), encoded}));
+    const auto reply = redis.command({"SET", key("context:" + digest), encoded});
+    if (!reply) {
+        return reply.failure();
+    }
+    return {};
 }
 
-std::optional<std::vector<std::string>> RedisQueue::expired_workers(RedisClient& redis) const
+Result<std::vector<std::string>> RedisQueue::expired_workers(RedisClient& redis) const
 {
     const auto reply = redis.run(RedisCommand::call(k_expired, {key("workers")}, {}));
-    return succeeded(reply) ? std::optional(to_strings(*reply)) : std::nullopt;
+    if (!reply) {
+        return reply.failure();
+    }
+    return to_strings(*reply);
 }
 
-std::optional<long long> RedisQueue::reclaim_now(RedisClient& redis,
-                                                 const std::string& worker) const
+Result<long long> RedisQueue::reclaim_now(RedisClient& redis, const std::string& worker) const
 {
     const auto reply = redis.run(reclaim(worker));
-    return succeeded(reply) ? std::optional(reply->integer) : std::nullopt;
+    if (!reply) {
+        return reply.failure();
+    }
+    return reply->integer;
 }
 
-std::optional<long long> RedisQueue::worker_count(RedisClient& redis) const
+Result<long long> RedisQueue::worker_count(RedisClient& redis) const
 {
     const auto reply = redis.command({"ZCARD", key("workers")});
-    return succeeded(reply) ? std::optional(reply->integer) : std::nullopt;
+    if (!reply) {
+        return reply.failure();
+    }
+    return reply->integer;
 }
 
-std::optional<std::vector<std::string>>
+Result<std::vector<std::string>>
 RedisQueue::wait_ended(RedisClient& redis, const std::string& batch, double timeout_s) const
 {
     // Ids move from done to seen, so one whose reply is lost with the connection is still
@@ -507,8 +532,8 @@ RedisQueue::wait_ended(RedisClient& redis, const std::string& batch, double time
     const auto seen = key("batch:" + batch + ":seen");
     const auto first =
         redis.command({"BLMOVE", done, seen, "LEFT", "RIGHT", fmt::format("{}", timeout_s)});
-    if (!succeeded(first)) {
-        return std::nullopt;
+    if (!first) {
+        return first.failure();
     }
     std::vector<std::string> ids;
     if (first->type != RedisReply::Type::string) {
@@ -516,8 +541,8 @@ RedisQueue::wait_ended(RedisClient& redis, const std::string& batch, double time
     }
     ids.push_back(first->text);
     const auto rest = redis.run(RedisCommand::call(k_move_all, {done, seen}, {}));
-    if (!succeeded(rest)) {
-        return std::nullopt;
+    if (!rest) {
+        return rest.failure();
     }
     for (const auto& id : rest->elements) {
         ids.push_back(id.text);
@@ -525,17 +550,17 @@ RedisQueue::wait_ended(RedisClient& redis, const std::string& batch, double time
     return ids;
 }
 
-std::optional<std::vector<std::string>> RedisQueue::ended_ids(RedisClient& redis,
-                                                            const std::string& batch) const
+Result<std::vector<std::string>> RedisQueue::ended_ids(RedisClient& redis,
+                                                       const std::string& batch) const
 {
     return whole_list(redis, key("batch:" + batch + ":seen"));
 }
 
-std::optional<QueuedJob> RedisQueue::fetch(RedisClient& redis, const std::string& id) const
+Result<QueuedJob> RedisQueue::fetch(RedisClient& redis, const std::string& id) const
 {
     const auto reply = redis.run(fetch(id));
-    if (!succeeded(reply)) {
-        return std::nullopt;
+    if (!reply) {
+        return reply.failure();
     }
     return to_job(id, *reply);
 }

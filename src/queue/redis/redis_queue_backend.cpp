@@ -102,17 +102,23 @@ RedisQueueBackend::RedisQueueBackend(const RedisUrl& url, std::string name,
                                      std::chrono::milliseconds timeout)
     : m_redis(url, timeout), m_queue(std::move(name)), m_key(std::move(key))
 {
-    if (!m_redis.connect()) {
-        throw std::runtime_error(fmt::format("{}: {}", describe(), m_redis.error()));
-    }
+    checked(m_redis.connect());
 }
 
-template <typename T> T RedisQueueBackend::checked(std::optional<T> answer)
+template <typename T>
+T RedisQueueBackend::checked(Result<T> answer)
 {
     if (!answer) {
-        throw std::runtime_error(fmt::format("{}: {}", describe(), m_redis.error()));
+        throw_redis_failure(describe(), answer.failure());
     }
     return std::move(*answer);
+}
+
+void RedisQueueBackend::checked(Result<void> done)
+{
+    if (!done) {
+        throw_redis_failure(describe(), done.failure());
+    }
 }
 
 std::string RedisQueueBackend::describe() const
@@ -198,11 +204,7 @@ std::optional<std::int64_t> RedisQueueBackend::latest_of(const std::string& user
 
 std::vector<JobRecord> RedisQueueBackend::newest(const JobsWanted& wanted)
 {
-    auto found = newest_jobs(m_redis, m_queue, wanted);
-    if (!found) {
-        throw std::runtime_error(fmt::format("{}: {}", describe(), found.message()));
-    }
-    return std::move(*found);
+    return checked(newest_jobs(m_redis, m_queue, wanted));
 }
 
 std::vector<std::int64_t> RedisQueueBackend::ids_named(const std::string& name)
@@ -247,46 +249,17 @@ CancelOutcome RedisQueueBackend::cancel(std::int64_t id)
 
 Result<void> RedisQueueBackend::retry(std::int64_t id)
 {
-    const auto refused = checked(m_queue.retry(m_redis, std::to_string(id), m_key));
-    if (refused.empty()) {
-        return {};
-    }
-    if (refused == "signed") {
-        return Failure{
-            fmt::format("job {} is signed, and its next attempt must be too: give the key "
-                        "it was submitted with (--key-file)",
-                        id)};
-    }
-    if (refused == "forged") {
-        return Failure{fmt::format("job {} does not match its signature under this key (unsigned, "
-                                   "or changed in Redis since it was signed): not signed again",
-                                   id)};
-    }
-    if (refused == "changed") {
-        return Failure{fmt::format("job {} changed while it was queued again; try again", id)};
-    }
-    if (refused == "unknown") {
-        return Failure{fmt::format("no job {} in {}", id, describe())};
-    }
-    if (refused.starts_with("skipped:")) {
-        return Failure{fmt::format("job {} would be skipped again ({}): retry that job first", id,
-                                   refused.substr(8))};
-    }
-    if (refused == "succeeded") {
-        return Failure{
-            fmt::format("job {} succeeded: submit its command again to run it again", id)};
-    }
-    return Failure{fmt::format("job {} is {}: only an ended job can be queued again", id, refused)};
+    return m_queue.retry(m_redis, std::to_string(id), m_key);
 }
 
 void RedisQueueBackend::pause(const std::string& gpu)
 {
-    checked(m_queue.pause(m_redis, gpu) ? std::optional(true) : std::nullopt);
+    checked(m_queue.pause(m_redis, gpu));
 }
 
 void RedisQueueBackend::resume(const std::string& gpu)
 {
-    checked(m_queue.resume(m_redis, gpu) ? std::optional(true) : std::nullopt);
+    checked(m_queue.resume(m_redis, gpu));
 }
 
 std::int64_t RedisQueueBackend::purge(std::optional<double> ended_before)

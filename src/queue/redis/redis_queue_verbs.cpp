@@ -132,12 +132,6 @@ end
 return removed
 )lua");
 
-bool all_ok(const std::optional<std::vector<RedisReply>>& replies)
-{
-    return replies && std::none_of(replies->begin(), replies->end(),
-                                   [](const RedisReply& reply) { return reply.is_error(); });
-}
-
 } // namespace
 
 std::vector<const LuaScript*> RedisQueue::verb_scripts()
@@ -187,11 +181,11 @@ WorkerRecord RedisQueue::worker_record(const std::string& id,
     return record;
 }
 
-std::optional<std::vector<WorkerRecord>> RedisQueue::workers(RedisClient& redis) const
+Result<std::vector<WorkerRecord>> RedisQueue::workers(RedisClient& redis) const
 {
     const auto ids = redis.pipeline({{"ZRANGE", key("workers"), "0", "-1"}});
-    if (!all_ok(ids)) {
-        return std::nullopt;
+    if (!ids) {
+        return ids.failure();
     }
     std::vector<std::string> names = to_strings(ids->front());
     std::vector<std::vector<std::string>> reads;
@@ -203,8 +197,8 @@ std::optional<std::vector<WorkerRecord>> RedisQueue::workers(RedisClient& redis)
         return workers;
     }
     const auto replies = redis.pipeline(reads);
-    if (!all_ok(replies)) {
-        return std::nullopt;
+    if (!replies) {
+        return replies.failure();
     }
     for (std::size_t i = 0; i < names.size(); ++i) {
         workers.push_back(worker_record(names[i], (*replies)[i].fields()));
@@ -212,13 +206,12 @@ std::optional<std::vector<WorkerRecord>> RedisQueue::workers(RedisClient& redis)
     return workers;
 }
 
-std::optional<bool> RedisQueue::ask_to_stop(RedisClient& redis, const std::string& worker,
-                                            bool now) const
+Result<bool> RedisQueue::ask_to_stop(RedisClient& redis, const std::string& worker, bool now) const
 {
     const auto reply = redis.run(RedisCommand::call(
         k_ask_stop, {key("workers"), key("stop:" + worker)}, {worker, now ? "now" : "drain"}));
-    if (!succeeded(reply)) {
-        return std::nullopt;
+    if (!reply) {
+        return reply.failure();
     }
     return reply->integer == 1;
 }
@@ -233,10 +226,9 @@ std::optional<WorkerRequests> RedisQueue::read_requests(const RedisReply& reply)
         to_strings(reply.elements[0]), {paused.begin(), paused.end()}, reply.elements[2].text};
 }
 
-std::optional<RedisQueue::Snapshot> RedisQueue::snapshot(RedisClient& redis,
-                                                         std::size_t pending_shown,
-                                                         std::size_t recent_shown,
-                                                         std::size_t pending_from) const
+Result<RedisQueue::Snapshot> RedisQueue::snapshot(RedisClient& redis, std::size_t pending_shown,
+                                                  std::size_t recent_shown,
+                                                  std::size_t pending_from) const
 {
     // `shown` of a list or sorted set from `from` on: none is the empty range 1..0 (0..-1 is
     // all).
@@ -255,8 +247,8 @@ std::optional<RedisQueue::Snapshot> RedisQueue::snapshot(RedisClient& redis,
                         {"SMEMBERS", key("paused")},
                         {"SCARD", key("waiting")},
                         {"SORT", key("waiting"), "LIMIT", "0", std::to_string(pending_shown)}});
-    if (!all_ok(overview)) {
-        return std::nullopt;
+    if (!overview) {
+        return overview.failure();
     }
     Snapshot snapshot;
     snapshot.pending = (*overview)[0].integer;
@@ -276,8 +268,8 @@ std::optional<RedisQueue::Snapshot> RedisQueue::snapshot(RedisClient& redis,
     }
     if (!about.empty()) {
         const auto replies = redis.pipeline(about);
-        if (!all_ok(replies)) {
-            return std::nullopt;
+        if (!replies) {
+            return replies.failure();
         }
         for (std::size_t i = 0; i < snapshot.workers.size(); ++i) {
             snapshot.workers[i].fields = (*replies)[2 * i].fields();
@@ -302,8 +294,8 @@ std::optional<RedisQueue::Snapshot> RedisQueue::snapshot(RedisClient& redis,
         return snapshot;
     }
     const auto replies = redis.pipeline(reads);
-    if (!all_ok(replies)) {
-        return std::nullopt;
+    if (!replies) {
+        return replies.failure();
     }
     for (std::size_t i = 0; i < ids.size(); ++i) {
         auto job = to_job(ids[i], (*replies)[i]);
@@ -324,8 +316,8 @@ std::optional<RedisQueue::Snapshot> RedisQueue::snapshot(RedisClient& redis,
     return snapshot;
 }
 
-std::optional<RedisQueue::Found> RedisQueue::jobs(RedisClient& redis,
-                                              const std::vector<std::string>& ids) const
+Result<RedisQueue::Found> RedisQueue::jobs(RedisClient& redis,
+                                           const std::vector<std::string>& ids) const
 {
     Found found;
     if (ids.empty()) {
@@ -336,8 +328,8 @@ std::optional<RedisQueue::Found> RedisQueue::jobs(RedisClient& redis,
         reads.push_back({"HGETALL", key("job:" + id)});
     }
     const auto replies = redis.pipeline(reads);
-    if (!all_ok(replies)) {
-        return std::nullopt;
+    if (!replies) {
+        return replies.failure();
     }
     bool unended = false;
     for (std::size_t i = 0; i < ids.size(); ++i) {
@@ -349,8 +341,8 @@ std::optional<RedisQueue::Found> RedisQueue::jobs(RedisClient& redis,
     }
     if (unended) {
         const auto pending = redis.command({"LRANGE", key("pending"), "0", "-1"});
-        if (!succeeded(pending)) {
-            return std::nullopt;
+        if (!pending) {
+            return pending.failure();
         }
         for (auto& id : to_strings(*pending)) {
             found.pending.insert(std::move(id));
@@ -359,9 +351,9 @@ std::optional<RedisQueue::Found> RedisQueue::jobs(RedisClient& redis,
     return found;
 }
 
-std::optional<std::vector<QueuedJob>>
-RedisQueue::job_fields(RedisClient& redis, const std::vector<std::string>& ids,
-                       const std::vector<std::string>& fields) const
+Result<std::vector<QueuedJob>> RedisQueue::job_fields(RedisClient& redis,
+                                                      const std::vector<std::string>& ids,
+                                                      const std::vector<std::string>& fields) const
 {
     std::vector<QueuedJob> found;
     if (ids.empty()) {
@@ -374,8 +366,8 @@ RedisQueue::job_fields(RedisClient& redis, const std::vector<std::string>& ids,
         reads.push_back(std::move(read));
     }
     const auto replies = redis.pipeline(reads);
-    if (!all_ok(replies)) {
-        return std::nullopt;
+    if (!replies) {
+        return replies.failure();
     }
     for (std::size_t i = 0; i < ids.size(); ++i) {
         QueuedJob job{ids[i], {}};
@@ -392,11 +384,11 @@ RedisQueue::job_fields(RedisClient& redis, const std::vector<std::string>& ids,
     return found;
 }
 
-std::optional<std::set<std::string>> RedisQueue::taken_ids(RedisClient& redis) const
+Result<std::set<std::string>> RedisQueue::taken_ids(RedisClient& redis) const
 {
     const auto workers = redis.pipeline({{"ZRANGE", key("workers"), "0", "-1"}});
-    if (!all_ok(workers)) {
-        return std::nullopt;
+    if (!workers) {
+        return workers.failure();
     }
     std::set<std::string> ids;
     std::vector<std::vector<std::string>> lists;
@@ -407,8 +399,8 @@ std::optional<std::set<std::string>> RedisQueue::taken_ids(RedisClient& redis) c
         return ids;
     }
     const auto replies = redis.pipeline(lists);
-    if (!all_ok(replies)) {
-        return std::nullopt;
+    if (!replies) {
+        return replies.failure();
     }
     for (const auto& reply : *replies) {
         for (auto& id : to_strings(reply)) {
@@ -418,23 +410,23 @@ std::optional<std::set<std::string>> RedisQueue::taken_ids(RedisClient& redis) c
     return ids;
 }
 
-std::optional<std::vector<std::string>> RedisQueue::named(RedisClient& redis,
-                                                          const std::string& name) const
+Result<std::vector<std::string>> RedisQueue::named(RedisClient& redis,
+                                                   const std::string& name) const
 {
     const auto reply = redis.pipeline({{"SMEMBERS", key("named:" + name)}});
-    if (!all_ok(reply)) {
-        return std::nullopt;
+    if (!reply) {
+        return reply.failure();
     }
     return to_strings(reply->front());
 }
 
-std::optional<std::vector<std::string>> RedisQueue::unended(RedisClient& redis) const
+Result<std::vector<std::string>> RedisQueue::unended(RedisClient& redis) const
 {
     const auto lists = redis.pipeline({{"LRANGE", key("pending"), "0", "-1"},
                                        {"ZRANGE", key("workers"), "0", "-1"},
                                        {"SMEMBERS", key("waiting")}});
-    if (!all_ok(lists)) {
-        return std::nullopt;
+    if (!lists) {
+        return lists.failure();
     }
     auto ids = to_strings((*lists)[0]);
     for (auto& id : to_strings((*lists)[2])) {
@@ -446,8 +438,8 @@ std::optional<std::vector<std::string>> RedisQueue::unended(RedisClient& redis) 
     }
     if (!taken.empty()) {
         const auto replies = redis.pipeline(taken);
-        if (!all_ok(replies)) {
-            return std::nullopt;
+        if (!replies) {
+            return replies.failure();
         }
         for (const auto& reply : *replies) {
             for (auto& id : to_strings(reply)) {
@@ -458,13 +450,12 @@ std::optional<std::vector<std::string>> RedisQueue::unended(RedisClient& redis) 
     return ids;
 }
 
-std::optional<RedisQueue::Cancelled> RedisQueue::cancel(RedisClient& redis,
-                                                    const std::string& id) const
+Result<RedisQueue::Cancelled> RedisQueue::cancel(RedisClient& redis, const std::string& id) const
 {
     const auto known = redis.pipeline(
         {{"HGET", key("job:" + id), "batch"}, {"ZRANGE", key("workers"), "0", "-1"}});
-    if (!all_ok(known)) {
-        return std::nullopt;
+    if (!known) {
+        return known.failure();
     }
     std::vector<std::string> keys = {key("job:" + id),
                                      key("pending"),
@@ -478,8 +469,8 @@ std::optional<RedisQueue::Cancelled> RedisQueue::cancel(RedisClient& redis,
         keys.push_back(key("cancels:" + worker));
     }
     const auto reply = redis.run(RedisCommand::call(k_cancel, std::move(keys), {id, m_prefix}));
-    if (!succeeded(reply)) {
-        return std::nullopt;
+    if (!reply) {
+        return reply.failure();
     }
     if (reply->text == "removed") {
         return Cancelled::removed;
@@ -490,15 +481,60 @@ std::optional<RedisQueue::Cancelled> RedisQueue::cancel(RedisClient& redis,
     return reply->text == "ended" ? Cancelled::already_ended : Cancelled::unknown;
 }
 
-std::optional<std::string> RedisQueue::retry(RedisClient& redis, const std::string& id,
-                                             const std::optional<std::string>& signing_key) const
+namespace {
+
+// Why the retry script did not queue job `id` again (its reply, or `forged`), in words.
+Failure retry_refused(const std::string& id, const std::string& why, const std::string& queue)
 {
+    if (why == "unknown") {
+        return Failure{FailureKind::not_found, fmt::format("no job {} in {}", id, queue)};
+    }
+    if (why == "signed") {
+        return Failure{FailureKind::refused,
+                       fmt::format("job {} is signed, and its next attempt must be too: give the "
+                                   "key it was submitted with (--key-file)",
+                                   id)};
+    }
+    if (why == "forged") {
+        return Failure{FailureKind::refused,
+                       fmt::format("job {} does not match its signature under this key (unsigned, "
+                                   "or changed in Redis since it was signed): not signed again",
+                                   id)};
+    }
+    if (why == "changed") {
+        // Another retry got there first: trying again may succeed.
+        return Failure{fmt::format("job {} changed while it was queued again; try again", id)};
+    }
+    if (why.starts_with("skipped:")) {
+        return Failure{FailureKind::bad_request,
+                       fmt::format("job {} would be skipped again ({}): retry that job first", id,
+                                   why.substr(8))};
+    }
+    if (why == "succeeded") {
+        return Failure{
+            FailureKind::bad_request,
+            fmt::format("job {} succeeded: submit its command again to run it again", id)};
+    }
+    return Failure{FailureKind::bad_request,
+                   fmt::format("job {} is {}: only an ended job can be queued again", id, why)};
+}
+
+} // namespace
+
+Result<void> RedisQueue::retry(RedisClient& redis, const std::string& id,
+                               const std::optional<std::string>& signing_key) const
+{
+    const auto queue = fmt::format("queue {} on {}", m_name, describe_redis_url(redis.url()));
     // The next attempt is signed here, where the key is; the script checks that the attempt
     // signed is still the next one.
     const auto read = redis.command({"HMGET", key("job:" + id), "attempt", "command", "context",
                                      "user", "from", "sig"});
-    if (!succeeded(read)) {
-        return std::nullopt;
+    // Redis not answering is said naming it, as the other commands of a queue say it.
+    const auto unanswered = [&queue](const Failure& failure) {
+        return Failure{failure.kind, fmt::format("{}: {}", queue, failure.message), failure.error};
+    };
+    if (!read) {
+        return unanswered(read.failure());
     }
     const auto field = [&](std::size_t i) {
         return i < read->elements.size() ? read->elements[i].text : std::string();
@@ -515,7 +551,7 @@ std::optional<std::string> RedisQueue::retry(RedisClient& redis, const std::stri
         if (!signature_matches(*signing_key,
                                SignedJob{m_name, id, attempt, command, context, user, host},
                                field(5))) {
-            return std::string("forged");
+            return retry_refused(id, "forged", queue);
         }
         const auto next = std::to_string(std::strtoll(attempt.c_str(), nullptr, 10) + 1);
         signature =
@@ -524,25 +560,35 @@ std::optional<std::string> RedisQueue::retry(RedisClient& redis, const std::stri
     const auto reply = redis.run(RedisCommand::call(
         k_retry, {key("job:" + id), key("pending"), key("rank"), key("ended"), key("stats")},
         {id, attempt, signature, m_prefix}));
-    if (!succeeded(reply)) {
-        return std::nullopt;
+    if (!reply) {
+        return unanswered(reply.failure());
     }
-    return reply->text;
+    if (!reply->text.empty()) {
+        return retry_refused(id, reply->text, queue);
+    }
+    return {};
 }
 
-bool RedisQueue::pause(RedisClient& redis, const std::string& gpu) const
+Result<void> RedisQueue::pause(RedisClient& redis, const std::string& gpu) const
 {
-    return succeeded(redis.command({"SADD", key("paused"), gpu}));
+    const auto reply = redis.command({"SADD", key("paused"), gpu});
+    if (!reply) {
+        return reply.failure();
+    }
+    return {};
 }
 
-bool RedisQueue::resume(RedisClient& redis, const std::string& gpu) const
+Result<void> RedisQueue::resume(RedisClient& redis, const std::string& gpu) const
 {
-    return succeeded(gpu.empty() ? redis.command({"DEL", key("paused")})
-                                 : redis.command({"SREM", key("paused"), gpu}));
+    const auto reply = gpu.empty() ? redis.command({"DEL", key("paused")})
+                                   : redis.command({"SREM", key("paused"), gpu});
+    if (!reply) {
+        return reply.failure();
+    }
+    return {};
 }
 
-std::optional<long long> RedisQueue::purge(RedisClient& redis,
-                                         std::optional<double> ended_before) const
+Result<long long> RedisQueue::purge(RedisClient& redis, std::optional<double> ended_before) const
 {
     // In rounds of a few hundred jobs, each one script, so no round holds Redis long.
     constexpr long long k_round = 200;
@@ -552,8 +598,8 @@ std::optional<long long> RedisQueue::purge(RedisClient& redis,
     while (true) {
         const auto listed = redis.command({"ZRANGEBYSCORE", key("ended"), after, before,
                                            "WITHSCORES", "LIMIT", "0", std::to_string(k_round)});
-        if (!succeeded(listed)) {
-            return std::nullopt;
+        if (!listed) {
+            return listed.failure();
         }
         if (listed->elements.empty()) {
             return removed;
@@ -566,8 +612,8 @@ std::optional<long long> RedisQueue::purge(RedisClient& redis,
             after = "(" + listed->elements[i + 1].text; // the next round starts after it
         }
         const auto batch_of = redis.pipeline(batches);
-        if (!all_ok(batch_of)) {
-            return std::nullopt;
+        if (!batch_of) {
+            return batch_of.failure();
         }
         std::vector<std::string> keys = {key("ended"), key("failures")};
         for (std::size_t i = 0; i < ids.size(); ++i) {
@@ -577,8 +623,8 @@ std::optional<long long> RedisQueue::purge(RedisClient& redis,
             keys.push_back(key("batch:" + batch + ":seen"));
         }
         const auto reply = redis.run(RedisCommand::call(k_purge, std::move(keys), ids));
-        if (!succeeded(reply)) {
-            return std::nullopt;
+        if (!reply) {
+            return reply.failure();
         }
         removed += reply->integer;
         if (static_cast<long long>(ids.size()) < k_round) {

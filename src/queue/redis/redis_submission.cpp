@@ -80,8 +80,8 @@ public:
           m_redis(url, k_command_timeout, RetryPolicy{m_settings.connect_timeout})
     {
         try {
-            if (const auto gave_up = m_redis.connect()) {
-                throw QueueUnreachable(*gave_up);
+            if (const auto connected = m_redis.connect(); !connected) {
+                throw QueueUnreachable(connected.message());
             }
             m_marker = m_redis.with_retry([&] { return m_queue.open(m_redis.client()); }, [] {});
             check_dependencies();
@@ -89,11 +89,7 @@ public:
             // Stored before any job names it: a worker never finds a job without it.
             const auto encoded = encode_context(m_settings.context);
             m_context = context_digest(encoded);
-            call([&] {
-                return m_queue.store_context(m_redis.client(), m_context, encoded)
-                           ? std::optional(true)
-                           : std::nullopt;
-            });
+            call([&] { return m_queue.store_context(m_redis.client(), m_context, encoded); });
         } catch (const QueueUnreachable& error) {
             throw QueueUnreachable(fmt::format("{}; {}", error.what(), describe_submitted()));
         }
@@ -205,9 +201,7 @@ private:
         // They may be in the queue from now on.
         m_ids.insert(m_ids.end(), ids.begin(), ids.end());
         call([&] {
-            return m_queue.submit(client, m_batch, chunk, m_settings.priority, m_settings.front)
-                       ? std::optional(true)
-                       : std::nullopt;
+            return m_queue.submit(client, m_batch, chunk, m_settings.priority, m_settings.front);
         });
         // A reset between two chunks would leave this one in a queue without the others.
         check_marker();
@@ -221,20 +215,25 @@ private:
     void look_after_workers()
     {
         auto& redis = m_redis.client();
-        const auto expired = m_queue.expired_workers(redis);
-        for (const auto& worker : expired.value_or(std::vector<std::string>{})) {
-            if (const auto returned = m_queue.reclaim_now(redis, worker); returned > 0) {
-                spdlog::warn("{} went back to queue {}: worker {} stopped answering (its lease "
-                             "ran out)",
-                             counted(static_cast<std::size_t>(*returned), "job"),
-                             m_settings.queue, worker);
+        if (const auto expired = m_queue.expired_workers(redis)) {
+            for (const auto& worker : *expired) {
+                if (const auto returned = m_queue.reclaim_now(redis, worker);
+                    returned && *returned > 0) {
+                    spdlog::warn("{} went back to queue {}: worker {} stopped answering (its "
+                                 "lease ran out)",
+                                 counted(static_cast<std::size_t>(*returned), "job"),
+                                 m_settings.queue, worker);
+                }
             }
         }
         const auto workers = m_queue.worker_count(redis);
-        if (workers == 0 && !std::exchange(m_said_unserved, true)) {
+        if (!workers) {
+            return;
+        }
+        if (*workers == 0 && !std::exchange(m_said_unserved, true)) {
             spdlog::warn("no worker serves queue {} at {}: the jobs wait for `gpusched worker`",
                          m_settings.queue, m_redis.address());
-        } else if (workers > 0) {
+        } else if (*workers > 0) {
             m_said_unserved = false;
         }
     }
@@ -255,10 +254,10 @@ private:
         auto& redis = m_redis.client();
         const auto marker = m_queue.marker(redis);
         if (!marker) {
-            if (!redis.connected()) {
+            if (marker.kind() == FailureKind::unreachable) {
                 return; // lost again: the next try reconnects, and checks again
             }
-            throw std::runtime_error(fmt::format("{}: {}", m_redis.address(), redis.error()));
+            throw_redis_failure(m_redis.address(), marker.failure());
         }
         if (*marker != m_marker) {
             reset();
@@ -339,22 +338,22 @@ std::size_t RedisSubmission::wait(const std::function<bool(const EndedJob&)>& re
     try {
         while (m_reported.size() < m_ids.size()) {
             check_marker();
-            std::optional<std::vector<std::string>> ended;
+            std::vector<std::string> ended;
             if (resync) {
                 ended = call([&] { return m_queue.ended_ids(redis, m_batch); });
             } else {
-                ended = m_queue.wait_ended(redis, m_batch, k_wait_round_s);
-                if (!ended) {
-                    if (redis.connected()) {
-                        throw std::runtime_error(
-                            fmt::format("{}: {}", m_redis.address(), redis.error()));
+                auto round = m_queue.wait_ended(redis, m_batch, k_wait_round_s);
+                if (!round) {
+                    if (round.kind() != FailureKind::unreachable) {
+                        throw_redis_failure(m_redis.address(), round.failure());
                     }
                     resync = true;
                     continue; // check_marker() reconnects
                 }
+                ended = std::move(*round);
             }
             resync = false;
-            for (const auto& id : *ended) {
+            for (const auto& id : ended) {
                 if (m_reported.contains(id)) {
                     continue;
                 }

@@ -2,9 +2,9 @@
 
 #include <gpusched/queue/redis/redis_command.hpp>
 #include <gpusched/redis_url.hpp>
+#include <gpusched/result.hpp>
 
 #include <chrono>
-#include <optional>
 #include <string>
 #include <vector>
 
@@ -13,9 +13,10 @@ struct redisContext;
 namespace gpusched::queue {
 
 // One synchronous connection to Redis with hiredis, for the command-line tools (submit,
-// queue): every command is bounded by the timeout. A broken connection is closed and
-// reported, with the kind of failure; reconnecting is the caller's. (The worker, which must
-// never block, uses AsyncRedis.)
+// queue): every command is bounded by the timeout. Each call returns its failure: a broken
+// connection, or one that did not answer in time, is closed and `unreachable` (reconnecting is
+// the caller's); an error reply leaves it open, and is `refused` where Redis does not let the
+// connection do it. (The worker, which must never block, uses AsyncRedis.)
 class RedisClient {
 public:
     RedisClient(RedisUrl url, std::chrono::milliseconds timeout);
@@ -23,36 +24,37 @@ public:
     RedisClient(const RedisClient&) = delete;
     RedisClient& operator=(const RedisClient&) = delete;
 
-    // Connects and logs in (AUTH, SELECT); false with the reason in error().
-    bool connect();
+    // Connects and logs in (AUTH, SELECT): `unreachable` when no connection was made or it
+    // did not answer.
+    Result<void> connect();
     bool connected() const { return m_context != nullptr; }
     void close();
-    const std::string& error() const { return m_error; }
-    // What went wrong last: an error reply leaves the connection open, the rest close it.
-    RedisFailure failure() const { return m_failure; }
     const RedisUrl& url() const { return m_url; }
 
-    // A command and its reply; nothing when the connection broke (it is then closed).
-    std::optional<RedisReply> command(const std::vector<std::string>& args);
-    // Several commands in one round trip, their replies in order.
-    std::optional<std::vector<RedisReply>>
-    pipeline(const std::vector<std::vector<std::string>>& commands);
+    // A command and its reply.
+    Result<RedisReply> command(const std::vector<std::string>& args);
+    // Several commands in one round trip, their replies in order; an error reply to any of
+    // them fails them all.
+    Result<std::vector<RedisReply>> pipeline(const std::vector<std::vector<std::string>>& commands);
 
     // A command of the protocol: a script goes by its SHA-1, and by its text when Redis
     // does not know it yet (which loads it for every later call).
-    std::optional<RedisReply> run(const RedisCommand& command);
-    std::optional<std::vector<RedisReply>> run_all(const std::vector<RedisCommand>& commands);
+    Result<RedisReply> run(const RedisCommand& command);
+    Result<std::vector<RedisReply>> run_all(const std::vector<RedisCommand>& commands);
 
 private:
-    bool append(const std::vector<std::string>& args);
-    std::optional<RedisReply> wait_reply();
-    void fail(const std::string& what);
+    // The replies as they came, error replies among them.
+    Result<std::vector<RedisReply>> exchange(const std::vector<std::vector<std::string>>& commands);
+    Result<RedisReply> wait_reply();
+    // Closes the connection; the failure that says why.
+    Failure fail(const std::string& what);
 
     RedisUrl m_url;
     std::chrono::milliseconds m_timeout;
     redisContext* m_context = nullptr;
-    std::string m_error;
-    RedisFailure m_failure = RedisFailure::cannot_connect;
 };
+
+// Ends the command with `failure`, said after `where` (the server, the queue).
+[[noreturn]] void throw_redis_failure(const std::string& where, const Failure& failure);
 
 } // namespace gpusched::queue

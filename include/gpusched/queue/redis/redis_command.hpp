@@ -1,6 +1,7 @@
 #pragma once
 
 #include <gpusched/redis_url.hpp>
+#include <gpusched/result.hpp>
 
 #include <map>
 #include <optional>
@@ -20,15 +21,16 @@ struct RedisReply {
     bool is_error() const { return type == Type::error; }
     // Redis did not know the script an EVALSHA named (it restarted, or SCRIPT FLUSH).
     bool is_unknown_script() const { return is_error() && text.starts_with("NOSCRIPT"); }
+    // Redis does not let this connection do it: it gave no password where one is needed
+    // (NOAUTH), a wrong one (WRONGPASS), or its user may not run the command (NOPERM).
+    bool is_refused() const
+    {
+        return is_error() && (text.starts_with("NOAUTH") || text.starts_with("WRONGPASS") ||
+                              text.starts_with("NOPERM"));
+    }
     // The fields of a hash as HGETALL answers them: name, value, name, value...
     std::map<std::string, std::string> fields() const;
 };
-
-// A reply came, and it is no error.
-inline bool succeeded(const std::optional<RedisReply>& reply)
-{
-    return reply && !reply->is_error();
-}
 
 // Why a command got no answer, or not the one hoped for. Each kind is its own state in the
 // log and its own retry: an error reply keeps the connection, the others end it.
@@ -40,6 +42,10 @@ enum class RedisFailure {
 };
 
 const char* describe_failure(RedisFailure failure);
+
+// An error reply as a failure: `refused` when Redis does not let the connection do it (its
+// words then say so), else of no particular kind (out of memory, a read-only replica ...).
+Failure error_reply_failure(const RedisReply& reply);
 
 // The commands that log a new connection in: AUTH (when the URL has a password), SELECT
 // (when it names a database other than 0).

@@ -3,6 +3,7 @@
 #include <gpusched/queue/job_record.hpp>
 #include <gpusched/queue/redis/redis_client.hpp>
 #include <gpusched/queue/redis/redis_command.hpp>
+#include <gpusched/result.hpp>
 
 #include <chrono>
 #include <map>
@@ -119,18 +120,19 @@ public:
     RedisCommand requests(const std::string& worker) const;
     static std::optional<WorkerRequests> read_requests(const RedisReply& reply);
 
-    // Synchronous forms for the command-line tools.
+    // Synchronous forms for the command-line tools. Each returns the failure that kept Redis
+    // from answering (RedisClient says of which kind), or why the queue would not do it.
     // The queue's marker: a random word set once, when the queue is first used (SET NX),
     // and read back. A queue whose marker is gone or has changed was reset (FLUSHALL, a
     // Redis restarted without its data): what it held is lost. open() makes it if need be
     // and returns it; marker() reads it ("" when there is none).
-    std::optional<std::string> open(RedisClient& redis) const;
-    std::optional<std::string> marker(RedisClient& redis) const;
+    Result<std::string> open(RedisClient& redis) const;
+    Result<std::string> marker(RedisClient& redis) const;
     // The last job id given out (0 when none was).
-    std::optional<long long> last_id(RedisClient& redis) const;
+    Result<long long> last_id(RedisClient& redis) const;
     // Submitting: ids for `count` jobs (the last of them), a batch number, then the jobs.
-    std::optional<long long> reserve_ids(RedisClient& redis, long long count) const;
-    std::optional<long long> new_batch(RedisClient& redis) const;
+    Result<long long> reserve_ids(RedisClient& redis, long long count) const;
+    Result<long long> new_batch(RedisClient& redis) const;
     struct NewJob {
         std::string id, command, seq, signature;
         std::string context;   // the digest of its context, stored by store_context
@@ -143,28 +145,28 @@ public:
     };
     // Keeps a submission's context (encode_context) under its digest, for its jobs to name:
     // one copy of an environment for every job submitted with it.
-    bool store_context(RedisClient& redis, const std::string& digest,
-                       const std::string& encoded) const;
+    Result<void> store_context(RedisClient& redis, const std::string& digest,
+                               const std::string& encoded) const;
     // Idempotent: a job already submitted under its id is not queued again. The jobs go
     // before those of a lower priority, and with `front` before those of their own.
-    bool submit(RedisClient& redis, const std::string& batch, const std::vector<NewJob>& jobs,
-                long long priority = 0, bool front = false) const;
+    Result<void> submit(RedisClient& redis, const std::string& batch,
+                        const std::vector<NewJob>& jobs, long long priority = 0,
+                        bool front = false) const;
     // The ids of batch `batch` that ended since the last call, waiting up to `timeout_s`.
-    std::optional<std::vector<std::string>> wait_ended(RedisClient& redis, const std::string& batch,
-                                                       double timeout_s) const;
+    Result<std::vector<std::string>> wait_ended(RedisClient& redis, const std::string& batch,
+                                                double timeout_s) const;
     // Every id of batch `batch` wait_ended has returned so far (or lost with a connection).
-    std::optional<std::vector<std::string>> ended_ids(RedisClient& redis,
-                                                      const std::string& batch) const;
-    std::optional<QueuedJob> fetch(RedisClient& redis, const std::string& id) const;
+    Result<std::vector<std::string>> ended_ids(RedisClient& redis, const std::string& batch) const;
+    // The job's fields, none when it has no record.
+    Result<QueuedJob> fetch(RedisClient& redis, const std::string& id) const;
     // For a submitter that waits: the workers whose leases ran out (they are gone, and hold
     // jobs no one else will run until someone reclaims them), reclaiming one at once (how
     // many jobs went back), and how many workers the queue has.
-    std::optional<std::vector<std::string>> expired_workers(RedisClient& redis) const;
-    std::optional<long long> reclaim_now(RedisClient& redis, const std::string& worker) const;
-    std::optional<long long> worker_count(RedisClient& redis) const;
+    Result<std::vector<std::string>> expired_workers(RedisClient& redis) const;
+    Result<long long> reclaim_now(RedisClient& redis, const std::string& worker) const;
+    Result<long long> worker_count(RedisClient& redis) const;
 
-    // The queue commands' operations (job_queue_verbs.cpp). Each returns nothing when Redis
-    // could not be asked (the client's error() says why).
+    // The queue commands' operations (redis_queue_verbs.cpp).
     struct Snapshot {
         long long pending = 0;
         std::vector<QueuedJob> first_pending;
@@ -182,41 +184,43 @@ public:
         std::map<std::string, std::string> stats;
     };
     // `pending_shown` pending jobs from position `pending_from` on.
-    std::optional<Snapshot> snapshot(RedisClient& redis, std::size_t pending_shown,
-                                     std::size_t recent_shown, std::size_t pending_from) const;
+    Result<Snapshot> snapshot(RedisClient& redis, std::size_t pending_shown,
+                              std::size_t recent_shown, std::size_t pending_from) const;
     // The jobs asked for that exist, and which of them are pending.
     struct Found {
         std::vector<QueuedJob> jobs;
         std::set<std::string> pending;
     };
-    std::optional<Found> jobs(RedisClient& redis, const std::vector<std::string>& ids) const;
-    std::optional<std::vector<std::string>> unended(RedisClient& redis) const;
+    Result<Found> jobs(RedisClient& redis, const std::vector<std::string>& ids) const;
+    Result<std::vector<std::string>> unended(RedisClient& redis) const;
     // The jobs asked for that exist, with only `fields` of each: for a look at many jobs (a
     // shell's completion) that needs neither their environment nor the tails of their output.
-    std::optional<std::vector<QueuedJob>> job_fields(RedisClient& redis,
-                                                     const std::vector<std::string>& ids,
-                                                     const std::vector<std::string>& fields) const;
+    Result<std::vector<QueuedJob>> job_fields(RedisClient& redis,
+                                              const std::vector<std::string>& ids,
+                                              const std::vector<std::string>& fields) const;
     // The ids of the jobs the workers have taken: running, or about to start.
-    std::optional<std::set<std::string>> taken_ids(RedisClient& redis) const;
+    Result<std::set<std::string>> taken_ids(RedisClient& redis) const;
     // The queue's workers: id, host, pid, GPUs, since when, user.
-    std::optional<std::vector<WorkerRecord>> workers(RedisClient& redis) const;
+    Result<std::vector<WorkerRecord>> workers(RedisClient& redis) const;
     // A worker as its id (HOST:PID:RANDOM) and its hash (worker:W) tell it.
     static WorkerRecord worker_record(const std::string& id,
                                       const std::map<std::string, std::string>& fields);
     // Asks `worker` to stop (`now`, or once its running jobs end): false when the queue has no
-    // such worker, nothing when Redis did not answer.
-    std::optional<bool> ask_to_stop(RedisClient& redis, const std::string& worker, bool now) const;
+    // such worker.
+    Result<bool> ask_to_stop(RedisClient& redis, const std::string& worker, bool now) const;
     // The ids of the jobs submitted with label `name` (removed ones too: look them up).
-    std::optional<std::vector<std::string>> named(RedisClient& redis,
-                                                  const std::string& name) const;
+    Result<std::vector<std::string>> named(RedisClient& redis, const std::string& name) const;
     enum class Cancelled { removed, stopping, already_ended, unknown };
-    std::optional<Cancelled> cancel(RedisClient& redis, const std::string& id) const;
-    // "" when queued again, else why not. `signing_key` signs its next attempt.
-    std::optional<std::string> retry(RedisClient& redis, const std::string& id,
-                                     const std::optional<std::string>& signing_key) const;
-    bool pause(RedisClient& redis, const std::string& gpu) const;
-    bool resume(RedisClient& redis, const std::string& gpu) const;
-    std::optional<long long> purge(RedisClient& redis, std::optional<double> ended_before) const;
+    Result<Cancelled> cancel(RedisClient& redis, const std::string& id) const;
+    // Queues an ended job again, its next attempt signed with `signing_key`. Refused, in
+    // words for the user: `not_found` (no such job), `bad_request` (not ended, succeeded, or
+    // it would be skipped again), `refused` (signed, and no key given or the record no longer
+    // matches its signature), `other` (it changed meanwhile: try again).
+    Result<void> retry(RedisClient& redis, const std::string& id,
+                       const std::optional<std::string>& signing_key) const;
+    Result<void> pause(RedisClient& redis, const std::string& gpu) const;
+    Result<void> resume(RedisClient& redis, const std::string& gpu) const;
+    Result<long long> purge(RedisClient& redis, std::optional<double> ended_before) const;
 
     static QueuedJob to_job(const std::string& id, const RedisReply& reply);
     static std::vector<std::string> to_strings(const RedisReply& reply);
@@ -229,7 +233,7 @@ private:
     std::string m_prefix;
 };
 
-// A queue name may hold letters, digits, '-', '_' and '.'; anything else is an error.
-std::optional<std::string> check_queue_name(const std::string& name);
+// A queue name may hold letters, digits, '-', '_' and '.'; anything else is a bad_request.
+Result<void> check_queue_name(const std::string& name);
 
 } // namespace gpusched::queue

@@ -13,6 +13,7 @@ namespace gpusched::queue {
 // A queue on a Redis server for the queue commands. Every call is one short exchange (a
 // pipeline or a script of the protocol); a Redis that cannot be reached, or that answers with
 // an error, is an exception naming the server.
+// A retry the queue refuses is its Failure, of RedisQueue::retry's kinds.
 class RedisQueueBackend final : public QueueBackend {
 public:
     // `key` signs the next attempt of a job queued again (retry), for workers that check
@@ -41,7 +42,10 @@ public:
     OutputSizes output_sizes(const JobRecord& job) override;
 
 private:
-    template <typename T> T checked(std::optional<T> answer);
+    // The answer, or the failure thrown naming the queue.
+    template <typename T>
+    T checked(Result<T> answer);
+    void checked(Result<void> done);
 
     RedisClient m_redis;
     RedisQueue m_queue;
