@@ -223,6 +223,8 @@ auto riding_out(const JobCommandOptions& options, std::unique_ptr<queue::QueueBa
             return answer;
         } catch (const UsageError&) {
             throw;
+        } catch (const queue::QueueRefused&) {
+            throw; // the same password would be refused again
         } catch (const std::exception& error) {
             if (options.queue.is_local()) {
                 throw;

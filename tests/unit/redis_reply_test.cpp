@@ -14,6 +14,8 @@ RedisReply error_reply(std::string text)
     return reply;
 }
 
+const RedisUrl k_url{"queue-host", 6379, "", std::nullopt, 0};
+
 TEST(RedisReply, AReplyRefusingTheConnectionIsRefused)
 {
     for (const auto* text : {"NOAUTH Authentication required.",
@@ -36,6 +38,24 @@ TEST(RedisReply, AnyOtherErrorReplyIsOfNoParticularKind)
     status.type = RedisReply::Type::status;
     status.text = "NOAUTH is no error in a status";
     EXPECT_FALSE(status.is_refused());
+}
+
+TEST(RedisReply, ALoginRefusedSaysWhichPasswordToGive)
+{
+    const auto none = login_failure(k_url, error_reply("NOAUTH Authentication required."));
+    EXPECT_EQ(none.kind, FailureKind::refused);
+    EXPECT_EQ(none.message, "redis://queue-host:6379/0: the server wants a password and none was "
+                            "given (give it in the URL, redis://:PASSWORD@HOST, or in "
+                            "$REDISCLI_AUTH): NOAUTH Authentication required.");
+
+    const auto wrong = login_failure(
+        k_url, error_reply("WRONGPASS invalid username-password pair or user is disabled."));
+    EXPECT_EQ(wrong.kind, FailureKind::refused);
+    EXPECT_NE(wrong.message.find("refused the password"), std::string::npos) << wrong.message;
+
+    const auto other = login_failure(k_url, error_reply("ERR DB index is out of range"));
+    EXPECT_EQ(other.kind, FailureKind::other);
+    EXPECT_EQ(other.message, "redis://queue-host:6379/0: ERR DB index is out of range");
 }
 
 } // namespace

@@ -35,6 +35,14 @@ public:
     using std::runtime_error::runtime_error;
 };
 
+// The store answered, and will not let this user in (a password missing or wrong): trying
+// again would get the same answer, so nothing does; the command ends as on any error of the
+// queue.
+class QueueRefused : public std::runtime_error {
+public:
+    using std::runtime_error::runtime_error;
+};
+
 // A worker for a queue that none serves, for whoever submits to start (the command line
 // starts its own binary): `gpusched worker` with `arguments` names the queue.
 struct WorkerToStart {

@@ -2,6 +2,8 @@
 
 #include "hiredis_reply.hpp"
 
+#include <gpusched/queue/submission.hpp>
+
 #include <fmt/format.h>
 #include <hiredis/hiredis.h>
 
@@ -77,7 +79,7 @@ Result<void> RedisClient::connect()
     for (const auto& reply : *replies) {
         if (reply.is_error()) {
             close();
-            return Failure{fmt::format("{}: {}", describe_redis_url(m_url), reply.text)};
+            return login_failure(m_url, reply);
         }
     }
     return {};
@@ -189,7 +191,11 @@ Result<std::vector<RedisReply>> RedisClient::run_all(const std::vector<RedisComm
 
 void throw_redis_failure(const std::string& where, const Failure& failure)
 {
-    throw std::runtime_error(fmt::format("{}: {}", where, failure.message));
+    const auto message = fmt::format("{}: {}", where, failure.message);
+    if (failure.kind == FailureKind::refused) {
+        throw QueueRefused(message);
+    }
+    throw std::runtime_error(message);
 }
 
 } // namespace gpusched::queue

@@ -36,6 +36,28 @@ Failure error_reply_failure(const RedisReply& reply)
     return Failure{reply.is_refused() ? FailureKind::refused : FailureKind::other, reply.text};
 }
 
+Failure login_failure(const RedisUrl& url, const RedisReply& reply)
+{
+    const auto where = describe_redis_url(url);
+    if (!reply.is_refused()) {
+        return Failure{fmt::format("{}: {}", where, reply.text)};
+    }
+    // Trying again would be refused again: say what to change.
+    if (reply.text.starts_with("NOAUTH")) {
+        return Failure{FailureKind::refused,
+                       fmt::format("{}: the server wants a password and none was given (give it "
+                                   "in the URL, redis://:PASSWORD@HOST, or in $REDISCLI_AUTH): {}",
+                                   where, reply.text)};
+    }
+    if (reply.text.starts_with("WRONGPASS")) {
+        return Failure{FailureKind::refused,
+                       fmt::format("{}: the server refused the password (a wrong one, or a user "
+                                   "that is disabled): {}",
+                                   where, reply.text)};
+    }
+    return Failure{FailureKind::refused, fmt::format("{}: {}", where, reply.text)};
+}
+
 std::vector<std::vector<std::string>> login_commands(const RedisUrl& url)
 {
     std::vector<std::vector<std::string>> login;

@@ -49,10 +49,11 @@ public:
     std::string address() const { return describe_redis_url(m_redis.url()); }
 
     // Connects under the policy; when it gives up, why, naming the address (`unreachable`).
+    // A password Redis refuses is `refused` at once: trying again would not change it.
     Result<void> connect()
     {
         auto connected = connect_within_policy();
-        if (connected) {
+        if (connected || connected.kind() == FailureKind::refused) {
             return connected;
         }
         return Failure{FailureKind::unreachable,
@@ -63,7 +64,7 @@ public:
 
     // Runs `operation` (which returns a Result) until it succeeds, and returns its value. A
     // connection lost (a failure of kind `unreachable`) is made again under the policy
-    // (QueueUnreachable when it gives up), and
+    // (QueueUnreachable when it gives up, QueueRefused when Redis refuses the password), and
     // then `reconnected()` is called, which may find that the queue is not what it was, before
     // `operation` is tried again: operations given here must be safe to repeat. Any other
     // failure (an error reply) is thrown, as trying again would get the same answer.
@@ -74,6 +75,9 @@ public:
         while (true) {
             if (!m_redis.connected()) {
                 if (auto again = connect_within_policy(); !again) {
+                    if (again.kind() == FailureKind::refused) {
+                        throw QueueRefused(again.message());
+                    }
                     throw QueueUnreachable(fmt::format(
                         "lost the connection to Redis at {}{} and could not connect again "
                         "within {} (--connect-timeout): {}",
@@ -99,7 +103,8 @@ public:
     }
 
 private:
-    // Tries until the policy gives up; the last try's failure then.
+    // Tries until the policy gives up, or Redis refuses the password; the last try's failure
+    // then.
     Result<void> connect_within_policy()
     {
         using Clock = std::chrono::steady_clock;
@@ -117,7 +122,7 @@ private:
                 return tried;
             }
             const auto now = Clock::now();
-            if (now >= deadline) {
+            if (now >= deadline || tried.kind() == FailureKind::refused) {
                 return tried;
             }
             if (!std::exchange(warned, true)) {

@@ -81,6 +81,9 @@ public:
     {
         try {
             if (const auto connected = m_redis.connect(); !connected) {
+                if (connected.kind() == FailureKind::refused) {
+                    throw QueueRefused(connected.message());
+                }
                 throw QueueUnreachable(connected.message());
             }
             m_marker = m_redis.with_retry([&] { return m_queue.open(m_redis.client()); }, [] {});
@@ -92,6 +95,8 @@ public:
             call([&] { return m_queue.store_context(m_redis.client(), m_context, encoded); });
         } catch (const QueueUnreachable& error) {
             throw QueueUnreachable(fmt::format("{}; {}", error.what(), describe_submitted()));
+        } catch (const QueueRefused& error) {
+            throw QueueRefused(fmt::format("{}; {}", error.what(), describe_submitted()));
         }
     }
 
@@ -103,6 +108,8 @@ public:
             submit(commands);
         } catch (const QueueUnreachable& error) {
             throw QueueUnreachable(fmt::format("{}; {}", error.what(), describe_submitted()));
+        } catch (const QueueRefused& error) {
+            throw QueueRefused(fmt::format("{}; {}", error.what(), describe_submitted()));
         }
     }
 

@@ -25,7 +25,7 @@ public:
     RedisClient& operator=(const RedisClient&) = delete;
 
     // Connects and logs in (AUTH, SELECT): `unreachable` when no connection was made or it
-    // did not answer.
+    // did not answer, `refused` when the password is missing or wrong.
     Result<void> connect();
     bool connected() const { return m_context != nullptr; }
     void close();
@@ -54,7 +54,9 @@ private:
     redisContext* m_context = nullptr;
 };
 
-// Ends the command with `failure`, said after `where` (the server, the queue).
+// Ends the command with `failure`, said after `where` (the server, the queue): as
+// QueueRefused when Redis refused the connection, which trying again would not change; else
+// as a runtime_error.
 [[noreturn]] void throw_redis_failure(const std::string& where, const Failure& failure);
 
 } // namespace gpusched::queue

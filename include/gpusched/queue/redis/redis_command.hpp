@@ -46,6 +46,8 @@ const char* describe_failure(RedisFailure failure);
 // An error reply as a failure: `refused` when Redis does not let the connection do it (its
 // words then say so), else of no particular kind (out of memory, a read-only replica ...).
 Failure error_reply_failure(const RedisReply& reply);
+// An error reply to logging in to `url`, saying which password is wrong where that is why.
+Failure login_failure(const RedisUrl& url, const RedisReply& reply);
 
 // The commands that log a new connection in: AUTH (when the URL has a password), SELECT
 // (when it names a database other than 0).

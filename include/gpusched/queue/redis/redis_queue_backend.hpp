@@ -12,7 +12,7 @@ namespace gpusched::queue {
 
 // A queue on a Redis server for the queue commands. Every call is one short exchange (a
 // pipeline or a script of the protocol); a Redis that cannot be reached, or that answers with
-// an error, is an exception naming the server.
+// an error, is an exception naming the server (QueueRefused where it refused the password).
 // A retry the queue refuses is its Failure, of RedisQueue::retry's kinds.
 class RedisQueueBackend final : public QueueBackend {
 public:
