@@ -316,23 +316,23 @@ std::string LiveState::queue_document()
     return format_json(document);
 }
 
-std::string LiveState::timeline_document(unsigned hours)
+std::string LiveState::timeline_document(unsigned hours, const TimeSource& time)
 {
     std::lock_guard lock(m_timeline_mutex);
     auto& made = m_timelines[hours];
-    if (made.document.empty() || Clock::now() - made.made >= 1s ||
+    if (made.document.empty() || time.now() - made.made >= 1s ||
         made.queue_generation != m_queue_generation) {
         // Read first: a store found gone while the timeline is made makes it again next time.
         made.queue_generation = m_queue_generation;
-        made.document = format_json(timeline(seconds_since_epoch() - hours * 3600.0));
-        made.made = Clock::now();
+        const auto now = seconds_since_epoch(time.wall_now());
+        made.document = format_json(timeline(now - hours * 3600.0, now));
+        made.made = time.now();
     }
     return made.document;
 }
 
-Json LiveState::timeline(double from)
+Json LiveState::timeline(double from, double now)
 {
-    const auto now = seconds_since_epoch();
     std::map<std::string, Json> gpus; // by id, in the order of the status
     Json order = Json::array();
     const auto gpu_entry = [&](const std::string& id) -> Json& {

@@ -1,12 +1,10 @@
-#include <gpusched/web/web_server.hpp>
+// The page of `gpusched serve` and its files, all built into the binary.
+#include <gpusched/web/web_handlers.hpp>
 
-#include "request_facts.hpp"
 #include "web_assets.hpp"
 
 #include <gpusched/parse_number.hpp>
 #include <gpusched/web_page.hpp>
-
-#include <httplib.h>
 
 #include <exception>
 
@@ -16,45 +14,28 @@ namespace {
 // What the page's timeline shows first (its choice of hours says so too).
 constexpr unsigned k_first_timeline_hours = 6;
 
-void answer_file(httplib::Response& response, std::string_view file, const char* type)
+WebAnswer file_answer(std::string_view file, const char* type)
 {
-    response.set_content(std::string(file), type);
+    return {.status = 200, .content_type = type, .body = std::string(file)};
 }
 
 } // namespace
 
-void WebServer::add_page_routes()
+WebAnswer WebHandlers::page(bool with_data, const std::optional<std::string>& job)
 {
     // No cookie is set: a browser would send it to every server on this host, whatever its
     // port. The page's script takes the token from the address (#token=, which no browser
     // sends anywhere, or an older version's ?token=) into this tab's sessionStorage.
-    const auto page = [this](const httplib::Request& request, httplib::Response& response) {
-        response.set_header("Content-Security-Policy",
-                            "default-src 'self'; img-src 'self' data:; frame-ancestors 'none'");
-        response.set_header("Cache-Control", "no-store");
-        response.set_content(page_html(request), "text/html; charset=utf-8");
-    };
-    m_server->Get("/", page);
-    m_server->Get(R"(/jobs/(\d{1,18}))", page);
-    m_server->Get("/assets/app.js", [](const httplib::Request&, httplib::Response& response) {
-        answer_file(response, k_app_js, "text/javascript; charset=utf-8");
-    });
-    m_server->Get("/assets/style.css", [](const httplib::Request&, httplib::Response& response) {
-        answer_file(response, k_style_css, "text/css; charset=utf-8");
-    });
-    // The page names its icon; /favicon.ico is where a browser looks for one of a document
-    // that names none (an answer of the API opened in a tab).
-    const auto icon = [](const httplib::Request&, httplib::Response& response) {
-        answer_file(response, k_icon_svg, "image/svg+xml");
-    };
-    m_server->Get("/assets/icon.svg", icon);
-    m_server->Get("/favicon.ico", icon);
-}
-
-std::string WebServer::page_html(const httplib::Request& request)
-{
-    if (!page_may_hold_data(m_options.policy, request_facts(request))) {
-        return std::string(k_index_html);
+    WebAnswer answer{
+        .status = 200,
+        .content_type = "text/html; charset=utf-8",
+        .body = {},
+        .headers = {{"Content-Security-Policy",
+                     "default-src 'self'; img-src 'self' data:; frame-ancestors 'none'"},
+                    {"Cache-Control", "no-store"}}};
+    if (!with_data) {
+        answer.body = std::string(k_index_html);
+        return answer;
     }
     // The documents the page's script would ask for first, as their requests answer them.
     const auto snapshot = m_state.current();
@@ -62,25 +43,43 @@ std::string WebServer::page_html(const httplib::Request& request)
         return document.empty() ? std::string("null") : document;
     };
     std::string state = "{\"status\": " + or_null(snapshot.status);
-    if (request.matches.size() > 1) {
+    if (job) {
         // What /api/jobs/ID would answer, its errors too.
-        Json job = json_document("serve");
+        Json found = json_document("serve");
         if (!m_state.has_queue()) {
-            job["error"] = "this server shows no queue";
+            found["error"] = "this server shows no queue";
         } else {
             try {
-                const auto id = parse_number<std::int64_t>(request.matches[1].str());
-                job = job_answer(id.value_or(0)).second;
-            } catch (const std::exception& error) {
-                job["error"] = error.what(); // the store away, or gone
+                const auto id = parse_number<std::int64_t>(*job);
+                found = job_answer(id.value_or(0)).second;
+            } catch (const std::exception& failure) {
+                found["error"] = failure.what(); // the store away, or gone
             }
         }
-        state += ", \"job\": " + format_json(job);
+        state += ", \"job\": " + format_json(found);
     } else {
         state += ", \"queue\": " + or_null(snapshot.queue);
-        state += ", \"timeline\": " + m_state.timeline_document(k_first_timeline_hours);
+        state += ", \"timeline\": " + m_state.timeline_document(k_first_timeline_hours, m_time);
     }
-    return page_with_state(k_index_html, state + "}");
+    answer.body = page_with_state(k_index_html, state + "}");
+    return answer;
+}
+
+WebAnswer WebHandlers::app_js()
+{
+    return file_answer(k_app_js, "text/javascript; charset=utf-8");
+}
+
+WebAnswer WebHandlers::style_css()
+{
+    return file_answer(k_style_css, "text/css; charset=utf-8");
+}
+
+// The page names its icon; /favicon.ico is where a browser looks for one of a document that
+// names none (an answer of the API opened in a tab).
+WebAnswer WebHandlers::icon_svg()
+{
+    return file_answer(k_icon_svg, "image/svg+xml");
 }
 
 } // namespace gpusched::web

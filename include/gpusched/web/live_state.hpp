@@ -6,6 +6,7 @@
 #include <gpusched/json_output.hpp>
 #include <gpusched/queue/queue_backend.hpp>
 #include <gpusched/sys/lease_overview.hpp>
+#include <gpusched/time_source.hpp>
 
 #include <atomic>
 #include <chrono>
@@ -106,9 +107,10 @@ public:
     bool has_queue() const { return static_cast<bool>(m_sources.open_queue); }
     const LiveSources& sources() const { return m_sources; }
 
-    // What ran on each GPU over the last `hours`: what the server saw under the leases, and
-    // the queue's latest jobs; made at most once a second, however many pages ask.
-    std::string timeline_document(unsigned hours);
+    // What ran on each GPU over the last `hours` up to `time`'s wall clock: what the server
+    // saw under the leases, and the queue's latest jobs; made at most once a second (of
+    // `time`), however many pages ask.
+    std::string timeline_document(unsigned hours, const TimeSource& time);
 
 private:
     void watch_leases();
@@ -119,7 +121,7 @@ private:
     void publish(std::string Snapshot::*part, std::string document);
     std::string status_document(const sys::LeaseOverview& overview) const;
     std::string queue_document();
-    Json timeline(double from);
+    Json timeline(double from, double now);
 
     LiveSources m_sources;
     mutable std::mutex m_mutex; // guards what follows, down to m_history

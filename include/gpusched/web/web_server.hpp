@@ -3,6 +3,7 @@
 #include <gpusched/web_access.hpp>
 #include <gpusched/web/connection_reaper.hpp>
 #include <gpusched/web/live_state.hpp>
+#include <gpusched/web/web_handlers.hpp>
 
 #include <atomic>
 #include <condition_variable>
@@ -43,23 +44,14 @@ public:
     void stop();
 
 private:
+    // Binds each path to its handler (WebHandlers); the live stream is bound here whole, since
+    // its answer is no value but a stream that lasts.
     void add_routes();
-    // The page and its files (web_pages.cpp).
-    void add_page_routes();
-    // The page for `request` (/ or /jobs/ID): with the server's last look in it, where the
-    // request may read it (page_may_hold_data), so that its first paint shows it.
-    std::string page_html(const httplib::Request& request);
     void add_event_route();
-    void add_action_routes();
-    // /api/jobs/ID's answer: its HTTP status and document (the job, or why not).
-    std::pair<int, Json> job_answer(std::int64_t id);
-    // Cancels or retries job `id`, where it is the serving user's: the HTTP status and what
-    // was done, or why not.
-    std::pair<int, std::string> act_on_job(queue::QueueBackend& queue, std::int64_t id,
-                                           const std::string& verb) const;
 
     LiveState& m_state;
     WebServerOptions m_options;
+    WebHandlers m_handlers;
     std::unique_ptr<httplib::Server> m_server;
     std::unique_ptr<ConnectionReaper> m_reaper; // once bound
     std::atomic<int> m_live_pages{0};
