@@ -91,7 +91,8 @@ std::pair<int, std::string> WebHandlers::act_on_job(queue::QueueBackend& queue, 
     }
     if (verb == "retry") {
         if (auto retried = queue.retry(id); !retried) {
-            return {409, retried.message()};
+            // A job in a state it cannot be queued again from is a conflict with that state.
+            return {status_for(retried.failure(), 409), retried.message()};
         }
         return {200, fmt::format("job {} queued again", id)};
     }

@@ -40,10 +40,22 @@ std::string WebRequestParts::value(std::string_view name) const
     return found == query.end() ? std::string() : found->second;
 }
 
-int status_for(const Failure& failure)
+int status_for(const Failure& failure, int bad_request)
 {
-    // To decide from failure.kind once Failure has one (FailureKind): the text is for people.
-    return failure.message.starts_with("no job") ? 404 : 400;
+    // Decided by the failure's kind: its text is for people.
+    switch (failure.kind) {
+    case FailureKind::not_found:
+        return 404;
+    case FailureKind::bad_request:
+        return bad_request;
+    case FailureKind::refused:
+        return 403;
+    case FailureKind::unreachable:
+        return 503;
+    case FailureKind::other:
+        break;
+    }
+    return 500;
 }
 
 WebHandlers::WebHandlers(LiveState& state, const TimeSource& time) : m_state(state), m_time(time) {}
@@ -152,7 +164,7 @@ WebAnswer WebHandlers::job_output(const WebRequestParts& request)
     m_state.with_queue([&](queue::QueueBackend& backend) {
         const auto jobs = backend.jobs({id.value_or(0)});
         if (jobs.empty()) {
-            problem = Failure(fmt::format("no job {} in this queue", *id));
+            problem = Failure(FailureKind::not_found, fmt::format("no job {} in this queue", *id));
             return;
         }
         const auto sizes = backend.output_sizes(jobs.front());
@@ -163,7 +175,7 @@ WebAnswer WebHandlers::job_output(const WebRequestParts& request)
                 ? parse_number<std::uint64_t>(request.value("from"))
                 : std::optional<std::uint64_t>(size > k_output_tail ? size - k_output_tail : 0);
         if (!from) {
-            problem = Failure("from is a byte offset");
+            problem = Failure(FailureKind::bad_request, "from is a byte offset");
             return;
         }
         const auto read = backend.output(jobs.front(), out ? *from : sizes.out,

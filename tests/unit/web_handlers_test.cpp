@@ -191,10 +191,15 @@ TEST_F(WebHandlersTest, AJobsOutputIsItsTailOrFromAnOffsetAndABadStreamIsRefused
     EXPECT_EQ(body_of(missing)["error"], "no job 99 in this queue");
 }
 
-TEST(WebStatusFor, AMissingThingIsNotFoundAndAnythingElseABadRequest)
+// Decided by the failure's kind: the words of a message change, and are for people.
+TEST(WebStatusFor, TheStatusFollowsTheFailuresKindNotItsWords)
 {
-    EXPECT_EQ(status_for(Failure("no job 7 in this queue")), 404);
-    EXPECT_EQ(status_for(Failure("from is a byte offset")), 400);
+    EXPECT_EQ(status_for(Failure(FailureKind::not_found, "no job 7 in this queue")), 404);
+    EXPECT_EQ(status_for(Failure(FailureKind::bad_request, "from is a byte offset")), 400);
+    EXPECT_EQ(status_for(Failure(FailureKind::bad_request, "job 3 is running"), 409), 409);
+    EXPECT_EQ(status_for(Failure(FailureKind::refused, "no job here for you")), 403);
+    EXPECT_EQ(status_for(Failure(FailureKind::unreachable, "redis: connection refused")), 503);
+    EXPECT_EQ(status_for(Failure("no job, but of no known kind")), 500);
 }
 
 // The page's script titles a job's page "job ID · LABEL · gpusched" from the job in the

@@ -36,11 +36,11 @@ struct WebRequestParts {
     std::string value(std::string_view name) const;
 };
 
-// The HTTP status for a failure a request met: 404 where what it names is not there, 400
-// where the request itself is wrong. The one place that tells them apart; it reads the
-// failure's message for now, and will decide from the failure's kind (FailureKind) once
-// gpusched::Failure carries one.
-int status_for(const Failure& failure);
+// The HTTP status for a failure a request met, from its kind (FailureKind), never its text:
+// 404 where what it names is not there, `bad_request` (400, or 409 where the request
+// conflicts with a job's state) where the request itself is wrong, 403 refused, 503 a store
+// out of reach, 500 anything else. The one place that tells them apart.
+int status_for(const Failure& failure, int bad_request = 400);
 
 // The work of each route of `gpusched serve` (docs/serve.md), from what a request says to
 // its answer, with no HTTP library in between; WebServer binds the paths to these. Whether

@@ -60,16 +60,19 @@ Result<void> SqliteQueue::retry(std::int64_t id)
         auto state = m_database.prepare("SELECT state FROM jobs WHERE id = ? AND queue = ?");
         if (!state.bind(1, id).bind(2, m_name).step()) {
             state.reset();
-            return Failure{fmt::format("no job {} in queue {}", id, m_name)};
+            return Failure{FailureKind::not_found,
+                           fmt::format("no job {} in queue {}", id, m_name)};
         }
         const auto found = state_of(state.text(0));
         state.reset();
         if (!has_ended(found)) {
-            return Failure{fmt::format("job {} is {}: only an ended job can be queued again", id,
+            return Failure{FailureKind::bad_request,
+                           fmt::format("job {} is {}: only an ended job can be queued again", id,
                                        to_string(found))};
         }
         if (found == JobState::succeeded) {
             return Failure{
+                FailureKind::bad_request,
                 fmt::format("job {} succeeded: submit its command again to run it again", id)};
         }
         // Queued again as its batch would be now: waiting while what it waits for runs.
@@ -78,7 +81,8 @@ Result<void> SqliteQueue::retry(std::int64_t id)
         const auto start = start_state(batch.integer(0));
         batch.reset();
         if (start.state == JobState::skipped) {
-            return Failure{fmt::format("job {} would be skipped again ({}): retry that job first",
+            return Failure{FailureKind::bad_request,
+                           fmt::format("job {} would be skipped again ({}): retry that job first",
                                        id, start.why)};
         }
         m_database.prepare("INSERT OR IGNORE INTO queues (name) VALUES (?)").bind(1, m_name).run();
