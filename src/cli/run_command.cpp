@@ -300,8 +300,10 @@ sys::RunnerOptions runner_options(const RunOptions& options)
 int run_scheduler(RunOptions options)
 {
     move_inputs_out_of_gpus(options);
-    return run_jobs(options, [&options]() -> std::unique_ptr<sys::CommandInput> {
-        return std::make_unique<sys::InputReader>(options.inputs, options.fifo);
+    return run_jobs(options, [&options] {
+        RunInput input;
+        input.source = std::make_unique<sys::InputReader>(options.inputs, options.fifo);
+        return input;
     });
 }
 
@@ -337,6 +339,7 @@ int run_jobs(RunOptions& options, const InputFactory& make_input,
     // once, and has then taken no command from a pipe or FIFO that it could neither run nor
     // name. A FIFO is made and opened only then.
     auto input = make_input();
+    auto& source = *input.source;
     if (on_gpus) {
         on_gpus(gpu_ids);
     }
@@ -364,7 +367,7 @@ int run_jobs(RunOptions& options, const InputFactory& make_input,
                       counted(runner_settings.resume->recorded_jobs(), "job"));
     }
     if (options.dry_run) {
-        return sys::dry_run(scheduler, dynamic_cast<sys::InputReader&>(*input),
+        return sys::dry_run(scheduler, dynamic_cast<sys::InputReader&>(source),
                             runner_settings.resume);
     }
 
@@ -374,7 +377,7 @@ int run_jobs(RunOptions& options, const InputFactory& make_input,
     if (runner_settings.joblog) {
         guard_keeps.push_back(runner_settings.joblog->fd());
     }
-    for (const int fd : input->held_while_jobs_run()) {
+    for (const int fd : source.held_while_jobs_run()) {
         guard_keeps.push_back(fd);
     }
     // Fds 0-2, then what a job gets: a lease per GPU (two for a MIG instance: its own and its
@@ -383,7 +386,12 @@ int run_jobs(RunOptions& options, const InputFactory& make_input,
     const sys::RunGuard guard(runner_settings.kill_after, guard_keeps, lowest_marker_fd, run_token);
     const sys::JobSpawner spawner(options.shell, guard.marker_fd());
     sys::SystemProcessTable processes(spawner);
-    sys::JobRunner runner(scheduler, *input, {processes, signals, system_time()}, environment,
+    LocalLauncher launcher(processes);
+    sys::RunnerRequests no_requests;
+    sys::JobEndSink no_ends;
+    sys::JobRunner runner(scheduler, source, input.requests ? *input.requests : no_requests,
+                          input.ends ? *input.ends : no_ends,
+                          {processes, launcher, signals, system_time()}, environment,
                           std::move(runner_settings));
     return runner.run();
 }

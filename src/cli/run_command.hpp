@@ -57,7 +57,14 @@ int run_scheduler(RunOptions options);
 // Runs the jobs of the input `make_input` makes (after the signals are blocked) with the GPU
 // and job options of `options`: the scheduler of a run, or of a queue worker. `on_gpus` hears
 // the GPU ids once they are known.
-using InputFactory = std::function<std::unique_ptr<sys::CommandInput>()>;
+// What the runner's input is made of, in its three roles: a run's files are a source alone,
+// a queue worker is all three.
+struct RunInput {
+    std::unique_ptr<sys::CommandSource> source;
+    sys::RunnerRequests* requests = nullptr; // none: nothing is asked of the runner
+    sys::JobEndSink* ends = nullptr;         // none: the ends go to the run's own records only
+};
+using InputFactory = std::function<RunInput()>;
 int run_jobs(RunOptions& options, const InputFactory& make_input,
              const std::function<void(const std::vector<std::string>&)>& on_gpus = {});
 

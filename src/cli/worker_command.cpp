@@ -159,10 +159,14 @@ int run_queue_worker(WorkerOptions& options, MakeStore make_store)
     queue::QueueWorker* worker = nullptr;
     return run_jobs(
         options.run,
-        [&]() -> std::unique_ptr<sys::CommandInput> {
+        [&] {
             auto made = std::make_unique<queue::QueueWorker>(make_store(), queue::this_host());
             worker = made.get();
-            return made;
+            RunInput input;
+            input.requests = worker;
+            input.ends = worker;
+            input.source = std::move(made);
+            return input;
         },
         [&](const std::vector<std::string>& ids) {
             if (options.update) {

@@ -40,11 +40,12 @@ std::string why_not_started(const Failure& failure, const JobContext* context)
 
 } // namespace
 
-JobRunner::JobRunner(Scheduler& scheduler, CommandInput& input, RunnerSystem system,
-                     const JobEnvironment& environment, RunnerOptions options)
-    : m_scheduler(scheduler), m_input(input), m_signals(system.signals),
-      m_processes(system.processes), m_clock(system.clock), m_environment(environment),
-      m_options(std::move(options)),
+JobRunner::JobRunner(Scheduler& scheduler, CommandSource& source, RunnerRequests& requests,
+                     JobEndSink& ends, RunnerSystem system, const JobEnvironment& environment,
+                     RunnerOptions options)
+    : m_scheduler(scheduler), m_source(source), m_requests(requests), m_ends(ends),
+      m_signals(system.signals), m_processes(system.processes), m_launcher(system.launcher),
+      m_clock(system.clock), m_environment(environment), m_options(std::move(options)),
       m_jobs(system.processes, m_options.kill_after, m_options.timeout),
       m_records(m_options.joblog ? &*m_options.joblog : nullptr,
                 m_options.output_files ? &*m_options.output_files : nullptr),
@@ -78,7 +79,7 @@ int JobRunner::run()
         tend_busy_gpus(); // no GPU is known to be free of others' work before the first look
         take_input_requests(); // a GPU paused before we started gets no first job
         take_input();
-        m_input.end_turn();
+        m_source.end_turn();
         while (!finished()) {
             run_once();
         }
@@ -119,9 +120,9 @@ void JobRunner::run_once()
         wait_for_events();
         take_input_requests();
         take_input();
-        m_input.end_turn();
+        m_source.end_turn();
         if (m_scheduler.done() && m_jobs.empty()) {
-            m_input.on_jobs_over();
+            m_ends.on_jobs_over();
         }
         report_lingering_jobs();
         redraw_progress();
@@ -140,7 +141,7 @@ void JobRunner::run_once()
 // subreaper), so that nothing it started outlives it.
 bool JobRunner::finished() const
 {
-    return m_scheduler.done() && m_jobs.empty() && m_input.settled() &&
+    return m_scheduler.done() && m_jobs.empty() && m_ends.settled() &&
            !(m_scheduler.stopping() && !m_processes.children().empty());
 }
 
@@ -161,7 +162,7 @@ std::optional<JobRunner::Clock::time_point> JobRunner::next_deadline() const
     if (const auto check = next_busy_check()) {
         earlier(*check);
     }
-    if (const auto input = m_input.next_deadline()) {
+    if (const auto input = m_source.next_deadline()) {
         earlier(*input);
     }
     return next;
@@ -172,7 +173,7 @@ void JobRunner::wait_for_events()
     auto& fds = m_poll_fds; // reused: this runs once per event
     fds.clear();
     fds.push_back({m_signals.fd(), POLLIN, 0}); // first: see below
-    m_input.add_poll_fds(fds, m_scheduler.wants_input());
+    m_source.add_poll_fds(fds, m_scheduler.wants_input());
     if (m_tagged) {
         m_tagged->add_poll_fds(fds);
     }
@@ -202,7 +203,7 @@ void JobRunner::wait_for_events()
             continue;
         } else if (on_lease_ready(fd)) {
             continue;
-        } else if (!m_input.on_ready(fd) && m_tagged) {
+        } else if (!m_source.on_ready(fd) && m_tagged) {
             m_tagged->on_readable(fd.fd);
         }
     }
@@ -212,11 +213,11 @@ void JobRunner::wait_for_events()
 
 void JobRunner::take_input()
 {
-    m_input.begin_turn(m_scheduler.commands_wanted());
+    m_source.begin_turn(m_scheduler.commands_wanted());
     while (m_scheduler.wants_input()) {
-        auto input = m_input.next_line();
+        auto input = m_source.next_line();
         if (!input) {
-            if (m_input.finished()) {
+            if (m_source.finished()) {
                 apply(m_scheduler.on_input_end());
                 report_unmatched_records();
                 m_progress_stale = true;
@@ -241,7 +242,7 @@ void JobRunner::take_input()
             ++m_skipped;
             continue;
         }
-        m_input.on_accepted(id);
+        m_ends.on_accepted(id);
         apply(m_scheduler.on_command(
             Command{id, std::move(input->line.text), 1, {}, input->replayable,
                     std::move(input->context)}));
@@ -261,11 +262,11 @@ void JobRunner::apply(std::vector<Action> actions)
         } else if (auto* retry = std::get_if<RetryScheduled>(&action)) {
             spdlog::info("job {} will be tried again (attempt {})", retry->job, retry->attempt);
         } else if (auto* returned = std::get_if<ReturnCommand>(&action)) {
-            spdlog::info("job {} goes back to {}: it cannot start here now",
-                         returned->command.id, m_input.returned_to());
-            m_input.on_returned(returned->command.id);
+            spdlog::info("job {} goes back to {}: it cannot start here now", returned->command.id,
+                         m_ends.returned_to());
+            m_ends.on_returned(returned->command.id);
         } else if (auto* halt = std::get_if<HaltStarted>(&action)) {
-            m_input.stop_reading();
+            m_source.stop_reading();
             spdlog::warn("--halt condition reached: starting no more jobs{}",
                          halt->when == HaltPolicy::When::now ? " and stopping the running ones"
                                                              : "");
@@ -336,7 +337,7 @@ void JobRunner::start(StartJob& job)
     const auto envp = environment_of(context).for_job(running.id, gpu, variables);
     request.environment = envp.data();
     request.inherited = lease_fds;
-    const auto spawned = m_processes.spawn(request);
+    const auto spawned = m_launcher.launch(LaunchRequest{running.id, running.gpu, request});
     if (!spawned) {
         const int error = spawned.failure().error;
         if (is_transient_spawn_error(error) || waits_for_descriptors(error)) {
@@ -355,7 +356,7 @@ void JobRunner::start(StartJob& job)
     spdlog::debug("job {} is process group {}", running.id, spawned->pid);
     running.leader = spawned->pid;
     running.token = spawned->token;
-    m_input.on_started(running.id, running.gpu);
+    m_ends.on_started(running.id, running.gpu);
     lease_holders_changed(running.slots);
     m_jobs.add(std::move(running));
 }
@@ -385,7 +386,7 @@ void JobRunner::fail_to_start(const RunningJob& job, const std::string& why)
 
 bool JobRunner::waits_for_descriptors(int error) const
 {
-    return (error == EMFILE || error == ENFILE) && m_input.starts_wait_for_descriptors();
+    return (error == EMFILE || error == ENFILE) && m_source.starts_wait_for_descriptors();
 }
 
 // A fork limit (EAGAIN) or a lack of memory would fail every job started now: the job goes
@@ -429,9 +430,9 @@ void JobRunner::after_attempt(const RunningJob& job, JobOutcome outcome,
                 m_failed_jobs.insert(job.id);
             }
         }
-        m_input.on_ended(JobEnd{job.id, outcome, job.gpu, seconds_since_epoch(job.started_wall),
-                                std::chrono::duration<double>(m_clock.now() - job.started).count(),
-                                m_scheduler.stopping(), job.cancelled});
+        m_ends.on_ended(JobEnd{job.id, outcome, job.gpu, seconds_since_epoch(job.started_wall),
+                               std::chrono::duration<double>(m_clock.now() - job.started).count(),
+                               m_scheduler.stopping(), job.cancelled});
     }
     apply(std::move(actions));
 }

@@ -53,7 +53,7 @@ void JobRunner::redraw_progress()
     const auto& counts = m_scheduler.counts();
     m_options.progress->show(format_progress(ProgressSnapshot{
         counts.succeeded, counts.failed, counts.cancelled, m_scheduler.running_count(),
-        m_scheduler.queued_count(), m_input.finished(), m_scheduler.pool().size(), now - m_started,
+        m_scheduler.queued_count(), m_source.finished(), m_scheduler.pool().size(), now - m_started,
         m_busy, m_attempts, m_waiting_for}));
     m_last_progress_draw = now;
     m_progress_stale = false;
@@ -62,8 +62,8 @@ void JobRunner::redraw_progress()
 void JobRunner::report_unstarted()
 {
     auto unstarted = m_scheduler.take_unstarted();
-    m_input.on_unstarted(unstarted);
-    auto buffered = m_input.take_buffered();
+    m_ends.on_unstarted(unstarted);
+    auto buffered = m_source.take_buffered();
     const auto total = unstarted.size() + buffered.size();
     if (total > 0) {
         spdlog::warn("{} read from the input {} not started", counted(total, "command"),
@@ -173,7 +173,7 @@ void JobRunner::report_summary()
         extra += ", " + counted(counts.retries, "retry", "retries");
     }
     if (counts.interrupted > 0) {
-        const auto fate = m_input.interrupted_fate();
+        const auto fate = m_ends.interrupted_fate();
         extra += fmt::format(", {} interrupted{}", counts.interrupted,
                              !fate.empty()         ? " (" + fate + ")"
                              : m_options.joblog ? " (--resume runs them again)"

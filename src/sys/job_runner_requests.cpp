@@ -13,7 +13,7 @@ namespace gpusched::sys {
 
 void JobRunner::take_input_requests()
 {
-    auto requests = m_input.take_requests();
+    auto requests = m_requests.take_requests();
     const auto now = m_clock.now();
     for (const JobId id : requests.cancel) {
         for (auto& job : m_jobs.jobs()) {

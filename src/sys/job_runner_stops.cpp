@@ -37,7 +37,7 @@ void JobRunner::handle_signals()
         }
         if (signal == SIGUSR1) {
             spdlog::info("SIGUSR1: reading no more input{}; {} running",
-                         m_input.has_unrepeatable_input()
+                         m_source.has_unrepeatable_input()
                              ? ", but what was already written to a pipe or FIFO still runs"
                              : "",
                          counted(m_scheduler.running_count(), "job"));
@@ -56,7 +56,7 @@ void JobRunner::stop_run(int signal)
 {
     // Whatever the signal, what was already written to a pipe is taken in now, to be run
     // (a drain) or named (a stop), and nothing is read after it.
-    m_input.stop_reading();
+    m_source.stop_reading();
     apply(m_scheduler.on_signal(signal));
     if (m_scheduler.stopping() && m_jobs.empty() && !m_processes.children().empty()) {
         // No job is running, but processes that finished jobs left behind (and that closed
@@ -69,8 +69,8 @@ void JobRunner::stop_run(int signal)
 void JobRunner::fire_due_timers()
 {
     const auto now = m_clock.now();
-    if (const auto input = m_input.next_deadline(); input && now >= *input) {
-        m_input.on_time(now);
+    if (const auto input = m_source.next_deadline(); input && now >= *input) {
+        m_source.on_time(now);
     }
     if (const auto check = next_busy_check(); check && now >= *check) {
         check_busy_gpus();

@@ -54,9 +54,12 @@ int run_with_usage(const TempDir& dir, const std::vector<std::string>& gpus,
     options.usage_probe = std::move(usage);
     options.recheck = recheck;
     sys::SystemProcessTable processes(spawner);
+    LocalLauncher launcher(processes);
     const SystemTime clock;
-    sys::JobRunner runner(scheduler, reader, {processes, signals, clock}, environment,
-                          std::move(options));
+    sys::RunnerRequests no_requests;
+    sys::JobEndSink no_ends;
+    sys::JobRunner runner(scheduler, reader, no_requests, no_ends,
+                          {processes, launcher, signals, clock}, environment, std::move(options));
     return runner.run();
 }
 

@@ -46,7 +46,9 @@ private:
 // from_pipe, and
 // what the runner tells its input back: a queue's part, with its cancels and pauses, as much
 // as a file's.
-class FakeInput final : public sys::CommandInput {
+class FakeInput final : public sys::CommandSource,
+                        public sys::RunnerRequests,
+                        public sys::JobEndSink {
 public:
     // Commands given up front, the input then ended; or more added by the script, and
     // close() when no more come.

@@ -123,8 +123,10 @@ protected:
         Scheduler scheduler(GpuPool(std::move(gpus)), scheduling);
         const char* const no_variables[] = {nullptr};
         const JobEnvironment environment(no_variables);
-        sys::JobRunner runner(scheduler, input, {table, signals, clock}, environment,
-                              std::move(options));
+        LocalLauncher local(table);
+        JobLauncher& used = launcher != nullptr ? *launcher : local;
+        sys::JobRunner runner(scheduler, input, input, input, {table, used, signals, clock},
+                              environment, std::move(options));
         return runner.run();
     }
 
@@ -167,6 +169,7 @@ protected:
     FakeProcessTable table{&clock};
     FakeSignals signals{clock};
     FakeInput input;
+    JobLauncher* launcher = nullptr; // none: the process table's own
     // The pid of each job's shell and, for those that leave one, of its leftover, in start
     // order; and when each started, in seconds.
     std::vector<ProcessId> shells;
@@ -467,6 +470,35 @@ TEST_F(JobRunnerRules, ACancelledJobGetsSigtermThenSigkillAndIsNotTriedAgain)
     EXPECT_EQ(shells.size(), 1u);
     ASSERT_EQ(input.ended.size(), 1u);
     EXPECT_TRUE(input.ended[0].cancelled);
+}
+
+// A second way to launch a job is one more JobLauncher: it gets the job's id, its GPUs and
+// what to run, and the runner's rules apply to what it started.
+TEST_F(JobRunnerRules, AJobStartsThroughTheLauncherTheRunIsGiven)
+{
+    class RecordingLauncher final : public JobLauncher {
+    public:
+        explicit RecordingLauncher(ProcessTable& processes) : m_local(processes) {}
+        Result<Spawned> launch(const LaunchRequest& request) override
+        {
+            launched.push_back(
+                fmt::format("job {} on {}: {}", request.id, request.gpus, request.spawn.command));
+            return m_local.launch(request);
+        }
+        std::vector<std::string> launched;
+
+    private:
+        LocalLauncher m_local;
+    } recording(table);
+    launcher = &recording;
+    input.add("ends=1 code=3");
+    input.add("ends=0.5");
+    SchedulerOptions scheduling;
+    scheduling.retries = 1;
+    EXPECT_EQ(run({}, scheduling, {"0", "1"}), 1) << log();
+    EXPECT_EQ(recording.launched,
+              (std::vector<std::string>{"job 1 on 0: ends=1 code=3", "job 2 on 1: ends=0.5",
+                                        "job 1 on 1: ends=1 code=3"}));
 }
 
 TEST_F(JobRunnerRules, APausedGpuStartsNothingNewWhileTheOthersGoOn)

@@ -27,7 +27,9 @@ namespace gpusched::queue {
 // - a paused GPU starts no new job, a paused queue gives no new job; a pause read with a
 //   take (or after it, before the job is handed) holds for the jobs taken: they go back;
 // - a job a stop interrupted goes back to the queue, to run again elsewhere.
-class QueueWorker final : public sys::CommandInput {
+class QueueWorker final : public sys::CommandSource,
+                          public sys::RunnerRequests,
+                          public sys::JobEndSink {
 public:
     // `host` names this machine in refusals; `clock` is the runner's.
     QueueWorker(std::unique_ptr<WorkerStore> store, std::string host,

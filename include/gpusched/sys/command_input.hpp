@@ -136,7 +136,4 @@ public:
     virtual bool settled() const { return true; }
 };
 
-// The runner's input: the three roles of one object (a run's files play the first only).
-class CommandInput : public CommandSource, public RunnerRequests, public JobEndSink {};
-
 } // namespace gpusched::sys

@@ -20,7 +20,7 @@ namespace gpusched::sys {
 // Reading is driven from outside: the event loop polls fd_to_poll() and calls read_some()
 // when it is readable, and only while the scheduler wants more commands, which bounds
 // read-ahead.
-class InputReader final : public CommandInput {
+class InputReader final : public CommandSource {
 public:
     // Opens every input now, so a missing file is reported before any job runs. With no
     // paths and no fifo, reads stdin. `fifo` is created (mode 0600) when missing.

@@ -2,6 +2,7 @@
 
 #include <gpusched/failed_jobs.hpp>
 #include <gpusched/gpu_usage.hpp>
+#include <gpusched/job_launcher.hpp>
 #include <gpusched/job_environment.hpp>
 #include <gpusched/process_table.hpp>
 #include <gpusched/resume_state.hpp>
@@ -54,10 +55,12 @@ struct RunnerOptions {
 };
 
 // What the runner asks of the system, each behind an interface: its jobs' processes and
-// their events, the signals sent to gpusched, the time. A run passes the system's; a test of
-// the runner's rules passes fakes, and runs an hour of them in a millisecond.
+// their events, how a job is launched, the signals sent to gpusched, the time. A run passes
+// the system's; a test of the runner's rules passes fakes, and runs an hour of them in a
+// millisecond.
 struct RunnerSystem {
     ProcessTable& processes;
+    JobLauncher& launcher; // a LocalLauncher over `processes`, or another way to launch
     SignalSource& signals;
     const TimeSource& clock;
 };
@@ -68,8 +71,13 @@ struct RunnerSystem {
 // intervals: it wakes only when something happened or a deadline is due.
 class JobRunner {
 public:
-    JobRunner(Scheduler& scheduler, CommandInput& input, RunnerSystem system,
-              const JobEnvironment& environment, RunnerOptions options);
+    // Its input in three roles, each its own reference: where the commands come from, what
+    // the input asks of the runner (a queue's cancels and pauses), and where each job's end
+    // goes. A run's files are a source alone (the other two are then the do-nothing bases);
+    // a queue worker plays all three.
+    JobRunner(Scheduler& scheduler, CommandSource& source, RunnerRequests& requests,
+              JobEndSink& ends, RunnerSystem system, const JobEnvironment& environment,
+              RunnerOptions options);
 
     // Gives the terminal back however the run ends, an exception included.
     ~JobRunner();
@@ -135,9 +143,12 @@ private:
     void tend_leases();
 
     Scheduler& m_scheduler;
-    CommandInput& m_input;
+    CommandSource& m_source;
+    RunnerRequests& m_requests;
+    JobEndSink& m_ends;
     SignalSource& m_signals;
     ProcessTable& m_processes;
+    JobLauncher& m_launcher;
     const TimeSource& m_clock;
     const JobEnvironment& m_environment;
     // The environment of the last submitted context a job started with (a queue's).
