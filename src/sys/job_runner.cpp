@@ -38,6 +38,20 @@ std::string why_not_started(const Failure& failure, const JobContext* context)
     return failure.message;
 }
 
+RunReportOptions report_options(const RunnerOptions& options)
+{
+    RunReportOptions report;
+    report.progress = options.progress;
+    report.joblog = options.joblog.has_value();
+    if (options.joblog) {
+        report.failed_jobs_hint = "see " + options.joblog->path();
+    } else if (options.output_files) {
+        report.failed_jobs_hint =
+            "see the .info files in " + options.output_files->directory().string();
+    }
+    return report;
+}
+
 } // namespace
 
 JobRunner::JobRunner(Scheduler& scheduler, CommandSource& source, RunnerRequests& requests,
@@ -49,6 +63,7 @@ JobRunner::JobRunner(Scheduler& scheduler, CommandSource& source, RunnerRequests
       m_jobs(system.processes, m_options.kill_after, m_options.timeout),
       m_records(m_options.joblog ? &*m_options.joblog : nullptr,
                 m_options.output_files ? &*m_options.output_files : nullptr),
+      m_report(scheduler, report_options(m_options)),
       m_lease_record_stale(scheduler.pool().size(), false)
 {
     if (m_options.usage_probe) {
@@ -74,7 +89,7 @@ JobRunner::~JobRunner()
 
 int JobRunner::run()
 {
-    m_started = m_clock.now();
+    m_report.on_run_started(m_clock.now());
     try {
         tend_busy_gpus(); // no GPU is known to be free of others' work before the first look
         take_input_requests(); // a GPU paused before we started gets no first job
@@ -105,7 +120,8 @@ int JobRunner::run()
         m_options.progress->finish();
     }
     report_unstarted();
-    report_summary();
+    m_report.report_summary(m_clock.now(), m_processes.children().size(),
+                            m_ends.interrupted_fate());
     return m_run_error ? k_exit_fatal : m_scheduler.exit_status();
 }
 
@@ -124,8 +140,8 @@ void JobRunner::run_once()
         if (m_scheduler.done() && m_jobs.empty()) {
             m_ends.on_jobs_over();
         }
-        report_lingering_jobs();
-        redraw_progress();
+        m_report.report_lingering_jobs(m_jobs);
+        m_report.draw_progress(m_clock.now(), m_source.finished(), m_waiting_for);
     } catch (const std::exception& error) {
         if (m_run_error) {
             throw;
@@ -156,7 +172,7 @@ std::optional<JobRunner::Clock::time_point> JobRunner::next_deadline() const
     if (const auto retry = m_spawn_backoff.retry_at()) {
         earlier(*retry);
     }
-    if (const auto draw = next_progress_draw()) {
+    if (const auto draw = m_report.next_progress_draw()) {
         earlier(*draw);
     }
     if (const auto check = next_busy_check()) {
@@ -219,8 +235,10 @@ void JobRunner::take_input()
         if (!input) {
             if (m_source.finished()) {
                 apply(m_scheduler.on_input_end());
-                report_unmatched_records();
-                m_progress_stale = true;
+                if (m_options.resume) {
+                    m_report.report_unmatched_records(*m_options.resume);
+                }
+                m_report.changed();
             }
             return;
         }
@@ -229,7 +247,7 @@ void JobRunner::take_input()
             spdlog::error("{}:{}: job {} not run: {}", input->source, input->line.first_line, id,
                           describe_fault(input->line.fault));
             m_scheduler.on_rejected_command();
-            note_failed_job(
+            m_report.note_failed_job(
                 FailedJob{id,
                           fmt::format("not run ({}:{}: {})", input->source, input->line.first_line,
                                       describe_fault(input->line.fault)),
@@ -239,7 +257,7 @@ void JobRunner::take_input()
         if (m_options.resume && m_options.resume->should_skip(input->line.text)) {
             spdlog::debug("job {} skipped: the job log records it: {}", id,
                           shorten_command(input->line.text));
-            ++m_skipped;
+            m_report.on_skipped();
             continue;
         }
         m_ends.on_accepted(id);
@@ -251,7 +269,7 @@ void JobRunner::take_input()
 
 void JobRunner::apply(std::vector<Action> actions)
 {
-    m_progress_stale = true;
+    m_report.changed();
     for (auto& action : actions) {
         if (auto* job = std::get_if<StartJob>(&action)) {
             start(*job);
@@ -396,7 +414,7 @@ void JobRunner::defer_start(const RunningJob& job, const Failure& why)
 {
     m_scheduler.on_spawn_deferred(job.id);
     const bool descriptors = why.error == EMFILE || why.error == ENFILE;
-    ++(descriptors ? m_deferred_for_descriptors : m_deferred_for_processes);
+    m_report.on_start_deferred(descriptors);
     if (!m_spawn_backoff.refused(m_clock.now())) {
         return; // another job of the same batch: the wait is set
     }
@@ -417,10 +435,10 @@ void JobRunner::after_attempt(const RunningJob& job, JobOutcome outcome,
         return retry != nullptr && retry->job == job.id;
     });
     if (!retried) {
-        if (m_interrupted.contains(job.id) || job.cancelled) {
+        if (m_report.interrupted(job.id) || job.cancelled) {
             // counted apart: neither failed nor succeeded
         } else if (!outcome.succeeded()) {
-            note_failed_job(FailedJob{
+            m_report.note_failed_job(FailedJob{
                 job.id, describe_outcome(outcome) + (job.timed_out ? " (timed out)" : ""),
                 job.attempt, job.command,
                 m_options.output_files ? m_options.output_files->describe(job.id, job.attempt)
@@ -464,6 +482,14 @@ void JobRunner::tend_busy_gpus()
     for (const auto& [slot, usable] : m_busy_watch->take_changes(runs_our_jobs)) {
         apply(m_scheduler.on_gpu_usable(slot, usable));
     }
+}
+
+// What came from a pipe is named and saved; the input hears of the rest.
+void JobRunner::report_unstarted()
+{
+    const auto unstarted = m_scheduler.take_unstarted();
+    m_ends.on_unstarted(unstarted);
+    m_report.report_unstarted(unstarted, m_source.take_buffered());
 }
 
 } // namespace gpusched::sys

@@ -96,7 +96,7 @@ void JobRunner::on_shell_exit(ProcessId leader, JobOutcome outcome)
                            : m_scheduler.interrupting() && !job.cancelled ? AttemptEnd::interrupted
                                                                           : AttemptEnd::by_itself;
     if (end == AttemptEnd::interrupted) {
-        m_interrupted.emplace(job.id, Interrupted{job.gpu, job.command, job.replayable});
+        m_report.on_interrupted(job.id, job.gpu, job.command, job.replayable);
     }
     record_attempt(job, outcome, end);
     const auto took = format_duration(m_clock.now() - job.started);
@@ -160,22 +160,6 @@ void JobRunner::report_leftovers(int token)
     spdlog::warn("job {} left {} running on GPU {}: the GPU takes no other job until {}", job->id,
                  describe_processes(left), job->gpu,
                  m_options.timeout ? "they end or --timeout stops them" : "they end");
-}
-
-// Once no job is left to start or running, the run waits for what ended jobs left behind;
-// they are named once, with the way to stop them.
-void JobRunner::report_lingering_jobs()
-{
-    if (m_lingering_reported || m_jobs.empty() || m_scheduler.running_count() > 0 ||
-        m_scheduler.wants_gpus() || m_scheduler.interrupting()) {
-        return;
-    }
-    m_lingering_reported = true;
-    for (auto& job : m_jobs.jobs()) {
-        spdlog::warn("waiting for what job {} left running on GPU {}: {} (Ctrl-C stops it)", job.id,
-                     job.gpu, describe_processes(m_jobs.leftovers(job)));
-        job.report_at.reset(); // named here
-    }
 }
 
 } // namespace gpusched::sys

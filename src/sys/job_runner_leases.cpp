@@ -47,7 +47,7 @@ std::optional<std::vector<int>> JobRunner::take_leases(const StartJob& job)
             const auto& id = m_scheduler.pool().id(slot);
             m_waiting_for = fmt::format("waiting for GPU {}, held by {}", id,
                                         describe_lease_wait(holder));
-            m_progress_stale = true;
+            m_report.changed();
             // The status line says it short; the log once, in full.
             spdlog::info("waiting for GPU {}: {} is leased by {}", id,
                          blocker.empty() ? "it" : blocker, describe_lease_holder(holder));
@@ -119,7 +119,7 @@ bool JobRunner::on_lease_ready(const pollfd& ready)
         spdlog::debug("GPU {}: its lease is ours", m_scheduler.pool().id(slot));
         m_handed_to.erase(slot);
         m_waiting_for.clear();
-        m_progress_stale = true;
+        m_report.changed();
         apply(m_scheduler.on_lease_available(slot));
     }
     return true;

@@ -12,8 +12,7 @@ namespace gpusched::sys {
 void JobRunner::record_attempt(const RunningJob& job, JobOutcome outcome, AttemptEnd end)
 {
     const auto runtime = m_clock.now() - job.started;
-    m_busy += runtime;
-    ++m_attempts;
+    m_report.on_attempt(runtime);
     m_gpu_seconds +=
         std::chrono::duration<double>(runtime).count() * static_cast<double>(job.slots.size());
     if (m_options.leases) {
@@ -33,7 +32,7 @@ void JobRunner::record_attempt(const RunningJob& job, JobOutcome outcome, Attemp
 void JobRunner::count_unrecorded_jobs()
 {
     for (const JobId job : m_records.finish()) {
-        if (!m_failed_jobs.contains(job) && !m_interrupted.contains(job)) {
+        if (!m_failed_jobs.contains(job) && !m_report.interrupted(job)) {
             m_scheduler.on_record_lost();
         }
     }

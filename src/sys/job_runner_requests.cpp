@@ -24,7 +24,7 @@ void JobRunner::take_input_requests()
                          job.gpu, format_duration(m_options.kill_after));
             m_scheduler.on_job_cancelled(id);
             m_jobs.cancel(job, now);
-            m_progress_stale = true;
+            m_report.changed();
         }
     }
     if (requests.stop) {

@@ -35,7 +35,7 @@ void JobRunner::suspend()
     m_jobs.signal_all(SIGCONT, m_clock.now());
     spdlog::info("{} job{} resumed after {} stopped", m_jobs.size(), m_jobs.size() == 1 ? "" : "s",
                  format_duration(stopped));
-    m_progress_stale = true;
+    m_report.changed();
 }
 
 // SIGCONT also reaches gpusched when it was stopped some other way (SIGSTOP, a debugger), or

@@ -17,6 +17,7 @@
 #include <gpusched/sys/joblog_file.hpp>
 #include <gpusched/sys/output_files.hpp>
 #include <gpusched/sys/progress_line.hpp>
+#include <gpusched/sys/run_report.hpp>
 #include <gpusched/sys/signal_channel.hpp>
 #include <gpusched/sys/tagged_output.hpp>
 
@@ -109,7 +110,6 @@ private:
     void defer_start(const RunningJob& job, const Failure& why);
     void record_attempt(const RunningJob& job, JobOutcome outcome, AttemptEnd end);
     void count_unrecorded_jobs();
-    void report_unmatched_records();
     // Hands the scheduler's answer to an ended attempt on, telling the input first when the
     // job has ended for good (no retry follows).
     void after_attempt(const RunningJob& job, JobOutcome outcome, std::vector<Action> actions);
@@ -120,21 +120,16 @@ private:
     bool nothing_left_of(RunningJob& job);
     void on_leftovers_gone(int token);
     void report_leftovers(int token);
-    void report_lingering_jobs();
     void handle_signals();
     // Ctrl-Z (job_runner_suspend.cpp).
     void suspend();
     void on_continued();
     void fire_due_timers();
-    std::optional<Clock::time_point> next_progress_draw() const;
-    void redraw_progress();
     void check_busy_gpus();
     std::optional<Clock::time_point> next_busy_check() const;
     void tend_busy_gpus();
+    // The commands that never started, told through the report.
     void report_unstarted();
-    void report_summary();
-    void note_failed_job(FailedJob job);
-    void report_failed_jobs();
     // Host-wide leases (job_runner_leases.cpp).
     std::optional<std::vector<int>> take_leases(const StartJob& job);
     void lease_holders_changed(const GpuSlots& slots);
@@ -159,35 +154,15 @@ private:
     RunningJobs m_jobs; // the one record of each started job, until nothing of it runs
 
     JobId m_next_job = 1;
-    std::size_t m_skipped = 0;
-    Clock::time_point m_started;
-    Clock::duration m_busy{};
     double m_gpu_seconds = 0;  // of ended attempts, times their GPUs (the fair share)
     std::string m_waiting_for; // for the status line, while a GPU we want is another's
     std::map<GpuSlot, LeaseTaker> m_handed_to; // GPUs handed over, until they are ours again
-    std::size_t m_attempts = 0;
-    SpawnBackoff m_spawn_backoff; // after the system refused to start a process
-    // Starts put off, by the limit that put them off, for the summary.
-    std::size_t m_deferred_for_processes = 0;
-    std::size_t m_deferred_for_descriptors = 0;
-    bool m_lingering_reported = false;
-    Clock::time_point m_last_progress_draw{};
-    bool m_progress_stale = false; // something changed since the line was drawn
+    SpawnBackoff m_spawn_backoff;              // after the system refused to start a process
     std::optional<BusyGpuWatch> m_busy_watch;
     std::vector<pollfd> m_poll_fds;
-    struct Interrupted {
-        std::string gpu;
-        std::string command; // whole
-        bool replayable = false;
-    };
-    std::map<JobId, Interrupted> m_interrupted; // attempts a stop of the run cut short
     AttemptRecords m_records;
     std::set<JobId> m_failed_jobs; // ended failed while a record of theirs was or may be lost
-    // The first failed jobs, in the order they ended, named after the summary; and how many
-    // failed in all.
-    std::vector<FailedJob> m_failed_named;
-    std::size_t m_failed_in_all = 0;
-    bool m_unmatched_reported = false;
+    RunReport m_report;            // what the user is told of the run as a whole
     bool m_run_error = false;               // an error stopped the run
     std::vector<bool> m_lease_record_stale; // per GPU
 };

@@ -1,9 +1,9 @@
 // What the runner tells the user about the run as a whole: the progress line, the commands
-// a stop left unstarted, and the closing summary with the failed jobs to look at.
-#include <gpusched/sys/job_runner.hpp>
+// a stop left unstarted, the wait for leftovers, and the closing summary with the failed jobs
+// to look at.
+#include <gpusched/sys/run_report.hpp>
 
 #include <gpusched/counted.hpp>
-#include <gpusched/failed_jobs.hpp>
 #include <gpusched/job_messages.hpp>
 #include <gpusched/sys/process_tree.hpp>
 #include <gpusched/sys/unstarted_file.hpp>
@@ -34,7 +34,17 @@ std::string command_file_line(const std::string& command)
 
 } // namespace
 
-std::optional<JobRunner::Clock::time_point> JobRunner::next_progress_draw() const
+RunReport::RunReport(const Scheduler& scheduler, RunReportOptions options)
+    : m_scheduler(scheduler), m_options(std::move(options))
+{
+}
+
+void RunReport::on_interrupted(JobId id, std::string gpu, std::string command, bool replayable)
+{
+    m_interrupted.emplace(id, Interrupted{std::move(gpu), std::move(command), replayable});
+}
+
+std::optional<RunReport::Clock::time_point> RunReport::next_progress_draw() const
 {
     if (!m_options.progress) {
         return std::nullopt;
@@ -43,27 +53,31 @@ std::optional<JobRunner::Clock::time_point> JobRunner::next_progress_draw() cons
                                                     : Clock::duration(k_progress_refresh));
 }
 
-void JobRunner::redraw_progress()
+std::string RunReport::progress_text(Clock::time_point now, bool input_finished,
+                                     const std::string& waiting_for) const
+{
+    const auto& counts = m_scheduler.counts();
+    return format_progress(ProgressSnapshot{counts.succeeded, counts.failed, counts.cancelled,
+                                            m_scheduler.running_count(), m_scheduler.queued_count(),
+                                            input_finished, m_scheduler.pool().size(),
+                                            now - m_started, m_busy, m_attempts, waiting_for});
+}
+
+void RunReport::draw_progress(Clock::time_point now, bool input_finished,
+                              const std::string& waiting_for)
 {
     const auto due = next_progress_draw();
-    const auto now = m_clock.now();
     if (!due || now < *due) {
         return;
     }
-    const auto& counts = m_scheduler.counts();
-    m_options.progress->show(format_progress(ProgressSnapshot{
-        counts.succeeded, counts.failed, counts.cancelled, m_scheduler.running_count(),
-        m_scheduler.queued_count(), m_source.finished(), m_scheduler.pool().size(), now - m_started,
-        m_busy, m_attempts, m_waiting_for}));
+    m_options.progress->show(progress_text(now, input_finished, waiting_for));
     m_last_progress_draw = now;
     m_progress_stale = false;
 }
 
-void JobRunner::report_unstarted()
+void RunReport::report_unstarted(const std::vector<Command>& unstarted,
+                                 const std::vector<InputLine>& buffered)
 {
-    auto unstarted = m_scheduler.take_unstarted();
-    m_ends.on_unstarted(unstarted);
-    auto buffered = m_source.take_buffered();
     const auto total = unstarted.size() + buffered.size();
     if (total > 0) {
         spdlog::warn("{} read from the input {} not started", counted(total, "command"),
@@ -128,14 +142,14 @@ void JobRunner::report_unstarted()
                  what, *file);
 }
 
-// Once the input has ended: the job log's jobs whose command is in no input line, which
-// --resume therefore cannot have skipped (a changed input file, or the wrong log).
-void JobRunner::report_unmatched_records()
+// The job log's jobs whose command is in no input line, which --resume therefore cannot have
+// skipped (a changed input file, or the wrong log).
+void RunReport::report_unmatched_records(const ResumeState& resume)
 {
-    if (!m_options.resume || std::exchange(m_unmatched_reported, true)) {
+    if (std::exchange(m_unmatched_reported, true)) {
         return;
     }
-    const auto unmatched = m_options.resume->unmatched();
+    const auto unmatched = resume.unmatched();
     if (unmatched.empty()) {
         return;
     }
@@ -151,7 +165,24 @@ void JobRunner::report_unmatched_records()
         unmatched.size() > k_named ? fmt::format("; and {} more", unmatched.size() - k_named) : "");
 }
 
-void JobRunner::report_summary()
+// Once no job is left to start or running, the run waits for what ended jobs left behind;
+// they are named once, with the way to stop them.
+void RunReport::report_lingering_jobs(RunningJobs& jobs)
+{
+    if (m_lingering_reported || jobs.empty() || m_scheduler.running_count() > 0 ||
+        m_scheduler.wants_gpus() || m_scheduler.interrupting()) {
+        return;
+    }
+    m_lingering_reported = true;
+    for (auto& job : jobs.jobs()) {
+        spdlog::warn("waiting for what job {} left running on GPU {}: {} (Ctrl-C stops it)", job.id,
+                     job.gpu, describe_processes(jobs.leftovers(job)));
+        job.report_at.reset(); // named here
+    }
+}
+
+void RunReport::report_summary(Clock::time_point now, std::size_t children_left,
+                               const std::string& interrupted_fate)
 {
     for (const auto& [id, job] : m_interrupted) {
         spdlog::warn("interrupted: job {} on GPU {}: {}", id, job.gpu,
@@ -159,10 +190,10 @@ void JobRunner::report_summary()
     }
     // What left its job's group and closed the job's token holds no GPU that gpusched knows
     // of; it is not waited for.
-    if (const auto left = m_processes.children(); !left.empty() && !m_scheduler.stopping()) {
+    if (children_left > 0 && !m_scheduler.stopping()) {
         spdlog::warn("processes that jobs left and that let go of their GPU are still running "
                      "({}); they are left to run",
-                     left.size());
+                     children_left);
     }
     const auto& counts = m_scheduler.counts();
     std::string extra;
@@ -173,11 +204,10 @@ void JobRunner::report_summary()
         extra += ", " + counted(counts.retries, "retry", "retries");
     }
     if (counts.interrupted > 0) {
-        const auto fate = m_ends.interrupted_fate();
         extra += fmt::format(", {} interrupted{}", counts.interrupted,
-                             !fate.empty()         ? " (" + fate + ")"
-                             : m_options.joblog ? " (--resume runs them again)"
-                                                : "");
+                             !interrupted_fate.empty() ? " (" + interrupted_fate + ")"
+                             : m_options.joblog        ? " (--resume runs them again)"
+                                                       : "");
     }
     if (counts.unrecorded > 0) {
         extra += fmt::format(", {} not recorded", counts.unrecorded);
@@ -196,15 +226,14 @@ void JobRunner::report_summary()
     spdlog::info(
         "{}: {} succeeded, {} failed{}, in {}; GPU busy time {}",
         counted(counts.succeeded + counts.failed + counts.cancelled + counts.interrupted, "job"),
-        counts.succeeded, counts.failed, extra, format_duration(m_clock.now() - m_started),
+        counts.succeeded, counts.failed, extra, format_duration(now - m_started),
         format_duration(m_busy));
     report_failed_jobs();
 }
 
-// A job that ended failed for good (no retry follows), kept for the end of the run while
-// fewer than are named there; only counted after that, so a run of a million failures keeps
-// ten commands, each on one short line.
-void JobRunner::note_failed_job(FailedJob job)
+// Kept for the end of the run while fewer than are named there; only counted after that, so
+// a run of a million failures keeps ten commands, each on one short line.
+void RunReport::note_failed_job(FailedJob job)
 {
     if (++m_failed_in_all <= k_failed_jobs_named) {
         job.command = one_line_command(job.command);
@@ -214,17 +243,10 @@ void JobRunner::note_failed_job(FailedJob job)
 
 // After the summary, what to look at: the failed jobs, the first few of them named, and
 // where the others are recorded.
-void JobRunner::report_failed_jobs()
+void RunReport::report_failed_jobs() const
 {
-    std::string rest_hint;
-    if (m_options.joblog) {
-        rest_hint = "see " + m_options.joblog->path();
-    } else if (m_options.output_files) {
-        rest_hint = "see the .info files in " + m_options.output_files->directory().string();
-    } else {
-        rest_hint = "--joblog FILE records every one";
-    }
-    for (const auto& line : describe_failed_jobs(m_failed_named, m_failed_in_all, rest_hint)) {
+    for (const auto& line :
+         describe_failed_jobs(m_failed_named, m_failed_in_all, m_options.failed_jobs_hint)) {
         spdlog::warn("{}", line);
     }
 }
