@@ -1,6 +1,7 @@
 #pragma once
 
 #include <gpusched/gpu_pool.hpp>
+#include <gpusched/placement.hpp>
 #include <gpusched/halt_policy.hpp>
 #include <gpusched/job.hpp>
 
@@ -78,9 +79,12 @@ struct SchedulerOptions {
 
 // The scheduler's state machine. It takes events (a command arrived, the input ended, a job
 // ended, a signal came, a timer fired) and returns the actions they call for. It performs no
-// I/O, so every rule can be tested without processes.
+// I/O, so every rule can be tested without processes. Where each job goes is its Placement's
+// answer: the scheduler keeps the order, the retries, the stops and the halts.
 class Scheduler {
 public:
+    Scheduler(Placement placement, SchedulerOptions options);
+    // A placement of `pool` alone: no leases, no samples.
     Scheduler(GpuPool pool, SchedulerOptions options);
 
     // True while the caller should read more input.
@@ -134,7 +138,10 @@ public:
     // in input order.
     std::vector<Command> take_unstarted();
 
-    const GpuPool& pool() const { return m_pool; }
+    const GpuPool& pool() const { return m_placement.pool(); }
+    // The runner tells it what the system said: leases, samples, jobs started and ended.
+    Placement& placement() { return m_placement; }
+    const Placement& placement() const { return m_placement; }
     std::size_t running_count() const { return m_running.size(); }
     // Ended jobs whose leftovers still hold their GPUs.
     std::size_t lingering_count() const { return m_lingering.size(); }
@@ -169,7 +176,7 @@ private:
     unsigned retries_of(const Command& command) const;
     void check_halt(std::vector<Action>& actions);
 
-    GpuPool m_pool;
+    Placement m_placement;
     SchedulerOptions m_options;
     std::deque<Command> m_queue;
     std::vector<Command> m_left_by_drain; // replayable commands a drain does not start

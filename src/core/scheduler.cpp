@@ -12,14 +12,19 @@
 namespace gpusched {
 
 Scheduler::Scheduler(GpuPool pool, SchedulerOptions options)
-    : m_pool(std::move(pool)), m_options(std::move(options))
+    : Scheduler(Placement(std::move(pool)), std::move(options))
+{
+}
+
+Scheduler::Scheduler(Placement placement, SchedulerOptions options)
+    : m_placement(std::move(placement)), m_options(std::move(options))
 {
     if (m_options.read_ahead == 0) {
         m_options.read_ahead = 1;
     }
-    if (m_options.gpus_per_job == 0 || m_options.gpus_per_job > m_pool.size()) {
+    if (m_options.gpus_per_job == 0 || m_options.gpus_per_job > m_placement.pool().size()) {
         throw std::invalid_argument(fmt::format("{} GPUs per job from a pool of {}",
-                                                m_options.gpus_per_job, m_pool.size()));
+                                                m_options.gpus_per_job, m_placement.pool().size()));
     }
 }
 
@@ -29,7 +34,7 @@ bool Scheduler::wants_input() const
         return false;
     }
     if (m_options.only_when_free) {
-        return m_queue.empty() && m_pool.can_take(m_options.gpus_per_job);
+        return m_queue.empty() && m_placement.can_take(m_options.gpus_per_job);
     }
     return m_queue.size() < m_options.read_ahead;
 }
@@ -40,7 +45,7 @@ std::size_t Scheduler::commands_wanted() const
         return 0;
     }
     if (m_options.only_when_free) {
-        return m_pool.room_for(m_options.gpus_per_job);
+        return m_placement.room_for(m_options.gpus_per_job);
     }
     return m_options.read_ahead - m_queue.size();
 }
@@ -60,8 +65,8 @@ unsigned Scheduler::retries_of(const Command& command) const
 std::vector<Action> Scheduler::on_command(Command command)
 {
     const auto& context = command.context;
-    if (!can_ever_run(context ? context->request : JobRequest{}, m_pool.size(),
-                      {m_options.gpus_per_job})) {
+    if (!m_placement.can_ever_start(context ? context->request : JobRequest{},
+                                    {m_options.gpus_per_job})) {
         // A queued job asking for more GPUs than this worker has: another may have them.
         return {ReturnCommand{std::move(command)}};
     }
@@ -115,7 +120,7 @@ Scheduler::Running Scheduler::take_running(JobId job, const char* event, bool re
     Running taken = std::move(found->second);
     m_running.erase(found);
     if (release_gpus) {
-        m_pool.release(taken.gpus);
+        m_placement.release(taken.gpus);
     }
     return taken;
 }
@@ -126,7 +131,7 @@ std::vector<Action> Scheduler::on_job_released(JobId job, unsigned attempt)
     if (found == m_lingering.end()) {
         throw std::logic_error(fmt::format("job {} let its GPUs go but held none", job));
     }
-    m_pool.release(found->second);
+    m_placement.release(found->second);
     m_lingering.erase(found);
     return start_what_fits();
 }
@@ -215,13 +220,13 @@ std::vector<Action> Scheduler::on_signal(int signal)
 
 std::vector<Action> Scheduler::on_gpu_usable(GpuSlot gpu, bool usable)
 {
-    m_pool.set_usable(gpu, usable);
+    m_placement.set_usable(gpu, usable);
     return start_what_fits();
 }
 
 std::vector<Action> Scheduler::on_gpu_paused(GpuSlot gpu, bool paused)
 {
-    m_pool.set_paused(gpu, paused);
+    m_placement.set_paused(gpu, paused);
     return start_what_fits();
 }
 
@@ -236,7 +241,7 @@ std::vector<Action> Scheduler::on_lease_refused(JobId job, const GpuSlots& refus
 {
     Running refused_job = take_running(job, "was refused a lease");
     for (const auto slot : refused) {
-        m_pool.set_leased_elsewhere(slot, true);
+        m_placement.set_leased_elsewhere(slot, true);
     }
     // It was at the head of the queue a moment ago. Jobs started in the same batch may now
     // start before it: they hold GPUs it could not have had then.
@@ -255,7 +260,7 @@ std::vector<Action> Scheduler::on_lease_refused(JobId job, const GpuSlots& refus
 
 std::vector<Action> Scheduler::on_lease_available(GpuSlot gpu)
 {
-    m_pool.set_leased_elsewhere(gpu, false);
+    m_placement.set_leased_elsewhere(gpu, false);
     return start_what_fits();
 }
 
@@ -268,7 +273,7 @@ std::vector<Action> Scheduler::start_what_fits()
 {
     std::vector<Action> actions;
     while (starts_jobs() && !m_spawn_deferred && !m_queue.empty()) {
-        auto gpus = m_pool.acquire(gpus_of(m_queue.front()), m_queue.front().avoid_gpus);
+        auto gpus = m_placement.acquire(gpus_of(m_queue.front()), m_queue.front().avoid_gpus);
         if (!gpus) {
             break; // the head of the queue waits, and nothing overtakes it
         }

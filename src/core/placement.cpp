@@ -1,0 +1,184 @@
+#include <gpusched/placement.hpp>
+
+#include <fmt/format.h>
+
+#include <limits>
+
+namespace gpusched {
+namespace {
+
+double seconds_of(Placement::Clock::time_point time)
+{
+    return std::chrono::duration<double>(time.time_since_epoch()).count();
+}
+
+} // namespace
+
+Placement::Placement(GpuPool pool) : m_pool(std::move(pool)), m_record_stale(m_pool.size(), false)
+{
+}
+
+GpuHolding Placement::holding(GpuSlot slot) const
+{
+    GpuHolding holding;
+    holding.jobs = m_pool.load(slot);
+    holding.usable = m_pool.usable(slot);
+    holding.paused = m_pool.paused(slot);
+    holding.leased_elsewhere = m_pool.leased_elsewhere(slot);
+    holding.leased = m_leases != nullptr && m_leases->held(slot);
+    const bool takes_jobs = holding.usable && !holding.paused && !holding.leased_elsewhere;
+    holding.room = takes_jobs ? m_pool.jobs_per_gpu() - holding.jobs : 0;
+    if (const auto handed = m_handed_to.find(slot); handed != m_handed_to.end()) {
+        holding.handed_to = handed->second;
+    }
+    return holding;
+}
+
+LeaseAnswer Placement::take_leases(const GpuSlots& gpus, Clock::time_point now,
+                                   std::vector<int>& fds)
+{
+    LeaseAnswer answer;
+    if (m_leases == nullptr) {
+        return answer;
+    }
+    auto& leases = *m_leases;
+    hand_over_at_boundary(gpus, now, answer);
+    for (const auto slot : gpus) {
+        if (leases.try_take(slot)) {
+            leases.append_fds(slot, fds);
+        } else {
+            answer.refused.push_back(slot);
+        }
+    }
+    for (const auto slot : answer.refused) {
+        m_pool.set_leased_elsewhere(slot, true); // no job goes there until it is ours
+        if (leases.waiting(slot)) {
+            continue;
+        }
+        leases.set_wanted(gpus.size());
+        leases.wait_for(slot); // first: its connection tells who the holder is
+        auto holder = leases.holder(slot);
+        if (const auto handed = m_handed_to.find(slot); handed != m_handed_to.end()) {
+            // Just handed over: until the new holder has made the lease its own, the kernel
+            // still names us as its taker.
+            holder = LeaseOwner{handed->second, std::nullopt, RecordCheck::none};
+        }
+        m_waiting_for = fmt::format("waiting for GPU {}, held by {}", m_pool.id(slot),
+                                    describe_lease_wait(holder));
+        answer.waits_begun.push_back(LeaseWaitBegun{slot, leases.blocked_by(slot), holder});
+    }
+    return answer;
+}
+
+// A job boundary: our last job on a GPU has ended and the next would follow it there. A
+// process that waits for the GPU and is owed it by the fair-share rule gets it instead, and
+// the job waits its turn like any other.
+void Placement::hand_over_at_boundary(const GpuSlots& gpus, Clock::time_point now,
+                                      LeaseAnswer& answer)
+{
+    for (const auto slot : gpus) {
+        if (!m_leases->held(slot) || m_pool.load(slot) != 1) {
+            continue; // not ours yet, or another of our jobs still runs there
+        }
+        if (const auto taker =
+                m_leases->hand_over(slot, gpu_seconds_used(now), LeaseTable::k_no_time_limit)) {
+            m_handed_to[slot] = *taker;
+            answer.handed_over.push_back(HandedOver{slot, *taker});
+        }
+    }
+}
+
+void Placement::on_lease_granted(GpuSlot slot)
+{
+    m_pool.set_leased_elsewhere(slot, false);
+    m_handed_to.erase(slot);
+    m_waiting_for.clear();
+}
+
+void Placement::holders_changed(const GpuSlots& slots)
+{
+    if (m_leases == nullptr) {
+        return;
+    }
+    for (const auto slot : slots) {
+        m_record_stale[slot] = true;
+    }
+}
+
+GpuSlots Placement::tend_leases(bool wants_gpus, std::size_t queued, const HoldersOf& holders_of)
+{
+    GpuSlots given_up;
+    if (m_leases == nullptr) {
+        return given_up;
+    }
+    auto& leases = *m_leases;
+    if (!wants_gpus) {
+        given_up = leases.cancel_waits();
+        for (const auto slot : given_up) {
+            m_pool.set_leased_elsewhere(slot, false); // to be tried again, should a job want it
+        }
+    }
+    for (GpuSlot slot = 0; slot < m_pool.size(); ++slot) {
+        if (!leases.held(slot)) {
+            continue;
+        }
+        if (m_pool.load(slot) == 0) {
+            // No job of ours follows: the first who waits gets it, whatever its share.
+            if (!leases.hand_over(slot, std::numeric_limits<double>::infinity(),
+                                  LeaseTable::k_no_time_limit)) {
+                leases.release(slot);
+            }
+        } else if (m_record_stale[slot]) {
+            // Queued so far: more may come while the input is read.
+            leases.describe(slot, holders_of(slot), queued);
+        }
+        m_record_stale[slot] = false;
+    }
+    return given_up;
+}
+
+void Placement::cancel_lease_waits()
+{
+    if (m_leases != nullptr) {
+        m_leases->cancel_waits();
+    }
+}
+
+void Placement::on_job_started(std::size_t gpus, Clock::time_point started)
+{
+    m_running_gpus += gpus;
+    m_running_starts += static_cast<double>(gpus) * seconds_of(started);
+}
+
+void Placement::on_attempt_ended(std::size_t gpus, Clock::time_point started, Clock::time_point now,
+                                 bool launched)
+{
+    if (launched) {
+        m_running_gpus -= gpus;
+        m_running_starts -= static_cast<double>(gpus) * seconds_of(started);
+    }
+    m_ended_seconds +=
+        std::chrono::duration<double>(now - started).count() * static_cast<double>(gpus);
+    if (m_leases != nullptr) {
+        m_leases->note_usage(m_ended_seconds); // to the holders we wait for, if any
+    }
+}
+
+double Placement::gpu_seconds_used(Clock::time_point now) const
+{
+    return m_ended_seconds +
+           (static_cast<double>(m_running_gpus) * seconds_of(now) - m_running_starts);
+}
+
+std::vector<std::pair<GpuSlot, bool>> Placement::take_sample_changes(bool wants_gpus)
+{
+    if (m_samples == nullptr) {
+        return {};
+    }
+    if (!wants_gpus) {
+        m_samples->stop();
+    }
+    return m_samples->take_changes([this](GpuSlot slot) { return m_pool.load(slot) > 0; });
+}
+
+} // namespace gpusched

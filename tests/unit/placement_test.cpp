@@ -1,0 +1,322 @@
+// Where a job runs, as the Placement decides it: jobs per GPU, a GPU busy with someone else's
+// work, a paused GPU, a lease another process holds (waited for, then ours), the hand-over at
+// a job boundary to a waiter the fair share owes the GPU, a request for more GPUs than the
+// pool has, and what a GPU holds. The leases, the GPU samples and the time are fakes: an hour
+// of sharing passes in a millisecond.
+#include <gpusched/placement.hpp>
+
+#include <gtest/gtest.h>
+
+#include <map>
+#include <set>
+
+namespace gpusched {
+namespace {
+
+using namespace std::chrono_literals;
+using Clock = Placement::Clock;
+
+// The host's leases, as the test writes them: which GPUs another process holds, and one
+// process that waits for ours and is owed one once we have used `owed_after` GPU-seconds.
+class FakeLeases final : public LeaseTable {
+public:
+    bool try_take(GpuSlot slot) override
+    {
+        if (others.contains(slot)) {
+            return false;
+        }
+        ours.insert(slot);
+        return true;
+    }
+    bool held(GpuSlot slot) const override { return ours.contains(slot); }
+    void append_fds(GpuSlot slot, std::vector<int>& fds) const override
+    {
+        fds.push_back(100 + static_cast<int>(slot));
+    }
+    void release(GpuSlot slot) override { ours.erase(slot); }
+    void wait_for(GpuSlot slot) override { waits.insert(slot); }
+    bool waiting(GpuSlot slot) const override { return waits.contains(slot); }
+    GpuSlots cancel_waits() override
+    {
+        GpuSlots waited(waits.begin(), waits.end());
+        waits.clear();
+        return waited;
+    }
+    std::string blocked_by(GpuSlot /*slot*/) const override { return ""; }
+    LeaseOwner holder(GpuSlot slot) const override
+    {
+        const auto found = others.find(slot);
+        return found == others.end() ? LeaseOwner{} : LeaseOwner{found->second, {}, {}};
+    }
+    void set_wanted(std::size_t /*gpus*/) override {}
+    void note_usage(double used) override { noted = used; }
+    std::optional<LeaseTaker> hand_over(GpuSlot slot, double used,
+                                        double /*waited_before*/) override
+    {
+        offered.push_back(used);
+        if (!waiter || used < owed_after) {
+            return std::nullopt;
+        }
+        const auto taker = *std::exchange(waiter, std::nullopt);
+        ours.erase(slot);
+        others[slot] = taker;
+        return taker;
+    }
+    void describe(GpuSlot slot, std::vector<LeaseHolder> jobs,
+                  std::optional<std::size_t> queued) override
+    {
+        described.emplace_back(slot, jobs.size(), queued.value_or(0));
+    }
+
+    // The other process that holds `slot` lets go: the wait ends, the lease is ours.
+    void let_go(GpuSlot slot)
+    {
+        others.erase(slot);
+        waits.erase(slot);
+    }
+
+    std::map<GpuSlot, LeaseTaker> others;
+    std::set<GpuSlot> ours;
+    std::set<GpuSlot> waits;
+    std::optional<LeaseTaker> waiter;
+    double owed_after = 0;
+    std::vector<double> offered; // the GPU-seconds we had used, at each hand-over asked
+    double noted = 0;
+    std::vector<std::tuple<GpuSlot, std::size_t, std::size_t>> described;
+};
+
+// What the test says a look at the GPUs found, and what the look was told of our jobs.
+class FakeSamples final : public GpuSamples {
+public:
+    std::vector<std::pair<GpuSlot, bool>>
+    take_changes(const std::function<bool(GpuSlot)>& runs_our_jobs) override
+    {
+        ours_on_0 = runs_our_jobs(0);
+        return std::exchange(changes, {});
+    }
+    void stop() override { ++stops; }
+
+    std::vector<std::pair<GpuSlot, bool>> changes;
+    bool ours_on_0 = false;
+    int stops = 0;
+};
+
+const Clock::time_point k_placement_start{};
+
+Clock::time_point since_start(std::chrono::milliseconds offset)
+{
+    return k_placement_start + offset;
+}
+
+const LeaseTaker k_bob{4321, 1001, "bob"};
+const LeaseTaker k_alice{4711, 1002, "alice"};
+
+// What the samples found, set one change at a time, as the scheduler does.
+void take_samples(Placement& placement, bool wants_gpus = true)
+{
+    for (const auto& [slot, usable] : placement.take_sample_changes(wants_gpus)) {
+        placement.set_usable(slot, usable);
+    }
+}
+
+TEST(Placement, EachGpuTakesUpToItsJobsPerGpuAndTheLeastLoadedFirst)
+{
+    Placement placement(GpuPool({"0", "1"}, 2));
+    EXPECT_EQ(placement.acquire(1), (GpuSlots{0}));
+    EXPECT_EQ(placement.acquire(1), (GpuSlots{1}));
+    EXPECT_EQ(placement.acquire(1), (GpuSlots{0}));
+    EXPECT_EQ(placement.acquire(1), (GpuSlots{1}));
+    EXPECT_EQ(placement.acquire(1), std::nullopt);
+    EXPECT_EQ(placement.holding(0).jobs, 2u);
+    EXPECT_EQ(placement.holding(0).room, 0u);
+    placement.release({1});
+    EXPECT_EQ(placement.holding(1).room, 1u);
+    EXPECT_EQ(placement.acquire(1), (GpuSlots{1}));
+}
+
+TEST(Placement, AGpuBusyWithSomeoneElsesWorkGetsNoJobUntilASampleFindsItFree)
+{
+    FakeSamples samples;
+    Placement placement(GpuPool({"0", "1"}));
+    placement.use_samples(&samples);
+    samples.changes = {{0, false}};
+    take_samples(placement);
+    EXPECT_FALSE(placement.holding(0).usable);
+    EXPECT_EQ(placement.acquire(1), (GpuSlots{1}));
+    EXPECT_EQ(placement.acquire(1), std::nullopt);
+    samples.changes = {{0, true}};
+    take_samples(placement);
+    EXPECT_EQ(placement.acquire(1), (GpuSlots{0}));
+    take_samples(placement);
+    EXPECT_TRUE(samples.ours_on_0) << "a sample is judged knowing which GPUs run our jobs";
+}
+
+TEST(Placement, NoSampleIsTakenWhileNoGpuWouldGetAJob)
+{
+    FakeSamples samples;
+    Placement placement(GpuPool({"0"}));
+    placement.use_samples(&samples);
+    take_samples(placement, false);
+    EXPECT_EQ(samples.stops, 1);
+}
+
+TEST(Placement, APausedGpuGetsNoNewJobWhileItsJobsGoOn)
+{
+    Placement placement(GpuPool({"0", "1"}));
+    EXPECT_EQ(placement.acquire(1), (GpuSlots{0}));
+    placement.set_paused(0, true);
+    EXPECT_EQ(placement.holding(0).jobs, 1u);
+    EXPECT_TRUE(placement.holding(0).paused);
+    EXPECT_EQ(placement.acquire(1), (GpuSlots{1}));
+    placement.release({0});
+    EXPECT_EQ(placement.acquire(1), std::nullopt);
+    placement.set_paused(0, false);
+    EXPECT_EQ(placement.acquire(1), (GpuSlots{0}));
+}
+
+TEST(Placement, ALeaseHeldElsewhereIsWaitedForAndItsGpuTakesJobsOnceItIsOurs)
+{
+    FakeLeases leases;
+    leases.others[0] = k_bob;
+    Placement placement(GpuPool({"0", "1"}));
+    placement.use_leases(&leases);
+    const auto gpus = placement.acquire(1);
+    ASSERT_EQ(gpus, (GpuSlots{0}));
+    std::vector<int> fds;
+    const auto answer = placement.take_leases(*gpus, since_start(0ms), fds);
+    EXPECT_EQ(answer.refused, (GpuSlots{0}));
+    EXPECT_TRUE(fds.empty());
+    ASSERT_EQ(answer.waits_begun.size(), 1u);
+    EXPECT_EQ(answer.waits_begun[0].holder.taker->user, "bob");
+    EXPECT_TRUE(leases.waiting(0));
+    EXPECT_EQ(placement.waiting_for(), "waiting for GPU 0, held by bob's process 4321");
+    EXPECT_TRUE(placement.holding(0).leased_elsewhere);
+    placement.release(*gpus); // the job goes back to its queue
+
+    EXPECT_EQ(placement.acquire(1), (GpuSlots{1})) << "the other GPU takes the job meanwhile";
+    placement.release({1});
+
+    leases.let_go(0);
+    placement.on_lease_granted(0);
+    EXPECT_EQ(placement.waiting_for(), "");
+    EXPECT_FALSE(placement.holding(0).leased_elsewhere);
+    const auto again = placement.acquire(1);
+    ASSERT_EQ(again, (GpuSlots{0}));
+    EXPECT_TRUE(placement.take_leases(*again, since_start(5ms), fds).taken());
+    EXPECT_EQ(fds, (std::vector<int>{100}));
+    EXPECT_TRUE(placement.holding(0).leased);
+}
+
+TEST(Placement, AtAJobBoundaryTheGpuGoesToAWaiterTheFairShareOwesIt)
+{
+    FakeLeases leases;
+    leases.waiter = k_alice;
+    leases.owed_after = 30; // alice is owed a GPU once we have used 30 GPU-seconds
+    Placement placement(GpuPool({"0"}));
+    placement.use_leases(&leases);
+    std::vector<int> fds;
+    auto gpus = *placement.acquire(1);
+    ASSERT_TRUE(placement.take_leases(gpus, since_start(0ms), fds).taken());
+    EXPECT_EQ(leases.offered, (std::vector<double>{})) << "not ours before: no boundary";
+    placement.on_job_started(1, since_start(0ms));
+    EXPECT_DOUBLE_EQ(placement.gpu_seconds_used(since_start(20'000ms)), 20);
+
+    // 20 s in: the job ends and the next follows it, before alice is owed the GPU.
+    placement.on_attempt_ended(1, since_start(0ms), since_start(20'000ms), true);
+    EXPECT_DOUBLE_EQ(leases.noted, 20) << "the waiters we wait for hear what we used";
+    placement.release(gpus);
+    gpus = *placement.acquire(1);
+    ASSERT_TRUE(placement.take_leases(gpus, since_start(20'000ms), fds).taken());
+    placement.on_job_started(1, since_start(20'000ms));
+
+    // 40 s in: now she is; the job waits for the GPU like anyone's.
+    placement.on_attempt_ended(1, since_start(20'000ms), since_start(40'000ms), true);
+    placement.release(gpus);
+    gpus = *placement.acquire(1);
+    const auto answer = placement.take_leases(gpus, since_start(40'000ms), fds);
+    EXPECT_EQ(leases.offered, (std::vector<double>{20, 40}));
+    ASSERT_EQ(answer.handed_over.size(), 1u);
+    EXPECT_EQ(answer.handed_over[0].taker.user, "alice");
+    EXPECT_EQ(answer.refused, (GpuSlots{0}));
+    EXPECT_EQ(placement.holding(0).handed_to->user, "alice");
+    EXPECT_EQ(placement.waiting_for(), "waiting for GPU 0, held by alice's process 4711");
+}
+
+TEST(Placement, TheFairShareCountsRunningJobsByTheirGpusAndTime)
+{
+    Placement placement(GpuPool({"0", "1", "2"}));
+    placement.on_job_started(2, since_start(0ms));
+    placement.on_job_started(1, since_start(10'000ms));
+    EXPECT_DOUBLE_EQ(placement.gpu_seconds_used(since_start(30'000ms)), 2 * 30 + 20);
+    placement.on_attempt_ended(2, since_start(0ms), since_start(30'000ms), true);
+    EXPECT_DOUBLE_EQ(placement.gpu_seconds_used(since_start(40'000ms)), 60 + 30);
+    placement.on_attempt_ended(1, since_start(40'000ms), since_start(40'500ms), false); // never started
+    EXPECT_DOUBLE_EQ(placement.gpu_seconds_used(since_start(40'500ms)), 60 + 0.5 + 30.5);
+}
+
+TEST(Placement, AGpuNoJobOfOursUsesIsLetGoAndTheRecordsFollowTheJobs)
+{
+    FakeLeases leases;
+    Placement placement(GpuPool({"0", "1"}));
+    placement.use_leases(&leases);
+    std::vector<int> fds;
+    const auto first = *placement.acquire(1);
+    const auto second = *placement.acquire(1);
+    ASSERT_TRUE(placement.take_leases(first, since_start(0ms), fds).taken());
+    ASSERT_TRUE(placement.take_leases(second, since_start(0ms), fds).taken());
+    placement.holders_changed(first);
+    placement.holders_changed(second);
+    const auto one_job = [](GpuSlot) { return std::vector<LeaseHolder>{LeaseHolder{7, 0, "x"}}; };
+    placement.tend_leases(true, 5, one_job);
+    EXPECT_EQ(leases.described.size(), 2u);
+    EXPECT_EQ(leases.described[0], std::make_tuple(GpuSlot{0}, std::size_t{1}, std::size_t{5}));
+
+    placement.release(second);
+    placement.tend_leases(true, 5, one_job);
+    EXPECT_TRUE(leases.held(0));
+    EXPECT_FALSE(leases.held(1)) << "no job of ours follows on GPU 1";
+    EXPECT_EQ(leases.described.size(), 2u) << "a record is written only when it changed";
+}
+
+TEST(Placement, WhenNoGpuIsWantedAnyMoreNobodyWaitsForOne)
+{
+    FakeLeases leases;
+    leases.others[0] = k_bob;
+    Placement placement(GpuPool({"0"}));
+    placement.use_leases(&leases);
+    std::vector<int> fds;
+    const auto gpus = *placement.acquire(1);
+    EXPECT_FALSE(placement.take_leases(gpus, since_start(0ms), fds).taken());
+    placement.release(gpus);
+    const auto given_up = placement.tend_leases(false, 0, {});
+    EXPECT_EQ(given_up, (GpuSlots{0}));
+    EXPECT_FALSE(leases.waiting(0));
+    EXPECT_FALSE(placement.holding(0).leased_elsewhere);
+}
+
+TEST(Placement, ARequestForMoreGpusThanThePoolHasCanNeverStartHere)
+{
+    Placement placement(GpuPool({"0", "1"}));
+    EXPECT_TRUE(placement.can_ever_start(JobRequest{2, {}, {}}, {}));
+    EXPECT_FALSE(placement.can_ever_start(JobRequest{3, {}, {}}, {}));
+    EXPECT_FALSE(placement.can_ever_start(JobRequest{}, {3})) << "the runner's own default";
+    EXPECT_EQ(placement.acquire(3), std::nullopt);
+}
+
+TEST(Placement, WhatAGpuHoldsWithoutLeases)
+{
+    Placement placement(GpuPool({"0"}, 3));
+    placement.acquire(1);
+    const auto holding = placement.holding(0);
+    EXPECT_EQ(holding.jobs, 1u);
+    EXPECT_EQ(holding.room, 2u);
+    EXPECT_TRUE(holding.usable);
+    EXPECT_FALSE(holding.leased);
+    EXPECT_FALSE(holding.handed_to);
+    std::vector<int> fds;
+    EXPECT_TRUE(placement.take_leases({0}, since_start(0ms), fds).taken()) << "--no-lock";
+    EXPECT_TRUE(fds.empty());
+}
+
+} // namespace
+} // namespace gpusched
