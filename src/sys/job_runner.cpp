@@ -63,12 +63,16 @@ JobRunner::JobRunner(Scheduler& scheduler, CommandSource& source, RunnerRequests
       m_jobs(system.processes, m_options.kill_after, m_options.timeout),
       m_records(m_options.joblog ? &*m_options.joblog : nullptr,
                 m_options.output_files ? &*m_options.output_files : nullptr),
-      m_report(scheduler, report_options(m_options)),
-      m_lease_record_stale(scheduler.pool().size(), false)
+      m_report(scheduler, report_options(m_options))
 {
+    // The Placement decides with what the leases and the looks tell; the runner waits on them.
     if (m_options.usage_probe) {
         m_busy_watch.emplace(*m_options.usage_probe, m_options.busy_rule, m_options.recheck,
                              scheduler.pool().ids(), m_signals.original_mask());
+        scheduler.placement().use_samples(&*m_busy_watch);
+    }
+    if (m_options.leases) {
+        scheduler.placement().use_leases(m_options.leases.get());
     }
     if (m_options.tag) {
         auto progress = m_options.progress;
@@ -82,6 +86,8 @@ JobRunner::JobRunner(Scheduler& scheduler, CommandSource& source, RunnerRequests
 
 JobRunner::~JobRunner()
 {
+    m_scheduler.placement().use_samples(nullptr);
+    m_scheduler.placement().use_leases(nullptr);
     if (m_options.progress) {
         m_options.progress->finish();
     }
@@ -100,6 +106,7 @@ int JobRunner::run()
         }
     } catch (...) {
         // The loop itself cannot go on (a second error while stopping): no job outlives us.
+        m_scheduler.placement().use_samples(nullptr);
         m_busy_watch.reset(); // its look is killed and reaped before any child is taken below
         m_jobs.signal_all(SIGKILL, m_clock.now());
         m_processes.reap_all();
@@ -110,9 +117,7 @@ int JobRunner::run()
         throw;
     }
     count_unrecorded_jobs();
-    if (m_options.leases) {
-        m_options.leases->cancel_waits();
-    }
+    m_scheduler.placement().cancel_lease_waits();
     if (m_tagged) {
         m_tagged->drain();
     }
@@ -141,7 +146,8 @@ void JobRunner::run_once()
             m_ends.on_jobs_over();
         }
         m_report.report_lingering_jobs(m_jobs);
-        m_report.draw_progress(m_clock.now(), m_source.finished(), m_waiting_for);
+        m_report.draw_progress(m_clock.now(), m_source.finished(),
+                               m_scheduler.placement().waiting_for());
     } catch (const std::exception& error) {
         if (m_run_error) {
             throw;
@@ -376,6 +382,7 @@ void JobRunner::start(StartJob& job)
     running.token = spawned->token;
     m_ends.on_started(running.id, running.gpu);
     lease_holders_changed(running.slots);
+    m_scheduler.placement().on_job_started(running.slots.size(), running.started);
     m_jobs.add(std::move(running));
 }
 
@@ -475,11 +482,8 @@ void JobRunner::tend_busy_gpus()
     if (!m_busy_watch) {
         return;
     }
-    if (!m_scheduler.wants_gpus()) {
-        m_busy_watch->stop();
-    }
-    const auto runs_our_jobs = [this](GpuSlot slot) { return m_scheduler.pool().load(slot) > 0; };
-    for (const auto& [slot, usable] : m_busy_watch->take_changes(runs_our_jobs)) {
+    const auto changes = m_scheduler.placement().take_sample_changes(m_scheduler.wants_gpus());
+    for (const auto& [slot, usable] : changes) {
         apply(m_scheduler.on_gpu_usable(slot, usable));
     }
 }

@@ -11,13 +11,11 @@ namespace gpusched::sys {
 
 void JobRunner::record_attempt(const RunningJob& job, JobOutcome outcome, AttemptEnd end)
 {
-    const auto runtime = m_clock.now() - job.started;
+    const auto now = m_clock.now();
+    const auto runtime = now - job.started;
     m_report.on_attempt(runtime);
-    m_gpu_seconds +=
-        std::chrono::duration<double>(runtime).count() * static_cast<double>(job.slots.size());
-    if (m_options.leases) {
-        m_options.leases->note_usage(m_gpu_seconds); // to the holders we wait for, if any
-    }
+    // The fair share's GPU-seconds; a job that never started has no leader.
+    m_scheduler.placement().on_attempt_ended(job.slots.size(), job.started, now, job.leader != 0);
     if (!m_records.keeps_any()) {
         return; // no record is kept: spare the copy of the command on every job's end
     }

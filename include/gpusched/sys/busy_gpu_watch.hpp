@@ -1,6 +1,7 @@
 #pragma once
 
 #include <gpusched/gpu_pool.hpp>
+#include <gpusched/gpu_samples.hpp>
 #include <gpusched/gpu_usage.hpp>
 #include <gpusched/sys/probe_process.hpp>
 
@@ -22,7 +23,7 @@ namespace gpusched::sys {
 // so the loop never waits for it; one look at a time. Until the first answer, no GPU is known
 // to be free of other people's work and none gets a job; when looking fails (no NVML, no
 // answer in time) every GPU is used from then on.
-class BusyGpuWatch {
+class BusyGpuWatch final : public GpuSamples {
 public:
     using Clock = std::chrono::steady_clock;
 
@@ -44,12 +45,12 @@ public:
     bool on_child_exit(pid_t pid, int wait_status);
     // Kills the look under way and drops an answer not yet judged: no job would use them. A
     // later look starts as due.
-    void stop();
+    void stop() override;
     // The GPUs that became usable (true) or not (false) since the last call. An answer is
     // judged here, when `runs_our_jobs(slot)` is up to date (--max-used-mib ignores memory
     // our own jobs use).
     std::vector<std::pair<GpuSlot, bool>>
-    take_changes(const std::function<bool(GpuSlot)>& runs_our_jobs);
+    take_changes(const std::function<bool(GpuSlot)>& runs_our_jobs) override;
 
 private:
     void start_look();

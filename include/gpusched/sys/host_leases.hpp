@@ -2,6 +2,7 @@
 
 #include <gpusched/gpu_pool.hpp>
 #include <gpusched/lease_record.hpp>
+#include <gpusched/lease_table.hpp>
 #include <gpusched/sys/lease_handover.hpp>
 #include <gpusched/sys/lock_directory.hpp>
 #include <gpusched/sys/unique_fd.hpp>
@@ -27,7 +28,7 @@ namespace gpusched::sys {
 // A MIG instance and its GPU exclude each other (see lease_share_name): the lease of a MIG
 // instance whose GPU is known is two sockets, its own name and a share of its GPU, and a job
 // on it inherits both; the lease of a whole GPU is not taken while a share of it is bound.
-class HostLeases {
+class HostLeases final : public LeaseTable {
 public:
     // The lock directory's path names the lease space, and the directory keeps the records
     // of who holds what; it need not exist, and what happens to it never changes who holds a
@@ -35,7 +36,7 @@ public:
     // whole GPU, or where the GPU is unknown; missing entries are "").
     HostLeases(std::filesystem::path lock_directory, std::vector<std::string> keys,
                std::vector<std::string> parents = {});
-    ~HostLeases();
+    ~HostLeases() override;
     HostLeases(const HostLeases&) = delete;
     HostLeases& operator=(const HostLeases&) = delete;
 
@@ -44,51 +45,50 @@ public:
 
     // Takes the lease of `slot` unless another socket holds it; true when it is ours (now or
     // already). Leases this process inherited (gpusched inside a gpusched job) are ours.
-    bool try_take(GpuSlot slot);
-    bool held(GpuSlot slot) const { return static_cast<bool>(m_leases.at(slot).socket); }
+    bool try_take(GpuSlot slot) override;
+    bool held(GpuSlot slot) const override { return static_cast<bool>(m_leases.at(slot).socket); }
     // The descriptor of a held lease, for a job to inherit.
     int fd(GpuSlot slot) const;
     // Every descriptor of a held lease (a MIG instance's: its own, then its share of its GPU),
     // appended to `fds`: a job inherits them all.
-    void append_fds(GpuSlot slot, std::vector<int>& fds) const;
+    void append_fds(GpuSlot slot, std::vector<int>& fds) const override;
     // What a refused lease waits for, when it is not the GPU's own lease: "its GPU GPU-..."
     // (held whole) or "a MIG instance of it"; else "".
-    std::string blocked_by(GpuSlot slot) const;
+    std::string blocked_by(GpuSlot slot) const override;
     // Lets go of our descriptor; jobs that inherited one keep the lease until they end.
-    void release(GpuSlot slot);
+    void release(GpuSlot slot) override;
 
     // Writes who holds a held lease (us, running `jobs`) into its record file, for
     // `gpusched status`. Best effort: a record that cannot be written is only missing.
     void describe(GpuSlot slot, std::vector<LeaseHolder> jobs,
-                  std::optional<std::size_t> queued = std::nullopt);
+                  std::optional<std::size_t> queued = std::nullopt) override;
     // Who holds the lease of `slot`, as far as can be told.
-    LeaseOwner holder(GpuSlot slot) const;
+    LeaseOwner holder(GpuSlot slot) const override;
 
     // Starts waiting, without polling, for the lease of `slot`: a connection to its holder
     // that hangs up when the lease ends (see connect_to_lease).
-    void wait_for(GpuSlot slot);
-    bool waiting(GpuSlot slot) const;
+    void wait_for(GpuSlot slot) override;
+    bool waiting(GpuSlot slot) const override;
     // The descriptors the event loop waits on for the waits under way.
     void add_poll_fds(std::vector<pollfd>& fds) const;
     // For a descriptor poll found ready: nothing when it is none of ours, else the GPUs whose
     // leases became ours (none when another process was quicker: we wait again).
     std::optional<GpuSlots> on_ready(const pollfd& ready);
     // Stops every wait; returns the GPUs waited for.
-    GpuSlots cancel_waits();
+    GpuSlots cancel_waits() override;
 
     // Fair sharing (see lease_handover.hpp). What our waits tell the holders: our weight
     // (--share), how many GPUs we wait for, and the GPU-seconds our jobs have used, sent again
     // to the holders we wait for whenever it is noted.
     void set_share(double weight) { m_weight = weight; }
-    void set_wanted(std::size_t gpus) { m_wanted = gpus; }
-    void note_usage(double used);
+    void set_wanted(std::size_t gpus) override { m_wanted = gpus; }
+    void note_usage(double used) override;
     // At a job boundary on `slot` (none of our jobs left on it): hands the lease to the
     // waiter that began to wait first among those owed the GPU by the fair-share rule, given
     // the GPU-seconds we have used. Who got it; nothing when no one waits or is owed it.
     // `waited_before`: only to a waiter that began to wait before then.
     std::optional<LeaseTaker> hand_over(GpuSlot slot, double used,
-                                        double waited_before = k_no_time_limit);
-    static constexpr double k_no_time_limit = 1e300;
+                                        double waited_before = k_no_time_limit) override;
     // When the waits under way began (0 when none is).
     double wait_since() const { return m_wait_since; }
     // For a process that holds some leases while it waits for more (`gpusched exec -n 2`):

@@ -104,9 +104,6 @@ private:
     void fail_to_start(const RunningJob& job, const std::string& why);
     const JobEnvironment& environment_of(const SharedJobContext& context);
     bool waits_for_descriptors(int error) const;
-    void hand_over_at_boundary(const GpuSlots& slots);
-    // GPU-seconds our jobs have used, the running ones so far: our side of the fair share.
-    double gpu_seconds_used() const;
     void defer_start(const RunningJob& job, const Failure& why);
     void record_attempt(const RunningJob& job, JobOutcome outcome, AttemptEnd end);
     void count_unrecorded_jobs();
@@ -130,7 +127,8 @@ private:
     void tend_busy_gpus();
     // The commands that never started, told through the report.
     void report_unstarted();
-    // Host-wide leases (job_runner_leases.cpp).
+    // Host-wide leases (job_runner_leases.cpp): what the Placement decides, carried out and
+    // logged; its waits in the poll.
     std::optional<std::vector<int>> take_leases(const StartJob& job);
     void lease_holders_changed(const GpuSlots& slots);
     void add_lease_poll_fds(std::vector<pollfd>& fds) const;
@@ -154,17 +152,13 @@ private:
     RunningJobs m_jobs; // the one record of each started job, until nothing of it runs
 
     JobId m_next_job = 1;
-    double m_gpu_seconds = 0;  // of ended attempts, times their GPUs (the fair share)
-    std::string m_waiting_for; // for the status line, while a GPU we want is another's
-    std::map<GpuSlot, LeaseTaker> m_handed_to; // GPUs handed over, until they are ours again
     SpawnBackoff m_spawn_backoff;              // after the system refused to start a process
     std::optional<BusyGpuWatch> m_busy_watch;
     std::vector<pollfd> m_poll_fds;
     AttemptRecords m_records;
     std::set<JobId> m_failed_jobs; // ended failed while a record of theirs was or may be lost
     RunReport m_report;            // what the user is told of the run as a whole
-    bool m_run_error = false;               // an error stopped the run
-    std::vector<bool> m_lease_record_stale; // per GPU
+    bool m_run_error = false;      // an error stopped the run
 };
 
 } // namespace gpusched::sys
