@@ -14,6 +14,7 @@
 #include <gpusched/scheduler.hpp>
 #include <gpusched/sys/dry_run.hpp>
 #include <gpusched/sys/input_reader.hpp>
+#include <gpusched/sys/job_niceness.hpp>
 #include <gpusched/sys/job_runner.hpp>
 #include <gpusched/sys/job_spawner.hpp>
 #include <gpusched/sys/system_process_table.hpp>
@@ -329,6 +330,9 @@ int run_jobs(RunOptions& options, const InputFactory& make_input,
     auto gpu_ids = value_or_usage_error(resolve_gpu_ids(
         options.gpus, environment_variable("CUDA_VISIBLE_DEVICES"), probe, options.uuid));
     check_gpus_per_job(options, gpu_ids);
+    if (const auto nice = sys::check_niceness(options.nice); !nice) {
+        throw UsageError(fmt::format("--nice {}: {}", options.nice, nice.message()));
+    }
     auto scheduler_settings = scheduler_options(options, gpu_ids.size());
     scheduler_settings.only_when_free = options.only_when_free;
     std::unique_ptr<sys::HostLeases> leases;

@@ -1,6 +1,7 @@
 #include <gpusched/queue/queue_worker.hpp>
 
 #include <gpusched/job_messages.hpp>
+#include <gpusched/sys/job_niceness.hpp>
 
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
@@ -196,6 +197,16 @@ void QueueWorker::admit(TakenJob job)
                       shorten_command(job.command));
         refuse(job.id, *job.untrusted);
         return;
+    }
+    if (const auto nice = job.context ? job.context->request.nice : std::nullopt) {
+        // nice(1) would start it at the worker's own niceness after a warning: not as asked.
+        if (const auto possible = sys::check_niceness(*nice); !possible) {
+            const auto why = fmt::format("--nice {}: {}", *nice, possible.message());
+            spdlog::error("queue job {} refused, never run: {}: {}", job.id, why,
+                          shorten_command(job.command));
+            refuse(job.id, why);
+            return;
+        }
     }
     if (job.context) {
         // Never run elsewhere by accident: a job that cannot have its own directory fails.

@@ -1,6 +1,7 @@
 #include <gpusched/sys/job_spawner.hpp>
 
 #include <gpusched/sys/default_signals.hpp>
+#include <gpusched/sys/job_niceness.hpp>
 #include <gpusched/sys/unique_fd.hpp>
 #include <gpusched/sys/write_all.hpp>
 
@@ -130,8 +131,12 @@ Result<pid_t> JobSpawner::spawn(const std::string& command, char* const* envp, J
     // after the spawn could not promise (and posix_spawn has no attribute for it). nice execs
     // the shell, so the job's pid and process group are the same.
     const std::string nice_increment = std::to_string(place.nice);
-    char* const nice_argv[] = {const_cast<char*>("nice"), const_cast<char*>("-n"),
-                               const_cast<char*>(nice_increment.c_str())};
+    const auto& nice = nice_program();
+    if (place.nice != 0 && !nice) {
+        return Failure{"nice(1) is not on gpusched's PATH", ENOENT};
+    }
+    char* const nice_argv[] = {const_cast<char*>(nice ? nice->c_str() : "nice"),
+                               const_cast<char*>("-n"), const_cast<char*>(nice_increment.c_str())};
     char* const inline_argv[] = {nice_argv[0],
                                  nice_argv[1],
                                  nice_argv[2],
@@ -151,10 +156,8 @@ Result<pid_t> JobSpawner::spawn(const std::string& command, char* const* envp, J
     const mode_t own_umask = place.umask >= 0 ? ::umask(static_cast<mode_t>(place.umask)) : 0;
     pid_t pid = -1;
     char* const* argv = (as_script ? script_argv : inline_argv) + skipped;
-    const int error =
-        place.nice != 0
-            ? posix_spawnp(&pid, "nice", actions, m_attributes.get(), argv, envp)
-            : posix_spawn(&pid, m_shell.c_str(), actions, m_attributes.get(), argv, envp);
+    const int error = posix_spawn(&pid, place.nice != 0 ? nice->c_str() : m_shell.c_str(), actions,
+                                  m_attributes.get(), argv, envp);
     if (place.umask >= 0) {
         ::umask(own_umask);
     }

@@ -151,6 +151,31 @@ TEST(Jobs, NiceOutOfItsBoundsIsRefusedNamingTheOption)
     }
 }
 
+// A niceness below gpusched's needs privilege: without it nice(1) would run the job at ours
+// after a warning in its stderr, so the run is refused first, saying why. And nice(1) is
+// found on gpusched's PATH as an absolute path, or the run is refused.
+TEST(Jobs, ANicenessThatCannotBeGivenIsRefusedBeforeAnyJobRuns)
+{
+    TempDir dir;
+    open_to_everyone(dir.path());
+    const auto ran = (dir / "ran").string();
+    if (const auto user = second_user()) {
+        auto options =
+            as_user(*user, LaunchOptions{{"--gpus", "0", "--nice", "-5"}, "touch " + ran + "\n"});
+        const auto lowered = run(dir, std::move(options));
+        EXPECT_EQ(lowered.exit_status, 255) << lowered.err;
+        EXPECT_NE(lowered.err.find("--nice -5: a niceness below gpusched's own"), std::string::npos)
+            << lowered.err;
+        EXPECT_FALSE(std::filesystem::exists(ran));
+    }
+    const auto unfound =
+        run(dir, {{"--gpus", "0", "--nice", "3"}, "touch " + ran + "\n", {}, {{"PATH", "."}}});
+    EXPECT_EQ(unfound.exit_status, 255) << unfound.err;
+    EXPECT_NE(unfound.err.find("nice(1) is not on gpusched's PATH"), std::string::npos)
+        << unfound.err;
+    EXPECT_FALSE(std::filesystem::exists(ran));
+}
+
 TEST(Jobs, SeveralJobsPerGpuButNeverMore)
 {
     TempDir dir;
