@@ -449,9 +449,14 @@ TEST_F(SqliteQueueFile, ASchema5DatabasesRequestsAreKeptWholeByTheUpgrade)
             "retries = 2 WHERE id = 1; UPDATE meta SET value = '5' WHERE key = 'schema'; "
             "PRAGMA user_version = 5");
     }
+    // Schema 5 made it private once: its owner's chmod since is a choice the upgrade keeps.
+    ::chmod(db_path().c_str(), 0640);
     Database database(db_path(), 1s);
     prepare_sqlite_queue_schema(database);
     EXPECT_EQ(user_version(database), 6);
+    struct stat status {};
+    ASSERT_EQ(::stat(db_path().c_str(), &status), 0);
+    EXPECT_EQ(status.st_mode & 07777, 0640u);
     SqliteQueue queue(database, "default");
     const auto wide = queue.batch_origin(1);
     ASSERT_TRUE(wide);

@@ -27,7 +27,8 @@ namespace {
 // environment (API keys and tokens among it); the upgrade takes the others' bits away once.
 // 6: what a batch's jobs ask of their worker as one value, batches.request (the words of
 // encode_request, include/gpusched/job_request.hpp), in place of batches.gpus, timeout_ms
-// and retries: a per-job option added since changes no table.
+// and retries (left in an upgraded database, unused): a per-job option added since changes
+// no table.
 constexpr int k_schema_version = 6;
 
 // A batch is one submission: its jobs run in its directory, with its environment (NAME=VALUE
@@ -140,8 +141,11 @@ bool has_column(Database& database, std::string_view table, std::string_view col
 }
 
 // Schema 4 and 5 kept what a batch's jobs ask in three columns (NULL: not asked): each
-// batch's become its request's encoding, and the columns go. Told by the columns there, not
-// by the version alone, so that an upgrade cut short is finished by the next.
+// batch's become its request's encoding. The columns stay, read and written by nothing of
+// this version: a worker of the version before, still running when its database is upgraded
+// (it looks at the version when it opens it), would otherwise fail every take, and go on
+// serving the queue while running nothing. Told by the columns there, not by the version
+// alone, so that an upgrade cut short is finished by the next.
 void move_requests_into_one_column(Database& database)
 {
     if (!has_column(database, "batches", "request")) {
@@ -165,9 +169,6 @@ void move_requests_into_one_column(Database& database)
             request.retries = static_cast<unsigned>(asked.integer(3));
         }
         set.bind(1, encode_request(request)).bind(2, asked.integer(0)).run();
-    }
-    for (const auto* column : {"gpus", "timeout_ms", "retries"}) {
-        database.execute(fmt::format("ALTER TABLE batches DROP COLUMN {}", column));
     }
 }
 
@@ -203,7 +204,8 @@ void make_or_upgrade(Database& database)
     if (found && found != std::to_string(k_schema_version)) {
         move_requests_into_one_column(database);
     }
-    if (found && found != std::to_string(k_schema_version)) {
+    // Schema 5 made the files private already: a chmod since is its owner's choice to share.
+    if (found == "1" || found == "2" || found == "3" || found == "4") {
         database.make_private();
     }
     // On the columns an upgrade adds: made once they are there.
