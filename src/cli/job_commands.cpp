@@ -145,8 +145,10 @@ int retry(const JobCommandOptions& options)
         own_jobs(*queue, job_ids_of(options.ids, named_in(*queue)), "queued again", refused);
     for (const auto id : ids) {
         if (const auto queued = queue->retry(id); !queued) {
-            if (queued.kind() == FailureKind::unreachable) {
-                // The store is out of reach: the other jobs would not be queued again either.
+            if (queued.kind() != FailureKind::not_found &&
+                queued.kind() != FailureKind::bad_request) {
+                // Not a refusal of this job but a failure of the store (out of reach, an error
+                // reply): the other jobs would not be queued again either.
                 throw std::runtime_error(queued.message());
             }
             fmt::print(stderr, "{}: job {} not queued again: {}\n", program_name(), id,

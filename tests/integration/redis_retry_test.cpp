@@ -55,13 +55,13 @@ TEST_F(RedisRetry, AJobNotEndedIsABadRequest)
     EXPECT_EQ(retried.message(), "job 1 is queued: only an ended job can be queued again");
 }
 
-TEST_F(RedisRetry, ASignedJobWithoutTheKeyIsRefused)
+TEST_F(RedisRetry, ASignedJobWithoutTheKeyIsRefusedAsABadRequest)
 {
     submit("1", "a signature");
     end_failed("1");
     const auto retried = m_queue.retry(m_client, "1", std::nullopt);
     ASSERT_FALSE(retried.ok());
-    EXPECT_EQ(retried.kind(), FailureKind::refused) << retried.message();
+    EXPECT_EQ(retried.kind(), FailureKind::bad_request) << retried.message();
 }
 
 TEST_F(RedisRetry, AFailedJobIsQueuedAgain)

@@ -39,7 +39,10 @@ Failure error_reply_failure(const RedisReply& reply)
 Failure login_failure(const RedisUrl& url, const RedisReply& reply)
 {
     const auto where = describe_redis_url(url);
-    if (!reply.is_refused()) {
+    // Redis before 6 words a wrong password "ERR invalid password".
+    const bool wrong_password = reply.text.starts_with("WRONGPASS") ||
+                                (reply.is_error() && reply.text.ends_with("invalid password"));
+    if (!reply.is_refused() && !wrong_password) {
         return Failure{fmt::format("{}: {}", where, reply.text)};
     }
     // Trying again would be refused again: say what to change.
@@ -49,7 +52,7 @@ Failure login_failure(const RedisUrl& url, const RedisReply& reply)
                                    "in the URL, redis://:PASSWORD@HOST, or in $REDISCLI_AUTH): {}",
                                    where, reply.text)};
     }
-    if (reply.text.starts_with("WRONGPASS")) {
+    if (wrong_password) {
         return Failure{FailureKind::refused,
                        fmt::format("{}: the server refused the password (a wrong one, or a user "
                                    "that is disabled): {}",

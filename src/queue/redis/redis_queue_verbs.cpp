@@ -489,21 +489,24 @@ Failure retry_refused(const std::string& id, const std::string& why, const std::
     if (why == "unknown") {
         return Failure{FailureKind::not_found, fmt::format("no job {} in {}", id, queue)};
     }
+    // A refusal of the retry as asked (a conflict with the job, as the store sees it): the
+    // command goes on to its other jobs, the page answers 409.
     if (why == "signed") {
-        return Failure{FailureKind::refused,
+        return Failure{FailureKind::bad_request,
                        fmt::format("job {} is signed, and its next attempt must be too: give the "
                                    "key it was submitted with (--key-file)",
                                    id)};
     }
     if (why == "forged") {
-        return Failure{FailureKind::refused,
+        return Failure{FailureKind::bad_request,
                        fmt::format("job {} does not match its signature under this key (unsigned, "
                                    "or changed in Redis since it was signed): not signed again",
                                    id)};
     }
     if (why == "changed") {
         // Another retry got there first: trying again may succeed.
-        return Failure{fmt::format("job {} changed while it was queued again; try again", id)};
+        return Failure{FailureKind::bad_request,
+                       fmt::format("job {} changed while it was queued again; try again", id)};
     }
     if (why.starts_with("skipped:")) {
         return Failure{FailureKind::bad_request,
