@@ -56,12 +56,12 @@ void tell(const std::string& line)
 [[noreturn]] void stop_the_run(RunSigns signs, pid_t scheduler,
                                std::chrono::milliseconds kill_after)
 {
-    using Clock = std::chrono::steady_clock;
-    const auto kill_at = Clock::now() + kill_after;
+    using Steady = std::chrono::steady_clock;
+    const auto kill_at = Steady::now() + kill_after;
     std::set<pid_t> told;        // processes that had their SIGTERM
     std::set<pid_t> told_groups; // groups that had theirs
     for (auto run = find_run_processes(signs); !run.empty(); run = find_run_processes(signs)) {
-        const auto now = Clock::now();
+        const auto now = Steady::now();
         if (now > kill_at + k_give_up_after_kill) {
             tell(fmt::format("gpusched: {} left by the jobs of gpusched {} do not die; "
                              "giving up\n",
