@@ -239,11 +239,11 @@ std::vector<std::string> queued_commands(const std::string& db)
 // own: what it queued is a beginning of its input, whole, in order and once.
 TEST_F(SqliteQueue, AKilledSubmitterLeavesABeginningOfItsInputQueuedOnce)
 {
-    constexpr int k_commands = 400'000;
+    constexpr int k_lines = 400'000;
     const auto input = m_dir / "commands";
     {
         std::ofstream out(input);
-        for (int i = 1; i <= k_commands; ++i) {
+        for (int i = 1; i <= k_lines; ++i) {
             out << "echo " << i << '\n';
         }
     }
@@ -257,7 +257,7 @@ TEST_F(SqliteQueue, AKilledSubmitterLeavesABeginningOfItsInputQueuedOnce)
     submitter.wait();
     ASSERT_TRUE(some_queued);
     const auto commands = queued_commands(db());
-    EXPECT_LT(commands.size(), static_cast<std::size_t>(k_commands)) << "killed too late";
+    EXPECT_LT(commands.size(), static_cast<std::size_t>(k_lines)) << "killed too late";
     for (std::size_t i = 0; i < commands.size(); ++i) {
         ASSERT_EQ(commands[i], fmt::format("echo {}", i + 1));
     }
