@@ -5,6 +5,8 @@
 
 #include <spdlog/spdlog.h>
 
+#include "temp_directory.hpp"
+
 #include <gtest/gtest.h>
 
 #include <sys/resource.h>
@@ -51,11 +53,7 @@ class AttemptRecordsTest : public ::testing::Test {
 protected:
     AttemptRecordsTest()
     {
-        std::string pattern = (fs::temp_directory_path() / "gpusched-records-XXXXXX").string();
-        if (mkdtemp(pattern.data()) == nullptr) {
-            throw std::runtime_error("mkdtemp failed");
-        }
-        m_dir = pattern;
+        m_dir = testing::make_temp_directory("gpusched-records");
         spdlog::set_level(spdlog::level::off);
     }
     ~AttemptRecordsTest() override

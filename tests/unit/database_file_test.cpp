@@ -6,6 +6,8 @@
 #include <gpusched/queue/sqlite/sqlite_queue.hpp>
 #include <gpusched/queue/sqlite/sqlite_queue_backend.hpp>
 
+#include "temp_directory.hpp"
+
 #include <gtest/gtest.h>
 
 #include <chrono>
@@ -46,12 +48,7 @@ TEST(DatabaseFate, TheMessageNamesThePathAndWhatBecameOfIt)
 
 class GoneDatabase : public ::testing::Test {
 protected:
-    void SetUp() override
-    {
-        std::string pattern = (fs::temp_directory_path() / "gpusched-gone-XXXXXX").string();
-        ASSERT_NE(mkdtemp(pattern.data()), nullptr);
-        m_dir = pattern;
-    }
+    void SetUp() override { m_dir = testing::make_temp_directory("gpusched-gone"); }
     void TearDown() override { fs::remove_all(m_dir); }
 
     fs::path db_path() const { return m_dir / "queue.db"; }

@@ -6,6 +6,8 @@
 #include <gpusched/queue/sqlite/worker_presence.hpp>
 
 #include <fmt/format.h>
+#include "temp_directory.hpp"
+
 #include <gtest/gtest.h>
 
 #include <unistd.h>
@@ -25,11 +27,7 @@ using namespace std::chrono_literals;
 
 fs::path new_directory()
 {
-    std::string pattern = (fs::temp_directory_path() / "gpusched-worker-XXXXXX").string();
-    if (mkdtemp(pattern.data()) == nullptr) {
-        throw std::runtime_error("mkdtemp failed");
-    }
-    return pattern;
+    return testing::make_temp_directory("gpusched-worker");
 }
 
 class Worker : public ::testing::Test {

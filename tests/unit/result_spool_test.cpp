@@ -2,6 +2,8 @@
 // not come back, and a live worker's file is never taken from it.
 #include <gpusched/queue/redis/result_spool.hpp>
 
+#include "temp_directory.hpp"
+
 #include <gtest/gtest.h>
 
 #include <fcntl.h>
@@ -22,12 +24,7 @@ namespace fs = std::filesystem;
 
 class SpoolDirectory : public ::testing::Test {
 protected:
-    void SetUp() override
-    {
-        std::string pattern = (fs::temp_directory_path() / "gpusched-spool-XXXXXX").string();
-        ASSERT_NE(mkdtemp(pattern.data()), nullptr);
-        m_dir = pattern;
-    }
+    void SetUp() override { m_dir = testing::make_temp_directory("gpusched-spool"); }
     void TearDown() override { fs::remove_all(m_dir); }
 
     static OwedResult result(std::int64_t id)

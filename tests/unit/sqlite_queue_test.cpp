@@ -4,6 +4,8 @@
 #include <gpusched/queue/sqlite/sqlite_queue.hpp>
 #include <gpusched/queue/sqlite/worker_presence.hpp>
 
+#include "temp_directory.hpp"
+
 #include <gtest/gtest.h>
 
 #include <poll.h>
@@ -27,12 +29,7 @@ using namespace std::chrono_literals;
 
 class SqliteQueueFile : public ::testing::Test {
 protected:
-    void SetUp() override
-    {
-        std::string pattern = (fs::temp_directory_path() / "gpusched-db-XXXXXX").string();
-        ASSERT_NE(mkdtemp(pattern.data()), nullptr);
-        m_dir = pattern;
-    }
+    void SetUp() override { m_dir = testing::make_temp_directory("gpusched-db"); }
     void TearDown() override { fs::remove_all(m_dir); }
 
     fs::path db_path() const { return m_dir / "queue.db"; }

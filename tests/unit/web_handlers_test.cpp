@@ -6,6 +6,8 @@
 #include <gpusched/web/web_handlers.hpp>
 
 #include <fmt/format.h>
+#include "temp_directory.hpp"
+
 #include <gtest/gtest.h>
 
 #include <chrono>
@@ -46,9 +48,7 @@ class WebHandlersTest : public ::testing::Test {
 protected:
     void SetUp() override
     {
-        std::string pattern = (fs::temp_directory_path() / "gpusched-web-XXXXXX").string();
-        ASSERT_NE(mkdtemp(pattern.data()), nullptr);
-        m_dir = pattern;
+        m_dir = testing::make_temp_directory("gpusched-web");
         m_database.emplace(m_dir / "queue.db", 1s);
         queue::prepare_sqlite_queue_schema(*m_database);
         m_queue.emplace(*m_database, "default");
