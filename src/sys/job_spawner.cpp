@@ -130,8 +130,10 @@ Result<pid_t> JobSpawner::spawn(const std::string& command, char* const* envp, J
     // shell and all it starts have it from their first instruction, which a setpriority()
     // after the spawn could not promise (and posix_spawn has no attribute for it). nice execs
     // the shell, so the job's pid and process group are the same.
+    // Looked up only for a job that asks for it: a plain run's first spawn searches no PATH.
+    static const std::optional<std::string> no_nice;
+    const auto& nice = place.nice != 0 ? nice_program() : no_nice;
     const std::string nice_increment = std::to_string(place.nice);
-    const auto& nice = nice_program();
     if (place.nice != 0 && !nice) {
         return Failure{"nice(1) is not on gpusched's PATH", ENOENT};
     }
