@@ -182,8 +182,11 @@ TEST(LockDirectory, RemovedDuringTheRunFailsNoJob)
     Process gpusched(dir,
                      {{"--gpus", "0,1", "--lock-dir", locks.string(), "--fifo", queue.string()}});
     ASSERT_TRUE(eventually([&] { return fs::exists(queue); }));
-    write_file(queue, fmt::format("rm -rf {}; sleep 1; touch {}/first-done\n", locks.string(),
-                                  dir.path().string()));
+    // The run writes job 1's lease record just after starting it: the job waits for the
+    // record, or the run would only make the directory anew when it writes it.
+    write_file(queue, fmt::format("until [ -n \"$(ls -A {0})\" ]; do sleep 0.05; done; rm -rf {0}; "
+                                  "sleep 1; touch {1}/first-done\n",
+                                  locks.string(), dir.path().string()));
     ASSERT_TRUE(eventually([&] { return !fs::exists(locks); }));
     write_file(queue, "true\n"); // GPU 1 has had no job yet: it needs a lease now
     ASSERT_TRUE(eventually([&] { return has(gpusched.err_so_far(), "job 2 "); }));
