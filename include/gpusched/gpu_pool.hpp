@@ -1,6 +1,7 @@
 #pragma once
 
 #include <cstddef>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -47,7 +48,12 @@ public:
     std::size_t room_for(std::size_t gpus_per_job) const;
     // `count` distinct usable GPUs with room for one more job each, or nothing if there are not
     // that many. GPUs in `avoid` (where the job just failed) are passed over if others will do.
-    std::optional<GpuSlots> acquire(std::size_t count = 1, const GpuSlots& avoid = {});
+    // With `room`, it says which GPUs have room (memory, not slots: the Placement's rule), of
+    // those usable, leased by no other process and not paused.
+    std::optional<GpuSlots> acquire(std::size_t count = 1, const GpuSlots& avoid = {},
+                                    const std::function<bool(GpuSlot)>& room = {});
+    // Usable, leased by no other process and not paused: it may take a job if it has room.
+    bool open(GpuSlot slot) const;
     // Releasing a GPU that holds no job is a logic error: the count would go wrong and hand
     // one GPU to too many jobs.
     void release(const GpuSlots& slots);

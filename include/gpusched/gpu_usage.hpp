@@ -11,12 +11,20 @@
 
 namespace gpusched {
 
+// A process computing on a GPU, and the GPU memory it uses there (bytes; 0 where the driver
+// does not tell).
+struct ComputeProcess {
+    int pid = 0;
+    std::uint64_t used_memory = 0;
+    bool operator==(const ComputeProcess&) const = default;
+};
+
 // What NVML tells of one GPU: memory in use and the processes computing on it; how busy and
 // how warm it is, where the driver tells (a MIG instance has neither).
 struct GpuUsage {
     std::uint64_t used_memory = 0;  // bytes
     std::uint64_t total_memory = 0; // bytes
-    std::vector<int> compute_pids;
+    std::vector<ComputeProcess> processes;
     std::optional<unsigned> utilization_percent{}; // of the last sample period
     std::optional<unsigned> temperature_celsius{};
 };
@@ -34,8 +42,8 @@ public:
     virtual UsageReport usage(const std::vector<std::string>& ids) = 0;
 };
 
-// The usage probe's report ("ID\tUSED\tTOTAL\tPID,PID\tUTIL\tTEMP" per line, "-" for what
-// the driver does not tell, or "error: WHY") and back.
+// The usage probe's report ("ID\tUSED\tTOTAL\tPID:BYTES,PID:BYTES\tUTIL\tTEMP" per line, "-"
+// for what the driver does not tell, or "error: WHY") and back.
 std::string format_usage(const UsageReport& report);
 UsageReport parse_usage(std::string_view text);
 

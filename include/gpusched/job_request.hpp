@@ -4,6 +4,7 @@
 
 #include <chrono>
 #include <cstddef>
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -11,9 +12,9 @@
 namespace gpusched {
 
 // What a job asks of whoever runs it, over that runner's own options: a queued job asks its
-// worker (`submit --gpus-per-job`, `--timeout`, `--retries`, `--nice`); nothing asked: the
-// worker's. One value, carried from the command line through a store to the GPU that runs
-// the job, in one encoding (encode_request). A job's label and the jobs it waits for are not
+// worker (`submit --gpus-per-job`, `--mem`, `--timeout`, `--retries`, `--nice`); nothing
+// asked: the worker's. One value, carried from the command line through a store to the GPU that
+// runs the job, in one encoding (encode_request). A job's label and the jobs it waits for are not
 // part of it: they are the queue's to keep, which indexes them to find jobs by label and to
 // release the waiting (docs/design/placement.md).
 struct JobRequest {
@@ -25,6 +26,10 @@ struct JobRequest {
     // The job's CPU priority, as nice(1) takes it: higher is kinder to the machine's other
     // work. Raising it needs no privilege; lowering it below the runner's needs CAP_SYS_NICE.
     std::optional<int> nice{};
+    // The GPU memory the job needs on each of its GPUs, in bytes (--mem): a GPU takes it while
+    // that much is left (Placement). Nothing: it has each GPU to itself, or its slot of
+    // --jobs-per-gpu.
+    std::optional<std::uint64_t> memory{};
     bool operator==(const JobRequest&) const = default;
 };
 
@@ -36,18 +41,23 @@ constexpr unsigned k_most_request_retries = 1'000'000;
 // What a runner gives a job that asks nothing of it.
 struct RunnerDefaults {
     std::size_t gpus = 1;
+    std::optional<std::uint64_t> memory{};
 };
 
-// The GPUs a job takes where the runner's default is `defaults`.
+// The GPUs a job takes where the runner's default is `defaults`, and the memory it needs on
+// each.
 std::size_t gpus_wanted(const JobRequest& request, const RunnerDefaults& defaults);
+std::optional<std::uint64_t> memory_wanted(const JobRequest& request,
+                                           const RunnerDefaults& defaults);
 
 // The one rule of whether a runner that has `gpus` GPUs could ever start the job, however
 // long it waited: the SQLite take, the Redis worker, the scheduler and `submit`'s warning
 // all ask it.
 bool can_ever_run(const JobRequest& request, std::size_t gpus, const RunnerDefaults& defaults);
 
-// Each field `request` asks for, as ` gpus=2 timeout=5000 retries=1 nice=10` (a space before
-// each word, milliseconds for the timeout; "" when nothing is asked): the one encoding of a
+// Each field `request` asks for, as ` gpus=2 timeout=5000 retries=1 nice=10 mem=21474836480`
+// (a space before each word, milliseconds for the timeout, bytes for the memory; "" when
+// nothing is asked): the one encoding of a
 // request, in the SQLite queue's batches.request and in a Redis job's context. Version 1 of
 // it. A later version only adds words, and decode_request refuses a word it does not know, so
 // that a job asking for what an older worker cannot give is refused there, never run without

@@ -1,5 +1,6 @@
 #pragma once
 
+#include <gpusched/gpu_memory.hpp>
 #include <gpusched/gpu_pool.hpp>
 #include <gpusched/gpu_samples.hpp>
 #include <gpusched/job_request.hpp>
@@ -8,6 +9,7 @@
 
 #include <chrono>
 #include <cstddef>
+#include <cstdint>
 #include <functional>
 #include <map>
 #include <optional>
@@ -41,6 +43,20 @@ struct LeaseAnswer {
     bool taken() const { return refused.empty(); }
 };
 
+// What a job asks of the pool: distinct GPUs, and the memory it needs on each (nothing: each
+// GPU whole, or its slot of --jobs-per-gpu where the user gave it).
+struct GpuNeed {
+    std::size_t gpus = 1;
+    std::optional<std::uint64_t> memory{};
+};
+
+// GPUs placed for one job until released: its memory is promised to it there.
+struct Allocation {
+    AllocationId id = 0;
+    GpuSlots gpus;
+    std::optional<std::uint64_t> memory{};
+};
+
 // What a GPU holds, as far as this run can tell: for the log, the status, the tests.
 struct GpuHolding {
     unsigned jobs = 0;   // our jobs on it (and ended ones whose leftovers still run there)
@@ -50,10 +66,18 @@ struct GpuHolding {
     bool leased = false; // its host-wide lease is ours
     bool leased_elsewhere = false;       // another process holds its lease: we wait
     std::optional<LeaseTaker> handed_to; // handed over at a job boundary, until ours again
+    // Its memory, once a look has read it: its total, what is in use by anyone, what our
+    // jobs were promised, and what a new job can be promised now.
+    std::optional<std::uint64_t> memory_total{};
+    std::uint64_t memory_used = 0;
+    std::uint64_t memory_reserved = 0;
+    std::optional<std::uint64_t> memory_available{};
 };
 
 // Where a job runs: the one collaborator that owns the choice of GPUs. It holds the pool
-// (jobs per GPU, each GPU's load), what keeps a GPU from taking a job (busy with someone
+// (jobs per GPU, each GPU's load), each GPU's memory and what is promised of it (a
+// GpuMemoryLedger: a job that asks for memory goes where that much is left, beside others),
+// what keeps a GPU from taking a job (busy with someone
 // else's work, paused, leased by another process), the host-wide leases through a
 // LeaseTable, their hand-over at job boundaries and the fair-share numbers it hands over by
 // (the GPU-seconds our jobs used), and the busy-GPU samples through GpuSamples. It answers
@@ -72,6 +96,12 @@ public:
 
     explicit Placement(GpuPool pool);
 
+    // Whether the user gave the pool's jobs per GPU (--jobs-per-gpu). Given, it caps every
+    // GPU's jobs, and a job that asks for no memory shares its GPU by that count. Not given
+    // (one job per GPU), jobs that ask for memory share a GPU while they fit, however many,
+    // and one that asks for none has its GPU to itself.
+    void set_jobs_per_gpu_given(bool given) { m_jobs_per_gpu_given = given; }
+
     // The leases (none with --no-lock) and the samples (none without --skip-busy). Not
     // owned: each outlives its use here, or is unset (nullptr) first.
     void use_leases(LeaseTable* leases) { m_leases = leases; }
@@ -80,16 +110,19 @@ public:
 
     const GpuPool& pool() const { return m_pool; }
 
-    // Where a request for `gpus` distinct GPUs can start now: they are its (one more job on
-    // each) until release(); nothing while fewer GPUs have room. GPUs in `avoid` (where the
-    // job just failed) are passed over if others will do.
-    std::optional<GpuSlots> acquire(std::size_t gpus, const GpuSlots& avoid = {})
-    {
-        return m_pool.acquire(gpus, avoid);
-    }
-    void release(const GpuSlots& slots) { m_pool.release(slots); }
-    bool can_take(std::size_t gpus) const { return m_pool.can_take(gpus); }
-    std::size_t room_for(std::size_t gpus_per_job) const { return m_pool.room_for(gpus_per_job); }
+    // Where a job can start now: GPUs that are its (one more job on each, its memory promised
+    // there) until release(); nothing while fewer GPUs have room. A job asking for memory
+    // waits for the first look at the GPUs' memory; one asking for more than a GPU has
+    // takes a GPU alone. GPUs in `avoid` (where the job just failed) are passed over if
+    // others will do.
+    std::optional<Allocation> acquire(const GpuNeed& need, const GpuSlots& avoid = {});
+    void release(const Allocation& allocation);
+    bool can_take(const GpuNeed& need) const;
+    // How many jobs of this need could start now, one after another.
+    std::size_t room_for(const GpuNeed& need) const;
+    // Some GPU has memory left that a job asking for memory could have now: a queue worker
+    // whose own jobs ask for none still takes the queued jobs that ask for memory.
+    bool has_memory_room() const;
     // Whether it could ever start here, however long it waited (can_ever_run over the pool).
     bool can_ever_start(const JobRequest& request, const RunnerDefaults& defaults) const
     {
@@ -136,13 +169,28 @@ public:
 
     // What the samples found since last asked: GPUs that became busy with someone else's
     // work or free again, to be set (set_usable) one by one. When `wants_gpus` is false no
-    // GPU would get a job, and the look under way is stopped.
-    std::vector<std::pair<GpuSlot, bool>> take_sample_changes(bool wants_gpus);
+    // GPU would get a job, and the look under way is stopped. The memory the samples read
+    // goes to the ledger, our jobs' processes told by `owner_of`.
+    std::vector<std::pair<GpuSlot, bool>>
+    take_sample_changes(bool wants_gpus, const GpuSamples::OwnerOf& owner_of = {});
+    // A look at the GPUs' memory is wanted: a job that asks for memory runs or waits.
+    bool memory_wanted(bool memory_jobs_wait) const;
+    const GpuMemoryLedger& memory() const { return m_memory; }
 
 private:
     void hand_over_at_boundary(const GpuSlots& gpus, Clock::time_point now, LeaseAnswer& answer);
+    // Whether `slot` has room now for a job that needs `memory` there.
+    bool memory_fits(GpuSlot slot, std::uint64_t memory) const;
+    unsigned memory_jobs_cap() const;
 
     GpuPool m_pool;
+    GpuMemoryLedger m_memory;
+    bool m_jobs_per_gpu_given = true;
+    // Per GPU: its memory cannot be read (no NVML, or NVML does not know it): a job that asks
+    // for memory has it to itself.
+    std::vector<bool> m_memory_unreadable;
+    std::size_t m_memory_holds = 0; // allocations that asked for memory, not yet released
+    AllocationId m_next_allocation = 1;
     LeaseTable* m_leases = nullptr;
     GpuSamples* m_samples = nullptr;
     std::string m_waiting_for;

@@ -1,5 +1,6 @@
 #pragma once
 
+#include <gpusched/gpu_memory.hpp>
 #include <gpusched/job.hpp>
 #include <gpusched/process_table.hpp>
 
@@ -17,6 +18,7 @@ struct RunningJob {
     JobId id = 0;
     unsigned attempt = 1;
     GpuSlots slots;
+    AllocationId allocation = 0; // its Placement's, whose memory its processes use
     std::string gpu; // its GPU ids, comma-separated as in CUDA_VISIBLE_DEVICES
     std::string command;
     bool replayable = false; // its input can give it again (see Command)

@@ -21,6 +21,7 @@ namespace gpusched {
 struct StartJob {
     Command command;
     GpuSlots gpus;
+    AllocationId allocation = 0; // the Placement's, for what the job's processes use
 };
 struct SignalRunningJobs {
     int signal = 0;
@@ -71,6 +72,9 @@ struct SchedulerOptions {
     // Distinct GPUs each job gets (a queued job may ask for its own). Jobs start in input
     // order: one waiting for its GPUs is never overtaken by a later one.
     std::size_t gpus_per_job = 1;
+    // GPU memory each job needs on each of its GPUs (--mem; a queued job may ask for its
+    // own): nothing, each GPU whole (or its --jobs-per-gpu slot).
+    std::optional<std::uint64_t> memory{};
     HaltPolicy halt;
     // Take a command only when it can start at once (a queue worker: what it takes, no other
     // worker can run, so it takes nothing it cannot start). read_ahead is then ignored.
@@ -118,6 +122,11 @@ public:
     std::vector<Action> on_gpu_usable(GpuSlot gpu, bool usable);
     // The queue a worker serves paused a GPU (no new job starts there) or resumed it.
     std::vector<Action> on_gpu_paused(GpuSlot gpu, bool paused);
+    // A look read the GPUs' memory (Placement::take_sample_changes): a job waiting for memory
+    // may fit now.
+    std::vector<Action> on_memory_read();
+    // The job at the head of the queue asks for memory and waits for it.
+    bool memory_job_waits() const;
     // A running job is to be stopped for good (`gpusched cancel`): however it ends, it is
     // not tried again, and it counts as cancelled (even when a stop of the run follows).
     void on_job_cancelled(JobId job);
@@ -159,7 +168,7 @@ private:
     enum class Phase { running, draining, halting_soon, halting_now, stopping };
 
     struct Running {
-        GpuSlots gpus;
+        Allocation allocation;
         Command command;
         bool cancelled = false;
     };
@@ -172,7 +181,8 @@ private:
     bool has_processes() const { return !m_running.empty() || !m_lingering.empty(); }
     std::vector<Action> start_what_fits();
     // What a command asks for itself, else the options'.
-    std::size_t gpus_of(const Command& command) const;
+    GpuNeed need_of(const Command& command) const;
+    GpuNeed default_need() const { return {m_options.gpus_per_job, m_options.memory}; }
     unsigned retries_of(const Command& command) const;
     void check_halt(std::vector<Action>& actions);
 
@@ -183,7 +193,7 @@ private:
     std::unordered_map<JobId, Running> m_running;
     // Ended attempts whose GPUs leftovers still hold, by job and attempt: a retry may end the
     // same way while the first attempt's leftovers run.
-    std::map<std::pair<JobId, unsigned>, GpuSlots> m_lingering;
+    std::map<std::pair<JobId, unsigned>, Allocation> m_lingering;
     JobCounts m_counts;
     Phase m_phase = Phase::running;
     int m_stop_signal = 0;

@@ -103,8 +103,10 @@ int run_gpus(const GpusOptions& options)
             entry["utilization_percent"] = known(found->second.utilization_percent);
             entry["temperature_celsius"] = known(found->second.temperature_celsius);
             entry["processes"] = Json::array();
-            for (const int pid : found->second.compute_pids) {
-                entry["processes"].push_back({{"pid", pid}, {"command", command_of(pid)}});
+            for (const auto& process : found->second.processes) {
+                entry["processes"].push_back({{"pid", process.pid},
+                                              {"command", command_of(process.pid)},
+                                              {"memory_used_mib", process.used_memory / k_mib}});
             }
         }
         listed.push_back(std::move(entry));

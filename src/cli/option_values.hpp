@@ -4,6 +4,7 @@
 #include <gpusched/errors.hpp>
 #include <gpusched/gpu_discovery.hpp>
 #include <gpusched/job_request.hpp>
+#include <gpusched/memory_size.hpp>
 #include <gpusched/number_checks.hpp>
 #include <gpusched/parse_number.hpp>
 
@@ -57,6 +58,21 @@ inline CLI::Validator whole_number_check(std::uint64_t least, std::uint64_t most
     return CLI::Validator(
         [least, most](std::string& value) -> std::string {
             const auto parsed = parse_whole_number(value, least, most);
+            if (!parsed) {
+                return parsed.message();
+            }
+            value = std::to_string(*parsed);
+            return {};
+        },
+        "");
+}
+
+// The check of --mem: a size with its unit (20G, 8000M), handed to CLI11 as bytes.
+inline CLI::Validator memory_check()
+{
+    return CLI::Validator(
+        [](std::string& value) -> std::string {
+            const auto parsed = parse_memory_size(value);
             if (!parsed) {
                 return parsed.message();
             }

@@ -114,6 +114,7 @@ void add_run_options(CLI::App& app, RunOptions& options, bool for_worker)
     app.add_option("--jobs-per-gpu", options.jobs_per_gpu,
                    "Run up to K jobs at once on each GPU; the least loaded GPU gets the next job")
         ->transform(whole_number_check(1, k_most_jobs_per_gpu))
+        ->each([&options](const std::string&) { options.jobs_per_gpu_given = true; })
         ->type_name("K")
         ->group(k_gpus_group)
         ->capture_default_str()
@@ -126,6 +127,13 @@ void add_run_options(CLI::App& app, RunOptions& options, bool for_worker)
         ->group(k_gpus_group)
         ->capture_default_str()
         ->envname("GPUSCHED_GPUS_PER_JOB");
+    app.add_option("--mem", options.memory,
+                   "Each job needs SIZE of GPU memory (20G, 8000M): a GPU takes jobs while their "
+                   "needs fit in its free memory, several at once (a queued job may ask its own)")
+        ->transform(memory_check())
+        ->type_name("SIZE")
+        ->group(k_gpus_group)
+        ->envname("GPUSCHED_MEM");
     app.add_flag("--uuid", options.uuid,
                  "Give jobs GPU UUIDs instead of indices (GPU indices in --gpus are mapped too)")
         ->envname("GPUSCHED_UUID")
@@ -261,6 +269,7 @@ SchedulerOptions scheduler_options(const RunOptions& options, std::size_t gpus)
     scheduler.read_ahead = std::max(k_min_read_ahead, 2 * gpus * options.jobs_per_gpu);
     scheduler.retries = options.retries;
     scheduler.gpus_per_job = options.gpus_per_job;
+    scheduler.memory = options.memory;
     scheduler.halt = value_or_usage_error(HaltPolicy::parse(options.halt));
     return scheduler;
 }
@@ -279,10 +288,11 @@ sys::RunnerOptions runner_options(const RunOptions& options)
                                                              : sys::OutputFiles::Info::left_out);
     }
     runner.tag = options.tag;
+    // Looked at only while an answer could change where a job goes: with --skip-busy, or
+    // while a job that asks for memory (its own or --mem) runs or waits.
+    runner.usage_probe = sys::usage_probe_command(to_milliseconds(options.probe_timeout_seconds));
     if (options.skip_busy) {
-        runner.usage_probe =
-            sys::usage_probe_command(to_milliseconds(options.probe_timeout_seconds));
-        runner.busy_rule.max_used_mib = options.max_used_mib;
+        runner.busy_rule = BusyRule{options.max_used_mib};
         runner.recheck = to_milliseconds(options.recheck_seconds);
     }
     if (options.joblog && !options.dry_run) {
@@ -349,8 +359,9 @@ int run_jobs(RunOptions& options, const InputFactory& make_input,
     }
     spdlog::debug("GPUs: {}; shell {}; reading up to {} ahead", fmt::join(gpu_ids, ", "),
                   options.shell, counted(scheduler_settings.read_ahead, "command"));
-    Scheduler scheduler(GpuPool(std::move(gpu_ids), options.jobs_per_gpu),
-                        std::move(scheduler_settings));
+    Placement placement(GpuPool(std::move(gpu_ids), options.jobs_per_gpu));
+    placement.set_jobs_per_gpu_given(options.jobs_per_gpu_given);
+    Scheduler scheduler(std::move(placement), std::move(scheduler_settings));
     auto runner_settings = runner_options(options);
     if (leases) {
         leases->set_share(options.share);

@@ -37,7 +37,9 @@ struct RunOptions {
     bool progress = false;
     bool no_progress = false;
     unsigned jobs_per_gpu = 1;
+    bool jobs_per_gpu_given = false; // by --jobs-per-gpu or its variable: it caps --mem's jobs
     unsigned gpus_per_job = 1;
+    std::optional<std::uint64_t> memory; // --mem, in bytes
     bool uuid = false;
     bool skip_busy = false;
     std::optional<std::uint64_t> max_used_mib;

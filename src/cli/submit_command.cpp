@@ -123,6 +123,14 @@ void add_job_options(CLI::App& submit, SubmitOptions& options)
         ->type_name("N")
         ->group(group);
     submit
+        .add_option("--mem", options.memory,
+                    "Each job needs SIZE of GPU memory on each of its GPUs (20G, 8000M): its "
+                    "worker runs it beside other jobs while they fit (default: the worker's "
+                    "--mem)")
+        ->transform(memory_check())
+        ->type_name("SIZE")
+        ->group(group);
+    submit
         .add_option("--timeout", options.timeout_seconds,
                     "How long each job may run (90m, 2h, 1d, or seconds) before SIGTERM, then "
                     "SIGKILL after the worker's --kill-after; it counts as failed (default: the "
@@ -216,6 +224,7 @@ int submit(const SubmitOptions& options)
     settings.context.whole_environment = choice.whole;
     auto& asked = settings.context.request;
     asked.gpus = options.gpus_per_job;
+    asked.memory = options.memory;
     if (options.timeout_seconds) {
         asked.timeout = to_milliseconds(*options.timeout_seconds);
     }

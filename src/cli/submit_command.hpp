@@ -4,6 +4,7 @@
 
 #include <CLI/App.hpp>
 
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <vector>
@@ -23,6 +24,7 @@ struct SubmitOptions {
     // What each job asks of its worker, over the worker's options; and the label the jobs go
     // by, usable in place of their ids.
     std::optional<std::size_t> gpus_per_job;
+    std::optional<std::uint64_t> memory; // bytes
     std::optional<double> timeout_seconds;
     std::optional<unsigned> retries;
     std::optional<int> nice;

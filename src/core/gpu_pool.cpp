@@ -32,10 +32,15 @@ std::string GpuPool::ids_of(const GpuSlots& slots) const
     return joined;
 }
 
+bool GpuPool::open(GpuSlot slot) const
+{
+    const auto& gpu = m_gpus.at(slot);
+    return gpu.usable && !gpu.leased_elsewhere && !gpu.paused;
+}
+
 bool GpuPool::has_room(GpuSlot slot) const
 {
-    const auto& gpu = m_gpus[slot];
-    return gpu.usable && !gpu.leased_elsewhere && !gpu.paused && gpu.load < m_jobs_per_gpu;
+    return open(slot) && m_gpus[slot].load < m_jobs_per_gpu;
 }
 
 bool GpuPool::can_take(std::size_t count) const
@@ -73,11 +78,12 @@ std::size_t GpuPool::room_for(std::size_t gpus_per_job) const
     return jobs;
 }
 
-std::optional<GpuSlots> GpuPool::acquire(std::size_t count, const GpuSlots& avoid)
+std::optional<GpuSlots> GpuPool::acquire(std::size_t count, const GpuSlots& avoid,
+                                         const std::function<bool(GpuSlot)>& room)
 {
     GpuSlots candidates;
     for (GpuSlot slot = 0; slot < m_gpus.size(); ++slot) {
-        if (has_room(slot)) {
+        if (room ? open(slot) && room(slot) : has_room(slot)) {
             candidates.push_back(slot);
         }
     }

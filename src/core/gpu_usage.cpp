@@ -36,9 +36,13 @@ std::string format_usage(const UsageReport& report)
     }
     std::string text;
     for (const auto& [id, usage] : report.gpus) {
+        std::string processes;
+        for (const auto& process : usage.processes) {
+            processes += fmt::format("{}{}:{}", processes.empty() ? "" : ",", process.pid,
+                                     process.used_memory);
+        }
         text += fmt::format("{}\t{}\t{}\t{}\t{}\t{}\n", id, usage.used_memory, usage.total_memory,
-                            fmt::join(usage.compute_pids, ","),
-                            optional_field(usage.utilization_percent),
+                            processes, optional_field(usage.utilization_percent),
                             optional_field(usage.temperature_celsius));
     }
     return text;
@@ -63,11 +67,15 @@ UsageReport parse_usage(std::string_view text)
         GpuUsage usage{used.value_or(0), total.value_or(0), {}};
         valid = valid && parse_optional_field(fields[4], usage.utilization_percent) &&
                 parse_optional_field(fields[5], usage.temperature_celsius);
-        for (const auto pid : valid && !fields[3].empty() ? split(fields[3], ',')
-                                                          : std::vector<std::string_view>{}) {
-            const auto value = parse_number<int>(pid);
-            valid = valid && value;
-            usage.compute_pids.push_back(value.value_or(0));
+        for (const auto process : valid && !fields[3].empty() ? split(fields[3], ',')
+                                                              : std::vector<std::string_view>{}) {
+            const auto colon = process.find(':');
+            const auto pid = parse_number<int>(process.substr(0, colon));
+            const auto memory = colon == std::string_view::npos
+                                    ? std::nullopt
+                                    : parse_number<std::uint64_t>(process.substr(colon + 1));
+            valid = valid && pid && memory;
+            usage.processes.push_back({pid.value_or(0), memory.value_or(0)});
         }
         if (!valid) {
             return UsageReport{{}, fmt::format("the usage probe answered '{}'", line)};

@@ -1,5 +1,7 @@
 #include <gpusched/job_request.hpp>
 
+#include <gpusched/memory_size.hpp>
+
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -11,6 +13,12 @@ namespace gpusched {
 std::size_t gpus_wanted(const JobRequest& request, const RunnerDefaults& defaults)
 {
     return request.gpus.value_or(defaults.gpus);
+}
+
+std::optional<std::uint64_t> memory_wanted(const JobRequest& request,
+                                           const RunnerDefaults& defaults)
+{
+    return request.memory ? request.memory : defaults.memory;
 }
 
 bool can_ever_run(const JobRequest& request, std::size_t gpus, const RunnerDefaults& defaults)
@@ -32,6 +40,9 @@ std::string encode_request(const JobRequest& request)
     }
     if (request.nice) {
         words += fmt::format(" nice={}", *request.nice);
+    }
+    if (request.memory) {
+        words += fmt::format(" mem={}", *request.memory);
     }
     return words;
 }
@@ -68,6 +79,8 @@ bool apply_word(std::string_view name, std::string_view value, JobRequest& reque
         request.timeout = std::chrono::milliseconds(number);
     } else if (name == "retries" && number <= k_most_request_retries) {
         request.retries = static_cast<unsigned>(number);
+    } else if (name == "mem" && number > 0 && number <= k_most_job_memory) {
+        request.memory = number;
     } else {
         return false;
     }

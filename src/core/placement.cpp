@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <functional>
 #include <limits>
 
 namespace gpusched {
@@ -14,8 +16,130 @@ double seconds_of(Placement::Clock::time_point time)
 
 } // namespace
 
-Placement::Placement(GpuPool pool) : m_pool(std::move(pool)), m_record_stale(m_pool.size(), false)
+Placement::Placement(GpuPool pool)
+    : m_pool(std::move(pool)), m_memory(m_pool.size()), m_memory_unreadable(m_pool.size(), false),
+      m_record_stale(m_pool.size(), false)
 {
+}
+
+// Without --jobs-per-gpu, jobs that ask for memory are as many on a GPU as fit: the bound is
+// that of the option itself.
+unsigned Placement::memory_jobs_cap() const
+{
+    constexpr unsigned k_most_jobs_on_a_gpu = 1000;
+    return m_jobs_per_gpu_given ? m_pool.jobs_per_gpu() : k_most_jobs_on_a_gpu;
+}
+
+bool Placement::memory_fits(GpuSlot slot, std::uint64_t memory) const
+{
+    if (m_pool.load(slot) >= memory_jobs_cap()) {
+        return false;
+    }
+    if (m_memory_unreadable[slot]) {
+        return m_memory.holds_none(slot); // cannot be shared safely: the GPU whole
+    }
+    const auto total = m_memory.total(slot);
+    if (!total) {
+        return false; // until the first look
+    }
+    if (memory > *total) {
+        return m_memory.holds_none(slot); // more than it has: alone, as without --mem
+    }
+    return m_memory.available(slot).value_or(0) >= memory;
+}
+
+std::optional<Allocation> Placement::acquire(const GpuNeed& need, const GpuSlots& avoid)
+{
+    std::optional<GpuSlots> gpus;
+    if (need.memory) {
+        const auto memory = *need.memory;
+        gpus = m_pool.acquire(need.gpus, avoid,
+                              [this, memory](GpuSlot slot) { return memory_fits(slot, memory); });
+    } else {
+        gpus = m_pool.acquire(need.gpus, avoid);
+    }
+    if (!gpus) {
+        return std::nullopt;
+    }
+    Allocation allocation{m_next_allocation++, std::move(*gpus), need.memory};
+    for (const auto slot : allocation.gpus) {
+        const auto total = m_memory.total(slot);
+        const bool unshared =
+            m_memory_unreadable[slot] || (need.memory && total && *need.memory > *total);
+        if (need.memory && !unshared) {
+            m_memory.reserve(slot, allocation.id, need.memory);
+        } else if (need.memory || !m_jobs_per_gpu_given) {
+            m_memory.reserve(slot, allocation.id, std::nullopt); // the whole GPU
+        } else {
+            m_memory.reserve(slot, allocation.id, 0); // its slot: counted at what it uses
+        }
+    }
+    m_memory_holds += need.memory ? 1 : 0;
+    return allocation;
+}
+
+void Placement::release(const Allocation& allocation)
+{
+    m_pool.release(allocation.gpus);
+    for (const auto slot : allocation.gpus) {
+        m_memory.release(slot, allocation.id);
+    }
+    m_memory_holds -= allocation.memory ? 1 : 0;
+}
+
+bool Placement::can_take(const GpuNeed& need) const
+{
+    return room_for(need) > 0;
+}
+
+std::size_t Placement::room_for(const GpuNeed& need) const
+{
+    if (!need.memory) {
+        return m_pool.room_for(need.gpus);
+    }
+    if (need.gpus == 0) {
+        return 0;
+    }
+    // Jobs of this need one after another, each on the GPUs with the most room left.
+    std::vector<std::size_t> room;
+    for (GpuSlot slot = 0; slot < m_pool.size(); ++slot) {
+        if (!m_pool.open(slot) || !memory_fits(slot, *need.memory)) {
+            continue;
+        }
+        const auto by_count = memory_jobs_cap() - m_pool.load(slot);
+        const auto available = m_memory.available(slot);
+        const bool whole = m_memory_unreadable[slot] || !available ||
+                           *need.memory > m_memory.total(slot).value_or(0);
+        room.push_back(whole ? 1 : std::min<std::size_t>(by_count, *available / *need.memory));
+    }
+    std::size_t jobs = 0;
+    while (room.size() >= need.gpus) {
+        std::sort(room.begin(), room.end(), std::greater<>());
+        if (room[need.gpus - 1] == 0) {
+            break;
+        }
+        for (std::size_t i = 0; i < need.gpus; ++i) {
+            --room[i];
+        }
+        ++jobs;
+    }
+    return jobs;
+}
+
+bool Placement::has_memory_room() const
+{
+    for (GpuSlot slot = 0; slot < m_pool.size(); ++slot) {
+        if (m_pool.open(slot) && !m_memory_unreadable[slot] &&
+            m_pool.load(slot) < memory_jobs_cap() && m_memory.available(slot).value_or(0) > 0) {
+            return true;
+        }
+    }
+    return false;
+}
+
+bool Placement::memory_wanted(bool memory_jobs_wait) const
+{
+    return memory_jobs_wait || m_memory_holds > 0;
 }
 
 GpuHolding Placement::holding(GpuSlot slot) const
@@ -27,7 +151,12 @@ GpuHolding Placement::holding(GpuSlot slot) const
     holding.leased_elsewhere = m_pool.leased_elsewhere(slot);
     holding.leased = m_leases != nullptr && m_leases->held(slot);
     const bool takes_jobs = holding.usable && !holding.paused && !holding.leased_elsewhere;
-    holding.room = takes_jobs ? m_pool.jobs_per_gpu() - holding.jobs : 0;
+    holding.room =
+        takes_jobs ? m_pool.jobs_per_gpu() - std::min(holding.jobs, m_pool.jobs_per_gpu()) : 0;
+    holding.memory_total = m_memory.total(slot);
+    holding.memory_used = m_memory.used(slot);
+    holding.memory_reserved = m_memory.reserved(slot);
+    holding.memory_available = m_memory.available(slot);
     if (const auto handed = m_handed_to.find(slot); handed != m_handed_to.end()) {
         holding.handed_to = handed->second;
     }
@@ -170,13 +299,23 @@ double Placement::gpu_seconds_used(Clock::time_point now) const
            (static_cast<double>(m_running_gpus) * seconds_of(now) - m_running_starts);
 }
 
-std::vector<std::pair<GpuSlot, bool>> Placement::take_sample_changes(bool wants_gpus)
+std::vector<std::pair<GpuSlot, bool>>
+Placement::take_sample_changes(bool wants_gpus, const GpuSamples::OwnerOf& owner_of)
 {
     if (m_samples == nullptr) {
         return {};
     }
     if (!wants_gpus) {
         m_samples->stop();
+    }
+    if (auto look = m_samples->take_memory(owner_of)) {
+        for (GpuSlot slot = 0; slot < m_pool.size() && slot < look->gpus.size(); ++slot) {
+            const auto& reading = look->gpus[slot];
+            m_memory_unreadable[slot] = !reading;
+            if (reading) {
+                m_memory.observe(slot, *reading);
+            }
+        }
     }
     return m_samples->take_changes([this](GpuSlot slot) { return m_pool.load(slot) > 0; });
 }

@@ -34,7 +34,8 @@ bool Scheduler::wants_input() const
         return false;
     }
     if (m_options.only_when_free) {
-        return m_queue.empty() && m_placement.can_take(m_options.gpus_per_job);
+        return m_queue.empty() &&
+               (m_placement.can_take(default_need()) || m_placement.has_memory_room());
     }
     return m_queue.size() < m_options.read_ahead;
 }
@@ -45,15 +46,18 @@ std::size_t Scheduler::commands_wanted() const
         return 0;
     }
     if (m_options.only_when_free) {
-        return m_placement.room_for(m_options.gpus_per_job);
+        return std::max<std::size_t>(m_placement.room_for(default_need()),
+                                     m_placement.has_memory_room() ? 1 : 0);
     }
     return m_options.read_ahead - m_queue.size();
 }
 
-std::size_t Scheduler::gpus_of(const Command& command) const
+GpuNeed Scheduler::need_of(const Command& command) const
 {
     const auto& context = command.context;
-    return gpus_wanted(context ? context->request : JobRequest{}, {m_options.gpus_per_job});
+    const auto& request = context ? context->request : JobRequest{};
+    return {gpus_wanted(request, {m_options.gpus_per_job}),
+            memory_wanted(request, {m_options.gpus_per_job, m_options.memory})};
 }
 
 unsigned Scheduler::retries_of(const Command& command) const
@@ -120,7 +124,7 @@ Scheduler::Running Scheduler::take_running(JobId job, const char* event, bool re
     Running taken = std::move(found->second);
     m_running.erase(found);
     if (release_gpus) {
-        m_placement.release(taken.gpus);
+        m_placement.release(taken.allocation);
     }
     return taken;
 }
@@ -140,7 +144,7 @@ std::vector<Action> Scheduler::on_job_exit(JobId job, JobOutcome outcome, bool g
 {
     Running ended = take_running(job, "ended", !gpus_held);
     if (gpus_held) {
-        m_lingering.emplace(std::pair{job, ended.command.attempt}, ended.gpus);
+        m_lingering.emplace(std::pair{job, ended.command.attempt}, ended.allocation);
     }
 
     std::vector<Action> actions;
@@ -154,7 +158,7 @@ std::vector<Action> Scheduler::on_job_exit(JobId job, JobOutcome outcome, bool g
     } else if (starts_jobs() && ended.command.attempt <= retries_of(ended.command)) {
         Command retry = std::move(ended.command);
         ++retry.attempt;
-        retry.avoid_gpus = ended.gpus;
+        retry.avoid_gpus = ended.allocation.gpus;
         ++m_counts.retries;
         actions.emplace_back(RetryScheduled{job, retry.attempt});
         m_queue.push_front(std::move(retry));
@@ -264,6 +268,16 @@ std::vector<Action> Scheduler::on_lease_available(GpuSlot gpu)
     return start_what_fits();
 }
 
+std::vector<Action> Scheduler::on_memory_read()
+{
+    return start_what_fits();
+}
+
+bool Scheduler::memory_job_waits() const
+{
+    return starts_jobs() && !m_queue.empty() && need_of(m_queue.front()).memory.has_value();
+}
+
 bool Scheduler::wants_gpus() const
 {
     return starts_jobs() && !(m_input_ended && m_queue.empty());
@@ -273,14 +287,14 @@ std::vector<Action> Scheduler::start_what_fits()
 {
     std::vector<Action> actions;
     while (starts_jobs() && !m_spawn_deferred && !m_queue.empty()) {
-        auto gpus = m_placement.acquire(gpus_of(m_queue.front()), m_queue.front().avoid_gpus);
-        if (!gpus) {
+        auto allocation = m_placement.acquire(need_of(m_queue.front()), m_queue.front().avoid_gpus);
+        if (!allocation) {
             break; // the head of the queue waits, and nothing overtakes it
         }
         Command command = std::move(m_queue.front());
         m_queue.pop_front();
-        actions.emplace_back(StartJob{command, *gpus});
-        m_running.emplace(command.id, Running{std::move(*gpus), std::move(command), false});
+        actions.emplace_back(StartJob{command, allocation->gpus, allocation->id});
+        m_running.emplace(command.id, Running{std::move(*allocation), std::move(command), false});
     }
     return actions;
 }

@@ -49,7 +49,10 @@ std::string read_usage(const Library& nvml, const std::string& id, GpuUsage& usa
             return fmt::format("GPU {}: processes: {}", id, nvml.error(code));
         }
         for (unsigned int i = 0; i < count; ++i) {
-            usage.compute_pids.push_back(static_cast<int>(processes[i].pid));
+            // NVML_VALUE_NOT_AVAILABLE (all ones) where the driver cannot tell: 0, unknown.
+            const auto used = processes[i].used_gpu_memory;
+            usage.processes.push_back(
+                {static_cast<int>(processes[i].pid), used == ~0ULL ? 0 : used});
         }
         return {};
     }

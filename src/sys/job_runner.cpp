@@ -3,6 +3,7 @@
 #include <gpusched/exit_status.hpp>
 #include <gpusched/job_messages.hpp>
 #include <gpusched/line_assembler.hpp>
+#include <gpusched/sys/process_tree.hpp>
 #include <gpusched/wall_clock.hpp>
 
 #include <spdlog/spdlog.h>
@@ -67,9 +68,10 @@ JobRunner::JobRunner(Scheduler& scheduler, CommandSource& source, RunnerRequests
 {
     // The Placement decides with what the leases and the looks tell; the runner waits on them.
     if (m_options.usage_probe) {
-        m_busy_watch.emplace(*m_options.usage_probe, m_options.busy_rule, m_options.recheck,
-                             scheduler.pool().ids(), m_signals.original_mask());
-        scheduler.placement().use_samples(&*m_busy_watch);
+        m_usage_watch.emplace(*m_options.usage_probe, m_options.busy_rule, m_options.recheck,
+                              m_options.memory_every, scheduler.pool().ids(),
+                              m_signals.original_mask());
+        scheduler.placement().use_samples(&*m_usage_watch);
     }
     if (m_options.leases) {
         scheduler.placement().use_leases(m_options.leases.get());
@@ -97,7 +99,7 @@ int JobRunner::run()
 {
     m_report.on_run_started(m_clock.now());
     try {
-        tend_busy_gpus(); // no GPU is known to be free of others' work before the first look
+        tend_gpu_usage();      // no GPU is known to be free of others' work before the first look
         take_input_requests(); // a GPU paused before we started gets no first job
         take_input();
         m_source.end_turn();
@@ -107,7 +109,7 @@ int JobRunner::run()
     } catch (...) {
         // The loop itself cannot go on (a second error while stopping): no job outlives us.
         m_scheduler.placement().use_samples(nullptr);
-        m_busy_watch.reset(); // its look is killed and reaped before any child is taken below
+        m_usage_watch.reset(); // its look is killed and reaped before any child is taken below
         m_jobs.signal_all(SIGKILL, m_clock.now());
         m_processes.reap_all();
         try {
@@ -199,8 +201,8 @@ void JobRunner::wait_for_events()
     if (m_tagged) {
         m_tagged->add_poll_fds(fds);
     }
-    if (m_busy_watch) {
-        m_busy_watch->add_poll_fds(fds);
+    if (m_usage_watch) {
+        m_usage_watch->add_poll_fds(fds);
     }
     add_lease_poll_fds(fds);
     std::optional<std::chrono::milliseconds> timeout;
@@ -221,7 +223,7 @@ void JobRunner::wait_for_events()
         if (fd.revents == 0) {
             continue;
         }
-        if (m_busy_watch && m_busy_watch->on_ready(fd)) {
+        if (m_usage_watch && m_usage_watch->on_ready(fd)) {
             continue;
         } else if (on_lease_ready(fd)) {
             continue;
@@ -230,7 +232,7 @@ void JobRunner::wait_for_events()
         }
     }
     fire_due_timers();
-    tend_busy_gpus();
+    tend_gpu_usage();
 }
 
 void JobRunner::take_input()
@@ -304,6 +306,7 @@ void JobRunner::start(StartJob& job)
     running.id = job.command.id;
     running.attempt = job.command.attempt;
     running.slots = job.gpus;
+    running.allocation = job.allocation;
     running.gpu = m_scheduler.pool().ids_of(job.gpus);
     running.command = std::move(job.command.text);
     running.replayable = job.command.replayable;
@@ -464,27 +467,43 @@ void JobRunner::after_attempt(const RunningJob& job, JobOutcome outcome,
 
 std::optional<JobRunner::Clock::time_point> JobRunner::next_busy_check() const
 {
-    if (!m_busy_watch || !m_scheduler.wants_gpus()) {
+    if (!m_usage_watch || !m_scheduler.wants_gpus()) {
         return std::nullopt;
     }
-    return m_busy_watch->next_deadline(m_scheduler.queued_count() > 0);
+    const auto& placement = m_scheduler.placement();
+    return m_usage_watch->next_deadline(m_scheduler.queued_count() > 0,
+                                        placement.memory_wanted(m_scheduler.memory_job_waits()));
 }
 
-void JobRunner::check_busy_gpus()
+void JobRunner::check_gpu_usage()
 {
-    m_busy_watch->on_time(m_clock.now());
+    m_usage_watch->on_time(m_clock.now());
 }
 
 // Hands what --skip-busy learnt to the scheduler; a look no GPU would get a job from is
 // stopped.
-void JobRunner::tend_busy_gpus()
+void JobRunner::tend_gpu_usage()
 {
-    if (!m_busy_watch) {
+    if (!m_usage_watch) {
         return;
     }
-    const auto changes = m_scheduler.placement().take_sample_changes(m_scheduler.wants_gpus());
+    // A process is a job's when it descends from the job's shell; one that has left it (a
+    // daemon it started) is counted as anyone's.
+    const auto owner_of = [this](int pid) -> std::optional<AllocationId> {
+        for (const auto& job : m_jobs.jobs()) {
+            if (job.shell_running() && job.leader > 0 && descends_from(pid, job.leader)) {
+                return job.allocation;
+            }
+        }
+        return std::nullopt;
+    };
+    const auto changes =
+        m_scheduler.placement().take_sample_changes(m_scheduler.wants_gpus(), owner_of);
     for (const auto& [slot, usable] : changes) {
         apply(m_scheduler.on_gpu_usable(slot, usable));
+    }
+    if (m_scheduler.memory_job_waits()) {
+        apply(m_scheduler.on_memory_read());
     }
 }
 

@@ -21,8 +21,8 @@ void JobRunner::reap_children()
             continue;
         }
         reaped_any = true;
-        if (m_busy_watch && m_busy_watch->on_child_exit(
-                                reaped->pid, W_EXITCODE(reaped->exit_code, reaped->signal))) {
+        if (m_usage_watch && m_usage_watch->on_child_exit(
+                                 reaped->pid, W_EXITCODE(reaped->exit_code, reaped->signal))) {
             continue;
         }
         if (m_jobs.find_leader(reaped->pid) == nullptr) {

@@ -73,7 +73,7 @@ void JobRunner::fire_due_timers()
         m_source.on_time(now);
     }
     if (const auto check = next_busy_check(); check && now >= *check) {
-        check_busy_gpus();
+        check_gpu_usage();
     }
     if (m_spawn_backoff.due(now)) {
         apply(m_scheduler.on_spawn_retry());

@@ -29,8 +29,8 @@ void JobRunner::suspend()
     m_signals.stop_self();
     const auto stopped = m_clock.now() - stopped_at;
     m_jobs.postpone(stopped);
-    if (m_busy_watch) {
-        m_busy_watch->postpone(stopped);
+    if (m_usage_watch) {
+        m_usage_watch->postpone(stopped);
     }
     m_jobs.signal_all(SIGCONT, m_clock.now());
     spdlog::info("{} job{} resumed after {} stopped", m_jobs.size(), m_jobs.size() == 1 ? "" : "s",

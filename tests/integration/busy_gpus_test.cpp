@@ -26,11 +26,11 @@ using namespace std::chrono_literals;
 // counts its looks in DIR/looks.
 sys::ProbeCommand fake_usage(const TempDir& dir, int busy_looks)
 {
-    const auto script =
-        fmt::format("looks=$(cat {0} 2>/dev/null || echo 0); echo $((looks + 1)) > {0}; "
-                    "for id; do pids=; if [ \"$id\" = 0 ] && [ $looks -lt {1} ]; then pids=1; fi; "
-                    "printf '%s\\t0\\t1\\t%s\\t-\\t-\\n' \"$id\" \"$pids\"; done",
-                    (dir / "looks").string(), busy_looks);
+    const auto script = fmt::format(
+        "looks=$(cat {0} 2>/dev/null || echo 0); echo $((looks + 1)) > {0}; "
+        "for id; do pids=; if [ \"$id\" = 0 ] && [ $looks -lt {1} ]; then pids=1:0; fi; "
+        "printf '%s\\t0\\t1\\t%s\\t-\\t-\\n' \"$id\" \"$pids\"; done",
+        (dir / "looks").string(), busy_looks);
     return {"/bin/sh", {"sh", "-c", script, "fake-usage"}, 30s};
 }
 
@@ -52,6 +52,7 @@ int run_with_usage(const TempDir& dir, const std::vector<std::string>& gpus,
     const sys::JobSpawner spawner("/bin/sh");
     sys::RunnerOptions options;
     options.usage_probe = std::move(usage);
+    options.busy_rule = BusyRule{};
     options.recheck = recheck;
     sys::SystemProcessTable processes(spawner);
     LocalLauncher launcher(processes);

@@ -11,7 +11,7 @@ constexpr std::uint64_t k_mib = 1024 * 1024;
 TEST(BusyRule, ForeignProcessesMakeAGpuBusy)
 {
     const BusyRule rule;
-    const GpuUsage usage{500 * k_mib, 80000 * k_mib, {4242, 77}};
+    const GpuUsage usage{500 * k_mib, 80000 * k_mib, {{4242, 0}, {77, 0}}};
     const auto reason = rule.busy_reason(usage, {4242}, false);
     ASSERT_TRUE(reason.has_value());
     EXPECT_EQ(*reason, "1 compute process not started by gpusched (pid 4242)");
@@ -33,7 +33,7 @@ TEST(BusyRule, MemoryCountsOnlyWhileNoJobOfOursRunsThere)
 TEST(UsageText, RoundTrips)
 {
     UsageReport report;
-    report.gpus["0"] = GpuUsage{1, 2, {3, 4}};
+    report.gpus["0"] = GpuUsage{1, 2, {{3, 0}, {4, 1 << 30}}};
     report.gpus["0"].utilization_percent = 0;
     report.gpus["0"].temperature_celsius = 71;
     report.gpus["GPU-x"] = GpuUsage{5, 6, {}};
@@ -44,7 +44,8 @@ TEST(UsageText, RoundTrips)
     EXPECT_EQ(back.gpus.at("0").temperature_celsius, 71u);
     EXPECT_FALSE(back.gpus.at("GPU-x").utilization_percent.has_value());
     EXPECT_FALSE(back.gpus.at("GPU-x").temperature_celsius.has_value());
-    EXPECT_EQ(back.gpus.at("0").compute_pids, (std::vector<int>{3, 4}));
+    EXPECT_EQ(back.gpus.at("0").processes, (std::vector<ComputeProcess>{{3, 0}, {4, 1 << 30}}));
+    EXPECT_FALSE(parse_usage("0\t1\t2\t3\t-\t-\n").problem.empty()) << "a pid without its memory";
     EXPECT_EQ(back.gpus.at("GPU-x").total_memory, 6u);
     EXPECT_EQ(parse_usage("error: NVML is unavailable\n").problem, "NVML is unavailable");
     EXPECT_FALSE(parse_usage("0\tx\t1\t\t-\t-\n").problem.empty());

@@ -95,8 +95,13 @@ public:
         return std::exchange(changes, {});
     }
     void stop() override { ++stops; }
+    std::optional<MemoryLook> take_memory(const OwnerOf& /*owner_of*/) override
+    {
+        return std::exchange(memory, std::nullopt);
+    }
 
     std::vector<std::pair<GpuSlot, bool>> changes;
+    std::optional<MemoryLook> memory;
     bool ours_on_0 = false;
     int stops = 0;
 };
@@ -111,6 +116,12 @@ Clock::time_point since_start(std::chrono::milliseconds offset)
 const LeaseTaker k_bob{4321, 1001, "bob"};
 const LeaseTaker k_alice{4711, 1002, "alice"};
 
+// The GPUs a placement gave, none when it gave nothing.
+GpuSlots slots_of(const std::optional<Allocation>& allocation)
+{
+    return allocation ? allocation->gpus : GpuSlots{};
+}
+
 // What the samples found, set one change at a time, as the scheduler does.
 void take_samples(Placement& placement, bool wants_gpus = true)
 {
@@ -122,16 +133,17 @@ void take_samples(Placement& placement, bool wants_gpus = true)
 TEST(Placement, EachGpuTakesUpToItsJobsPerGpuAndTheLeastLoadedFirst)
 {
     Placement placement(GpuPool({"0", "1"}, 2));
-    EXPECT_EQ(placement.acquire(1), (GpuSlots{0}));
-    EXPECT_EQ(placement.acquire(1), (GpuSlots{1}));
-    EXPECT_EQ(placement.acquire(1), (GpuSlots{0}));
-    EXPECT_EQ(placement.acquire(1), (GpuSlots{1}));
-    EXPECT_EQ(placement.acquire(1), std::nullopt);
+    EXPECT_EQ(slots_of(placement.acquire({})), (GpuSlots{0}));
+    const auto on_1 = placement.acquire({});
+    EXPECT_EQ(slots_of(on_1), (GpuSlots{1}));
+    EXPECT_EQ(slots_of(placement.acquire({})), (GpuSlots{0}));
+    EXPECT_EQ(slots_of(placement.acquire({})), (GpuSlots{1}));
+    EXPECT_FALSE(placement.acquire({}));
     EXPECT_EQ(placement.holding(0).jobs, 2u);
     EXPECT_EQ(placement.holding(0).room, 0u);
-    placement.release({1});
+    placement.release(*on_1);
     EXPECT_EQ(placement.holding(1).room, 1u);
-    EXPECT_EQ(placement.acquire(1), (GpuSlots{1}));
+    EXPECT_EQ(slots_of(placement.acquire({})), (GpuSlots{1}));
 }
 
 TEST(Placement, AGpuBusyWithSomeoneElsesWorkGetsNoJobUntilASampleFindsItFree)
@@ -142,11 +154,11 @@ TEST(Placement, AGpuBusyWithSomeoneElsesWorkGetsNoJobUntilASampleFindsItFree)
     samples.changes = {{0, false}};
     take_samples(placement);
     EXPECT_FALSE(placement.holding(0).usable);
-    EXPECT_EQ(placement.acquire(1), (GpuSlots{1}));
-    EXPECT_EQ(placement.acquire(1), std::nullopt);
+    EXPECT_EQ(slots_of(placement.acquire({})), (GpuSlots{1}));
+    EXPECT_FALSE(placement.acquire({}));
     samples.changes = {{0, true}};
     take_samples(placement);
-    EXPECT_EQ(placement.acquire(1), (GpuSlots{0}));
+    EXPECT_EQ(slots_of(placement.acquire({})), (GpuSlots{0}));
     take_samples(placement);
     EXPECT_TRUE(samples.ours_on_0) << "a sample is judged knowing which GPUs run our jobs";
 }
@@ -163,15 +175,16 @@ TEST(Placement, NoSampleIsTakenWhileNoGpuWouldGetAJob)
 TEST(Placement, APausedGpuGetsNoNewJobWhileItsJobsGoOn)
 {
     Placement placement(GpuPool({"0", "1"}));
-    EXPECT_EQ(placement.acquire(1), (GpuSlots{0}));
+    const auto on_0 = placement.acquire({});
+    EXPECT_EQ(slots_of(on_0), (GpuSlots{0}));
     placement.set_paused(0, true);
     EXPECT_EQ(placement.holding(0).jobs, 1u);
     EXPECT_TRUE(placement.holding(0).paused);
-    EXPECT_EQ(placement.acquire(1), (GpuSlots{1}));
-    placement.release({0});
-    EXPECT_EQ(placement.acquire(1), std::nullopt);
+    EXPECT_EQ(slots_of(placement.acquire({})), (GpuSlots{1}));
+    placement.release(*on_0);
+    EXPECT_FALSE(placement.acquire({}));
     placement.set_paused(0, false);
-    EXPECT_EQ(placement.acquire(1), (GpuSlots{0}));
+    EXPECT_EQ(slots_of(placement.acquire({})), (GpuSlots{0}));
 }
 
 TEST(Placement, ALeaseHeldElsewhereIsWaitedForAndItsGpuTakesJobsOnceItIsOurs)
@@ -180,10 +193,10 @@ TEST(Placement, ALeaseHeldElsewhereIsWaitedForAndItsGpuTakesJobsOnceItIsOurs)
     leases.others[0] = k_bob;
     Placement placement(GpuPool({"0", "1"}));
     placement.use_leases(&leases);
-    const auto gpus = placement.acquire(1);
-    ASSERT_EQ(gpus, (GpuSlots{0}));
+    const auto placed = placement.acquire({});
+    ASSERT_EQ(slots_of(placed), (GpuSlots{0}));
     std::vector<int> fds;
-    const auto answer = placement.take_leases(*gpus, since_start(0ms), fds);
+    const auto answer = placement.take_leases(placed->gpus, since_start(0ms), fds);
     EXPECT_EQ(answer.refused, (GpuSlots{0}));
     EXPECT_TRUE(fds.empty());
     ASSERT_EQ(answer.waits_begun.size(), 1u);
@@ -191,18 +204,19 @@ TEST(Placement, ALeaseHeldElsewhereIsWaitedForAndItsGpuTakesJobsOnceItIsOurs)
     EXPECT_TRUE(leases.waiting(0));
     EXPECT_EQ(placement.waiting_for(), "waiting for GPU 0, held by bob's process 4321");
     EXPECT_TRUE(placement.holding(0).leased_elsewhere);
-    placement.release(*gpus); // the job goes back to its queue
+    placement.release(*placed); // the job goes back to its queue
 
-    EXPECT_EQ(placement.acquire(1), (GpuSlots{1})) << "the other GPU takes the job meanwhile";
-    placement.release({1});
+    const auto meanwhile = placement.acquire({});
+    EXPECT_EQ(slots_of(meanwhile), (GpuSlots{1})) << "the other GPU takes the job meanwhile";
+    placement.release(*meanwhile);
 
     leases.let_go(0);
     placement.on_lease_granted(0);
     EXPECT_EQ(placement.waiting_for(), "");
     EXPECT_FALSE(placement.holding(0).leased_elsewhere);
-    const auto again = placement.acquire(1);
-    ASSERT_EQ(again, (GpuSlots{0}));
-    EXPECT_TRUE(placement.take_leases(*again, since_start(5ms), fds).taken());
+    const auto again = placement.acquire({});
+    ASSERT_EQ(slots_of(again), (GpuSlots{0}));
+    EXPECT_TRUE(placement.take_leases(again->gpus, since_start(5ms), fds).taken());
     EXPECT_EQ(fds, (std::vector<int>{100}));
     EXPECT_TRUE(placement.holding(0).leased);
 }
@@ -215,8 +229,8 @@ TEST(Placement, AtAJobBoundaryTheGpuGoesToAWaiterTheFairShareOwesIt)
     Placement placement(GpuPool({"0"}));
     placement.use_leases(&leases);
     std::vector<int> fds;
-    auto gpus = *placement.acquire(1);
-    ASSERT_TRUE(placement.take_leases(gpus, since_start(0ms), fds).taken());
+    auto placed = *placement.acquire({});
+    ASSERT_TRUE(placement.take_leases(placed.gpus, since_start(0ms), fds).taken());
     EXPECT_EQ(leases.offered, (std::vector<double>{})) << "not ours before: no boundary";
     placement.on_job_started(1, since_start(0ms));
     EXPECT_DOUBLE_EQ(placement.gpu_seconds_used(since_start(20'000ms)), 20);
@@ -224,16 +238,16 @@ TEST(Placement, AtAJobBoundaryTheGpuGoesToAWaiterTheFairShareOwesIt)
     // 20 s in: the job ends and the next follows it, before alice is owed the GPU.
     placement.on_attempt_ended(1, since_start(0ms), since_start(20'000ms), true);
     EXPECT_DOUBLE_EQ(leases.noted, 20) << "the waiters we wait for hear what we used";
-    placement.release(gpus);
-    gpus = *placement.acquire(1);
-    ASSERT_TRUE(placement.take_leases(gpus, since_start(20'000ms), fds).taken());
+    placement.release(placed);
+    placed = *placement.acquire({});
+    ASSERT_TRUE(placement.take_leases(placed.gpus, since_start(20'000ms), fds).taken());
     placement.on_job_started(1, since_start(20'000ms));
 
     // 40 s in: now she is; the job waits for the GPU like anyone's.
     placement.on_attempt_ended(1, since_start(20'000ms), since_start(40'000ms), true);
-    placement.release(gpus);
-    gpus = *placement.acquire(1);
-    const auto answer = placement.take_leases(gpus, since_start(40'000ms), fds);
+    placement.release(placed);
+    placed = *placement.acquire({});
+    const auto answer = placement.take_leases(placed.gpus, since_start(40'000ms), fds);
     EXPECT_EQ(leases.offered, (std::vector<double>{20, 40}));
     ASSERT_EQ(answer.handed_over.size(), 1u);
     EXPECT_EQ(answer.handed_over[0].taker.user, "alice");
@@ -260,12 +274,12 @@ TEST(Placement, AGpuNoJobOfOursUsesIsLetGoAndTheRecordsFollowTheJobs)
     Placement placement(GpuPool({"0", "1"}));
     placement.use_leases(&leases);
     std::vector<int> fds;
-    const auto first = *placement.acquire(1);
-    const auto second = *placement.acquire(1);
-    ASSERT_TRUE(placement.take_leases(first, since_start(0ms), fds).taken());
-    ASSERT_TRUE(placement.take_leases(second, since_start(0ms), fds).taken());
-    placement.holders_changed(first);
-    placement.holders_changed(second);
+    const auto first = *placement.acquire({});
+    const auto second = *placement.acquire({});
+    ASSERT_TRUE(placement.take_leases(first.gpus, since_start(0ms), fds).taken());
+    ASSERT_TRUE(placement.take_leases(second.gpus, since_start(0ms), fds).taken());
+    placement.holders_changed(first.gpus);
+    placement.holders_changed(second.gpus);
     const auto one_job = [](GpuSlot) { return std::vector<LeaseHolder>{LeaseHolder{7, 0, "x"}}; };
     placement.tend_leases(true, 5, one_job);
     EXPECT_EQ(leases.described.size(), 2u);
@@ -285,9 +299,9 @@ TEST(Placement, WhenNoGpuIsWantedAnyMoreNobodyWaitsForOne)
     Placement placement(GpuPool({"0"}));
     placement.use_leases(&leases);
     std::vector<int> fds;
-    const auto gpus = *placement.acquire(1);
-    EXPECT_FALSE(placement.take_leases(gpus, since_start(0ms), fds).taken());
-    placement.release(gpus);
+    const auto placed = *placement.acquire({});
+    EXPECT_FALSE(placement.take_leases(placed.gpus, since_start(0ms), fds).taken());
+    placement.release(placed);
     const auto given_up = placement.tend_leases(false, 0, {});
     EXPECT_EQ(given_up, (GpuSlots{0}));
     EXPECT_FALSE(leases.waiting(0));
@@ -300,13 +314,13 @@ TEST(Placement, ARequestForMoreGpusThanThePoolHasCanNeverStartHere)
     EXPECT_TRUE(placement.can_ever_start(JobRequest{2, {}, {}}, {}));
     EXPECT_FALSE(placement.can_ever_start(JobRequest{3, {}, {}}, {}));
     EXPECT_FALSE(placement.can_ever_start(JobRequest{}, {3})) << "the runner's own default";
-    EXPECT_EQ(placement.acquire(3), std::nullopt);
+    EXPECT_FALSE(placement.acquire({.gpus = 3}));
 }
 
 TEST(Placement, WhatAGpuHoldsWithoutLeases)
 {
     Placement placement(GpuPool({"0"}, 3));
-    placement.acquire(1);
+    ASSERT_TRUE(placement.acquire({}));
     const auto holding = placement.holding(0);
     EXPECT_EQ(holding.jobs, 1u);
     EXPECT_EQ(holding.room, 2u);
@@ -317,6 +331,152 @@ TEST(Placement, WhatAGpuHoldsWithoutLeases)
     EXPECT_TRUE(placement.take_leases({0}, since_start(0ms), fds).taken()) << "--no-lock";
     EXPECT_TRUE(fds.empty());
 }
+
+namespace memory {
+
+constexpr std::uint64_t k_gib = std::uint64_t{1} << 30;
+
+// A look that read every GPU of the pool at `total` GiB with `used` GiB in use, of which
+// `ours` by our jobs' allocations.
+GpuSamples::MemoryLook look(std::size_t gpus, std::uint64_t total, std::uint64_t used,
+                            std::map<AllocationId, std::uint64_t> ours = {})
+{
+    GpuSamples::MemoryLook look;
+    for (auto& [id, bytes] : ours) {
+        bytes *= k_gib;
+    }
+    for (std::size_t i = 0; i < gpus; ++i) {
+        look.gpus.emplace_back(GpuMemoryReading{total * k_gib, used * k_gib, ours});
+    }
+    return look;
+}
+
+struct MemoryPlacement {
+    explicit MemoryPlacement(std::vector<std::string> ids, unsigned jobs_per_gpu = 1,
+                             bool given = false)
+        : placement(GpuPool(std::move(ids), jobs_per_gpu))
+    {
+        placement.set_jobs_per_gpu_given(given);
+        placement.use_samples(&samples);
+    }
+    void read(GpuSamples::MemoryLook look)
+    {
+        samples.memory = std::move(look);
+        take_samples(placement);
+    }
+    std::optional<Allocation> place(std::uint64_t gib)
+    {
+        return placement.acquire({.gpus = 1, .memory = gib * k_gib});
+    }
+
+    FakeSamples samples;
+    Placement placement;
+};
+
+TEST(PlacementMemory, JobsShareAGpuWhileTheirNeedsFitAndNeverMoreIsPromised)
+{
+    MemoryPlacement gpus({"0"});
+    gpus.read(look(1, 80, 0));
+    const auto first = gpus.place(30);
+    const auto second = gpus.place(30);
+    ASSERT_TRUE(first && second);
+    EXPECT_FALSE(gpus.place(30)) << "60 of 80 GiB promised";
+    EXPECT_TRUE(gpus.place(20)) << "exactly what is left";
+    EXPECT_EQ(gpus.placement.holding(0).memory_reserved, 80 * k_gib);
+    EXPECT_EQ(gpus.placement.holding(0).memory_available, 0u);
+    EXPECT_EQ(gpus.placement.holding(0).jobs, 3u) << "not capped at one job per GPU";
+    gpus.placement.release(*first);
+    EXPECT_TRUE(gpus.place(30)) << "its memory is free again";
+}
+
+TEST(PlacementMemory, BeforeTheFirstLookNoJobThatAsksForMemoryStarts)
+{
+    MemoryPlacement gpus({"0"});
+    EXPECT_FALSE(gpus.place(1));
+    EXPECT_FALSE(gpus.placement.can_take({.gpus = 1, .memory = k_gib}));
+    EXPECT_TRUE(gpus.placement.acquire({})) << "a job that asks for none starts as before";
+}
+
+TEST(PlacementMemory, TwoJobsPlacedBeforeEitherAllocatesNeverCountOnTheSameMemory)
+{
+    MemoryPlacement gpus({"0"});
+    gpus.read(look(1, 80, 0));
+    const auto first = gpus.place(50);
+    ASSERT_TRUE(first);
+    // The next look still sees nothing in use: the first has not allocated yet.
+    gpus.read(look(1, 80, 0));
+    EXPECT_FALSE(gpus.place(50)) << "it counts at its reservation until it uses more";
+}
+
+TEST(PlacementMemory, AJobThatUsesMoreThanItAskedCountsAtWhatItUses)
+{
+    MemoryPlacement gpus({"0"});
+    gpus.read(look(1, 80, 0));
+    const auto first = gpus.place(10);
+    ASSERT_TRUE(first);
+    gpus.read(look(1, 80, 60, {{first->id, 60}}));
+    EXPECT_FALSE(gpus.place(30)) << "20 GiB left, not 70";
+    EXPECT_TRUE(gpus.place(20));
+}
+
+TEST(PlacementMemory, WhatOthersUseAndTheDriverKeepsIsNotPromised)
+{
+    MemoryPlacement gpus({"0"});
+    // 80 GiB, 50 of them used by another user's process and the driver: 30 left.
+    gpus.read(look(1, 80, 50));
+    EXPECT_FALSE(gpus.place(31));
+    const auto placed = gpus.place(30);
+    ASSERT_TRUE(placed);
+    // The other process grows after our job started: nothing more fits, ours goes on.
+    gpus.read(look(1, 80, 75, {{placed->id, 5}}));
+    EXPECT_FALSE(gpus.place(1));
+    EXPECT_EQ(gpus.placement.holding(0).memory_used, 75 * k_gib);
+}
+
+TEST(PlacementMemory, AJobThatAsksForNoMemoryHasItsGpuToItselfUnlessJobsPerGpuIsGiven)
+{
+    MemoryPlacement whole({"0"});
+    whole.read(look(1, 80, 0));
+    const auto plain = whole.placement.acquire({});
+    ASSERT_TRUE(plain);
+    EXPECT_FALSE(whole.place(1)) << "beside a job that did not say what it needs";
+    whole.placement.release(*plain);
+    ASSERT_TRUE(whole.place(10));
+    EXPECT_FALSE(whole.placement.acquire({})) << "nor does it join one that did";
+
+    MemoryPlacement slots({"0"}, 2, true);
+    slots.read(look(1, 80, 0));
+    ASSERT_TRUE(slots.placement.acquire({}));
+    EXPECT_TRUE(slots.place(10)) << "--jobs-per-gpu 2: it shares by slots";
+    EXPECT_FALSE(slots.place(10)) << "and --jobs-per-gpu caps jobs that ask for memory";
+}
+
+TEST(PlacementMemory, AJobAskingMoreThanAGpuHasRunsAloneAndOneWhoseGpuCannotBeReadToo)
+{
+    MemoryPlacement gpus({"0", "1"});
+    GpuSamples::MemoryLook partly = look(2, 80, 0);
+    partly.gpus[1].reset(); // NVML does not know GPU 1
+    gpus.read(partly);
+    const auto huge = gpus.place(100);
+    ASSERT_TRUE(huge);
+    EXPECT_EQ(huge->gpus, (GpuSlots{0}));
+    const auto unread = gpus.place(1);
+    ASSERT_TRUE(unread) << "GPU 1, unread, takes one job";
+    EXPECT_EQ(unread->gpus, (GpuSlots{1}));
+    EXPECT_FALSE(gpus.place(1)) << "each has its GPU to itself";
+}
+
+TEST(PlacementMemory, RoomIsCountedInJobsOfTheNeedAskedAbout)
+{
+    MemoryPlacement gpus({"0", "1"});
+    gpus.read(look(2, 80, 0));
+    EXPECT_EQ(gpus.placement.room_for({.gpus = 1, .memory = 30 * k_gib}), 4u);
+    EXPECT_EQ(gpus.placement.room_for({.gpus = 2, .memory = 30 * k_gib}), 2u);
+    ASSERT_TRUE(gpus.place(60));
+    EXPECT_EQ(gpus.placement.room_for({.gpus = 1, .memory = 30 * k_gib}), 2u);
+}
+
+} // namespace memory
 
 } // namespace
 } // namespace gpusched

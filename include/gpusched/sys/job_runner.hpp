@@ -11,7 +11,7 @@
 #include <gpusched/spawn_backoff.hpp>
 #include <gpusched/time_source.hpp>
 #include <gpusched/sys/attempt_records.hpp>
-#include <gpusched/sys/busy_gpu_watch.hpp>
+#include <gpusched/sys/gpu_usage_watch.hpp>
 #include <gpusched/sys/host_leases.hpp>
 #include <gpusched/sys/command_input.hpp>
 #include <gpusched/sys/joblog_file.hpp>
@@ -46,11 +46,14 @@ struct RunnerOptions {
     std::optional<JoblogFile> joblog;
     std::optional<ResumeState> resume;
     std::shared_ptr<ProgressLine> progress;
-    // --skip-busy: the probe child that reads usage, what counts as busy, how often to look
-    // again.
+    // The probe child that reads the GPUs' usage (a look is taken only while its answer could
+    // change where a job goes); --skip-busy's rule of what counts as busy, and how often a
+    // skipped GPU is looked at again; how often memory is read while a job that asks for it
+    // runs or waits.
     std::optional<ProbeCommand> usage_probe;
-    BusyRule busy_rule;
+    std::optional<BusyRule> busy_rule;
     std::chrono::milliseconds recheck{5'000};
+    std::chrono::milliseconds memory_every{1'000};
     // Host-wide GPU leases; none with --no-lock.
     std::unique_ptr<HostLeases> leases;
 };
@@ -122,9 +125,9 @@ private:
     void suspend();
     void on_continued();
     void fire_due_timers();
-    void check_busy_gpus();
+    void check_gpu_usage();
     std::optional<Clock::time_point> next_busy_check() const;
-    void tend_busy_gpus();
+    void tend_gpu_usage();
     // The commands that never started, told through the report.
     void report_unstarted();
     // Host-wide leases (job_runner_leases.cpp): what the Placement decides, carried out and
@@ -153,7 +156,7 @@ private:
 
     JobId m_next_job = 1;
     SpawnBackoff m_spawn_backoff;              // after the system refused to start a process
-    std::optional<BusyGpuWatch> m_busy_watch;
+    std::optional<GpuUsageWatch> m_usage_watch;
     std::vector<pollfd> m_poll_fds;
     AttemptRecords m_records;
     std::set<JobId> m_failed_jobs; // ended failed while a record of theirs was or may be lost

@@ -41,7 +41,7 @@ private:
 };
 
 // Memory use and compute processes, from `gpusched __probe-usage IDS...`, for a caller that
-// has nothing else to wait for (`gpusched gpus`); a run looks with BusyGpuWatch instead.
+// has nothing else to wait for (`gpusched gpus`); a run looks with GpuUsageWatch instead.
 class UsageProbeChild final : public UsageProbe {
 public:
     UsageProbeChild(std::chrono::milliseconds timeout, SignalChannel& signals)

@@ -1,8 +1,10 @@
 #include "fake_gpu_config.hpp"
 
+#include <signal.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <cstdlib>
 #include <fstream>
 #include <sstream>
@@ -28,11 +30,17 @@ Config read_config()
             config.gpus.push_back(std::move(gpu));
         } else if (kind == "process") {
             std::size_t position = 0;
-            unsigned int pid = 0;
-            words >> position >> pid;
-            if (position < config.gpus.size()) { // else a test's mistake, which it then shows
-                config.gpus[position].pids.push_back(pid);
+            Process process;
+            words >> position >> process.pid;
+            const bool allocated = static_cast<bool>(words >> process.used_mib);
+            if (position >= config.gpus.size()) {
+                continue; // a test's mistake, which it then shows
             }
+            if (allocated && kill(static_cast<pid_t>(process.pid), 0) != 0 && errno == ESRCH) {
+                continue; // ended: its memory is freed
+            }
+            config.gpus[position].processes.push_back(process);
+            config.gpus[position].used_mib += process.used_mib;
         } else if (kind == "busy") {
             std::size_t position = 0;
             int percent = -1;

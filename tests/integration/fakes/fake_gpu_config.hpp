@@ -8,6 +8,9 @@
 //                                        one GPU; the lines' order is the driver's own
 //                                        enumeration order, the PCI bus ids give nvidia-smi's
 //   process GPU PID                      a compute process on the GPU'th gpu line (from 0)
+//   process GPU PID MIB                  one that allocated MIB of the GPU's memory: counted in
+//                                        the GPU's used memory, and listed only while PID
+//                                        lives (the driver frees what a process leaves)
 //   busy GPU PERCENT CELSIUS             the GPU'th gpu line's utilisation and temperature
 //                                        (without it, NVML answers "not supported")
 //   mig_enabled GPU                      the GPU'th gpu line's MIG mode is enabled
@@ -33,13 +36,18 @@ struct Mig {
     std::string name;
 };
 
+struct Process {
+    unsigned int pid = 0;
+    unsigned long long used_mib = 0;
+};
+
 struct Gpu {
     std::string uuid;
     std::string pci_bus_id;
     unsigned long long total_mib = 0;
-    unsigned long long used_mib = 0;
+    unsigned long long used_mib = 0; // with its processes' memory
     std::string name;
-    std::vector<unsigned int> pids;
+    std::vector<Process> processes;
     int utilization_percent = -1; // -1: not told
     int temperature_celsius = -1;
     bool mig_enabled = false;

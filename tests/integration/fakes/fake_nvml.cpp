@@ -392,14 +392,16 @@ nvmlReturn_t nvmlDeviceGetComputeRunningProcesses_v3(nvmlDevice_t device, unsign
         return NVML_ERROR_INVALID_ARGUMENT;
     }
     // `process` lines put processes on GPUs; a MIG instance's handle has none of them.
-    const auto& pids = target.mig != nullptr ? std::vector<unsigned int>{} : target.gpu.pids;
-    const auto needed = static_cast<unsigned int>(pids.size());
+    const auto& listed =
+        target.mig != nullptr ? std::vector<fake_gpu::Process>{} : target.gpu.processes;
+    const auto needed = static_cast<unsigned int>(listed.size());
     if (*count < needed || (needed > 0 && processes == nullptr)) {
         *count = needed;
         return NVML_ERROR_INSUFFICIENT_SIZE;
     }
     for (unsigned int i = 0; i < needed; ++i) {
-        processes[i] = nvmlProcessInfo_t{pids[i], 0, 0xFFFFFFFF, 0xFFFFFFFF};
+        processes[i] =
+            nvmlProcessInfo_t{listed[i].pid, listed[i].used_mib * k_mib, 0xFFFFFFFF, 0xFFFFFFFF};
     }
     *count = needed;
     return NVML_SUCCESS;

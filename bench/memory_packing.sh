@@ -1,0 +1,118 @@
+#!/usr/bin/env bash
+# GPU memory packing: a synthetic sweep of JOBS jobs whose peaks are spread between 4 and
+# 60 GiB, on 8 fake 80 GiB GPUs (the tests' fake driver: no GPU needed), run three ways:
+#   1. one job per GPU (gpusched without --mem);
+#   2. each job's declared memory (`submit --mem`, one local worker on the 8 GPUs);
+#   3. a free-memory threshold, as task-spooler's: a job starts on the first GPU whose free
+#      memory, read now, is at least its peak (a shell loop, 0.1 s between looks).
+# A job sets up for SETUP seconds, then "allocates" its peak (a `process` line of its own in
+# the fake machine), and runs out of memory (exit 1, counted) if the GPU then holds more than
+# it has; else it runs for its duration (0.2 to 1 s, scaled from hours). Reported: makespan,
+# out-of-memory count, the mean of the memory in use over the run (sampled every 0.1 s).
+# Run by hand from the repository root, after building the tests (build/, for the fake
+# driver):  bench/memory_packing.sh
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+JOBS=${JOBS:-200}
+SETUP=${SETUP:-0.2}
+FAKE_DRIVER=${FAKE_DRIVER:-$PWD/build/tests/fake-driver}
+[ -e "$FAKE_DRIVER/libnvidia-ml.so.1" ] || { echo "build the tests first (no $FAKE_DRIVER)" >&2; exit 1; }
+
+source bench/common.sh
+start_work
+machine
+
+export LD_LIBRARY_PATH=$FAKE_DRIVER GPUSCHED_FAKE_GPUS=$work/machine GPUSCHED_DB=$work/queue.db
+export CUDA_DEVICE_ORDER=PCI_BUS_ID
+total_mib=81920
+base() {
+  for g in 0 1 2 3 4 5 6 7; do
+    printf 'gpu GPU-%08d-0000-0000-0000-000000000000 00000000:%02X:00.0 %d 0 Fake 80GB\n' "$g" $((16 + g)) "$total_mib"
+  done
+}
+
+# The sweep: "PEAK_MIB DURATION" per job, the same every run.
+awk -v n="$JOBS" 'BEGIN { srand(42); for (i = 0; i < n; i++)
+  printf "%d %.2f\n", (4 + rand() * 56) * 1024, 0.2 + rand() * 0.8 }' > "$work/sweep"
+
+# A job: set up, allocate, fail if the GPU is then over its memory, else run.
+cat > "$work/job.sh" <<JOB
+#!/bin/sh
+peak=\$1 seconds=\$2 gpu=\$CUDA_VISIBLE_DEVICES
+sleep $SETUP
+echo "process \$gpu \$\$ \$peak" >> $work/machine
+used=\$(awk -v g="\$gpu" '\$1 == "process" && \$2 == g { if (system("kill -0 " \$3 " 2>/dev/null") == 0) s += \$4 } END { print s + 0 }' $work/machine)
+if [ "\$used" -gt $total_mib ]; then echo oom >> $work/ooms; exit 1; fi
+sleep \$seconds
+JOB
+chmod +x "$work/job.sh"
+
+# The mean memory in use over all GPUs while the sweep runs, as a share of their total.
+sample_memory() {
+  while :; do
+    awk '$1 == "process" { if (system("kill -0 " $3 " 2>/dev/null") == 0) s += $4 } END { print s + 0 }' "$work/machine"
+    sleep 0.1
+  done > "$work/memory"
+}
+
+report() {
+  local name=$1 began=$2 ended=$3
+  local ooms=0
+  [ -e "$work/ooms" ] && ooms=$(wc -l < "$work/ooms")
+  local used
+  used=$(awk -v t=$((8 * total_mib)) '{ s += $1 } END { printf "%.0f", NR ? 100 * s / NR / t : 0 }' "$work/memory")
+  printf '| %s | %.1f s | %d | %s %% |\n' "$name" "$(echo "$ended - $began" | bc)" "$ooms" "$used"
+}
+
+run_way() {
+  local name=$1; shift
+  base > "$work/machine"; rm -f "$work/ooms" "$work/queue.db"*
+  sample_memory & local sampler=$!
+  local began ended
+  began=$(now)
+  "$@"
+  ended=$(now)
+  kill "$sampler"; wait "$sampler" 2>/dev/null || true
+  report "$name" "$began" "$ended"
+}
+
+one_per_gpu() {
+  awk -v job="$work/job.sh" '{ print job, $1, $2 }' "$work/sweep" |
+    "$gpusched" -q --no-lock --gpus 0-7 || true
+}
+
+declared() {
+  while read -r peak seconds; do
+    "$gpusched" submit -q --no-start --name sweep --mem "${peak}M" -- "$work/job.sh" "$peak" "$seconds"
+  done < "$work/sweep"
+  "$gpusched" worker -q --no-lock --gpus 0-7 & local worker=$!
+  "$gpusched" wait sweep > /dev/null || true
+  "$gpusched" worker --stop > /dev/null; wait "$worker" || true
+}
+
+threshold() {
+  local pending=() line
+  while read -r line; do pending+=("$line"); done < "$work/sweep"
+  local next=0 started=()
+  while [ "$next" -lt "${#pending[@]}" ]; do
+    read -r peak seconds <<< "${pending[$next]}"
+    local gpu
+    gpu=$(awk -v need="$peak" -v t=$total_mib '$1 == "process" { if (system("kill -0 " $3 " 2>/dev/null") == 0) u[$2] += $4 }
+      END { for (g = 0; g < 8; g++) if (t - u[g] >= need) { print g; exit } }' "$work/machine")
+    if [ -n "$gpu" ]; then
+      CUDA_VISIBLE_DEVICES=$gpu "$work/job.sh" "$peak" "$seconds" &
+      started+=($!) next=$((next + 1))
+    else
+      sleep 0.1
+    fi
+  done
+  wait "${started[@]}" || true
+}
+
+echo "# $JOBS jobs, peaks 4-60 GiB, 0.2-1 s each after ${SETUP} s of set-up, 8 GPUs of 80 GiB"
+echo "| way | makespan | out of memory | memory in use (mean) |"
+echo "| --- | --- | --- | --- |"
+run_way "one job per GPU" one_per_gpu
+run_way "gpusched submit --mem (declared)" declared
+run_way "free-memory threshold (task-spooler)" threshold

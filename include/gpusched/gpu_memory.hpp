@@ -1,0 +1,73 @@
+#pragma once
+
+#include <gpusched/gpu_pool.hpp>
+
+#include <cstddef>
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <vector>
+
+namespace gpusched {
+
+// One job's hold on its GPUs, numbered by the Placement: its attempt's, and its leftovers'
+// after it (a background process that still runs there) until they end.
+using AllocationId = std::uint64_t;
+
+// What a look at a GPU found of its memory (NVML): its total; what is in use, by every
+// process of every user and by the driver itself (recent drivers count the memory they keep
+// as used); and the part of that used by our jobs' processes, by their allocation.
+struct GpuMemoryReading {
+    std::uint64_t total = 0;
+    std::uint64_t used = 0;
+    std::map<AllocationId, std::uint64_t> ours{};
+};
+
+// What each GPU's memory is promised to, as far as this process can tell: the reservations
+// of our jobs on it (bytes, or the whole GPU), and the last look at it. What is left for a new
+// job is its total, less what others use (whatever the look saw in use that is not our jobs'),
+// less each of our jobs at the larger of its reservation and what the look saw it use. A job
+// that has not allocated yet counts at its reservation, so two jobs placed one after the other
+// never both count on the same memory; one that uses more than it asked counts at its use.
+//
+// Pure: the looks are handed in, and each rule is tested in-process (gpu_memory_test.cpp).
+class GpuMemoryLedger {
+public:
+    explicit GpuMemoryLedger(std::size_t gpus) : m_gpus(gpus) {}
+
+    // `bytes` of the GPU promised to the allocation; nothing: the whole GPU, whatever it has.
+    void reserve(GpuSlot slot, AllocationId id, std::optional<std::uint64_t> bytes);
+    void release(GpuSlot slot, AllocationId id);
+    void observe(GpuSlot slot, const GpuMemoryReading& reading);
+
+    // Its total, once a look has read it.
+    std::optional<std::uint64_t> total(GpuSlot slot) const { return m_gpus.at(slot).total; }
+    // What a new job can be promised now: nothing before the first look; 0 while a job of
+    // ours has the whole GPU.
+    std::optional<std::uint64_t> available(GpuSlot slot) const;
+    // What our jobs on it were promised, and what they count for (the larger of that and
+    // their use), each job's promise of a whole GPU counted as its total.
+    std::uint64_t reserved(GpuSlot slot) const;
+    std::uint64_t counted(GpuSlot slot) const;
+    // What the last look saw in use on it, by anyone.
+    std::uint64_t used(GpuSlot slot) const { return m_gpus.at(slot).used; }
+    bool holds_none(GpuSlot slot) const { return m_gpus.at(slot).holds.empty(); }
+    // The most an allocation was seen to use on one of its GPUs so far.
+    std::uint64_t peak(AllocationId id) const;
+
+private:
+    struct Hold {
+        std::optional<std::uint64_t> reserved; // nothing: the whole GPU
+        std::uint64_t observed = 0;
+    };
+    struct Gpu {
+        std::optional<std::uint64_t> total;
+        std::uint64_t used = 0;
+        std::uint64_t foreign = 0; // in use, not by our jobs
+        std::map<AllocationId, Hold> holds;
+    };
+    std::vector<Gpu> m_gpus;
+    std::map<AllocationId, std::uint64_t> m_peaks;
+};
+
+} // namespace gpusched

@@ -1,0 +1,161 @@
+// --mem with the real runner, real jobs and the real probe children; only the driver is fake
+// (fakes/): a job "allocates" by adding a `process` line of its own shell to the machine, and
+// frees it by ending.
+#include "fake_driver_fixture.hpp"
+
+#include <fmt/format.h>
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <string>
+#include <vector>
+
+namespace gpusched::testing {
+namespace {
+
+using namespace std::chrono_literals;
+
+// One GPU of 81559 MiB, 1000 MiB of them in use by the driver, as k_gpus's GPU 0.
+const std::string k_one_gpu =
+    fmt::format("gpu {} 00000000:41:00.0 81559 1000 Fake H100 80GB HBM3\n", k_first_uuid);
+
+class GpuMemory : public FakeDriver {
+protected:
+    // A job that notes its start and end in the log, and holds its GPU until `go` exists.
+    std::string held_job(int number, const std::string& before = "") const
+    {
+        return fmt::format("{}echo start {} >> {}; while [ ! -e {} ]; do sleep 0.05; done; "
+                           "echo end {} >> {}\n",
+                           before, number, log().string(), go().string(), number, log().string());
+    }
+    fs::path log() const { return m_dir / "log"; }
+    fs::path go() const { return m_dir / "go"; }
+    std::size_t started() const
+    {
+        const auto lines =
+            fs::exists(log()) ? split_lines(read_file(log())) : std::vector<std::string>{};
+        return static_cast<std::size_t>(
+            std::count_if(lines.begin(), lines.end(),
+                          [](const auto& line) { return line.starts_with("start"); }));
+    }
+    // The most jobs that ran at once, by the log's starts and ends.
+    std::size_t most_at_once() const
+    {
+        std::size_t running = 0;
+        std::size_t most = 0;
+        for (const auto& line : split_lines(read_file(log()))) {
+            running += line.starts_with("start") ? 1 : 0;
+            running -= line.starts_with("end") ? 1 : 0;
+            most = std::max(most, running);
+        }
+        return most;
+    }
+    // How many looks at the GPUs' usage the run has started (its debug log says each).
+    static std::size_t looks(const std::string& err)
+    {
+        std::size_t count = 0;
+        for (std::size_t at = 0; (at = err.find("looking at GPU usage", at)) != std::string::npos;
+             ++at) {
+            ++count;
+        }
+        return count;
+    }
+};
+
+TEST_F(GpuMemory, JobsShareAGpuWhileTheyFitAndNoMoreThanItHasIsPromised)
+{
+    machine(k_one_gpu);
+    std::string input;
+    for (int job = 1; job <= 4; ++job) {
+        input += held_job(job);
+    }
+    // 80.6 GiB free: two jobs of 30 GiB, not three.
+    Process gpusched(m_dir, on_fake({"--gpus", "0", "--mem", "30G", "--no-lock", "-v"}, input));
+    ASSERT_TRUE(eventually([&] { return started() == 2; })) << gpusched.err_so_far();
+    const auto seen = looks(gpusched.err_so_far());
+    ASSERT_TRUE(eventually([&] { return looks(gpusched.err_so_far()) >= seen + 2; }))
+        << "memory is looked at again while jobs wait for it: " << gpusched.err_so_far();
+    EXPECT_EQ(started(), 2u) << "a third job of 30 GiB was started";
+    write_file(go(), "");
+    const auto result = gpusched.wait();
+    EXPECT_EQ(result.exit_status, 0) << result.err;
+    EXPECT_EQ(started(), 4u);
+    EXPECT_EQ(most_at_once(), 2u) << read_file(log());
+}
+
+TEST_F(GpuMemory, AJobThatUsesMoreThanItAskedLeavesOnlyWhatIsLeftToTheNext)
+{
+    machine(k_one_gpu);
+    const auto queue = m_dir / "queue";
+    Process gpusched(m_dir, on_fake({"--gpus", "0", "--mem", "10G", "--no-lock", "-v", "--fifo",
+                                     queue.string()}));
+    ASSERT_TRUE(eventually([&] { return fs::exists(queue); }));
+    // Job 1 asks for 10 GiB and allocates 75000 MiB: 5559 MiB are left, too few for job 2.
+    const auto allocated = m_dir / "allocated";
+    write_file(queue, held_job(1, fmt::format("echo 'process 0 '$$' 75000' >> {}; touch {}; ",
+                                              (m_dir / "machine").string(), allocated.string())));
+    ASSERT_TRUE(eventually([&] { return fs::exists(allocated); })) << gpusched.err_so_far();
+    // A look that began before the allocation may not have seen it: two more have.
+    const auto seen = looks(gpusched.err_so_far());
+    ASSERT_TRUE(eventually([&] { return looks(gpusched.err_so_far()) >= seen + 2; }))
+        << gpusched.err_so_far();
+    write_file(queue, held_job(2));
+    const auto waiting = looks(gpusched.err_so_far());
+    ASSERT_TRUE(eventually([&] { return looks(gpusched.err_so_far()) >= waiting + 2; }))
+        << gpusched.err_so_far();
+    EXPECT_EQ(started(), 1u) << "job 2 started beside a job that used 75000 MiB";
+    write_file(go(), ""); // job 1 ends, its memory is freed, and job 2 starts
+    ASSERT_TRUE(eventually([&] { return started() == 2; })) << gpusched.err_so_far();
+    gpusched.signal(SIGUSR1);
+    const auto result = gpusched.wait();
+    EXPECT_EQ(result.exit_status, 0) << result.err;
+    EXPECT_EQ(most_at_once(), 1u) << read_file(log());
+}
+
+TEST_F(GpuMemory, AnotherUsersProcessLeavesLessAndAJobWaitsUntilItFits)
+{
+    // Someone else's process (this test's, which no job descends from) uses 60000 MiB.
+    machine(k_one_gpu + fmt::format("process 0 {} 60000\n", getpid()));
+    Process gpusched(m_dir,
+                     on_fake({"--gpus", "0", "--mem", "30G", "--no-lock", "-v"}, held_job(1)));
+    const auto before = looks(gpusched.err_so_far());
+    ASSERT_TRUE(eventually([&] { return looks(gpusched.err_so_far()) >= before + 2; }))
+        << gpusched.err_so_far();
+    EXPECT_EQ(started(), 0u) << "started with 20.6 GiB free";
+    machine(k_one_gpu); // it ends
+    ASSERT_TRUE(eventually([&] { return started() == 1; })) << gpusched.err_so_far();
+    write_file(go(), "");
+    EXPECT_EQ(gpusched.wait().exit_status, 0);
+}
+
+TEST_F(GpuMemory, WithoutNvmlEachJobThatAsksForMemoryHasItsGpuToItself)
+{
+    machine(k_one_gpu + "fail nvmlInit_v2\n");
+    std::string input;
+    for (int job = 1; job <= 2; ++job) {
+        input += fmt::format("echo start {0} >> {1}; sleep 0.3; echo end {0} >> {1}\n", job,
+                             log().string());
+    }
+    const auto result = run(m_dir, on_fake({"--gpus", "0", "--mem", "1G", "--no-lock"}, input));
+    EXPECT_EQ(result.exit_status, 0) << result.err;
+    EXPECT_EQ(started(), 2u);
+    EXPECT_EQ(most_at_once(), 1u) << read_file(log());
+    EXPECT_NE(result.err.find("a job that asks for memory has its GPU to itself"),
+              std::string::npos)
+        << result.err;
+}
+
+TEST_F(GpuMemory, ASizeThatIsNotOneIsAUsageErrorNamingIt)
+{
+    machine(k_one_gpu);
+    for (const std::string size : {"20", "0G", "nanG", "-5G", "20X", ""}) {
+        const auto result =
+            run(m_dir, on_fake({"--gpus", "0", "--mem", size, "--no-lock"}, "true\n"));
+        EXPECT_EQ(result.exit_status, 255) << size << ": " << result.err;
+        EXPECT_NE(result.err.find("--mem"), std::string::npos) << result.err;
+        EXPECT_NE(result.err.find("is not a size of memory"), std::string::npos) << result.err;
+    }
+}
+
+} // namespace
+} // namespace gpusched::testing
