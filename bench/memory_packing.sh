@@ -4,10 +4,10 @@
 #   1. one job per GPU (gpusched without --mem);
 #   2. each job's declared memory (`submit --mem`, one local worker on the 8 GPUs);
 #   3. a free-memory threshold, as task-spooler's: a job starts on the first GPU whose free
-#      memory, read now, is at least its peak (a shell loop, 0.1 s between looks).
+#      memory, read now, is at least its peak (a shell loop: one start per look, 0.1 s apart).
 # A job sets up for SETUP seconds, then "allocates" its peak (a `process` line of its own in
 # the fake machine), and runs out of memory (exit 1, counted) if the GPU then holds more than
-# it has; else it runs for its duration (0.2 to 1 s, scaled from hours). Reported: makespan,
+# it has; else it runs for its duration (1 to 3 s, scaled from hours). Reported: makespan,
 # out-of-memory count, the mean of the memory in use over the run (sampled every 0.1 s).
 # Run by hand from the repository root, after building the tests (build/, for the fake
 # driver):  bench/memory_packing.sh
@@ -15,7 +15,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 JOBS=${JOBS:-200}
-SETUP=${SETUP:-0.2}
+SETUP=${SETUP:-0.3}
 FAKE_DRIVER=${FAKE_DRIVER:-$PWD/build/tests/fake-driver}
 [ -e "$FAKE_DRIVER/libnvidia-ml.so.1" ] || { echo "build the tests first (no $FAKE_DRIVER)" >&2; exit 1; }
 
@@ -34,24 +34,32 @@ base() {
 
 # The sweep: "PEAK_MIB DURATION" per job, the same every run.
 awk -v n="$JOBS" 'BEGIN { srand(42); for (i = 0; i < n; i++)
-  printf "%d %.2f\n", (4 + rand() * 56) * 1024, 0.2 + rand() * 0.8 }' > "$work/sweep"
+  printf "%d %.2f\n", (4 + rand() * 56) * 1024, 1 + rand() * 2 }' > "$work/sweep"
 
-# A job: set up, allocate, fail if the GPU is then over its memory, else run.
-cat > "$work/job.sh" <<JOB
+# A job: set up, allocate, fail if the GPU is then over its memory, else run; what it
+# allocated is freed as it exits. The machine file changes under a lock, and is renamed in
+# whole, so that NVML's reader never sees half of it.
+export BENCH_MACHINE=$work/machine BENCH_SETUP=$SETUP BENCH_TOTAL=$total_mib BENCH_OOMS=$work/ooms
+cat > "$work/job.sh" <<'JOB'
 #!/bin/sh
-peak=\$1 seconds=\$2 gpu=\$CUDA_VISIBLE_DEVICES
-sleep $SETUP
-echo "process \$gpu \$\$ \$peak" >> $work/machine
-used=\$(awk -v g="\$gpu" '\$1 == "process" && \$2 == g { if (system("kill -0 " \$3 " 2>/dev/null") == 0) s += \$4 } END { print s + 0 }' $work/machine)
-if [ "\$used" -gt $total_mib ]; then echo oom >> $work/ooms; exit 1; fi
-sleep \$seconds
+peak=$1 seconds=$2 gpu=$CUDA_VISIBLE_DEVICES pid=$$ m=$BENCH_MACHINE
+sleep "$BENCH_SETUP"
+free() {
+  flock "$m.lock" sh -c 'grep -v "^process [0-9]* $1 " "$2" > "$2.$1"; mv "$2.$1" "$2"' free "$pid" "$m"
+}
+trap free EXIT
+used=$(flock "$m.lock" sh -c 'echo "process $1 $2 $3" >> "$4"
+  awk -v g="$1" '\''$1 == "process" && $2 == g { s += $4 } END { print s + 0 }'\'' "$4"' \
+  allocate "$gpu" "$pid" "$peak" "$m")
+if [ "$used" -gt "$BENCH_TOTAL" ]; then echo oom >> "$BENCH_OOMS"; exit 1; fi
+sleep "$seconds"
 JOB
 chmod +x "$work/job.sh"
 
 # The mean memory in use over all GPUs while the sweep runs, as a share of their total.
 sample_memory() {
   while :; do
-    awk '$1 == "process" { if (system("kill -0 " $3 " 2>/dev/null") == 0) s += $4 } END { print s + 0 }' "$work/machine"
+    awk '$1 == "process" { s += $4 } END { print s + 0 }' "$work/machine"
     sleep 0.1
   done > "$work/memory"
 }
@@ -67,7 +75,7 @@ report() {
 
 run_way() {
   local name=$1; shift
-  base > "$work/machine"; rm -f "$work/ooms" "$work/queue.db"*
+  base > "$work/machine"; rm -rf "$work/ooms" "$work/queue.db"*
   sample_memory & local sampler=$!
   local began ended
   began=$(now)
@@ -86,7 +94,7 @@ declared() {
   while read -r peak seconds; do
     "$gpusched" submit -q --no-start --name sweep --mem "${peak}M" -- "$work/job.sh" "$peak" "$seconds"
   done < "$work/sweep"
-  "$gpusched" worker -q --no-lock --gpus 0-7 & local worker=$!
+  "$gpusched" worker -q --no-lock --gpus 0-7 2> /dev/null & local worker=$!
   "$gpusched" wait sweep > /dev/null || true
   "$gpusched" worker --stop > /dev/null; wait "$worker" || true
 }
@@ -98,19 +106,18 @@ threshold() {
   while [ "$next" -lt "${#pending[@]}" ]; do
     read -r peak seconds <<< "${pending[$next]}"
     local gpu
-    gpu=$(awk -v need="$peak" -v t=$total_mib '$1 == "process" { if (system("kill -0 " $3 " 2>/dev/null") == 0) u[$2] += $4 }
+    gpu=$(awk -v need="$peak" -v t=$total_mib '$1 == "process" { u[$2] += $4 }
       END { for (g = 0; g < 8; g++) if (t - u[g] >= need) { print g; exit } }' "$work/machine")
     if [ -n "$gpu" ]; then
       CUDA_VISIBLE_DEVICES=$gpu "$work/job.sh" "$peak" "$seconds" &
       started+=($!) next=$((next + 1))
-    else
-      sleep 0.1
     fi
+    sleep 0.1 # one start per look, as task-spooler's
   done
   wait "${started[@]}" || true
 }
 
-echo "# $JOBS jobs, peaks 4-60 GiB, 0.2-1 s each after ${SETUP} s of set-up, 8 GPUs of 80 GiB"
+echo "# $JOBS jobs, peaks 4-60 GiB, 1-3 s each after ${SETUP} s of set-up, 8 GPUs of 80 GiB"
 echo "| way | makespan | out of memory | memory in use (mean) |"
 echo "| --- | --- | --- | --- |"
 run_way "one job per GPU" one_per_gpu

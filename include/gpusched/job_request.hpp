@@ -27,11 +27,15 @@ struct JobRequest {
     // work. Raising it needs no privilege; lowering it below the runner's needs CAP_SYS_NICE.
     std::optional<int> nice{};
     // The GPU memory the job needs on each of its GPUs, in bytes (--mem): a GPU takes it while
-    // that much is left (Placement). Nothing: it has each GPU to itself, or its slot of
+    // that much is left (Placement). k_learned_memory: estimated from earlier jobs of its kind
+    // (--mem auto, MemoryEstimates). Nothing: it has each GPU to itself, or its slot of
     // --jobs-per-gpu.
     std::optional<std::uint64_t> memory{};
     bool operator==(const JobRequest&) const = default;
 };
+
+// `memory` of --mem auto: no size asks for 0 bytes.
+constexpr std::uint64_t k_learned_memory = 0;
 
 // The bounds of each field, for the command line and the codec alike.
 constexpr int k_least_nice = -20;
@@ -56,8 +60,8 @@ std::optional<std::uint64_t> memory_wanted(const JobRequest& request,
 bool can_ever_run(const JobRequest& request, std::size_t gpus, const RunnerDefaults& defaults);
 
 // Each field `request` asks for, as ` gpus=2 timeout=5000 retries=1 nice=10 mem=21474836480`
-// (a space before each word, milliseconds for the timeout, bytes for the memory; "" when
-// nothing is asked): the one encoding of a
+// (a space before each word, milliseconds for the timeout, bytes for the memory or `auto`; ""
+// when nothing is asked): the one encoding of a
 // request, in the SQLite queue's batches.request and in a Redis job's context. Version 1 of
 // it. A later version only adds words, and decode_request refuses a word it does not know, so
 // that a job asking for what an older worker cannot give is refused there, never run without

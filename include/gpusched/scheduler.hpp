@@ -4,6 +4,7 @@
 #include <gpusched/placement.hpp>
 #include <gpusched/halt_policy.hpp>
 #include <gpusched/job.hpp>
+#include <gpusched/memory_estimates.hpp>
 
 #include <cstddef>
 #include <cstdint>
@@ -186,8 +187,12 @@ private:
     unsigned retries_of(const Command& command) const;
     void check_halt(std::vector<Action>& actions);
 
+    // An attempt's peak, once its shell ended, to the estimates of --mem auto.
+    void learn_memory(const Command& command, const Allocation& allocation);
+
     Placement m_placement;
     SchedulerOptions m_options;
+    MemoryEstimates m_estimates;
     std::deque<Command> m_queue;
     std::vector<Command> m_left_by_drain; // replayable commands a drain does not start
     std::unordered_map<JobId, Running> m_running;

@@ -67,11 +67,16 @@ inline CLI::Validator whole_number_check(std::uint64_t least, std::uint64_t most
         "");
 }
 
-// The check of --mem: a size with its unit (20G, 8000M), handed to CLI11 as bytes.
+// The check of --mem: a size with its unit (20G, 8000M), handed to CLI11 as bytes, or `auto`
+// (k_learned_memory).
 inline CLI::Validator memory_check()
 {
     return CLI::Validator(
         [](std::string& value) -> std::string {
+            if (value == "auto") {
+                value = std::to_string(k_learned_memory);
+                return {};
+            }
             const auto parsed = parse_memory_size(value);
             if (!parsed) {
                 return parsed.message();

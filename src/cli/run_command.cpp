@@ -128,8 +128,9 @@ void add_run_options(CLI::App& app, RunOptions& options, bool for_worker)
         ->capture_default_str()
         ->envname("GPUSCHED_GPUS_PER_JOB");
     app.add_option("--mem", options.memory,
-                   "Each job needs SIZE of GPU memory (20G, 8000M): a GPU takes jobs while their "
-                   "needs fit in its free memory, several at once (a queued job may ask its own)")
+                   "Each job needs SIZE of GPU memory (20G, 8000M; auto: what earlier jobs of its "
+                   "kind used): a GPU takes jobs while their needs fit in its free memory, "
+                   "several at once (a queued job may ask its own)")
         ->transform(memory_check())
         ->type_name("SIZE")
         ->group(k_gpus_group)

@@ -124,9 +124,9 @@ void add_job_options(CLI::App& submit, SubmitOptions& options)
         ->group(group);
     submit
         .add_option("--mem", options.memory,
-                    "Each job needs SIZE of GPU memory on each of its GPUs (20G, 8000M): its "
-                    "worker runs it beside other jobs while they fit (default: the worker's "
-                    "--mem)")
+                    "Each job needs SIZE of GPU memory on each of its GPUs (20G, 8000M; auto: "
+                    "what earlier jobs of its kind used): its worker runs it beside other jobs "
+                    "while they fit (default: the worker's --mem)")
         ->transform(memory_check())
         ->type_name("SIZE")
         ->group(group);

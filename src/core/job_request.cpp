@@ -41,7 +41,9 @@ std::string encode_request(const JobRequest& request)
     if (request.nice) {
         words += fmt::format(" nice={}", *request.nice);
     }
-    if (request.memory) {
+    if (request.memory == k_learned_memory) {
+        words += " mem=auto";
+    } else if (request.memory) {
         words += fmt::format(" mem={}", *request.memory);
     }
     return words;
@@ -66,6 +68,10 @@ bool apply_word(std::string_view name, std::string_view value, JobRequest& reque
             return false;
         }
         request.nice = nice;
+        return true;
+    }
+    if (name == "mem" && value == "auto") {
+        request.memory = k_learned_memory;
         return true;
     }
     std::uint64_t number = 0;

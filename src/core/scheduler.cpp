@@ -1,6 +1,7 @@
 #include <gpusched/scheduler.hpp>
 
 #include <gpusched/exit_status.hpp>
+#include <gpusched/memory_size.hpp>
 
 #include <fmt/format.h>
 
@@ -56,8 +57,21 @@ GpuNeed Scheduler::need_of(const Command& command) const
 {
     const auto& context = command.context;
     const auto& request = context ? context->request : JobRequest{};
-    return {gpus_wanted(request, {m_options.gpus_per_job}),
-            memory_wanted(request, {m_options.gpus_per_job, m_options.memory})};
+    auto memory = memory_wanted(request, {m_options.gpus_per_job, m_options.memory});
+    if (memory == k_learned_memory) {
+        // Nothing learnt of its kind yet: more than any GPU has, so it runs alone.
+        memory = m_estimates.estimate(command.text).value_or(k_most_job_memory);
+    }
+    return {gpus_wanted(request, {m_options.gpus_per_job}), memory};
+}
+
+void Scheduler::learn_memory(const Command& command, const Allocation& allocation)
+{
+    const auto& context = command.context;
+    const auto& request = context ? context->request : JobRequest{};
+    if (memory_wanted(request, {m_options.gpus_per_job, m_options.memory}) == k_learned_memory) {
+        m_estimates.learn(command.text, m_placement.memory().peak(allocation.id));
+    }
 }
 
 unsigned Scheduler::retries_of(const Command& command) const
@@ -123,6 +137,7 @@ Scheduler::Running Scheduler::take_running(JobId job, const char* event, bool re
     }
     Running taken = std::move(found->second);
     m_running.erase(found);
+    learn_memory(taken.command, taken.allocation);
     if (release_gpus) {
         m_placement.release(taken.allocation);
     }

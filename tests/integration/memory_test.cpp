@@ -145,6 +145,27 @@ TEST_F(GpuMemory, WithoutNvmlEachJobThatAsksForMemoryHasItsGpuToItself)
         << result.err;
 }
 
+TEST_F(GpuMemory, WithMemAutoTheFirstJobRunsAloneAndTheNextArePackedByWhatItUsed)
+{
+    machine(k_one_gpu);
+    // Each allocates 30000 MiB and runs long enough for looks to see it. Job 1, of a kind
+    // never seen, runs alone; then each counts 36000 MiB (its peak and a fifth): two at once.
+    std::string input;
+    for (int job = 1; job <= 4; ++job) {
+        input += fmt::format("echo 'process 0 '$$' 30000' >> {0}; echo start {1} >> {2}; "
+                             "sleep 2.5; echo end {1} >> {2}\n",
+                             (m_dir / "machine").string(), job, log().string());
+    }
+    const auto result = run(m_dir, on_fake({"--gpus", "0", "--mem", "auto", "--no-lock"}, input));
+    EXPECT_EQ(result.exit_status, 0) << result.err;
+    const auto lines = split_lines(read_file(log()));
+    ASSERT_GE(lines.size(), 2u);
+    EXPECT_EQ(lines[0], "start 1");
+    EXPECT_EQ(lines[1], "end 1") << "a job started beside the first of its kind";
+    EXPECT_EQ(started(), 4u);
+    EXPECT_EQ(most_at_once(), 2u) << read_file(log());
+}
+
 TEST_F(GpuMemory, ASizeThatIsNotOneIsAUsageErrorNamingIt)
 {
     machine(k_one_gpu);

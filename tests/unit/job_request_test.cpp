@@ -14,7 +14,7 @@ TEST(JobRequest, EncodedAndDecodedIsTheSame)
     for (const JobRequest request :
          {JobRequest{}, JobRequest{2, 90'500ms, 3, 10}, JobRequest{std::nullopt, 1ms, 0, -20},
           JobRequest{1024, std::nullopt, std::nullopt, 19},
-          JobRequest{.memory = std::uint64_t{20} << 30}}) {
+          JobRequest{.memory = std::uint64_t{20} << 30}, JobRequest{.memory = k_learned_memory}}) {
         const auto decoded = decode_request(encode_request(request));
         ASSERT_TRUE(decoded) << encode_request(request) << ": " << decoded.message();
         EXPECT_EQ(*decoded, request) << encode_request(request);
@@ -32,8 +32,8 @@ TEST(JobRequest, AskingNothingIsNoWords)
 TEST(JobRequest, AWordItDoesNotKnowOrAValueOutOfBoundsIsRefusedAndNamed)
 {
     for (const std::string words :
-         {" memory=20G", " mem=20G", " mem=0", " mem=1125899906842625", " gpus=0", " gpus=two",
-          " timeout=", " timeout=0", "gpus=1", " gpus=1  retries=2", " retries=-1",
+         {" memory=20G", " mem=20G", " mem=0", " mem=Auto", " mem=1125899906842625", " gpus=0",
+          " gpus=two", " timeout=", " timeout=0", "gpus=1", " gpus=1  retries=2", " retries=-1",
           " retries=1000001", " nice=20", " nice=-21", " nice=1.5", " gpus", " ",
           " gpus=99999999999999999999999"}) {
         const auto decoded = decode_request(words);
@@ -48,6 +48,7 @@ TEST(JobRequest, AJobsOwnMemoryIsWantedOverItsRunnersDefault)
     EXPECT_EQ(memory_wanted({}, {.gpus = 1, .memory = 5}), 5u);
     EXPECT_EQ(memory_wanted({.memory = 7}, {.gpus = 1, .memory = 5}), 7u);
     EXPECT_EQ(encode_request({.memory = 1024}), " mem=1024");
+    EXPECT_EQ(encode_request({.memory = k_learned_memory}), " mem=auto");
 }
 
 TEST(JobRequest, ARunnerCanEverRunWhatAsksNoMoreGpusThanItHas)
