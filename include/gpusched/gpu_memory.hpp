@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <map>
 #include <optional>
+#include <set>
 #include <vector>
 
 namespace gpusched {
@@ -52,8 +53,12 @@ public:
     // What the last look saw in use on it, by anyone.
     std::uint64_t used(GpuSlot slot) const { return m_gpus.at(slot).used; }
     bool holds_none(GpuSlot slot) const { return m_gpus.at(slot).holds.empty(); }
+    // One of our allocations has the whole GPU.
+    bool held_whole(GpuSlot slot) const;
     // The most an allocation was seen to use on one of its GPUs so far.
     std::uint64_t peak(AllocationId id) const;
+    // Whether another of our allocations was on one of its GPUs at some time while it held it.
+    bool shared(AllocationId id) const { return m_shared.contains(id); }
 
 private:
     struct Hold {
@@ -68,6 +73,7 @@ private:
     };
     std::vector<Gpu> m_gpus;
     std::map<AllocationId, std::uint64_t> m_peaks;
+    std::set<AllocationId> m_shared;
 };
 
 } // namespace gpusched

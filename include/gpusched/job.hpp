@@ -24,6 +24,11 @@ struct Command {
     bool replayable = false;
     // A queued job's directory, environment and umask; none for a run's own jobs.
     SharedJobContext context;
+    // Attempts run again because the job ran out of GPU memory beside other jobs: not
+    // counted against its retries. From the first, it asks for at least `memory_floor` bytes
+    // on each GPU (the most a GPU has: alone).
+    unsigned memory_reruns{};
+    std::uint64_t memory_floor{};
 };
 
 // How a job's process ended: an exit code, or the signal that killed it.
@@ -33,6 +38,8 @@ struct JobOutcome {
     // Stopped by --timeout: it did not finish, whatever it returned (a job that catches
     // SIGTERM and exits 0 too).
     bool timed_out = false;
+    // What it printed says it ran out of GPU memory (says_gpu_out_of_memory).
+    bool out_of_gpu_memory = false;
     bool succeeded() const { return signal == 0 && exit_code == 0 && !timed_out; }
 };
 

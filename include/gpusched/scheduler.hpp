@@ -33,7 +33,16 @@ struct ArmKillTimer {};
 struct RetryScheduled {
     JobId job = 0;
     unsigned attempt = 0;
+    // Run again because it ran out of GPU memory beside other jobs (not counted as a retry),
+    // asking for at least `memory` bytes on each GPU; `alone`: with each GPU to itself.
+    bool out_of_memory = false;
+    std::uint64_t memory = 0;
+    bool alone = false;
 };
+// How many times a job that ran out of GPU memory beside other jobs is run again (first
+// asking for more, then alone) before such an end counts as its own failure.
+constexpr unsigned k_most_memory_reruns = 2;
+
 // The --halt condition was reached: no job starts from now on (and, for `now`, the running
 // ones are being stopped).
 struct HaltStarted {
@@ -60,6 +69,8 @@ struct JobCounts {
     // succeeded or failed, whatever they returned, and run again by --resume.
     std::size_t interrupted = 0;
     std::size_t retries = 0; // attempts beyond the first
+    // Attempts run again because they ran out of GPU memory beside other jobs (not retries).
+    std::size_t memory_reruns = 0;
     // Jobs whose record (job log, .info file) could not be written: the exit status counts
     // them with the failures, as their outcome is not on record.
     std::size_t unrecorded = 0;
@@ -172,6 +183,9 @@ private:
         Allocation allocation;
         Command command;
         bool cancelled = false;
+        // Once taken: the most it was seen to use on a GPU, and whether it shared one.
+        std::uint64_t peak = 0;
+        bool shared = false;
     };
 
     // True while queued commands may still start: running, or draining after SIGUSR1.

@@ -6,7 +6,13 @@ namespace gpusched {
 
 void GpuMemoryLedger::reserve(GpuSlot slot, AllocationId id, std::optional<std::uint64_t> bytes)
 {
-    m_gpus.at(slot).holds[id] = Hold{bytes, 0};
+    auto& holds = m_gpus.at(slot).holds;
+    holds[id] = Hold{bytes, 0};
+    if (holds.size() > 1) {
+        for (const auto& [held, hold] : holds) {
+            m_shared.insert(held);
+        }
+    }
 }
 
 void GpuMemoryLedger::release(GpuSlot slot, AllocationId id)
@@ -16,6 +22,7 @@ void GpuMemoryLedger::release(GpuSlot slot, AllocationId id)
         m_gpus.begin(), m_gpus.end(), [id](const Gpu& gpu) { return gpu.holds.contains(id); });
     if (!held_elsewhere) {
         m_peaks.erase(id);
+        m_shared.erase(id);
     }
 }
 
@@ -63,13 +70,18 @@ std::optional<std::uint64_t> GpuMemoryLedger::available(GpuSlot slot) const
     if (!gpu.total) {
         return std::nullopt;
     }
-    const bool whole_taken = std::any_of(gpu.holds.begin(), gpu.holds.end(),
-                                         [](const auto& held) { return !held.second.reserved; });
     const auto taken = gpu.foreign + counted(slot);
-    if (whole_taken || taken >= *gpu.total) {
+    if (held_whole(slot) || taken >= *gpu.total) {
         return 0;
     }
     return *gpu.total - taken;
+}
+
+bool GpuMemoryLedger::held_whole(GpuSlot slot) const
+{
+    const auto& holds = m_gpus.at(slot).holds;
+    return std::any_of(holds.begin(), holds.end(),
+                       [](const auto& held) { return !held.second.reserved; });
 }
 
 std::uint64_t GpuMemoryLedger::peak(AllocationId id) const

@@ -35,7 +35,7 @@ bool Placement::memory_fits(GpuSlot slot, std::uint64_t memory) const
     if (m_pool.load(slot) >= memory_jobs_cap()) {
         return false;
     }
-    if (m_memory_unreadable[slot]) {
+    if (m_samples == nullptr || m_memory_unreadable[slot]) {
         return m_memory.holds_none(slot); // cannot be shared safely: the GPU whole
     }
     const auto total = m_memory.total(slot);
@@ -56,7 +56,11 @@ std::optional<Allocation> Placement::acquire(const GpuNeed& need, const GpuSlots
         gpus = m_pool.acquire(need.gpus, avoid,
                               [this, memory](GpuSlot slot) { return memory_fits(slot, memory); });
     } else {
-        gpus = m_pool.acquire(need.gpus, avoid);
+        // Its slot of --jobs-per-gpu, on a GPU no job of ours has whole.
+        const auto slots = m_pool.jobs_per_gpu();
+        gpus = m_pool.acquire(need.gpus, avoid, [this, slots](GpuSlot slot) {
+            return m_pool.load(slot) < slots && !m_memory.held_whole(slot);
+        });
     }
     if (!gpus) {
         return std::nullopt;
@@ -64,8 +68,8 @@ std::optional<Allocation> Placement::acquire(const GpuNeed& need, const GpuSlots
     Allocation allocation{m_next_allocation++, std::move(*gpus), need.memory};
     for (const auto slot : allocation.gpus) {
         const auto total = m_memory.total(slot);
-        const bool unshared =
-            m_memory_unreadable[slot] || (need.memory && total && *need.memory > *total);
+        const bool unshared = m_samples == nullptr || m_memory_unreadable[slot] ||
+                              (need.memory && total && *need.memory > *total);
         if (need.memory && !unshared) {
             m_memory.reserve(slot, allocation.id, need.memory);
         } else if (need.memory || !m_jobs_per_gpu_given) {
@@ -108,7 +112,7 @@ std::size_t Placement::room_for(const GpuNeed& need) const
         }
         const auto by_count = memory_jobs_cap() - m_pool.load(slot);
         const auto available = m_memory.available(slot);
-        const bool whole = m_memory_unreadable[slot] || !available ||
+        const bool whole = m_samples == nullptr || m_memory_unreadable[slot] || !available ||
                            *need.memory > m_memory.total(slot).value_or(0);
         room.push_back(whole ? 1 : std::min<std::size_t>(by_count, *available / *need.memory));
     }
@@ -129,7 +133,7 @@ std::size_t Placement::room_for(const GpuNeed& need) const
 bool Placement::has_memory_room() const
 {
     for (GpuSlot slot = 0; slot < m_pool.size(); ++slot) {
-        if (m_pool.open(slot) && !m_memory_unreadable[slot] &&
+        if (m_pool.open(slot) && m_samples != nullptr && !m_memory_unreadable[slot] &&
             m_pool.load(slot) < memory_jobs_cap() && m_memory.available(slot).value_or(0) > 0) {
             return true;
         }

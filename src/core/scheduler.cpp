@@ -62,6 +62,9 @@ GpuNeed Scheduler::need_of(const Command& command) const
         // Nothing learnt of its kind yet: more than any GPU has, so it runs alone.
         memory = m_estimates.estimate(command.text).value_or(k_most_job_memory);
     }
+    if (command.memory_floor > 0) {
+        memory = std::max(memory.value_or(0), command.memory_floor);
+    }
     return {gpus_wanted(request, {m_options.gpus_per_job}), memory};
 }
 
@@ -137,6 +140,8 @@ Scheduler::Running Scheduler::take_running(JobId job, const char* event, bool re
     }
     Running taken = std::move(found->second);
     m_running.erase(found);
+    taken.peak = m_placement.memory().peak(taken.allocation.id);
+    taken.shared = m_placement.memory().shared(taken.allocation.id);
     learn_memory(taken.command, taken.allocation);
     if (release_gpus) {
         m_placement.release(taken.allocation);
@@ -170,7 +175,23 @@ std::vector<Action> Scheduler::on_job_exit(JobId job, JobOutcome outcome, bool g
     } else if (outcome.succeeded()) {
         ++m_counts.succeeded;
         check_halt(actions);
-    } else if (starts_jobs() && ended.command.attempt <= retries_of(ended.command)) {
+    } else if (outcome.out_of_gpu_memory && ended.shared && starts_jobs() &&
+               ended.command.memory_reruns < k_most_memory_reruns) {
+        // Beside other jobs, an out-of-memory may be theirs as much as its own: it runs again,
+        // not counted, asking half as much again as it asked or used; then alone.
+        Command again = std::move(ended.command);
+        const auto known = std::max(need_of(again).memory.value_or(0), ended.peak);
+        ++again.attempt;
+        ++again.memory_reruns;
+        // Alone the second time, or at once when neither its need nor its use is known.
+        const bool alone = again.memory_reruns > 1 || known == 0;
+        again.memory_floor = alone ? k_most_job_memory : std::min(known / 2 * 3, k_most_job_memory);
+        again.avoid_gpus = ended.allocation.gpus;
+        ++m_counts.memory_reruns;
+        actions.emplace_back(RetryScheduled{job, again.attempt, true, again.memory_floor, alone});
+        m_queue.push_front(std::move(again));
+    } else if (starts_jobs() &&
+               ended.command.attempt - ended.command.memory_reruns <= retries_of(ended.command)) {
         Command retry = std::move(ended.command);
         ++retry.attempt;
         retry.avoid_gpus = ended.allocation.gpus;

@@ -3,6 +3,7 @@
 #include <gpusched/exit_status.hpp>
 #include <gpusched/job_messages.hpp>
 #include <gpusched/line_assembler.hpp>
+#include <gpusched/memory_size.hpp>
 #include <gpusched/sys/process_tree.hpp>
 #include <gpusched/wall_clock.hpp>
 
@@ -286,7 +287,15 @@ void JobRunner::apply(std::vector<Action> actions)
         } else if (std::holds_alternative<ArmKillTimer>(action)) {
             m_jobs.arm_kill_deadline(m_clock.now());
         } else if (auto* retry = std::get_if<RetryScheduled>(&action)) {
-            spdlog::info("job {} will be tried again (attempt {})", retry->job, retry->attempt);
+            if (retry->out_of_memory) {
+                spdlog::warn("job {} ran out of GPU memory beside other jobs: it runs again "
+                             "(attempt {}, not counted as a retry), {}",
+                             retry->job, retry->attempt,
+                             retry->alone ? "alone on its GPU"
+                                          : "asking " + format_memory_size(retry->memory));
+            } else {
+                spdlog::info("job {} will be tried again (attempt {})", retry->job, retry->attempt);
+            }
         } else if (auto* returned = std::get_if<ReturnCommand>(&action)) {
             spdlog::info("job {} goes back to {}: it cannot start here now", returned->command.id,
                          m_ends.returned_to());

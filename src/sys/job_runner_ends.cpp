@@ -3,6 +3,7 @@
 #include <gpusched/sys/job_runner.hpp>
 
 #include <gpusched/job_messages.hpp>
+#include <gpusched/out_of_memory.hpp>
 
 #include <spdlog/spdlog.h>
 
@@ -89,6 +90,12 @@ void JobRunner::on_shell_exit(ProcessId leader, JobOutcome outcome)
 {
     RunningJob& job = *m_jobs.find_leader(leader);
     outcome.timed_out = job.timed_out;
+    // Where its output is kept, what it printed last says whether it ran out of GPU memory.
+    constexpr std::size_t k_tail_read = 64 * 1024;
+    if (!outcome.succeeded() && !job.timed_out && m_options.output_files) {
+        outcome.out_of_gpu_memory =
+            says_gpu_out_of_memory(m_options.output_files->tail(job.id, job.attempt, k_tail_read));
+    }
     job.outcome = outcome;
     // A job cancelled before a stop of the run is cancelled, not interrupted: nothing runs it
     // again.

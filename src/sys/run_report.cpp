@@ -203,6 +203,10 @@ void RunReport::report_summary(Clock::time_point now, std::size_t children_left,
     if (counts.retries > 0) {
         extra += ", " + counted(counts.retries, "retry", "retries");
     }
+    if (counts.memory_reruns > 0) {
+        extra += fmt::format(", {} run again after running out of GPU memory beside others",
+                             counted(counts.memory_reruns, "attempt"));
+    }
     if (counts.interrupted > 0) {
         extra += fmt::format(", {} interrupted{}", counts.interrupted,
                              !interrupted_fate.empty() ? " (" + interrupted_fate + ")"

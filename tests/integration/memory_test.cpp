@@ -166,6 +166,43 @@ TEST_F(GpuMemory, WithMemAutoTheFirstJobRunsAloneAndTheNextArePackedByWhatItUsed
     EXPECT_EQ(most_at_once(), 2u) << read_file(log());
 }
 
+TEST_F(GpuMemory, AJobOutOfMemoryBesideAnotherRunsAgainUncountedAndAloneItFails)
+{
+    machine(k_one_gpu);
+    const auto out = m_dir / "out";
+    const auto tried = m_dir / "tried";
+    // Job 1 runs out of memory the first time, once job 2 runs beside it (as PyTorch says).
+    const auto first = fmt::format(
+        "if [ ! -e {0} ]; then touch {0}; until grep -q 'start 2' {1} 2>/dev/null; do sleep 0.05; "
+        "done; echo 'torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB' >&2; "
+        "exit 1; fi; echo start 1 again >> {1}\n",
+        tried.string(), log().string());
+    const auto second =
+        fmt::format("echo start 2 >> {0}; sleep 1; echo end 2 >> {0}\n", log().string());
+    const auto shared = run(
+        m_dir, on_fake({"--gpus", "0", "--mem", "30G", "--no-lock", "--output-dir", out.string()},
+                       first + second));
+    EXPECT_EQ(shared.exit_status, 0) << shared.err;
+    EXPECT_NE(shared.err.find("job 1 ran out of GPU memory beside other jobs: it runs again "
+                              "(attempt 2, not counted as a retry), asking 45 GiB"),
+              std::string::npos)
+        << shared.err;
+    EXPECT_NE(shared.err.find("1 attempt run again after running out of GPU memory"),
+              std::string::npos)
+        << shared.err;
+    EXPECT_TRUE(fs::exists(out / "1.err")) << "the first attempt's output is kept";
+    EXPECT_NE(read_file(log()).find("start 1 again"), std::string::npos);
+
+    // Alone on its GPU, the same end is the job's own failure.
+    fs::remove(tried);
+    write_file(log(), "start 2\n");
+    const auto alone = run(
+        m_dir,
+        on_fake({"--gpus", "0", "--mem", "30G", "--no-lock", "--output-dir", out.string()}, first));
+    EXPECT_EQ(alone.exit_status, 1) << alone.err;
+    EXPECT_EQ(alone.err.find("runs again"), std::string::npos) << alone.err;
+}
+
 TEST_F(GpuMemory, ASizeThatIsNotOneIsAUsageErrorNamingIt)
 {
     machine(k_one_gpu);

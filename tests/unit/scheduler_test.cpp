@@ -191,6 +191,40 @@ TEST(Scheduler, FirstStopSignalIsPassedOnThenSecondKills)
     EXPECT_EQ(unstarted[0].id, 3u);
 }
 
+TEST(Scheduler, AJobOutOfGpuMemoryBesideOthersRunsAgainAloneUncountedButAloneItFails)
+{
+    // --jobs-per-gpu 2: jobs 1 and 2 share GPU 0; job 3 waits.
+    Placement placement(GpuPool({"0"}, 2));
+    Scheduler scheduler(std::move(placement), ahead(4));
+    scheduler.on_command(command(1));
+    scheduler.on_command(command(2));
+    scheduler.on_command(command(3));
+    scheduler.on_input_end();
+    JobOutcome out_of_memory{1, 0};
+    out_of_memory.out_of_gpu_memory = true;
+    auto actions = scheduler.on_job_exit(1, out_of_memory);
+    ASSERT_FALSE(actions.empty());
+    const auto* rerun = std::get_if<RetryScheduled>(&actions.front());
+    ASSERT_NE(rerun, nullptr);
+    EXPECT_TRUE(rerun->out_of_memory);
+    EXPECT_TRUE(rerun->alone) << "neither its need nor its use was known";
+    EXPECT_EQ(rerun->attempt, 2u);
+    EXPECT_TRUE(starts(actions).empty()) << "it waits for GPU 0 alone, job 3 behind it";
+    EXPECT_EQ(scheduler.counts().memory_reruns, 1u);
+    EXPECT_EQ(scheduler.counts().retries, 0u);
+    EXPECT_EQ(scheduler.counts().failed, 0u);
+    const auto alone = starts(scheduler.on_job_exit(2, k_success));
+    ASSERT_EQ(alone.size(), 1u);
+    EXPECT_EQ(alone[0].command.id, 1u);
+    // Alone on its GPU, running out of memory is its own failure.
+    EXPECT_EQ(started_ids(scheduler.on_job_exit(1, out_of_memory)), std::vector<JobId>{3});
+    EXPECT_EQ(scheduler.counts().failed, 1u);
+    EXPECT_EQ(scheduler.counts().memory_reruns, 1u);
+    scheduler.on_job_exit(3, k_success);
+    EXPECT_TRUE(scheduler.done());
+    EXPECT_EQ(scheduler.exit_status(), 1);
+}
+
 TEST(Scheduler, AJobsLeftoversKeepItsGpuUntilReleased)
 {
     Scheduler scheduler(GpuPool({"0"}), ahead(4));

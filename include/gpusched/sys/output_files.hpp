@@ -45,6 +45,9 @@ public:
     // out/7.2.err", or for a queue worker's own directory "its output: gpusched logs 7".
     std::string describe(JobId job, unsigned attempt) const;
     const std::filesystem::path& directory() const { return m_directory; }
+    // The last `bytes` of what an attempt wrote to its stderr, then of its stdout ("" for a
+    // file that cannot be read).
+    std::string tail(JobId job, unsigned attempt, std::size_t bytes) const;
 
 private:
     std::filesystem::path base(JobId job, unsigned attempt) const;
