@@ -1,5 +1,6 @@
 #pragma once
 
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -12,6 +13,8 @@ struct LeaseHolder {
     long pid = 0;
     double since = 0; // seconds since the epoch
     std::string command;
+    // The GPU memory promised to it on each of its GPUs (--mem), in bytes.
+    std::optional<std::uint64_t> memory{};
 };
 
 // Who holds a GPU's lease, written by the holder into the GPU's record file for `gpusched

@@ -19,6 +19,7 @@ struct RunningJob {
     unsigned attempt = 1;
     GpuSlots slots;
     AllocationId allocation = 0; // its Placement's, whose memory its processes use
+    std::optional<std::uint64_t> memory; // promised to it on each GPU (--mem), in bytes
     std::string gpu; // its GPU ids, comma-separated as in CUDA_VISIBLE_DEVICES
     std::string command;
     bool replayable = false; // its input can give it again (see Command)

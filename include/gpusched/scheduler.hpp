@@ -23,6 +23,7 @@ struct StartJob {
     Command command;
     GpuSlots gpus;
     AllocationId allocation = 0; // the Placement's, for what the job's processes use
+    std::optional<std::uint64_t> memory{}; // promised to it on each GPU
 };
 struct SignalRunningJobs {
     int signal = 0;

@@ -62,7 +62,10 @@ void print_row(const sys::GpuLeaseView& lease)
                    "(between jobs, or held by what an ended job left running)");
     }
     for (const auto& job : record.jobs) {
-        const auto command = visible_text(job.command);
+        auto command = visible_text(job.command);
+        if (job.memory) {
+            command = fmt::format("[{}] {}", format_memory_size(*job.memory), command);
+        }
         fmt::print(k_row, gpu.id, "leased", visible_text(record.user), job.pid,
                    local_time(job.since),
                    owner.check == RecordCheck::unverified ? "(unverified) " + command : command);

@@ -1,5 +1,7 @@
 #include <gpusched/lease_record.hpp>
 
+#include <gpusched/memory_size.hpp>
+
 #include <gpusched/failed_jobs.hpp>
 #include <gpusched/job_messages.hpp>
 
@@ -27,6 +29,9 @@ std::string format_lease_record(const LeaseRecord& record)
     for (const auto& job : record.jobs) {
         jobs.push_back(
             {{"pid", job.pid}, {"since", job.since}, {"command", shorten_command(job.command)}});
+        if (job.memory) {
+            jobs.back()["memory"] = *job.memory;
+        }
     }
     nlohmann::ordered_json json = {{"user", record.user},
                                          {"uid", record.uid},
@@ -58,6 +63,11 @@ std::optional<LeaseRecord> parse_lease_record(std::string_view text)
             record.jobs.push_back(LeaseHolder{job.at("pid").get<long>(),
                                               job.at("since").get<double>(),
                                               job.at("command").get<std::string>()});
+            // A size that is no size (negative, past any GPU) is left out rather than shown.
+            if (job.contains("memory") && job.at("memory").is_number_unsigned() &&
+                job.at("memory").get<std::uint64_t>() <= k_most_job_memory) {
+                record.jobs.back().memory = job.at("memory").get<std::uint64_t>();
+            }
         }
         record.since = json.value("since", 0.0);
         // Anyone may write a record: a count that is no count (-5, which would read as

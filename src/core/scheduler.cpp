@@ -329,7 +329,11 @@ std::vector<Action> Scheduler::start_what_fits()
         }
         Command command = std::move(m_queue.front());
         m_queue.pop_front();
-        actions.emplace_back(StartJob{command, allocation->gpus, allocation->id});
+        // A job to run alone (nothing learnt of its kind, or out of memory before) is shown as
+        // asking for no particular amount.
+        const auto promised =
+            allocation->memory < k_most_job_memory ? allocation->memory : std::nullopt;
+        actions.emplace_back(StartJob{command, allocation->gpus, allocation->id, promised});
         m_running.emplace(command.id, Running{std::move(*allocation), std::move(command), false});
     }
     return actions;

@@ -316,6 +316,7 @@ void JobRunner::start(StartJob& job)
     running.attempt = job.command.attempt;
     running.slots = job.gpus;
     running.allocation = job.allocation;
+    running.memory = job.memory;
     running.gpu = m_scheduler.pool().ids_of(job.gpus);
     running.command = std::move(job.command.text);
     running.replayable = job.command.replayable;

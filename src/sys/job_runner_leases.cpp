@@ -78,7 +78,7 @@ void JobRunner::tend_leases()
         for (const auto& job : m_jobs.jobs()) {
             if (std::find(job.slots.begin(), job.slots.end(), slot) != job.slots.end()) {
                 holders.push_back(LeaseHolder{job.leader, seconds_since_epoch(job.started_wall),
-                                              shorten_command(job.command)});
+                                              shorten_command(job.command), job.memory});
             }
         }
         return holders;

@@ -83,8 +83,13 @@ Json to_json(const GpuLeaseView& view)
         record["used_gpu_seconds"] = json_seconds(written->used);
         record["share"] = written->share;
         for (const auto& job : written->jobs) {
+            constexpr std::uint64_t k_mib = 1024 * 1024;
             record["jobs"].push_back(
-                {{"pid", job.pid}, {"command", job.command}, {"started", json_instant(job.since)}});
+                {{"pid", job.pid},
+                 {"command", job.command},
+                 {"started", json_instant(job.since)},
+                 {"memory_reserved_mib",
+                  job.memory ? Json((*job.memory + k_mib - 1) / k_mib) : Json(nullptr)}});
         }
     }
     return entry;

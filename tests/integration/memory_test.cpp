@@ -203,6 +203,28 @@ TEST_F(GpuMemory, AJobOutOfMemoryBesideAnotherRunsAgainUncountedAndAloneItFails)
     EXPECT_EQ(alone.err.find("runs again"), std::string::npos) << alone.err;
 }
 
+TEST_F(GpuMemory, StatusShowsWhatEachJobWasPromised)
+{
+    machine(k_one_gpu);
+    Process gpusched(m_dir, on_fake({"--gpus", "0", "--mem", "1.5G"}, held_job(1)));
+    ASSERT_TRUE(eventually([&] { return started() == 1; })) << gpusched.err_so_far();
+    nlohmann::json jobs;
+    ASSERT_TRUE(eventually([&] {
+        const auto status = run(m_dir, on_fake({"status", "--gpus", "0", "--json"}));
+        const auto gpus = json_field(status.out, "gpus");
+        if (!gpus.is_array() || gpus.empty() || !gpus[0]["record"].is_object()) {
+            return false;
+        }
+        jobs = gpus[0]["record"]["jobs"];
+        return jobs.is_array() && !jobs.empty();
+    })) << gpusched.err_so_far();
+    EXPECT_EQ(jobs[0]["memory_reserved_mib"], 1536) << jobs;
+    const auto table = run(m_dir, on_fake({"status", "--gpus", "0"}));
+    EXPECT_NE(table.out.find("[1.5 GiB] echo start 1"), std::string::npos) << table.out;
+    write_file(go(), "");
+    EXPECT_EQ(gpusched.wait().exit_status, 0);
+}
+
 TEST_F(GpuMemory, ASizeThatIsNotOneIsAUsageErrorNamingIt)
 {
     machine(k_one_gpu);

@@ -1,5 +1,6 @@
 #include <gpusched/lease_record.hpp>
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 namespace gpusched {
@@ -46,6 +47,25 @@ TEST(LeaseRecord, CarriesTheHoldersFairShareStanding)
     ASSERT_TRUE(planted.has_value());
     EXPECT_EQ(planted->used, 0);
     EXPECT_EQ(planted->share, 1);
+}
+
+TEST(LeaseRecord, CarriesWhatMemoryEachJobWasPromised)
+{
+    auto record = sample();
+    record.jobs[0].memory = std::uint64_t{30} << 30;
+    const auto back = parse_lease_record(format_lease_record(record));
+    ASSERT_TRUE(back.has_value());
+    EXPECT_EQ(back->jobs[0].memory, std::uint64_t{30} << 30);
+    EXPECT_FALSE(back->jobs[1].memory) << "a job that asked for none";
+    // A planted size that is no size is left out.
+    for (const auto* size : {"-5", "1.5", "\"20G\"", "18446744073709551615"}) {
+        const auto planted = parse_lease_record(
+            fmt::format(R"({{"user": "x", "uid": 1, "gpusched_pid": 2, "jobs": [{{"pid": 3, )"
+                        R"("since": 0, "command": "c", "memory": {}}}]}})",
+                        size));
+        ASSERT_TRUE(planted.has_value()) << size;
+        EXPECT_FALSE(planted->jobs[0].memory) << size;
+    }
 }
 
 TEST(LeaseRecord, PaddingAfterTheRecordIsAllowed)
