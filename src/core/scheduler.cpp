@@ -185,7 +185,8 @@ std::vector<Action> Scheduler::on_job_exit(JobId job, JobOutcome outcome, bool g
         ++again.memory_reruns;
         // Alone the second time, or at once when neither its need nor its use is known.
         const bool alone = again.memory_reruns > 1 || known == 0;
-        again.memory_floor = alone ? k_most_job_memory : std::min(known / 2 * 3, k_most_job_memory);
+        again.memory_floor =
+            alone ? k_most_job_memory : std::min(known + known / 2, k_most_job_memory);
         again.avoid_gpus = ended.allocation.gpus;
         ++m_counts.memory_reruns;
         actions.emplace_back(RetryScheduled{job, again.attempt, true, again.memory_floor, alone});

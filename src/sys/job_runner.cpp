@@ -184,7 +184,7 @@ std::optional<JobRunner::Clock::time_point> JobRunner::next_deadline() const
     if (const auto draw = m_report.next_progress_draw()) {
         earlier(*draw);
     }
-    if (const auto check = next_busy_check()) {
+    if (const auto check = next_usage_look()) {
         earlier(*check);
     }
     if (const auto input = m_source.next_deadline()) {
@@ -475,7 +475,7 @@ void JobRunner::after_attempt(const RunningJob& job, JobOutcome outcome,
     apply(std::move(actions));
 }
 
-std::optional<JobRunner::Clock::time_point> JobRunner::next_busy_check() const
+std::optional<JobRunner::Clock::time_point> JobRunner::next_usage_look() const
 {
     if (!m_usage_watch || !m_scheduler.wants_gpus()) {
         return std::nullopt;
@@ -490,8 +490,9 @@ void JobRunner::check_gpu_usage()
     m_usage_watch->on_time(m_clock.now());
 }
 
-// Hands what --skip-busy learnt to the scheduler; a look no GPU would get a job from is
-// stopped.
+// Hands what a look learnt to the Placement (the GPUs' memory, what our jobs use of it) and
+// to the scheduler (GPUs --skip-busy skips or frees, jobs that fit now); a look no GPU would
+// get a job from is stopped.
 void JobRunner::tend_gpu_usage()
 {
     if (!m_usage_watch) {

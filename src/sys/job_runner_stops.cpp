@@ -72,7 +72,7 @@ void JobRunner::fire_due_timers()
     if (const auto input = m_source.next_deadline(); input && now >= *input) {
         m_source.on_time(now);
     }
-    if (const auto check = next_busy_check(); check && now >= *check) {
+    if (const auto check = next_usage_look(); check && now >= *check) {
         check_gpu_usage();
     }
     if (m_spawn_backoff.due(now)) {

@@ -225,6 +225,36 @@ TEST_F(GpuMemory, StatusShowsWhatEachJobWasPromised)
     EXPECT_EQ(gpusched.wait().exit_status, 0);
 }
 
+TEST_F(GpuMemory, AQueuedJobCarriesItsMemoryToTheWorkerThatRunsIt)
+{
+    machine(k_one_gpu);
+    const auto in_queue = [this](std::vector<std::string> args, const std::string& input = "") {
+        auto options = on_fake(std::move(args), input);
+        options.env["XDG_STATE_HOME"] = (m_dir / "state").string();
+        options.env["XDG_CACHE_HOME"] = (m_dir / "cache").string();
+        return options;
+    };
+    // Three jobs of 30 GiB for a worker that asks nothing itself: two at once.
+    for (int job = 1; job <= 3; ++job) {
+        const auto submitted =
+            run(m_dir, in_queue({"submit", "--no-start", "--mem", "30G", "-q"}, held_job(job)));
+        ASSERT_EQ(submitted.exit_status, 0) << submitted.err;
+    }
+    Process worker(m_dir, in_queue({"worker", "--gpus", "0", "--no-lock", "-v"}));
+    ASSERT_TRUE(eventually([&] { return started() == 2; })) << worker.err_so_far();
+    const auto seen = looks(worker.err_so_far());
+    ASSERT_TRUE(eventually([&] { return looks(worker.err_so_far()) >= seen + 2; }))
+        << worker.err_so_far();
+    EXPECT_EQ(started(), 2u) << "a third job of 30 GiB started";
+    write_file(go(), "");
+    ASSERT_TRUE(eventually([&] { return started() == 3; })) << worker.err_so_far();
+    const auto waited = run(m_dir, in_queue({"wait", "1", "2", "3"}));
+    EXPECT_EQ(waited.exit_status, 0) << waited.err;
+    EXPECT_EQ(most_at_once(), 2u) << read_file(log());
+    worker.signal(SIGTERM);
+    worker.wait();
+}
+
 TEST_F(GpuMemory, ASizeThatIsNotOneIsAUsageErrorNamingIt)
 {
     machine(k_one_gpu);

@@ -125,8 +125,10 @@ private:
     void suspend();
     void on_continued();
     void fire_due_timers();
+    // The looks at the GPUs' usage (--skip-busy, --mem): when the next is due, starting it,
+    // and what it found.
     void check_gpu_usage();
-    std::optional<Clock::time_point> next_busy_check() const;
+    std::optional<Clock::time_point> next_usage_look() const;
     void tend_gpu_usage();
     // The commands that never started, told through the report.
     void report_unstarted();
