@@ -8,19 +8,19 @@
 namespace gpusched {
 namespace {
 
-constexpr std::uint64_t k_mib = std::uint64_t{1} << 20;
-constexpr std::uint64_t k_gib = std::uint64_t{1} << 30;
+constexpr std::uint64_t k_one_mib = std::uint64_t{1} << 20;
+constexpr std::uint64_t k_one_gib = std::uint64_t{1} << 30;
 
 TEST(MemorySize, UnitsArePowersOf1024InEitherCaseAndSpelling)
 {
-    EXPECT_EQ(*parse_memory_size("20G"), 20 * k_gib);
-    EXPECT_EQ(*parse_memory_size("20g"), 20 * k_gib);
-    EXPECT_EQ(*parse_memory_size("20GiB"), 20 * k_gib);
-    EXPECT_EQ(*parse_memory_size("20GB"), 20 * k_gib);
-    EXPECT_EQ(*parse_memory_size("8000M"), 8000 * k_mib);
+    EXPECT_EQ(*parse_memory_size("20G"), 20 * k_one_gib);
+    EXPECT_EQ(*parse_memory_size("20g"), 20 * k_one_gib);
+    EXPECT_EQ(*parse_memory_size("20GiB"), 20 * k_one_gib);
+    EXPECT_EQ(*parse_memory_size("20GB"), 20 * k_one_gib);
+    EXPECT_EQ(*parse_memory_size("8000M"), 8000 * k_one_mib);
     EXPECT_EQ(*parse_memory_size("512K"), 512u * 1024);
-    EXPECT_EQ(*parse_memory_size("1T"), 1024 * k_gib);
-    EXPECT_EQ(*parse_memory_size("1.5G"), 1536 * k_mib);
+    EXPECT_EQ(*parse_memory_size("1T"), 1024 * k_one_gib);
+    EXPECT_EQ(*parse_memory_size("1.5G"), 1536 * k_one_mib);
     EXPECT_EQ(*parse_memory_size("0.1K"), 103u) << "a fraction is rounded up to the byte";
 }
 
@@ -58,9 +58,9 @@ TEST(MemorySize, WhatIsNotASizeIsRefusedAndSaysWhy)
 
 TEST(MemorySize, ShownInTheLargestUnitWithADecimalWhereItSaysSomething)
 {
-    EXPECT_EQ(format_memory_size(20 * k_gib), "20 GiB");
-    EXPECT_EQ(format_memory_size(1536 * k_mib), "1.5 GiB");
-    EXPECT_EQ(format_memory_size(800 * k_mib), "800 MiB");
+    EXPECT_EQ(format_memory_size(20 * k_one_gib), "20 GiB");
+    EXPECT_EQ(format_memory_size(1536 * k_one_mib), "1.5 GiB");
+    EXPECT_EQ(format_memory_size(800 * k_one_mib), "800 MiB");
     EXPECT_EQ(format_memory_size(12), "12 B");
     EXPECT_EQ(format_memory_size(0), "0 B");
 }
