@@ -22,6 +22,10 @@ struct GpuMemoryReading {
     std::uint64_t total = 0;
     std::uint64_t used = 0;
     std::map<AllocationId, std::uint64_t> ours{};
+    // What the compute processes of every user use, and whether each said (NVML may not tell
+    // a process's use): what is used beyond it is the driver's own, never to be had.
+    std::uint64_t by_processes = 0;
+    bool processes_known = true;
 };
 
 // What each GPU's memory is promised to, as far as this process can tell: the reservations
@@ -43,6 +47,9 @@ public:
 
     // Its total, once a look has read it.
     std::optional<std::uint64_t> total(GpuSlot slot) const { return m_gpus.at(slot).total; }
+    // Its total less what its driver keeps, where the look could tell (else its total): the
+    // most a job can ever have there.
+    std::optional<std::uint64_t> usable(GpuSlot slot) const;
     // What a new job can be promised now: nothing before the first look; 0 while a job of
     // ours has the whole GPU.
     std::optional<std::uint64_t> available(GpuSlot slot) const;
@@ -69,6 +76,7 @@ private:
         std::optional<std::uint64_t> total;
         std::uint64_t used = 0;
         std::uint64_t foreign = 0; // in use, not by our jobs
+        std::uint64_t driver = 0;  // in use by no process: the driver's own
         std::map<AllocationId, Hold> holds;
     };
     std::vector<Gpu> m_gpus;

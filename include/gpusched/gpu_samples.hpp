@@ -31,6 +31,9 @@ public:
     // answered since the last call; every GPU unread when looking failed.
     struct MemoryLook {
         std::vector<std::optional<GpuMemoryReading>> gpus;
+        // No new reading, and the last is out of date (a look overdue): nothing more is to be
+        // promised on it until the next.
+        bool stale = false;
     };
     virtual std::optional<MemoryLook> take_memory(const OwnerOf& owner_of) = 0;
 };

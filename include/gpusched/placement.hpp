@@ -190,6 +190,7 @@ private:
     // for memory has it to itself.
     std::vector<bool> m_memory_unreadable;
     std::size_t m_memory_holds = 0; // allocations that asked for memory, not yet released
+    bool m_memory_stale = false;    // the last reading is out of date: nothing more is promised
     AllocationId m_next_allocation = 1;
     LeaseTable* m_leases = nullptr;
     GpuSamples* m_samples = nullptr;

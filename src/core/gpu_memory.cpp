@@ -42,6 +42,18 @@ void GpuMemoryLedger::observe(GpuSlot slot, const GpuMemoryReading& reading)
     // What our jobs use is part of what is used; a process of a job that ended (or that the
     // look could not tie to a job) is counted as someone else's, as it still uses memory.
     gpu.foreign = reading.used > ours ? reading.used - ours : 0;
+    gpu.driver = reading.processes_known && reading.used > reading.by_processes
+                     ? reading.used - reading.by_processes
+                     : 0;
+}
+
+std::optional<std::uint64_t> GpuMemoryLedger::usable(GpuSlot slot) const
+{
+    const auto& gpu = m_gpus.at(slot);
+    if (!gpu.total) {
+        return std::nullopt;
+    }
+    return *gpu.total > gpu.driver ? *gpu.total - gpu.driver : 0;
 }
 
 std::uint64_t GpuMemoryLedger::reserved(GpuSlot slot) const

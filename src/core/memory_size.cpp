@@ -55,7 +55,7 @@ Result<std::uint64_t> parse_memory_size(std::string_view text)
     const auto number = text.substr(0, digits);
     if (number.empty() || number.front() == '.' || number.back() == '.' ||
         number.find('.') != number.rfind('.')) {
-        return invalid("it starts with a number");
+        return invalid("a size is a number, then its unit");
     }
     if (digits == text.size()) {
         return invalid("a unit is needed after the number");
@@ -67,7 +67,7 @@ Result<std::uint64_t> parse_memory_size(std::string_view text)
     // Whole digits are exact; a fraction is rounded up to the byte. More than 15 significant
     // digits is beyond any size that can be asked for, and beyond what a double keeps.
     if (number.size() > 16) {
-        return invalid("more than 1P");
+        return invalid("at most 1024T");
     }
     double value = 0; // from_chars: the C locale's decimal point, whatever the user's
     std::from_chars(number.data(), number.data() + number.size(), value);
@@ -76,7 +76,7 @@ Result<std::uint64_t> parse_memory_size(std::string_view text)
         return invalid("more than 0 is needed");
     }
     if (bytes > static_cast<double>(k_most_job_memory)) {
-        return invalid("more than 1P");
+        return invalid("at most 1024T");
     }
     return static_cast<std::uint64_t>(bytes);
 }

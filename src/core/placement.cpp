@@ -38,12 +38,12 @@ bool Placement::memory_fits(GpuSlot slot, std::uint64_t memory) const
     if (m_samples == nullptr || m_memory_unreadable[slot]) {
         return m_memory.holds_none(slot); // cannot be shared safely: the GPU whole
     }
-    const auto total = m_memory.total(slot);
-    if (!total) {
-        return false; // until the first look
+    const auto usable = m_memory.usable(slot);
+    if (!usable || m_memory_stale) {
+        return false; // until the first look, or a look less out of date
     }
-    if (memory > *total) {
-        return m_memory.holds_none(slot); // more than it has: alone, as without --mem
+    if (memory > *usable) {
+        return m_memory.holds_none(slot); // more than it can ever have: alone, as without --mem
     }
     return m_memory.available(slot).value_or(0) >= memory;
 }
@@ -67,9 +67,9 @@ std::optional<Allocation> Placement::acquire(const GpuNeed& need, const GpuSlots
     }
     Allocation allocation{m_next_allocation++, std::move(*gpus), need.memory};
     for (const auto slot : allocation.gpus) {
-        const auto total = m_memory.total(slot);
+        const auto usable = m_memory.usable(slot);
         const bool unshared = m_samples == nullptr || m_memory_unreadable[slot] ||
-                              (need.memory && total && *need.memory > *total);
+                              (need.memory && usable && *need.memory > *usable);
         if (need.memory && !unshared) {
             m_memory.reserve(slot, allocation.id, need.memory);
         } else if (need.memory || !m_jobs_per_gpu_given) {
@@ -113,7 +113,7 @@ std::size_t Placement::room_for(const GpuNeed& need) const
         const auto by_count = memory_jobs_cap() - m_pool.load(slot);
         const auto available = m_memory.available(slot);
         const bool whole = m_samples == nullptr || m_memory_unreadable[slot] || !available ||
-                           *need.memory > m_memory.total(slot).value_or(0);
+                           *need.memory > m_memory.usable(slot).value_or(0);
         room.push_back(whole ? 1 : std::min<std::size_t>(by_count, *available / *need.memory));
     }
     std::size_t jobs = 0;
@@ -134,7 +134,8 @@ bool Placement::has_memory_room() const
 {
     for (GpuSlot slot = 0; slot < m_pool.size(); ++slot) {
         if (m_pool.open(slot) && m_samples != nullptr && !m_memory_unreadable[slot] &&
-            m_pool.load(slot) < memory_jobs_cap() && m_memory.available(slot).value_or(0) > 0) {
+            !m_memory_stale && m_pool.load(slot) < memory_jobs_cap() &&
+            m_memory.available(slot).value_or(0) > 0) {
             return true;
         }
     }
@@ -313,6 +314,7 @@ Placement::take_sample_changes(bool wants_gpus, const GpuSamples::OwnerOf& owner
         m_samples->stop();
     }
     if (auto look = m_samples->take_memory(owner_of)) {
+        m_memory_stale = look->stale;
         for (GpuSlot slot = 0; slot < m_pool.size() && slot < look->gpus.size(); ++slot) {
             const auto& reading = look->gpus[slot];
             m_memory_unreadable[slot] = !reading;

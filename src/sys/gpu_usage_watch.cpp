@@ -28,7 +28,7 @@ GpuUsageWatch::GpuUsageWatch(ProbeCommand probe, std::optional<BusyRule> busy,
 std::optional<GpuUsageWatch::Clock::time_point>
 GpuUsageWatch::next_deadline(bool jobs_wait, bool memory_wanted) const
 {
-    if (m_given_up || m_answer) {
+    if (m_answer) {
         return std::nullopt; // an answer is taken before anything else is due
     }
     if (m_look) {
@@ -40,9 +40,18 @@ GpuUsageWatch::next_deadline(bool jobs_wait, bool memory_wanted) const
         due = due ? std::min(*due, time) : time;
     };
     if (memory_wanted) {
-        earliest(m_answered ? m_last_answer + m_memory_every : Clock::time_point{});
+        // After a look that failed, the next waits longer: a driver that fails fails fast, and
+        // one that hangs holds a look for its whole --probe-timeout.
+        Clock::time_point next{};
+        if (m_answered) {
+            next = m_last_answer + m_memory_every;
+        }
+        if (m_last_failure) {
+            next = std::max(next, *m_last_failure + k_retry_after_failure);
+        }
+        earliest(next);
     }
-    if (m_rule) {
+    if (m_rule && !m_given_up) {
         const bool any_busy = std::any_of(m_busy.begin(), m_busy.end(),
                                           [](const auto& why) { return why.has_value(); });
         if (!m_answered) {
@@ -57,9 +66,7 @@ GpuUsageWatch::next_deadline(bool jobs_wait, bool memory_wanted) const
 void GpuUsageWatch::on_time(Clock::time_point now)
 {
     if (!m_look) {
-        if (!m_given_up) {
-            start_look();
-        }
+        start_look();
     } else if (m_wanted && now >= m_look->deadline()) {
         m_look->kill(); // reaped by the runner, then dropped
         m_wanted = false;
@@ -133,23 +140,24 @@ void GpuUsageWatch::after_look()
     m_look.reset();
     if (wanted) {
         m_answer = std::move(answer);
-        m_last_answer = Clock::now();
     }
 }
 
+// --skip-busy gives up for good: every GPU is used from then on. Memory is looked at again
+// later, each GPU taken whole meanwhile; said once until a look answers again.
 void GpuUsageWatch::give_up(const std::string& why)
 {
-    if (m_rule) {
-        spdlog::warn("--skip-busy cannot tell which GPUs are busy ({}); every GPU is used, and a "
-                     "job that asks for memory has its GPU to itself",
-                     why);
-    } else {
+    if (m_rule && !m_given_up) {
+        spdlog::warn("--skip-busy cannot tell which GPUs are busy ({}); every GPU is used", why);
+    }
+    if (!std::exchange(m_memory_failing, true)) {
         spdlog::warn("cannot read the GPUs' memory ({}); a job that asks for memory has its GPU "
-                     "to itself",
+                     "to itself until a look answers",
                      why);
     }
     m_given_up = true;
     m_memory_given_up = true;
+    m_last_failure = Clock::now();
     m_answer.reset();
     m_report.reset();
     std::fill(m_busy.begin(), m_busy.end(), std::nullopt);
@@ -169,6 +177,10 @@ void GpuUsageWatch::absorb()
     }
     m_report = std::move(report);
     m_memory_unread = true;
+    m_last_answer = Clock::now();
+    if (std::exchange(m_memory_failing, false)) {
+        spdlog::info("the GPUs' memory can be read again");
+    }
 }
 
 void GpuUsageWatch::judge(const std::function<bool(GpuSlot)>& runs_our_jobs)
@@ -225,9 +237,16 @@ std::optional<GpuSamples::MemoryLook> GpuUsageWatch::take_memory(const OwnerOf& 
 {
     absorb();
     if (std::exchange(m_memory_given_up, false)) {
-        return MemoryLook{std::vector<std::optional<GpuMemoryReading>>(m_ids.size())};
+        return MemoryLook{std::vector<std::optional<GpuMemoryReading>>(m_ids.size()), false};
     }
     if (!m_report || !std::exchange(m_memory_unread, false)) {
+        // A reading older than a few looks is out of date (a look that hangs, or none taken
+        // while no job wanted memory): until the next, nothing more is promised on it.
+        const bool stale = m_answered && !m_memory_failing &&
+                           Clock::now() - m_last_answer > k_readings_expire_after * m_memory_every;
+        if (stale) {
+            return MemoryLook{{}, true};
+        }
         return std::nullopt;
     }
     if (!m_rule) {
@@ -245,6 +264,9 @@ std::optional<GpuSamples::MemoryLook> GpuUsageWatch::take_memory(const OwnerOf& 
             if (const auto owner = owner_of ? owner_of(process.pid) : std::nullopt) {
                 reading.ours[*owner] += process.used_memory;
             }
+            // What the driver keeps is what is used beyond its processes, where each says.
+            reading.processes_known = reading.processes_known && process.used_memory > 0;
+            reading.by_processes += process.used_memory;
         }
         look.gpus.push_back(std::move(reading));
     }

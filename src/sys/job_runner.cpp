@@ -213,7 +213,11 @@ void JobRunner::wait_for_events()
     // Released tokens first: a job that ended takes its place in the pool before what
     // follows runs. Then signals, before any child is reaped: a stop signals the groups of
     // the jobs whose shells are not reaped yet, and a reaped leader's id may be anybody's.
-    for (const int token : m_processes.wait(fds, timeout)) {
+    const auto released = m_processes.wait(fds, timeout);
+    // Whether the last look at the GPUs' memory is still to be trusted is as of now, before
+    // anything this wait brought starts a job on it.
+    tend_gpu_usage();
+    for (const int token : released) {
         on_token_released(token);
     }
     if (fds.front().revents != 0) {

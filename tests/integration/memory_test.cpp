@@ -7,7 +7,9 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <csignal>
 #include <string>
+#include <thread>
 #include <vector>
 
 namespace gpusched::testing {
@@ -253,6 +255,71 @@ TEST_F(GpuMemory, AQueuedJobCarriesItsMemoryToTheWorkerThatRunsIt)
     EXPECT_EQ(most_at_once(), 2u) << read_file(log());
     worker.signal(SIGTERM);
     worker.wait();
+}
+
+TEST_F(GpuMemory, ANeedOnlyTheDriversOwnMemoryKeepsFromFittingRunsAloneAtOnce)
+{
+    // 81559 MiB, 1000 of them in use by no process: the driver's, never to be freed.
+    machine(k_one_gpu);
+    const auto result =
+        run(m_dir, on_fake({"--gpus", "0", "--mem", "81559M", "--no-lock"}, "true\n"), 20s);
+    EXPECT_FALSE(result.timed_out) << "it waited for memory that never frees";
+    EXPECT_EQ(result.exit_status, 0) << result.err;
+}
+
+TEST_F(GpuMemory, WhileALookHangsNoJobStartsOnTheLastReading)
+{
+    machine(k_one_gpu);
+    const auto go_first = m_dir / "go-first";
+    std::string input;
+    for (int job = 1; job <= 2; ++job) {
+        input += fmt::format("echo start {0} >> {1}; while [ ! -e {2} ]; do sleep 0.05; done\n",
+                             job, log().string(), go_first.string());
+    }
+    input += held_job(3);
+    Process gpusched(
+        m_dir, on_fake({"--gpus", "0", "--mem", "30G", "--no-lock", "--probe-timeout", "10", "-v"},
+                       input));
+    ASSERT_TRUE(eventually([&] { return started() == 2; })) << gpusched.err_so_far();
+    // Someone else takes 60000 MiB, and NVML hangs: the last reading says nothing of it.
+    Process other(m_dir, {{"-c", "sleep 60"}, std::nullopt, std::nullopt, {}, "/bin/sh"});
+    ASSERT_TRUE(eventually([&] { return process_alive(other.pid()); }));
+    machine(k_one_gpu +
+            fmt::format("process 0 {} 60000\nhang nvmlDeviceGetMemoryInfo\n", other.pid()));
+    std::this_thread::sleep_for(4s); // the last reading is out of date now
+    write_file(go_first, "");
+    std::this_thread::sleep_for(1500ms);
+    EXPECT_EQ(started(), 2u) << "job 3 started on a reading from before the other's 60000 MiB";
+    // The look gives up at its --probe-timeout: then job 3 has the GPU to itself.
+    EXPECT_TRUE(eventually([&] { return started() == 3; }, 30s)) << gpusched.err_so_far();
+    write_file(go(), "");
+    EXPECT_EQ(gpusched.wait().exit_status, 0);
+    other.signal(SIGKILL);
+}
+
+TEST_F(GpuMemory, AfterAFailedLookMemoryIsReadAgainAndJobsPackOnceMore)
+{
+    machine(k_one_gpu + "fail nvmlDeviceGetMemoryInfo\n");
+    const auto go_first = m_dir / "go-first";
+    const auto input = fmt::format("echo start 1 >> {0}; while [ ! -e {1} ]; do sleep 0.05; "
+                                   "done; echo end 1 >> {0}\n",
+                                   log().string(), go_first.string()) +
+                       held_job(2) + held_job(3);
+    Process gpusched(m_dir, on_fake({"--gpus", "0", "--mem", "30G", "--no-lock", "-v"}, input));
+    ASSERT_TRUE(eventually([&] { return started() == 1; })) << gpusched.err_so_far();
+    machine(k_one_gpu); // NVML answers again
+    ASSERT_TRUE(eventually(
+        [&] {
+            return gpusched.err_so_far().find("the GPUs' memory can be read again") !=
+                   std::string::npos;
+        },
+        30s))
+        << gpusched.err_so_far();
+    write_file(go_first, "");
+    EXPECT_TRUE(eventually([&] { return started() == 3; })) << gpusched.err_so_far();
+    write_file(go(), "");
+    EXPECT_EQ(gpusched.wait().exit_status, 0);
+    EXPECT_EQ(most_at_once(), 2u) << read_file(log());
 }
 
 TEST_F(GpuMemory, ASizeThatIsNotOneIsAUsageErrorNamingIt)

@@ -337,16 +337,18 @@ namespace memory {
 constexpr std::uint64_t k_gib = std::uint64_t{1} << 30;
 
 // A look that read every GPU of the pool at `total` GiB with `used` GiB in use, of which
-// `ours` by our jobs' allocations.
+// `ours` by our jobs' allocations; all of it by processes, but `driver` GiB.
 GpuSamples::MemoryLook look(std::size_t gpus, std::uint64_t total, std::uint64_t used,
-                            std::map<AllocationId, std::uint64_t> ours = {})
+                            std::map<AllocationId, std::uint64_t> ours = {},
+                            std::uint64_t driver = 0)
 {
     GpuSamples::MemoryLook look;
     for (auto& [id, bytes] : ours) {
         bytes *= k_gib;
     }
     for (std::size_t i = 0; i < gpus; ++i) {
-        look.gpus.emplace_back(GpuMemoryReading{total * k_gib, used * k_gib, ours});
+        look.gpus.emplace_back(
+            GpuMemoryReading{total * k_gib, used * k_gib, ours, (used - driver) * k_gib, true});
     }
     return look;
 }
@@ -431,6 +433,34 @@ TEST(PlacementMemory, WhatOthersUseAndTheDriverKeepsIsNotPromised)
     gpus.read(look(1, 80, 75, {{placed->id, 5}}));
     EXPECT_FALSE(gpus.place(1));
     EXPECT_EQ(gpus.placement.holding(0).memory_used, 75 * k_gib);
+}
+
+TEST(PlacementMemory, ANeedBeyondWhatTheDriverLeavesRunsAloneRatherThanWaitForever)
+{
+    MemoryPlacement gpus({"0"});
+    // 80 GiB, 2 kept by the driver (in use by no process): 78 is the most a job can have.
+    gpus.read(look(1, 80, 2, {}, 2));
+    EXPECT_EQ(gpus.placement.memory().usable(0), 78 * k_gib);
+    const auto big = gpus.place(79);
+    ASSERT_TRUE(big) << "it would wait for memory that never frees";
+    EXPECT_FALSE(gpus.place(1)) << "it has the GPU to itself";
+    gpus.placement.release(*big);
+    ASSERT_TRUE(gpus.place(78));
+    EXPECT_FALSE(gpus.place(1)) << "78 is all there is";
+}
+
+TEST(PlacementMemory, NoJobStartsOnAReadingThatIsOutOfDate)
+{
+    MemoryPlacement gpus({"0"});
+    gpus.read(look(1, 80, 0));
+    ASSERT_TRUE(gpus.place(10));
+    GpuSamples::MemoryLook stale;
+    stale.stale = true;
+    gpus.read(stale);
+    EXPECT_FALSE(gpus.place(10)) << "a look is overdue";
+    EXPECT_FALSE(gpus.placement.has_memory_room());
+    gpus.read(look(1, 80, 0));
+    EXPECT_TRUE(gpus.place(10));
 }
 
 TEST(PlacementMemory, AJobThatAsksForNoMemoryHasItsGpuToItselfUnlessJobsPerGpuIsGiven)

@@ -84,9 +84,13 @@ private:
     std::optional<UsageReport> m_report;  // parsed, not yet judged for --skip-busy
     bool m_memory_unread = false;         // m_report's memory is not yet taken
     bool m_answered = false;              // some answer has been judged
-    bool m_given_up = false;
+    bool m_given_up = false;              // --skip-busy: for good
     bool m_memory_given_up = false; // looking failed, and the memory look saying so is due
+    bool m_memory_failing = false;  // since the last failure, no look has answered
     Clock::time_point m_last_answer{};
+    std::optional<Clock::time_point> m_last_failure;
+    static constexpr std::chrono::seconds k_retry_after_failure{10};
+    static constexpr int k_readings_expire_after = 3; // looks' intervals
     std::vector<std::optional<std::string>> m_busy; // per GPU: why it is skipped
     std::vector<bool> m_told_usable;                // per GPU: what the scheduler was told
 };
