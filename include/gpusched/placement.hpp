@@ -173,6 +173,9 @@ public:
     // goes to the ledger, our jobs' processes told by `owner_of`.
     std::vector<std::pair<GpuSlot, bool>>
     take_sample_changes(bool wants_gpus, const GpuSamples::OwnerOf& owner_of = {});
+    // Only what the samples read of memory (and whether that reading is out of date), for the
+    // placements that follow; no change of a GPU's use is taken.
+    void take_memory_look(const GpuSamples::OwnerOf& owner_of);
     // A look at the GPUs' memory is wanted: a job that asks for memory runs or waits.
     bool memory_wanted(bool memory_jobs_wait) const;
     const GpuMemoryLedger& memory() const { return m_memory; }

@@ -313,6 +313,15 @@ Placement::take_sample_changes(bool wants_gpus, const GpuSamples::OwnerOf& owner
     if (!wants_gpus) {
         m_samples->stop();
     }
+    take_memory_look(owner_of);
+    return m_samples->take_changes([this](GpuSlot slot) { return m_pool.load(slot) > 0; });
+}
+
+void Placement::take_memory_look(const GpuSamples::OwnerOf& owner_of)
+{
+    if (m_samples == nullptr) {
+        return;
+    }
     if (auto look = m_samples->take_memory(owner_of)) {
         m_memory_stale = look->stale;
         for (GpuSlot slot = 0; slot < m_pool.size() && slot < look->gpus.size(); ++slot) {
@@ -323,7 +332,6 @@ Placement::take_sample_changes(bool wants_gpus, const GpuSamples::OwnerOf& owner
             }
         }
     }
-    return m_samples->take_changes([this](GpuSlot slot) { return m_pool.load(slot) > 0; });
 }
 
 } // namespace gpusched

@@ -215,8 +215,10 @@ void JobRunner::wait_for_events()
     // the jobs whose shells are not reaped yet, and a reaped leader's id may be anybody's.
     const auto released = m_processes.wait(fds, timeout);
     // Whether the last look at the GPUs' memory is still to be trusted is as of now, before
-    // anything this wait brought starts a job on it.
-    tend_gpu_usage();
+    // anything this wait brought starts a job on it (what the look found starts jobs below).
+    if (m_usage_watch) {
+        m_scheduler.placement().take_memory_look(job_owners());
+    }
     for (const int token : released) {
         on_token_released(token);
     }
@@ -479,6 +481,20 @@ void JobRunner::after_attempt(const RunningJob& job, JobOutcome outcome,
     apply(std::move(actions));
 }
 
+// A process is a job's when it descends from the job's shell; one that has left it (a daemon
+// it started) is counted as anyone's.
+GpuSamples::OwnerOf JobRunner::job_owners() const
+{
+    return [this](int pid) -> std::optional<AllocationId> {
+        for (const auto& job : m_jobs.jobs()) {
+            if (job.shell_running() && job.leader > 0 && descends_from(pid, job.leader)) {
+                return job.allocation;
+            }
+        }
+        return std::nullopt;
+    };
+}
+
 std::optional<JobRunner::Clock::time_point> JobRunner::next_usage_look() const
 {
     if (!m_usage_watch || !m_scheduler.wants_gpus()) {
@@ -502,18 +518,8 @@ void JobRunner::tend_gpu_usage()
     if (!m_usage_watch) {
         return;
     }
-    // A process is a job's when it descends from the job's shell; one that has left it (a
-    // daemon it started) is counted as anyone's.
-    const auto owner_of = [this](int pid) -> std::optional<AllocationId> {
-        for (const auto& job : m_jobs.jobs()) {
-            if (job.shell_running() && job.leader > 0 && descends_from(pid, job.leader)) {
-                return job.allocation;
-            }
-        }
-        return std::nullopt;
-    };
     const auto changes =
-        m_scheduler.placement().take_sample_changes(m_scheduler.wants_gpus(), owner_of);
+        m_scheduler.placement().take_sample_changes(m_scheduler.wants_gpus(), job_owners());
     for (const auto& [slot, usable] : changes) {
         apply(m_scheduler.on_gpu_usable(slot, usable));
     }

@@ -130,6 +130,7 @@ private:
     void check_gpu_usage();
     std::optional<Clock::time_point> next_usage_look() const;
     void tend_gpu_usage();
+    GpuSamples::OwnerOf job_owners() const;
     // The commands that never started, told through the report.
     void report_unstarted();
     // Host-wide leases (job_runner_leases.cpp): what the Placement decides, carried out and
