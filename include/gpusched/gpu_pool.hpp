@@ -12,6 +12,11 @@ namespace gpusched {
 using GpuSlot = std::size_t;
 using GpuSlots = std::vector<GpuSlot>;
 
+// How many jobs of `gpus_per_job` distinct GPUs each fit one after another, where each GPU
+// has room for room[i] more jobs: each job takes the GPUs with the most room left, as
+// GpuPool::acquire spreads them.
+std::size_t jobs_that_fit(std::vector<std::size_t> room, std::size_t gpus_per_job);
+
 // The GPUs jobs may use, each able to take `jobs_per_gpu` jobs at once. The next job goes to
 // the least loaded GPU, and among equally loaded ones to the one that has waited longest since
 // a job left it (first-in first-out), so work spreads over every GPU instead of piling onto

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <functional>
 #include <stdexcept>
+#include <utility>
 
 namespace gpusched {
 
@@ -52,18 +53,11 @@ bool GpuPool::can_take(std::size_t count) const
     return with_room >= count;
 }
 
-std::size_t GpuPool::room_for(std::size_t gpus_per_job) const
+std::size_t jobs_that_fit(std::vector<std::size_t> room, std::size_t gpus_per_job)
 {
     if (gpus_per_job == 0) {
         return 0;
     }
-    std::vector<unsigned> room;
-    for (GpuSlot slot = 0; slot < m_gpus.size(); ++slot) {
-        if (has_room(slot)) {
-            room.push_back(m_jobs_per_gpu - m_gpus[slot].load);
-        }
-    }
-    // Each job takes the GPUs with the most room left, as acquire() spreads them.
     std::size_t jobs = 0;
     while (room.size() >= gpus_per_job) {
         std::sort(room.begin(), room.end(), std::greater<>());
@@ -76,6 +70,17 @@ std::size_t GpuPool::room_for(std::size_t gpus_per_job) const
         ++jobs;
     }
     return jobs;
+}
+
+std::size_t GpuPool::room_for(std::size_t gpus_per_job) const
+{
+    std::vector<std::size_t> room;
+    for (GpuSlot slot = 0; slot < m_gpus.size(); ++slot) {
+        if (has_room(slot)) {
+            room.push_back(m_jobs_per_gpu - m_gpus[slot].load);
+        }
+    }
+    return jobs_that_fit(std::move(room), gpus_per_job);
 }
 
 std::optional<GpuSlots> GpuPool::acquire(std::size_t count, const GpuSlots& avoid,

@@ -101,10 +101,6 @@ std::size_t Placement::room_for(const GpuNeed& need) const
     if (!need.memory) {
         return m_pool.room_for(need.gpus);
     }
-    if (need.gpus == 0) {
-        return 0;
-    }
-    // Jobs of this need one after another, each on the GPUs with the most room left.
     std::vector<std::size_t> room;
     for (GpuSlot slot = 0; slot < m_pool.size(); ++slot) {
         if (!m_pool.open(slot) || !memory_fits(slot, *need.memory)) {
@@ -116,18 +112,7 @@ std::size_t Placement::room_for(const GpuNeed& need) const
                            *need.memory > m_memory.usable(slot).value_or(0);
         room.push_back(whole ? 1 : std::min<std::size_t>(by_count, *available / *need.memory));
     }
-    std::size_t jobs = 0;
-    while (room.size() >= need.gpus) {
-        std::sort(room.begin(), room.end(), std::greater<>());
-        if (room[need.gpus - 1] == 0) {
-            break;
-        }
-        for (std::size_t i = 0; i < need.gpus; ++i) {
-            --room[i];
-        }
-        ++jobs;
-    }
-    return jobs;
+    return jobs_that_fit(std::move(room), need.gpus);
 }
 
 bool Placement::has_memory_room() const
