@@ -21,9 +21,11 @@ if [ "$installed_kib" -gt $((files_kib + 64)) ]; then
   exit 1
 fi
 
-# The package's postinst makes the lease directory now, not at the next boot.
+# The package's postinst makes the lease directory now, not at the next boot. --reinstall: on
+# a machine where this version is installed already (an earlier run's), apt-get would
+# otherwise skip the package, and its postinst with it.
 rmdir /run/lock/gpusched 2>/dev/null || true
-apt-get install -y --no-install-recommends "./$deb"
+apt-get install -y --no-install-recommends --reinstall "./$deb"
 [ "$(stat -c '%a %U' /run/lock/gpusched)" = "1777 root" ]
 
 /usr/bin/gpusched --version
