@@ -3,6 +3,7 @@
 #include <gpusched/errors.hpp>
 #include <gpusched/scheduler.hpp>
 
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -24,6 +25,10 @@ struct JoblogRecord {
     std::string command;
     std::string gpu; // empty in a record GNU parallel wrote
     AttemptEnd end = AttemptEnd::by_itself;
+    // The most GPU memory its processes were seen to use on one of its GPUs, in bytes (0: not
+    // seen, as without --mem), and whether it died of running out of GPU memory.
+    std::uint64_t peak_memory = 0;
+    bool out_of_memory = false;
 
     // An attempt --timeout stopped never succeeded, whatever it returned; one a stop
     // interrupted is told apart with interrupted().
@@ -36,7 +41,8 @@ enum class JoblogLayout {
     // GNU parallel's nine columns (Seq, Host, Starttime, JobRuntime, Send, Receive, Exitval,
     // Signal, Command), the command last, so that parallel's --resume, --resume-failed and
     // --retry-failed read a gpusched log and gpusched reads parallel's. The GPU, and how
-    // the attempt was stopped if gpusched stopped it, go in Host ("gpu=0", "gpu=0,1;timeout");
+    // the attempt was stopped if gpusched stopped it, go in Host ("gpu=0", "gpu=0,1;timeout"),
+    // and so do its GPU memory's peak and an out-of-memory ("gpu=0;oom;peak=20480M");
     // an attempt gpusched stopped that exited 0 has Exitval -1, as parallel writes for the
     // jobs it kills, so that parallel's --resume-failed runs it again.
     parallel,

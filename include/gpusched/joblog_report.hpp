@@ -3,6 +3,7 @@
 #include <gpusched/joblog.hpp>
 
 #include <cstddef>
+#include <cstdint>
 #include <map>
 #include <string>
 #include <vector>
@@ -51,6 +52,12 @@ struct JoblogSummary {
     std::size_t jobs_failed_every_attempt = 0;
     double never_succeeded_gpu_seconds = 0;
     double never_succeeded_retry_gpu_seconds = 0;
+    // GPU memory, where it was watched (--mem): the highest peak of any attempt and its job,
+    // the jobs with a peak recorded, and the attempts that ran out of GPU memory.
+    std::uint64_t memory_peak = 0;
+    JobId memory_peak_job = 0;
+    std::size_t jobs_with_memory_peak = 0;
+    std::size_t out_of_memory_attempts = 0;
     std::vector<GpuUse> gpus;           // indices in numeric order, then other ids by name
     std::vector<FailedJob> failed_jobs; // by job number
 };

@@ -169,7 +169,8 @@ public:
 
     // What the samples found since last asked: GPUs that became busy with someone else's
     // work or free again, to be set (set_usable) one by one. When `wants_gpus` is false no
-    // GPU would get a job, and the look under way is stopped. The memory the samples read
+    // GPU would get a job, and the look under way is stopped, unless a job that asked for
+    // memory runs (its peak is watched to its end). The memory the samples read
     // goes to the ledger, our jobs' processes told by `owner_of`.
     std::vector<std::pair<GpuSlot, bool>>
     take_sample_changes(bool wants_gpus, const GpuSamples::OwnerOf& owner_of = {});

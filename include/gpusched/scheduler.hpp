@@ -140,6 +140,12 @@ public:
     std::vector<Action> on_memory_read();
     // The job at the head of the queue asks for memory and waits for it.
     bool memory_job_waits() const;
+    // An earlier run's job of `command` was seen to use `peak` bytes on a GPU (its job log
+    // says so): --mem auto estimates the jobs of its kind from it, as from this run's own.
+    void learn_memory_peak(std::string_view command, std::uint64_t peak)
+    {
+        m_estimates.learn(command, peak);
+    }
     // A running job is to be stopped for good (`gpusched cancel`): however it ends, it is
     // not tried again, and it counts as cancelled (even when a stop of the run follows).
     void on_job_cancelled(JobId job);

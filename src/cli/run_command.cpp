@@ -11,6 +11,7 @@
 #include <gpusched/gpu_discovery.hpp>
 #include <gpusched/gpu_list.hpp>
 #include <gpusched/job_environment.hpp>
+#include <gpusched/job_request.hpp>
 #include <gpusched/scheduler.hpp>
 #include <gpusched/sys/dry_run.hpp>
 #include <gpusched/sys/input_reader.hpp>
@@ -375,10 +376,24 @@ int run_jobs(RunOptions& options, const InputFactory& make_input,
             return exit_status_for_signal(*signal);
         }
     }
+    // --mem auto starts from the peaks the log recorded: a sweep run again, or resumed,
+    // starts packed.
+    const bool learns_from_log = options.joblog && options.memory == k_learned_memory;
     if (options.resume || options.resume_failed) {
         runner_settings.resume.emplace(options.resume ? ResumeMode::resume
                                                       : ResumeMode::resume_failed);
-        sys::load_joblog(*options.joblog, *runner_settings.resume);
+    }
+    if (runner_settings.resume || learns_from_log) {
+        sys::read_joblog(*options.joblog, [&](const JoblogRecord& record) {
+            if (runner_settings.resume) {
+                runner_settings.resume->add(record);
+            }
+            if (learns_from_log && record.peak_memory > 0) {
+                scheduler.learn_memory_peak(record.command, record.peak_memory);
+            }
+        });
+    }
+    if (runner_settings.resume) {
         spdlog::debug("the job log records {}",
                       counted(runner_settings.resume->recorded_jobs(), "job"));
     }

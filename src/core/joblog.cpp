@@ -1,5 +1,6 @@
 #include <gpusched/joblog.hpp>
 
+#include <gpusched/memory_size.hpp>
 #include <gpusched/parse_number.hpp>
 #include <gpusched/split.hpp>
 
@@ -19,9 +20,13 @@ constexpr std::string_view k_parallel_header =
 constexpr std::string_view k_gpu_columns = "\tGPU\tStopped";
 constexpr std::size_t k_fields_before_command = 8;
 // How Host names the GPU in a record gpusched wrote: "gpu=0,1", then ";timeout" or
-// ";interrupted" for an attempt gpusched stopped.
+// ";interrupted" for an attempt gpusched stopped, ";oom" for one that ran out of GPU memory
+// and ";peak=SIZE" for the most GPU memory it was seen to use, in MiB.
 constexpr std::string_view k_gpu_host = "gpu=";
 constexpr char k_end_separator = ';';
+constexpr std::string_view k_out_of_memory_word = "oom";
+constexpr std::string_view k_peak_word = "peak=";
+constexpr std::uint64_t k_mebibyte = std::uint64_t{1} << 20;
 // The Exitval of an attempt the scheduler stopped that did not fail by itself: GNU
 // parallel's, for the jobs it kills.
 constexpr int k_stopped_exit_value = -1;
@@ -99,15 +104,48 @@ std::string host_of(const JoblogRecord& record)
     if (record.gpu.empty()) {
         return ":"; // how GNU parallel names the local machine
     }
-    if (record.end == AttemptEnd::by_itself) {
-        return fmt::format("{}{}", k_gpu_host, record.gpu);
+    auto host = fmt::format("{}{}", k_gpu_host, record.gpu);
+    if (record.end != AttemptEnd::by_itself) {
+        host += fmt::format("{}{}", k_end_separator, attempt_end_word(record.end));
     }
-    return fmt::format("{}{}{}{}", k_gpu_host, record.gpu, k_end_separator,
-                       attempt_end_word(record.end));
+    if (record.out_of_memory) {
+        host += fmt::format("{}{}", k_end_separator, k_out_of_memory_word);
+    }
+    if (record.peak_memory > 0) {
+        // Whole MiB, rounded up: a peak is never written smaller than it was.
+        host += fmt::format("{}{}{}M", k_end_separator, k_peak_word,
+                            (record.peak_memory + k_mebibyte - 1) / k_mebibyte);
+    }
+    return host;
 }
 
-// What Host says in a record gpusched wrote ("gpu=0,1", then ";timeout" or ";interrupted"),
-// into `record`; any other Host is GNU parallel's, the machine it ran the job on.
+// One of what follows the GPU ids in Host (";timeout", ";oom", ";peak=20480M"), into
+// `record`; false for anything else.
+bool read_host_word(std::string_view word, JoblogRecord& record)
+{
+    if (word == k_out_of_memory_word && !record.out_of_memory) {
+        record.out_of_memory = true;
+        return true;
+    }
+    if (word.starts_with(k_peak_word) && record.peak_memory == 0) {
+        const auto peak = parse_memory_size(word.substr(k_peak_word.size()));
+        record.peak_memory = peak ? *peak : 0;
+        return peak.ok();
+    }
+    const auto end = attempt_end_of(word);
+    if (!end || *end == AttemptEnd::by_itself || record.end != AttemptEnd::by_itself) {
+        return false;
+    }
+    record.end = *end;
+    if (record.exit_code == k_stopped_exit_value) {
+        record.exit_code = 0;
+    }
+    return true;
+}
+
+// What Host says in a record gpusched wrote ("gpu=0,1", then ";timeout" or ";interrupted",
+// ";oom", ";peak=SIZE"), into `record`; any other Host is GNU parallel's, the machine it ran
+// the job on.
 Result<void> read_gpu_host(std::string_view host, JoblogRecord& record)
 {
     if (!host.starts_with(k_gpu_host)) {
@@ -115,17 +153,17 @@ Result<void> read_gpu_host(std::string_view host, JoblogRecord& record)
     }
     auto gpu = host.substr(k_gpu_host.size());
     if (const auto separator = gpu.find(k_end_separator); separator != gpu.npos) {
-        const auto end = attempt_end_of(gpu.substr(separator + 1));
-        if (!end || *end == AttemptEnd::by_itself || separator == 0) {
+        const auto words = split(gpu.substr(separator + 1), k_end_separator);
+        const bool known = std::all_of(words.begin(), words.end(), [&](std::string_view word) {
+            return read_host_word(word, record);
+        });
+        if (!known || separator == 0) {
             return Failure{fmt::format("bad Host '{}': must be gpu=IDS, then ;timeout or "
-                                       ";interrupted for an attempt gpusched stopped",
+                                       ";interrupted for an attempt gpusched stopped, ;oom, "
+                                       ";peak=SIZE",
                                        host.substr(0, 60))};
         }
-        record.end = *end;
         gpu = gpu.substr(0, separator);
-        if (record.exit_code == k_stopped_exit_value) {
-            record.exit_code = 0;
-        }
     }
     // Ids as gpusched gives them: none empty, none with a blank.
     const auto ids = split(gpu, ',');

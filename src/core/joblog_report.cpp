@@ -2,6 +2,7 @@
 
 #include <gpusched/failed_jobs.hpp>
 #include <gpusched/job_messages.hpp>
+#include <gpusched/memory_size.hpp>
 #include <gpusched/split.hpp>
 #include <gpusched/visible_text.hpp>
 
@@ -140,6 +141,7 @@ JoblogSummary summarize_joblog(const std::vector<JoblogRecord>& records)
         std::size_t ended_attempts = 0;
         double ended_gpu_seconds = 0;
         double first_ended_gpu_seconds = 0;
+        std::uint64_t memory_peak = 0;
         const JoblogRecord* last = nullptr;
     };
     std::map<JobId, JobAttempts> jobs;
@@ -158,6 +160,12 @@ JoblogSummary summarize_joblog(const std::vector<JoblogRecord>& records)
             job.ended_gpu_seconds += gpu_seconds;
         }
         job.any_succeeded = job.any_succeeded || succeeded;
+        job.memory_peak = std::max(job.memory_peak, record.peak_memory);
+        if (record.peak_memory > summary.memory_peak) {
+            summary.memory_peak = record.peak_memory;
+            summary.memory_peak_job = record.seq;
+        }
+        summary.out_of_memory_attempts += record.out_of_memory ? 1 : 0;
         job.gpu_seconds += gpu_seconds;
         job.last = &record;
         summary.gpu_seconds += gpu_seconds;
@@ -186,6 +194,7 @@ JoblogSummary summarize_joblog(const std::vector<JoblogRecord>& records)
     }
     summary.jobs = jobs.size();
     for (const auto& [id, job] : jobs) {
+        summary.jobs_with_memory_peak += job.memory_peak > 0 ? 1 : 0;
         if (job.last->interrupted()) {
             ++summary.interrupted;
             continue;
@@ -265,6 +274,19 @@ std::string format_summary(const JoblogSummary& summary, std::size_t failed_jobs
             text += fmt::format(", {} of it on {} retries",
                                 report_seconds(summary.never_succeeded_retry_gpu_seconds),
                                 summary.jobs_failed_every_attempt == 1 ? "its" : "their");
+        }
+        text += "\n";
+    }
+    if (summary.memory_peak > 0 || summary.out_of_memory_attempts > 0) {
+        text += "GPU memory";
+        if (summary.memory_peak > 0) {
+            text += fmt::format(" peak {} (job {}), recorded for {}",
+                                format_memory_size(summary.memory_peak), summary.memory_peak_job,
+                                counted(summary.jobs_with_memory_peak, "job"));
+        }
+        if (summary.out_of_memory_attempts > 0) {
+            text += fmt::format("{} {} ran out of it", summary.memory_peak > 0 ? ";" : "",
+                                counted(summary.out_of_memory_attempts, "attempt"));
         }
         text += "\n";
     }

@@ -11,14 +11,17 @@ namespace {
 
 Json last_attempt_json(const JoblogRecord& last)
 {
-    return {{"outcome", attempt_outcome(last)},
-            // A job killed by a signal has no exit status of its own.
-            {"exit_code", last.signal == 0 ? Json(last.exit_code) : Json(nullptr)},
-            {"signal", json_signal(last.signal)},
-            {"stopped", attempt_end_word(last.end)},
-            {"gpus", json_gpu_ids(last.gpu)},
-            {"started", json_instant(last.start)},
-            {"runtime_seconds", json_seconds(last.runtime)}};
+    return {
+        {"outcome", attempt_outcome(last)},
+        // A job killed by a signal has no exit status of its own.
+        {"exit_code", last.signal == 0 ? Json(last.exit_code) : Json(nullptr)},
+        {"signal", json_signal(last.signal)},
+        {"stopped", attempt_end_word(last.end)},
+        {"gpus", json_gpu_ids(last.gpu)},
+        {"started", json_instant(last.start)},
+        {"runtime_seconds", json_seconds(last.runtime)},
+        {"gpu_memory_peak_bytes", last.peak_memory > 0 ? Json(last.peak_memory) : Json(nullptr)},
+        {"out_of_gpu_memory", last.out_of_memory}};
 }
 
 } // namespace
@@ -75,6 +78,11 @@ std::string format_summary_json(const JoblogSummary& summary, const std::string&
         {"jobs_failed_every_attempt_seconds", json_seconds(summary.never_succeeded_gpu_seconds)},
         {"retries_of_jobs_failed_every_attempt_seconds",
          json_seconds(summary.never_succeeded_retry_gpu_seconds)}};
+    report["gpu_memory"] = {
+        {"peak_bytes", summary.memory_peak > 0 ? Json(summary.memory_peak) : Json(nullptr)},
+        {"peak_job", summary.memory_peak > 0 ? Json(summary.memory_peak_job) : Json(nullptr)},
+        {"jobs_with_peak", summary.jobs_with_memory_peak},
+        {"out_of_memory_attempts", summary.out_of_memory_attempts}};
     report["gpus"] = std::move(gpus);
     report["failed_jobs"] = std::move(failed_jobs);
     return format_json(report);

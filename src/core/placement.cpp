@@ -295,8 +295,8 @@ Placement::take_sample_changes(bool wants_gpus, const GpuSamples::OwnerOf& owner
     if (m_samples == nullptr) {
         return {};
     }
-    if (!wants_gpus) {
-        m_samples->stop();
+    if (!wants_gpus && !memory_wanted(false)) {
+        m_samples->stop(); // no GPU would get a job, and no job's memory is watched
     }
     take_memory_look(owner_of);
     return m_samples->take_changes([this](GpuSlot slot) { return m_pool.load(slot) > 0; });

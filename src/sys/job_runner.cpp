@@ -497,12 +497,16 @@ GpuSamples::OwnerOf JobRunner::job_owners() const
 
 std::optional<JobRunner::Clock::time_point> JobRunner::next_usage_look() const
 {
-    if (!m_usage_watch || !m_scheduler.wants_gpus()) {
+    if (!m_usage_watch) {
         return std::nullopt;
     }
-    const auto& placement = m_scheduler.placement();
-    return m_usage_watch->next_deadline(m_scheduler.queued_count() > 0,
-                                        placement.memory_wanted(m_scheduler.memory_job_waits()));
+    // Memory is read while a job that asks for it runs, queued jobs or not: its peak is
+    // recorded and teaches --mem auto.
+    const bool memory = m_scheduler.placement().memory_wanted(m_scheduler.memory_job_waits());
+    if (!m_scheduler.wants_gpus() && !memory) {
+        return std::nullopt;
+    }
+    return m_usage_watch->next_deadline(m_scheduler.queued_count() > 0, memory);
 }
 
 void JobRunner::check_gpu_usage()

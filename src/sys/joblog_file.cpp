@@ -197,9 +197,4 @@ bool read_joblog(const std::string& path, const std::function<void(JoblogRecord)
     return true;
 }
 
-void load_joblog(const std::string& path, ResumeState& state)
-{
-    read_joblog(path, [&state](const JoblogRecord& record) { state.add(record); });
-}
-
 } // namespace gpusched::sys

@@ -167,11 +167,18 @@ Result<void> OutputFiles::write_info(const JoblogRecord& record, unsigned attemp
         return {};
     }
     const auto name = base(record.seq, attempt).string() + ".info";
-    const auto text =
+    auto text =
         fmt::format("job: {}\nattempt: {}\ncommand: {}\ngpu: {}\nstart: {:.3f}\n"
                     "runtime: {:.3f}\nexit: {}\nsignal: {}\nstopped: {}\n",
                     record.seq, attempt, record.command, record.gpu, record.start, record.runtime,
                     record.exit_code, record.signal, attempt_end_word(record.end));
+    // Only where GPU memory was watched (--mem): the most its processes used on one GPU.
+    if (record.peak_memory > 0) {
+        text += fmt::format("gpu_memory_peak_bytes: {}\n", record.peak_memory);
+    }
+    if (record.out_of_memory) {
+        text += "out_of_gpu_memory: yes\n";
+    }
     UniqueFd file(::open(name.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0644));
     if (!file) {
         return Failure{fmt::format("open {}: {}", name, std::strerror(errno))};

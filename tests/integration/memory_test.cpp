@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <csignal>
+#include <cstdlib>
 #include <string>
 #include <thread>
 #include <vector>
@@ -165,6 +166,55 @@ TEST_F(GpuMemory, WithMemAutoTheFirstJobRunsAloneAndTheNextArePackedByWhatItUsed
     EXPECT_EQ(lines[0], "start 1");
     EXPECT_EQ(lines[1], "end 1") << "a job started beside the first of its kind";
     EXPECT_EQ(started(), 4u);
+    EXPECT_EQ(most_at_once(), 2u) << read_file(log());
+}
+
+TEST_F(GpuMemory, TheJobLogKeepsEachPeakAndTheNextRunWithMemAutoStartsPacked)
+{
+    machine(k_one_gpu);
+    const auto jobs = [&](int first, int last) {
+        std::string input;
+        for (int job = first; job <= last; ++job) {
+            input += fmt::format("echo 'process 0 '$$' 30000' >> {0}; echo start {1} >> {2}; "
+                                 "sleep 2; echo end {1} >> {2}\n",
+                                 (m_dir / "machine").string(), job, log().string());
+        }
+        return input;
+    };
+    const auto joblog = (m_dir / "jobs.log").string();
+    const auto first =
+        run(m_dir,
+            on_fake({"--gpus", "0", "--mem", "auto", "--no-lock", "--joblog", joblog}, jobs(1, 1)));
+    ASSERT_EQ(first.exit_status, 0) << first.err;
+    const auto records = split_lines(read_file(joblog));
+    ASSERT_EQ(records.size(), 2u) << read_file(joblog);
+    EXPECT_NE(records[1].find("\tgpu=0;peak=30000M\t"), std::string::npos) << records[1];
+    const auto report = run(m_dir, {{"report", joblog}});
+    EXPECT_EQ(report.exit_status, 0) << report.err;
+    EXPECT_NE(report.out.find("GPU memory peak 29.3 GiB (job 1), recorded for 1 job"),
+              std::string::npos)
+        << report.out;
+    // GNU parallel reads the log as ever: its --resume finds job 1 done and runs nothing.
+    if (std::system("parallel --version > /dev/null 2>&1") == 0) {
+        LaunchOptions resume{{"-c", "exec parallel --will-cite --resume --joblog " + joblog},
+                             "false\n"};
+        resume.program = "/bin/sh";
+        const auto resumed = run(m_dir, resume);
+        EXPECT_EQ(resumed.exit_status, 0) << resumed.err;
+        EXPECT_EQ(split_lines(read_file(joblog)).size(), 2u) << read_file(joblog);
+    }
+
+    // A new run of the same kind of jobs, logged to the same file: its first jobs are packed
+    // by the peak the log kept (30000 MiB and a fifth: two at once), none runs alone first.
+    fs::remove(log());
+    const auto second =
+        run(m_dir,
+            on_fake({"--gpus", "0", "--mem", "auto", "--no-lock", "--joblog", joblog}, jobs(1, 4)));
+    ASSERT_EQ(second.exit_status, 0) << second.err;
+    const auto lines = split_lines(read_file(log()));
+    ASSERT_GE(lines.size(), 2u);
+    EXPECT_EQ(lines[0].substr(0, 5), "start");
+    EXPECT_EQ(lines[1].substr(0, 5), "start") << "the first job ran alone: " << read_file(log());
     EXPECT_EQ(most_at_once(), 2u) << read_file(log());
 }
 

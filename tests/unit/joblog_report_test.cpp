@@ -245,6 +245,34 @@ TEST(JoblogReport, JsonHasTheDocumentedFields)
 }
 
 // Seconds are printed to the millisecond: sums of runtimes carry no binary noise.
+TEST(JoblogReport, SaysTheHighestGpuMemoryPeakAndTheAttemptsThatRanOutOfIt)
+{
+    auto log = k_log;
+    log[0].peak_memory = std::uint64_t{3} << 30;
+    log[1].peak_memory = std::uint64_t{12} << 30; // job 2's first attempt
+    log[1].out_of_memory = true;
+    log[2].peak_memory = std::uint64_t{5} << 30;
+    const auto summary = summarize_joblog(log);
+    EXPECT_EQ(summary.memory_peak, std::uint64_t{12} << 30);
+    EXPECT_EQ(summary.memory_peak_job, 2u);
+    EXPECT_EQ(summary.jobs_with_memory_peak, 2u);
+    EXPECT_EQ(summary.out_of_memory_attempts, 1u);
+    EXPECT_NE(format_summary(summary).find("GPU memory peak 12 GiB (job 2), recorded for 2 jobs; "
+                                           "1 attempt ran out of it\n"),
+              std::string::npos)
+        << format_summary(summary);
+    const auto json = nlohmann::json::parse(format_summary_json(summary, "log"));
+    EXPECT_EQ(json["gpu_memory"]["peak_bytes"], std::uint64_t{12} << 30);
+    EXPECT_EQ(json["gpu_memory"]["peak_job"], 2);
+    EXPECT_EQ(json["gpu_memory"]["out_of_memory_attempts"], 1);
+    // Where memory was not watched, the report says nothing of it.
+    const auto plain = summarize_joblog(k_log);
+    EXPECT_EQ(format_summary(plain).find("GPU memory"), std::string::npos);
+    const auto plain_json = nlohmann::json::parse(format_summary_json(plain, "log"));
+    EXPECT_TRUE(plain_json["gpu_memory"]["peak_bytes"].is_null());
+    EXPECT_EQ(plain_json["gpu_memory"]["jobs_with_peak"], 0);
+}
+
 TEST(JoblogReport, JsonSecondsAreRoundedToTheMillisecond)
 {
     const auto text = format_summary_json(

@@ -116,9 +116,34 @@ TEST(Joblog, RejectsWhatIsNotARecord)
     EXPECT_TRUE(!parse_joblog_line("x\t:\t1\t1\t0\t0\t0\t0\tcmd\t0").ok());
     EXPECT_EQ(parse_joblog_line("1\tgpu=0;bogus\t1\t1\t0\t0\t0\t0\tcmd").message(),
               "bad Host 'gpu=0;bogus': must be gpu=IDS, then ;timeout or ;interrupted for an "
-              "attempt gpusched stopped");
+              "attempt gpusched stopped, ;oom, ;peak=SIZE");
     EXPECT_FALSE(parse_joblog_line("1\tgpu=0;no\t1\t1\t0\t0\t0\t0\tcmd").ok());
     for (const auto* host : {"gpu=", "gpu=0,", "gpu=,1", "gpu=0 1", "gpu=;timeout"}) {
+        EXPECT_FALSE(parse_joblog_line(std::string("1\t") + host + "\t1\t1\t0\t0\t0\t0\tcmd").ok())
+            << host;
+    }
+}
+
+TEST(Joblog, HostKeepsAnAttemptsGpuMemoryPeakAndItsOutOfMemory)
+{
+    auto original = record(4, "train --lr 0.1", 1, 0, AttemptEnd::timeout);
+    original.peak_memory = (std::uint64_t{20} << 30) + 1; // a byte over 20 GiB
+    original.out_of_memory = true;
+    const auto line = format_joblog_line(original);
+    // Whole MiB, rounded up; GNU parallel reads Host as a name and the nine columns as ever.
+    EXPECT_EQ(line, "4\tgpu=GPU-1;timeout;oom;peak=20481M\t1700000000.125\t     2.500\t0\t0\t1"
+                    "\t0\ttrain --lr 0.1");
+    const auto back = parse_joblog_line(line);
+    ASSERT_TRUE(back.ok()) << back.message();
+    EXPECT_EQ(back->peak_memory, std::uint64_t{20481} << 20);
+    EXPECT_TRUE(back->out_of_memory);
+    EXPECT_EQ(back->end, AttemptEnd::timeout);
+    EXPECT_EQ(back->gpu, "GPU-1");
+    // Without a peak or an out-of-memory, Host is as before.
+    EXPECT_TRUE(format_joblog_line(record(4, "x")).starts_with("4\tgpu=GPU-1\t"));
+    for (const auto* host : {"gpu=0;peak=", "gpu=0;peak=12", "gpu=0;peak=nanG", "gpu=0;peak=-1G",
+                             "gpu=0;oom;oom", "gpu=0;peak=1G;peak=2G", "gpu=0;timeout;timeout",
+                             "gpu=0;", "gpu=0;oom;", "gpu=0;peak=99999999T"}) {
         EXPECT_FALSE(parse_joblog_line(std::string("1\t") + host + "\t1\t1\t0\t0\t0\t0\tcmd").ok())
             << host;
     }

@@ -2,7 +2,6 @@
 
 #include <gpusched/result.hpp>
 #include <gpusched/joblog.hpp>
-#include <gpusched/resume_state.hpp>
 #include <gpusched/sys/signal_channel.hpp>
 #include <gpusched/sys/unique_fd.hpp>
 
@@ -52,9 +51,5 @@ private:
 // warning naming the line (its job runs again); a line that is no record at all is a usage
 // error naming the file and line, as the file is then probably no job log.
 bool read_joblog(const std::string& path, const std::function<void(JoblogRecord)>& visit);
-
-// Reads an existing job log into `state` for --resume / --resume-failed; a missing file is
-// an empty log.
-void load_joblog(const std::string& path, ResumeState& state);
 
 } // namespace gpusched::sys
