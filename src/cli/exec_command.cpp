@@ -9,7 +9,9 @@
 #include <gpusched/exit_status.hpp>
 #include <gpusched/gpu_discovery.hpp>
 #include <gpusched/gpu_list.hpp>
+#include <gpusched/gpu_room.hpp>
 #include <gpusched/lease_record.hpp>
+#include <gpusched/memory_size.hpp>
 #include <gpusched/wall_clock.hpp>
 #include <gpusched/sys/lease_acquisition.hpp>
 #include <gpusched/sys/probe_child.hpp>
@@ -20,9 +22,11 @@
 #include <fmt/ranges.h>
 #include <spdlog/spdlog.h>
 
+#include <poll.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
@@ -83,6 +87,77 @@ void hand_over(sys::HostLeases& leases, const GpuSlots& slots)
         const int target = 3 + static_cast<int>(i);
         if (dup2(fds[i], target) != target) {
             throw std::system_error(errno, std::generic_category(), "dup2");
+        }
+    }
+}
+
+// What exec got: the leases, or why not; `memory_short` says each GPU's free memory where
+// what was missing was GPUs with room for --mem.
+struct Acquired {
+    sys::LeaseAcquisition leases;
+    std::string memory_short;
+};
+
+// --mem: leases `count` GPUs that have the memory free, looking at NVML again every second
+// while fewer have it (a GPU free of leases but full of someone's work is waited for as a
+// leased one is). Each GPU leased is looked at once more: one that a process filled while
+// the lease was waited for is let go, and the wait goes on.
+Acquired acquire_with_room(sys::HostLeases& leases, sys::SignalChannel& signals,
+                           sys::AcquireOptions acquire, const ExecOptions& options,
+                           const std::vector<std::string>& ids)
+{
+    const auto memory = *options.memory;
+    sys::UsageProbeChild probe(to_milliseconds(options.probe_timeout_seconds), signals);
+    bool said = false;
+    while (true) {
+        const auto room = gpus_with_room(probe.usage(ids), ids, memory);
+        if (!room.problem.empty()) {
+            spdlog::warn("GPU memory is unknown ({}): --mem {} is not checked, and the GPUs are "
+                         "leased whole as ever",
+                         room.problem, format_memory_size(memory));
+            return {sys::acquire_leases(leases, signals, acquire), {}};
+        }
+        if (room.roomy.size() >= options.count) {
+            acquire.among = room.roomy;
+            auto acquired = sys::acquire_leases(leases, signals, acquire);
+            if (acquired.result != sys::LeaseAcquisition::Result::acquired) {
+                return {std::move(acquired), {}};
+            }
+            const auto again = gpus_with_room(probe.usage(ids), ids, memory);
+            const bool kept =
+                std::all_of(acquired.slots.begin(), acquired.slots.end(), [&](GpuSlot slot) {
+                    return std::find(again.roomy.begin(), again.roomy.end(), slot) !=
+                           again.roomy.end();
+                });
+            if (kept || !again.problem.empty()) {
+                return {std::move(acquired), {}};
+            }
+            for (const auto slot : acquired.slots) {
+                leases.release(slot);
+            }
+        } else if (!acquire.wait) {
+            return {{sys::LeaseAcquisition::Result::none_free, {}, {}, 0}, room.free};
+        }
+        if (!std::exchange(said, true)) {
+            spdlog::info("waiting for {} with {} of memory free ({})",
+                         counted(options.count, "GPU"), format_memory_size(memory), room.free);
+        }
+        constexpr auto k_look_every = std::chrono::seconds(1);
+        auto wait = std::chrono::duration_cast<std::chrono::milliseconds>(k_look_every);
+        if (acquire.deadline) {
+            const auto left = std::chrono::ceil<std::chrono::milliseconds>(
+                *acquire.deadline - std::chrono::steady_clock::now());
+            if (left.count() <= 0) {
+                return {{sys::LeaseAcquisition::Result::timed_out, {}, {}, 0}, room.free};
+            }
+            wait = std::min(wait, left);
+        }
+        pollfd signal_fd{signals.fd(), POLLIN, 0};
+        poll(&signal_fd, 1, static_cast<int>(wait.count()));
+        for (const int signal : signals.take_pending()) {
+            if (signal != SIGCHLD) {
+                return {{sys::LeaseAcquisition::Result::signalled, {}, {}, signal}, {}};
+            }
         }
     }
 }
@@ -152,6 +227,12 @@ CLI::App* add_exec_command(CLI::App& app, ExecOptions& options)
                        "The GPUs to choose from, as for a run; the ids end at -- or at the first "
                        "word that is not one, which starts CMD (default: $GPUSCHED_GPUS, else "
                        "$CUDA_VISIBLE_DEVICES, else every GPU)");
+    exec->add_option("--mem", options.memory,
+                     "Take only GPUs with SIZE of memory free (20G, 8000M; less what every "
+                     "process uses there), waiting while fewer have it; the GPUs are leased "
+                     "whole as ever")
+        ->transform(memory_check(false))
+        ->type_name("SIZE");
     exec->add_flag("--no-wait", options.no_wait,
                    "Exit with status 75 at once when not enough GPUs are free");
     exec->add_option("--timeout", options.timeout_seconds,
@@ -174,6 +255,7 @@ CLI::App* add_exec_command(CLI::App& app, ExecOptions& options)
     exec->positionals_at_end();
     exec->footer("Examples:\n"
                  "  gpusched exec -- python train.py --lr 0.1\n"
+                 "  gpusched exec --mem 20G -- python train.py --batch 64\n"
                  "  gpusched exec -n 2 --gpus 0-3 --timeout 1h -- python train.py --ddp\n\n"
                  "Exit status: the command's; 75 not enough GPUs free (--no-wait, --timeout);\n"
                  "126, 127 the command cannot be run or found; 255 a usage error.\n");
@@ -210,14 +292,26 @@ int run_exec(const ExecOptions& options)
         spdlog::info("waiting for {} (leased: {})", counted(options.count, "GPU"),
                      holders(*leases, ids, refused, HolderDetail::short_form));
     };
-    const auto acquired = sys::acquire_leases(*leases, signals, acquire);
+    const auto [acquired, memory_short] =
+        options.memory ? acquire_with_room(*leases, signals, acquire, options, ids)
+                       : Acquired{sys::acquire_leases(*leases, signals, acquire), {}};
+    // "not 2 GPUs with 20 GiB of memory free", where memory was what they lacked.
+    const auto short_of = memory_short.empty() ? none_free(options.count)
+                                               : fmt::format("not {} with {} of memory free",
+                                                             counted(options.count, "GPU"),
+                                                             format_memory_size(*options.memory));
     switch (acquired.result) {
     case sys::LeaseAcquisition::Result::none_free:
-        spdlog::error("{} among {} (leased: {})", none_free(options.count), fmt::join(ids, ","),
-                      holders(*leases, ids, acquired.refused, HolderDetail::full));
+        if (!memory_short.empty()) {
+            spdlog::error("{} among {} ({})", short_of, fmt::join(ids, ","), memory_short);
+        } else {
+            spdlog::error("{} among {} (leased: {})", short_of, fmt::join(ids, ","),
+                          holders(*leases, ids, acquired.refused, HolderDetail::full));
+        }
         return k_exit_temporary_failure;
     case sys::LeaseAcquisition::Result::timed_out:
-        spdlog::error("{} within {} s", none_free(options.count), *options.timeout_seconds);
+        spdlog::error("{} within {} s{}", short_of, *options.timeout_seconds,
+                      memory_short.empty() ? "" : " (" + memory_short + ")");
         return k_exit_temporary_failure;
     case sys::LeaseAcquisition::Result::signalled:
         return exit_status_for_signal(acquired.signal);
@@ -227,7 +321,7 @@ int run_exec(const ExecOptions& options)
 
     std::vector<std::string> gpu_ids;
     const LeaseHolder holder{static_cast<long>(getpid()), seconds_since_epoch(),
-                             fmt::format("{}", fmt::join(options.command, " "))};
+                             fmt::format("{}", fmt::join(options.command, " ")), options.memory};
     for (const auto slot : acquired.slots) {
         gpu_ids.push_back(ids[slot]);
         leases->describe(slot, {holder});

@@ -2,6 +2,7 @@
 
 #include <CLI/App.hpp>
 
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <vector>
@@ -11,6 +12,7 @@ namespace gpusched::cli {
 struct ExecOptions {
     std::size_t count = 1;
     std::vector<std::string> gpus;
+    std::optional<std::uint64_t> memory; // --mem: free GPU memory each GPU needs, in bytes
     bool no_wait = false;
     std::optional<double> timeout_seconds;
     bool uuid = false;

@@ -69,10 +69,15 @@ inline CLI::Validator whole_number_check(std::uint64_t least, std::uint64_t most
 
 // The check of --mem: a size with its unit (20G, 8000M), handed to CLI11 as bytes, or `auto`
 // (k_learned_memory).
-inline CLI::Validator memory_check()
+// --mem: a size, or `auto` where the jobs of a run or worker teach it (`allow_auto`).
+inline CLI::Validator memory_check(bool allow_auto = true)
 {
     return CLI::Validator(
-        [](std::string& value) -> std::string {
+        [allow_auto](std::string& value) -> std::string {
+            if (value == "auto" && !allow_auto) {
+                return "must be a size (20G, 8000M): auto learns from the jobs of a run or "
+                       "worker";
+            }
             if (value == "auto") {
                 value = std::to_string(k_learned_memory);
                 return {};

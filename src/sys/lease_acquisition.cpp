@@ -30,8 +30,14 @@ LeaseAcquisition acquire_leases(HostLeases& leases, SignalChannel& signals,
     while (true) {
         GpuSlots held;
         GpuSlots refused;
+        const auto allowed = [&options](GpuSlot slot) {
+            return !options.among || std::find(options.among->begin(), options.among->end(),
+                                               slot) != options.among->end();
+        };
         for (GpuSlot slot = 0; slot < leases.size() && held.size() < options.count; ++slot) {
-            (leases.try_take(slot) ? held : refused).push_back(slot);
+            if (allowed(slot)) {
+                (leases.try_take(slot) ? held : refused).push_back(slot);
+            }
         }
         if (held.size() == options.count) {
             leases.cancel_waits();

@@ -372,6 +372,43 @@ TEST_F(GpuMemory, AfterAFailedLookMemoryIsReadAgainAndJobsPackOnceMore)
     EXPECT_EQ(most_at_once(), 2u) << read_file(log());
 }
 
+TEST_F(GpuMemory, ExecWithMemTakesAGpuWithRoomAndWaitsWhileTooFewHaveIt)
+{
+    // Someone's process fills GPU 0 but 10.3 GiB; GPU 1 is free.
+    const auto filled = k_gpus + fmt::format("process {} {} 70000\n", k_line_of_gpu_0, getpid());
+    machine(filled);
+    const auto one = run(
+        m_dir, on_fake({"exec", "--mem", "20G", "--", "sh", "-c", "echo $CUDA_VISIBLE_DEVICES"}));
+    EXPECT_EQ(one.exit_status, 0) << one.err;
+    EXPECT_EQ(one.out, "1\n") << "the GPU with room: " << one.err;
+
+    const auto refused =
+        run(m_dir, on_fake({"exec", "-n", "2", "--mem", "20G", "--no-wait", "--", "true"}));
+    EXPECT_EQ(refused.exit_status, 75) << refused.err;
+    EXPECT_NE(refused.err.find("not 2 GPUs with 20 GiB of memory free among 0,1 (GPU 0: 10.3 GiB "
+                               "free, GPU 1: 79.6 GiB free)"),
+              std::string::npos)
+        << refused.err;
+
+    // Two wanted: it waits, and takes both once the process has gone.
+    Process waiting(m_dir, on_fake({"exec", "-n", "2", "--mem", "20G", "--", "sh", "-c",
+                                    "echo $CUDA_VISIBLE_DEVICES"}));
+    ASSERT_TRUE(eventually([&] {
+        return waiting.err_so_far().find("waiting for 2 GPUs with 20 GiB of memory free") !=
+               std::string::npos;
+    })) << waiting.err_so_far();
+    std::this_thread::sleep_for(1500ms); // looks again, and waits on
+    EXPECT_FALSE(waiting.try_wait()) << "it ran without room: " << waiting.err_so_far();
+    machine(k_gpus);
+    const auto got = waiting.wait();
+    EXPECT_EQ(got.exit_status, 0) << got.err;
+    EXPECT_EQ(got.out, "0,1\n") << got.err;
+
+    const auto learned = run(m_dir, on_fake({"exec", "--mem", "auto", "--", "true"}));
+    EXPECT_EQ(learned.exit_status, 255);
+    EXPECT_NE(learned.err.find("--mem must be a size"), std::string::npos) << learned.err;
+}
+
 TEST_F(GpuMemory, ASizeThatIsNotOneIsAUsageErrorNamingIt)
 {
     machine(k_one_gpu);

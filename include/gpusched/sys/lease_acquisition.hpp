@@ -20,6 +20,8 @@ struct LeaseAcquisition {
 
 struct AcquireOptions {
     std::size_t count = 1;
+    // The GPUs it may take (exec --mem: those with room); nothing: any.
+    std::optional<GpuSlots> among;
     bool wait = true;
     std::optional<std::chrono::steady_clock::time_point> deadline;
     // Called once, when the wait begins, with the GPUs others hold.
