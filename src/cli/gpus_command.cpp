@@ -1,12 +1,14 @@
 #include "gpus_command.hpp"
 
 #include "gpu_ids_option.hpp"
+#include "lease_options.hpp"
 #include "option_values.hpp"
 
 #include <gpusched/json_output.hpp>
 #include <gpusched/errors.hpp>
 #include <gpusched/exit_status.hpp>
 #include <gpusched/gpu_discovery.hpp>
+#include <gpusched/sys/lease_overview.hpp>
 #include <gpusched/sys/probe_child.hpp>
 #include <gpusched/sys/signal_channel.hpp>
 #include <gpusched/visible_text.hpp>
@@ -47,6 +49,7 @@ CLI::App* add_gpus_command(CLI::App& app, GpusOptions& options)
         ->transform(duration_check(false))
         ->type_name("DURATION")
         ->capture_default_str();
+    add_lock_dir_option(*gpus, options.lock_dir);
     return gpus;
 }
 
@@ -62,15 +65,21 @@ int run_gpus(const GpusOptions& options)
         resolve_gpu_ids(options.gpus, environment_variable("CUDA_VISIBLE_DEVICES"), probe));
     const auto inventory = probe.inventory();
     const auto usage = sys::UsageProbeChild(timeout, signals).usage(ids);
+    // What the jobs that hold each GPU were promised (--mem), by their lease records.
+    const auto leases = sys::read_lease_overview(options.lock_dir, shown_gpus(ids, probe), false);
 
     Json listed = Json::array();
-    for (const auto& id : ids) {
+    for (std::size_t slot = 0; slot < ids.size(); ++slot) {
+        const auto& id = ids[slot];
+        const auto reserved = sys::reserved_memory(leases.gpus[slot]);
         Json entry = {{"id", id},
                       {"index", nullptr},
                       {"uuid", nullptr},
                       {"name", nullptr},
                       {"memory_total_mib", nullptr},
                       {"memory_used_mib", nullptr},
+                      {"memory_reserved_mib",
+                       reserved ? Json((*reserved + k_mib - 1) / k_mib) : Json(nullptr)},
                       {"utilization_percent", nullptr},
                       {"temperature_celsius", nullptr},
                       {"processes", nullptr},
@@ -146,8 +155,8 @@ int run_gpus(const GpusOptions& options)
                            mig["device"].get<int>(), mig["gpu_instance"].get<unsigned>(),
                            mig["compute_instance"].get<unsigned>());
     };
-    fmt::print("{:<{}} {:<40} {:<24} {:>17}  {:<32}  {}\n", "ID", id_width, "UUID", "NAME",
-               "MEMORY USED/TOTAL", "MIG", "PROCESSES");
+    fmt::print("{:<{}} {:<40} {:<24} {:>17}  {:>12}  {:<32}  {}\n", "ID", id_width, "UUID", "NAME",
+               "MEMORY USED/TOTAL", "RESERVED", "MIG", "PROCESSES");
     for (const auto& entry : listed) {
         std::string processes = "?";
         if (entry["processes"].is_array()) {
@@ -161,10 +170,12 @@ int run_gpus(const GpusOptions& options)
             }
             processes = processes.empty() ? "none" : processes;
         }
-        fmt::print("{:<{}} {:<40} {:<24} {:>17}  {:<32}  {}\n", text(entry["id"]), id_width,
+        const auto& reserved = entry["memory_reserved_mib"];
+        fmt::print("{:<{}} {:<40} {:<24} {:>17}  {:>12}  {:<32}  {}\n", text(entry["id"]), id_width,
                    text(entry["uuid"]), text(entry["name"]),
                    fmt::format("{}/{} MiB", text(entry["memory_used_mib"]),
                                text(entry["memory_total_mib"])),
+                   reserved.is_null() ? "-" : fmt::format("{} MiB", reserved.get<std::uint64_t>()),
                    mig_text(entry["mig"]), processes);
     }
     return k_exit_success;

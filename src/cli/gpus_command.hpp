@@ -11,6 +11,7 @@ struct GpusOptions {
     std::vector<std::string> gpus;
     bool json = false;
     double probe_timeout_seconds = 30;
+    std::string lock_dir; // whose lease records say what each GPU's jobs were promised
 };
 
 // `gpusched gpus [--gpus IDS] [--json]`: the pool a run would use, with what CUDA and NVML

@@ -75,6 +75,11 @@ std::vector<sys::ShownGpu> gpus_to_show(const std::vector<std::string>& gpus, Gp
             ids.push_back(std::to_string(gpu.index));
         }
     }
+    return shown_gpus(ids, probe);
+}
+
+std::vector<sys::ShownGpu> shown_gpus(const std::vector<std::string>& ids, GpuProbe& probe)
+{
     const auto keys = lease_keys_for(ids, probe);
     std::vector<sys::ShownGpu> shown;
     for (std::size_t i = 0; i < ids.size(); ++i) {

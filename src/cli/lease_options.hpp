@@ -22,6 +22,8 @@ std::vector<std::string> lease_keys_for(const std::vector<std::string>& ids, Gpu
 // The GPUs `status` and `serve` show: those of --gpus (`gpus`), else every GPU CUDA lists
 // (and then every other GPU leased, see read_lease_overview).
 std::vector<sys::ShownGpu> gpus_to_show(const std::vector<std::string>& gpus, GpuProbe& probe);
+// The GPUs `ids` (resolved already) with their lease keys.
+std::vector<sys::ShownGpu> shown_gpus(const std::vector<std::string>& ids, GpuProbe& probe);
 
 // This process's leases on `ids`, in the space `lock_dir` names, their records kept there.
 std::unique_ptr<sys::HostLeases>

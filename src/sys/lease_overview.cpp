@@ -45,6 +45,13 @@ std::vector<LeaseWaitView> waits_of(const std::string& space, const std::set<std
     return waits;
 }
 
+// Whole MiB, rounded up: a promise is never shown smaller than it is.
+std::uint64_t mib_of(std::uint64_t bytes)
+{
+    constexpr std::uint64_t k_mib = 1024 * 1024;
+    return (bytes + k_mib - 1) / k_mib;
+}
+
 Json user_json(const std::string& user)
 {
     return user.empty() ? Json(nullptr) : Json(user);
@@ -52,10 +59,12 @@ Json user_json(const std::string& user)
 
 Json to_json(const GpuLeaseView& view)
 {
+    const auto reserved = reserved_memory(view);
     Json entry = {{"id", view.gpu.id},
                   {"key", view.gpu.key},
                   {"state", view.leased ? "leased" : "free"},
                   {"mig_instances_leased", view.mig_shares},
+                  {"memory_reserved_mib", reserved ? Json(mib_of(*reserved)) : Json(nullptr)},
                   {"holder", nullptr},
                   {"record", nullptr}};
     if (!view.leased) {
@@ -83,13 +92,11 @@ Json to_json(const GpuLeaseView& view)
         record["used_gpu_seconds"] = json_seconds(written->used);
         record["share"] = written->share;
         for (const auto& job : written->jobs) {
-            constexpr std::uint64_t k_mib = 1024 * 1024;
             record["jobs"].push_back(
                 {{"pid", job.pid},
                  {"command", job.command},
                  {"started", json_instant(job.since)},
-                 {"memory_reserved_mib",
-                  job.memory ? Json((*job.memory + k_mib - 1) / k_mib) : Json(nullptr)}});
+                 {"memory_reserved_mib", job.memory ? Json(mib_of(*job.memory)) : Json(nullptr)}});
         }
     }
     return entry;
@@ -105,6 +112,23 @@ Json to_json(const LeaseWaitView& shown)
 }
 
 } // namespace
+
+std::optional<std::uint64_t> reserved_memory(const GpuLeaseView& view)
+{
+    if (!view.leased || !view.owner.record) {
+        return std::nullopt;
+    }
+    // Anyone may write a record: each job's memory is at most k_most_job_memory as read, and
+    // the sum stops far below where it would wrap.
+    constexpr std::uint64_t k_most_sum = std::uint64_t{1} << 62;
+    std::optional<std::uint64_t> sum;
+    for (const auto& job : view.owner.record->jobs) {
+        if (job.memory) {
+            sum = std::min(sum.value_or(0) + *job.memory, k_most_sum);
+        }
+    }
+    return sum;
+}
 
 const char* record_check_word(RecordCheck check)
 {

@@ -255,24 +255,32 @@ TEST_F(GpuMemory, AJobOutOfMemoryBesideAnotherRunsAgainUncountedAndAloneItFails)
     EXPECT_EQ(alone.err.find("runs again"), std::string::npos) << alone.err;
 }
 
-TEST_F(GpuMemory, StatusShowsWhatEachJobWasPromised)
+TEST_F(GpuMemory, StatusAndGpusShowWhatEachJobAndEachGpuWasPromised)
 {
     machine(k_one_gpu);
-    Process gpusched(m_dir, on_fake({"--gpus", "0", "--mem", "1.5G"}, held_job(1)));
-    ASSERT_TRUE(eventually([&] { return started() == 1; })) << gpusched.err_so_far();
-    nlohmann::json jobs;
+    Process gpusched(m_dir, on_fake({"--gpus", "0", "--mem", "1.5G"}, held_job(1) + held_job(2)));
+    ASSERT_TRUE(eventually([&] { return started() == 2; })) << gpusched.err_so_far();
+    nlohmann::json gpu;
     ASSERT_TRUE(eventually([&] {
         const auto status = run(m_dir, on_fake({"status", "--gpus", "0", "--json"}));
         const auto gpus = json_field(status.out, "gpus");
         if (!gpus.is_array() || gpus.empty() || !gpus[0]["record"].is_object()) {
             return false;
         }
-        jobs = gpus[0]["record"]["jobs"];
-        return jobs.is_array() && !jobs.empty();
+        gpu = gpus[0];
+        return gpu["record"]["jobs"].is_array() && gpu["record"]["jobs"].size() == 2;
     })) << gpusched.err_so_far();
-    EXPECT_EQ(jobs[0]["memory_reserved_mib"], 1536) << jobs;
+    EXPECT_EQ(gpu["record"]["jobs"][0]["memory_reserved_mib"], 1536) << gpu;
+    EXPECT_EQ(gpu["memory_reserved_mib"], 3072) << "the sum of its jobs': " << gpu;
     const auto table = run(m_dir, on_fake({"status", "--gpus", "0"}));
     EXPECT_NE(table.out.find("[1.5 GiB] echo start 1"), std::string::npos) << table.out;
+    // `gpus` says it beside what NVML tells of the GPU.
+    const auto listed = listed_gpus();
+    ASSERT_EQ(listed.size(), 1u) << listed;
+    EXPECT_EQ(listed[0]["memory_reserved_mib"], 3072) << listed;
+    const auto gpus_table = run(m_dir, on_fake({"gpus"}));
+    EXPECT_NE(gpus_table.out.find("RESERVED"), std::string::npos) << gpus_table.out;
+    EXPECT_NE(gpus_table.out.find(" 3072 MiB "), std::string::npos) << gpus_table.out;
     write_file(go(), "");
     EXPECT_EQ(gpusched.wait().exit_status, 0);
 }

@@ -4,6 +4,7 @@
 #include <gpusched/lease_names.hpp>
 #include <gpusched/lease_record.hpp>
 
+#include <cstdint>
 #include <filesystem>
 #include <optional>
 #include <string>
@@ -24,6 +25,10 @@ struct GpuLeaseView {
     LeaseOwner owner;
     std::size_t mig_shares = 0; // MIG instances of the GPU leased (each holds a share of it)
 };
+
+// The GPU memory its holder's record says it promised its jobs there (--mem), in bytes;
+// nothing where none of them asked for memory, or it is free.
+std::optional<std::uint64_t> reserved_memory(const GpuLeaseView& view);
 
 // A process waiting for leases: its name says so (lease_wait_name), the kernel tells who.
 struct LeaseWaitView {
