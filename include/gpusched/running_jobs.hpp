@@ -5,6 +5,7 @@
 #include <gpusched/process_table.hpp>
 
 #include <chrono>
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <vector>
@@ -29,6 +30,9 @@ struct RunningJob {
     int token = -1;       // its presence token (see Spawned)
 
     std::optional<JobOutcome> outcome; // once its shell is reaped
+    // The most GPU memory its processes were seen to use on one GPU (0: not watched), read
+    // as its shell ended, before its allocation goes back.
+    std::uint64_t peak_memory = 0;
     bool token_closed = false;         // no process holds its token any more
     // Its process group was seen empty after its shell ended: from then on the id may be
     // anybody's, and it is never searched or signalled again.

@@ -1,5 +1,8 @@
 #include <gpusched/queue/job_record.hpp>
 
+#include <gpusched/memory_size.hpp>
+#include <gpusched/parse_number.hpp>
+
 #include <array>
 #include <cctype>
 
@@ -11,6 +14,12 @@ constexpr std::array<std::string_view, 8> k_state_names = {
     "queued", "running", "succeeded", "failed", "cancelled", "refused", "waiting", "skipped"};
 
 } // namespace
+
+std::uint64_t peak_memory_of(std::string_view text)
+{
+    const auto peak = parse_number<std::uint64_t>(text);
+    return peak && *peak <= k_most_job_memory ? *peak : 0;
+}
 
 std::string_view to_string(JobState state)
 {

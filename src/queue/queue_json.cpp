@@ -5,6 +5,8 @@
 namespace gpusched::queue {
 namespace {
 
+constexpr std::uint64_t k_mib = 1024 * 1024;
+
 Json text_or_null(const std::string& text)
 {
     return text.empty() ? Json(nullptr) : Json(text);
@@ -47,6 +49,9 @@ Json job_json(const JobRecord& job)
             {"started", json_instant(job.started)},
             {"ended", job.ended_state() ? json_instant(job.ended) : Json(nullptr)},
             {"runtime_seconds", ended ? json_seconds(job.runtime) : Json(nullptr)},
+            // Whole MiB, rounded up, as the job log's peak=.
+            {"gpu_memory_peak_mib",
+             job.peak_memory > 0 ? Json((job.peak_memory + k_mib - 1) / k_mib) : Json(nullptr)},
             // A job killed by a signal has no exit status of its own.
             {"exit_code", has_outcome && job.signal == 0 ? Json(job.exit_code) : Json(nullptr)},
             {"signal", has_outcome ? json_signal(job.signal) : Json(nullptr)},

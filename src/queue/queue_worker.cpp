@@ -354,9 +354,16 @@ void QueueWorker::on_ended(const sys::JobEnd& end)
     const auto state = end.cancelled             ? JobState::cancelled
                        : end.outcome.succeeded() ? JobState::succeeded
                                                  : JobState::failed;
-    m_store->record(JobResult{id, state, end.outcome.exit_code, end.outcome.signal, end.gpu,
-                              end.started, end.runtime,
-                              end.cancelled ? "cancelled while running" : ""});
+    JobResult result{id,
+                     state,
+                     end.outcome.exit_code,
+                     end.outcome.signal,
+                     end.gpu,
+                     end.started,
+                     end.runtime,
+                     end.cancelled ? "cancelled while running" : ""};
+    result.peak_memory = end.peak_memory;
+    m_store->record(std::move(result));
 }
 
 // After the run's loop: a job accepted but never started goes back to the queue.

@@ -476,7 +476,7 @@ void JobRunner::after_attempt(const RunningJob& job, JobOutcome outcome,
         }
         m_ends.on_ended(JobEnd{job.id, outcome, job.gpu, seconds_since_epoch(job.started_wall),
                                std::chrono::duration<double>(m_clock.now() - job.started).count(),
-                               m_scheduler.stopping(), job.cancelled});
+                               m_scheduler.stopping(), job.cancelled, job.peak_memory});
     }
     apply(std::move(actions));
 }

@@ -97,6 +97,7 @@ void JobRunner::on_shell_exit(ProcessId leader, JobOutcome outcome)
             says_gpu_out_of_memory(m_options.output_files->tail(job.id, job.attempt, k_tail_read));
     }
     job.outcome = outcome;
+    job.peak_memory = m_scheduler.placement().memory().peak(job.allocation);
     // A job cancelled before a stop of the run is cancelled, not interrupted: nothing runs it
     // again.
     const AttemptEnd end = job.timed_out                                  ? AttemptEnd::timeout

@@ -19,11 +19,9 @@ void JobRunner::record_attempt(const RunningJob& job, JobOutcome outcome, Attemp
     if (!m_records.keeps_any()) {
         return; // no record is kept: spare the copy of the command on every job's end
     }
-    // Its peak is read before its allocation goes back to the Placement, with its shell's end.
     m_records.write(JoblogRecord{job.id, seconds_since_epoch(job.started_wall),
                                  std::chrono::duration<double>(runtime).count(), outcome.exit_code,
-                                 outcome.signal, job.command, job.gpu, end,
-                                 m_scheduler.placement().memory().peak(job.allocation),
+                                 outcome.signal, job.command, job.gpu, end, job.peak_memory,
                                  outcome.out_of_gpu_memory},
                     job.attempt);
 }

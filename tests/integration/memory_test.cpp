@@ -2,6 +2,7 @@
 // (fakes/): a job "allocates" by adding a `process` line of its own shell to the machine, and
 // frees it by ending.
 #include "fake_driver_fixture.hpp"
+#include "redis_server.hpp"
 
 #include <fmt/format.h>
 #include <gtest/gtest.h>
@@ -313,6 +314,42 @@ TEST_F(GpuMemory, AQueuedJobCarriesItsMemoryToTheWorkerThatRunsIt)
     EXPECT_EQ(most_at_once(), 2u) << read_file(log());
     worker.signal(SIGTERM);
     worker.wait();
+}
+
+// What a queued job used is kept with it, in either store, and `queue --json` says it.
+TEST_F(GpuMemory, TheQueueKeepsEachJobsPeakInEitherStore)
+{
+    machine(k_one_gpu);
+    RedisServer redis;
+    for (const bool on_redis : {false, true}) {
+        SCOPED_TRACE(on_redis ? "redis" : "sqlite");
+        const auto in_queue = [&](std::vector<std::string> args) {
+            if (on_redis) {
+                args.insert(args.begin() + 1, {"--redis", redis.url()});
+            }
+            auto options = on_fake(std::move(args));
+            options.env["XDG_STATE_HOME"] = (m_dir / "state").string();
+            options.env["XDG_CACHE_HOME"] = (m_dir / "cache").string();
+            return options;
+        };
+        auto submit = in_queue({"submit", "--no-start", "--mem", "30G", "-q", "--json", "--",
+                                fmt::format("echo 'process 0 '$$' 20000' >> {}; sleep 2",
+                                            (m_dir / "machine").string())});
+        const auto submitted = run(m_dir, submit);
+        ASSERT_EQ(submitted.exit_status, 0) << submitted.err;
+        const auto id = json_field(submitted.out, "ids")[0].get<std::int64_t>();
+        Process worker(m_dir, in_queue({"worker", "--gpus", "0", "--no-lock"}));
+        const auto waited = run(m_dir, in_queue({"wait", std::to_string(id)}));
+        EXPECT_EQ(waited.exit_status, 0) << waited.err;
+        worker.signal(SIGTERM);
+        worker.wait();
+        const auto listed = run(m_dir, in_queue({"queue", "--json"}));
+        const auto recent = json_field(listed.out, "recent");
+        ASSERT_TRUE(recent.is_array() && !recent.empty()) << listed.out;
+        EXPECT_EQ(recent[0]["id"], id);
+        EXPECT_EQ(recent[0]["gpu_memory_peak_mib"], 20000) << recent[0];
+        machine(k_one_gpu); // the job's process line, gone with it, out of the next
+    }
 }
 
 TEST_F(GpuMemory, ANeedOnlyTheDriversOwnMemoryKeepsFromFittingRunsAloneAtOnce)

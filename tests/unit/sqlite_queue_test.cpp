@@ -368,11 +368,12 @@ TEST_F(SqliteQueueFile, TheSchemaVersionIsKeptInTheHeaderAndAnOlderDatabaseIsBro
     {
         Database database(db_path(), 1s);
         prepare_sqlite_queue_schema(database);
-        EXPECT_EQ(user_version(database), 6);
+        EXPECT_EQ(user_version(database), 7);
         SqliteQueue(database, "default").submit(commands({"kept"}), {});
         // As version 1 left it.
         database.execute(
-            "ALTER TABLE jobs DROP COLUMN output; ALTER TABLE batches DROP COLUMN "
+            "ALTER TABLE jobs DROP COLUMN output; ALTER TABLE jobs DROP COLUMN peak_memory; "
+            "ALTER TABLE batches DROP COLUMN "
             "directory; ALTER TABLE batches DROP COLUMN environment; ALTER TABLE "
             "batches DROP COLUMN umask; ALTER TABLE batches DROP COLUMN uid; ALTER "
             "TABLE batches DROP COLUMN user; ALTER TABLE batches DROP COLUMN request; "
@@ -383,7 +384,7 @@ TEST_F(SqliteQueueFile, TheSchemaVersionIsKeptInTheHeaderAndAnOlderDatabaseIsBro
     }
     Database database(db_path(), 1s);
     prepare_sqlite_queue_schema(database);
-    EXPECT_EQ(user_version(database), 6);
+    EXPECT_EQ(user_version(database), 7);
     SqliteQueue queue(database, "default");
     const auto job = queue.take("worker", "/output");
     ASSERT_TRUE(job);
@@ -415,15 +416,44 @@ TEST_F(SqliteQueueFile, TheSchemaVersionIsKeptInTheHeaderAndAnOlderDatabaseIsBro
     EXPECT_EQ(read->context.umask, 027u);
     EXPECT_EQ(read->context.request, origin.context.request);
 
-    database.execute("PRAGMA user_version = 7");
+    database.execute("PRAGMA user_version = 8");
     try {
         prepare_sqlite_queue_schema(database);
         ADD_FAILURE() << "a database of a later version was used";
     } catch (const DatabaseError& error) {
-        EXPECT_NE(std::string(error.what()).find("made by another version of gpusched (schema 7"),
+        EXPECT_NE(std::string(error.what()).find("made by another version of gpusched (schema 8"),
                   std::string::npos)
             << error.what();
     }
+}
+
+// Schema 7 keeps each job's GPU memory peak: a schema 6 database gains the column with its
+// jobs, a worker's result sets it, and a value no worker writes reads as none.
+TEST_F(SqliteQueueFile, ASchema6DatabaseGainsEachJobsGpuMemoryPeak)
+{
+    {
+        Database database(db_path(), 1s);
+        prepare_sqlite_queue_schema(database);
+        SqliteQueue(database, "default").submit(commands({"kept"}), {});
+        database.execute("ALTER TABLE jobs DROP COLUMN peak_memory; UPDATE meta SET value = '6' "
+                         "WHERE key = 'schema'; PRAGMA user_version = 6");
+    }
+    Database database(db_path(), 1s);
+    prepare_sqlite_queue_schema(database);
+    EXPECT_EQ(user_version(database), 7);
+    SqliteQueue queue(database, "default");
+    const auto job = queue.take("worker", "/output");
+    ASSERT_TRUE(job);
+    EXPECT_EQ(job->command, "kept");
+    EXPECT_EQ(job->peak_memory, 0u);
+    JobResult result{job->id, JobState::succeeded, 0, 0, "0", 1, 2, ""};
+    result.peak_memory = std::uint64_t{30000} << 20;
+    ASSERT_TRUE(queue.finish("worker", result));
+    EXPECT_EQ(queue.job(job->id)->peak_memory, std::uint64_t{30000} << 20);
+    database.execute("UPDATE jobs SET peak_memory = -5");
+    EXPECT_EQ(queue.job(job->id)->peak_memory, 0u);
+    database.execute("UPDATE jobs SET peak_memory = 'a lot'");
+    EXPECT_EQ(queue.job(job->id)->peak_memory, 0u);
 }
 
 // Schema 5 kept what a batch's jobs ask in three columns: the upgrade makes each batch's
@@ -450,7 +480,7 @@ TEST_F(SqliteQueueFile, ASchema5DatabasesRequestsAreKeptWholeByTheUpgrade)
     ::chmod(db_path().c_str(), 0640);
     Database database(db_path(), 1s);
     prepare_sqlite_queue_schema(database);
-    EXPECT_EQ(user_version(database), 6);
+    EXPECT_EQ(user_version(database), 7);
     struct stat status {};
     ASSERT_EQ(::stat(db_path().c_str(), &status), 0);
     EXPECT_EQ(status.st_mode & 07777, 0640u);

@@ -30,6 +30,10 @@ std::optional<JobState> job_state_named(std::string_view name);
 // missing"), or the state alone.
 std::string describe_end(JobState state, std::string_view note);
 
+// A job's GPU memory peak as a store keeps it (decimal bytes): 0 for none, and for what no
+// worker writes (a hand-edited record: not a number, 0, more than k_most_job_memory).
+std::uint64_t peak_memory_of(std::string_view text);
+
 // How a job ended, as a worker records it in either store: the one result of the queue.
 struct JobResult {
     std::int64_t id = 0;
@@ -45,6 +49,8 @@ struct JobResult {
     std::string out_tail{};
     std::string err_tail{};
     bool complete = true;
+    // The most GPU memory it was seen to use on one GPU, in bytes (0: not watched, --mem).
+    std::uint64_t peak_memory = 0;
 };
 
 // A job a submission's jobs wait for: its end (--after), or its success (--after-ok: if it
@@ -91,6 +97,7 @@ struct JobRecord {
     Submitter submitter;
     std::string name;                 // its label (submit --name), "" when none
     std::vector<JobDependency> after; // what it waits for, where listed (a waiting job)
+    std::uint64_t peak_memory = 0;    // once ended, as its result said (0: not watched)
     bool ended_state() const { return has_ended(state); }
 };
 

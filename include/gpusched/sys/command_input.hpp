@@ -6,6 +6,7 @@
 #include <poll.h>
 
 #include <chrono>
+#include <cstdint>
 #include <optional>
 #include <set>
 #include <string>
@@ -37,6 +38,7 @@ struct JobEnd {
     double runtime = 0;   // seconds
     bool stopped = false; // ended by a stop of the run (a signal), not on its own
     bool cancelled = false; // stopped because the input asked (see InputRequests)
+    std::uint64_t peak_memory = 0; // GPU memory, bytes: the most seen on one GPU (0: unseen)
 };
 
 // What a queue asks of the runner, gathered since it was last asked.

@@ -83,6 +83,7 @@ JobRecord to_record(const QueuedJob& job, const std::string& queue, bool pending
     record.exit_code = std::atoi(job.field("exit").c_str());
     record.signal = std::atoi(job.field("signal").c_str());
     record.note = job.field("note");
+    record.peak_memory = peak_memory_of(job.field("peak"));
     record.cancel_requested = job.field("cancel") == "1";
     record.directory = job.field("dir");
     record.name = job.field("name");

@@ -60,6 +60,7 @@ EndedJob ended_job(const QueuedJob& job)
     record.exit_code = std::atoi(job.field("exit").c_str());
     record.signal = std::atoi(job.field("signal").c_str());
     record.note = job.field("note");
+    record.peak_memory = peak_memory_of(job.field("peak"));
     ended.number = std::strtoull(job.field("seq").c_str(), nullptr, 10);
     ended.host = job.field("host");
     return ended;

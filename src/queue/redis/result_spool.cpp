@@ -49,7 +49,8 @@ Json to_json(const Owed& owed)
                           {"marker", owed_result->marker},
                           {"out_tail", result.out_tail},
                           {"err_tail", result.err_tail},
-                          {"complete", result.complete}};
+                          {"complete", result.complete},
+                          {"peak_memory", result.peak_memory}};
     } else {
         const auto& give_back = std::get<GiveBack>(owed.what);
         line["give_back"] = std::to_string(give_back.id);
@@ -76,18 +77,16 @@ std::optional<Owed> from_json(const Json& line)
     if (!state) {
         return std::nullopt;
     }
-    owed.what = OwedResult{JobResult{id_of(result.at("id")), *state, result.at("exit").get<int>(),
-                                     result.at("signal").get<int>(),
-                                     result.at("gpu").get<std::string>(),
-                                     result.at("started").get<double>(),
-                                     result.at("runtime").get<double>(),
-                                     result.at("note").get<std::string>(),
-                                     result.value("out_tail", std::string()),
-                                     result.value("err_tail", std::string()),
-                                     result.value("complete", true)},
-                           result.at("host").get<std::string>(),
-                           result.at("batch").get<std::string>(),
-                           result.at("marker").get<std::string>()};
+    owed.what = OwedResult{
+        JobResult{id_of(result.at("id")), *state, result.at("exit").get<int>(),
+                  result.at("signal").get<int>(), result.at("gpu").get<std::string>(),
+                  result.at("started").get<double>(), result.at("runtime").get<double>(),
+                  result.at("note").get<std::string>(), result.value("out_tail", std::string()),
+                  result.value("err_tail", std::string()), result.value("complete", true),
+                  // A line spooled before peaks were kept has none.
+                  result.value("peak_memory", std::uint64_t{0})},
+        result.at("host").get<std::string>(), result.at("batch").get<std::string>(),
+        result.at("marker").get<std::string>()};
     return owed;
 }
 

@@ -2,6 +2,7 @@
 
 // How the SQLite queue reads a job's row: the columns it selects and the record made of them,
 // shared by the take, the verbs and the listings.
+#include <gpusched/memory_size.hpp>
 #include <gpusched/queue/job_record.hpp>
 #include <gpusched/queue/sqlite/sqlite_database.hpp>
 
@@ -23,13 +24,13 @@ inline constexpr std::string_view k_taken_job_columns =
     "id, queue, command, batch, priority, state, coalesce(worker, ''), coalesce(gpu, ''), "
     "submitted, coalesce(started, 0), coalesce(runtime, 0), coalesce(exit_code, 0), "
     "coalesce(signal, 0), coalesce(note, ''), returned, cancel, coalesce(ended, 0), "
-    "coalesce(output, '')";
+    "coalesce(output, ''), coalesce(peak_memory, 0)";
 inline const std::string k_job_columns =
     std::string(k_taken_job_columns) +
     ", (SELECT coalesce(directory, '') || char(0) || coalesce(uid, -1) || char(0) || "
     "coalesce(user, '') || char(0) || coalesce(name, '') FROM batches WHERE batches.id = "
     "jobs.batch)";
-inline constexpr int k_origin_column = 18;
+inline constexpr int k_origin_column = 19;
 
 // The batch's part of a job's columns: directory, uid, user and name, joined by NUL bytes
 // (one look-up of the batch, not four).
@@ -68,6 +69,11 @@ inline JobRecord read_job(const Statement& row)
     job.cancel_requested = row.integer(15) != 0;
     job.ended = row.real(16);
     job.output = row.text(17);
+    // A value no worker writes (a hand-edited database) is no peak.
+    const auto peak = row.integer(18);
+    job.peak_memory = peak > 0 && static_cast<std::uint64_t>(peak) <= k_most_job_memory
+                          ? static_cast<std::uint64_t>(peak)
+                          : 0;
     if (row.columns() > k_origin_column) {
         read_origin(row.text(k_origin_column), job);
     }

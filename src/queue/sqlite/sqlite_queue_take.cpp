@@ -10,6 +10,7 @@
 #include <fmt/format.h>
 #include <sqlite3.h>
 
+#include <algorithm>
 #include <map>
 
 namespace gpusched::queue {
@@ -190,7 +191,7 @@ bool SqliteQueue::finish(const std::string& worker, const JobResult& result)
         m_database
             .prepare_kept(
                 "UPDATE jobs SET state = ?, gpu = ?, started = ?, runtime = ?, ended = ?, "
-                "exit_code = ?, signal = ?, note = nullif(?, '') "
+                "exit_code = ?, signal = ?, note = nullif(?, ''), peak_memory = nullif(?, 0) "
                 "WHERE id = ? AND worker = ? AND state = 'running'")
             .bind(1, to_string(result.state))
             .bind(2, result.gpu)
@@ -200,8 +201,10 @@ bool SqliteQueue::finish(const std::string& worker, const JobResult& result)
             .bind(6, static_cast<std::int64_t>(result.exit_code))
             .bind(7, static_cast<std::int64_t>(result.signal))
             .bind(8, result.note)
-            .bind(9, result.id)
-            .bind(10, worker)
+            .bind(9, static_cast<std::int64_t>(
+                         std::min<std::uint64_t>(result.peak_memory, k_most_job_memory)))
+            .bind(10, result.id)
+            .bind(11, worker)
             .run();
         if (m_database.changes() != 1) {
             return false;

@@ -28,8 +28,9 @@ namespace {
 // 6: what a batch's jobs ask of their worker as one value, batches.request (the words of
 // encode_request, include/gpusched/job_request.hpp), in place of batches.gpus, timeout_ms
 // and retries (left in an upgraded database, unused): a per-job option added since changes
-// no table.
-constexpr int k_schema_version = 6;
+// no table. 7: the most GPU memory each job was seen to use on one GPU (jobs.peak_memory,
+// bytes; NULL where it was not watched).
+constexpr int k_schema_version = 7;
 
 // A batch is one submission: its jobs run in its directory, with its environment (NAME=VALUE
 // entries each ended by a NUL byte) and umask, as its user (uid and name); all NULL in a
@@ -82,7 +83,8 @@ CREATE TABLE IF NOT EXISTS jobs (
     note TEXT,
     returned INTEGER NOT NULL DEFAULT 0,
     cancel INTEGER NOT NULL DEFAULT 0,
-    output TEXT
+    output TEXT,
+    peak_memory INTEGER
 );
 CREATE INDEX IF NOT EXISTS jobs_queued ON jobs (queue, priority DESC, position)
     WHERE state = 'queued';
@@ -184,7 +186,7 @@ void make_or_upgrade(Database& database)
     }
     legacy.reset();
     if (found && found != "1" && found != "2" && found != "3" && found != "4" && found != "5" &&
-        found != std::to_string(k_schema_version)) {
+        found != "6" && found != std::to_string(k_schema_version)) {
         throw made_by_a_later_version(database, *found);
     }
     if (found == "1") {
@@ -203,6 +205,10 @@ void make_or_upgrade(Database& database)
     }
     if (found && found != std::to_string(k_schema_version)) {
         move_requests_into_one_column(database);
+        // Told by the column, as above: an upgrade cut short is finished by the next.
+        if (!has_column(database, "jobs", "peak_memory")) {
+            database.execute("ALTER TABLE jobs ADD COLUMN peak_memory INTEGER");
+        }
     }
     // Schema 5 made the files private already: a chmod since is its owner's choice to share.
     if (found == "1" || found == "2" || found == "3" || found == "4") {
