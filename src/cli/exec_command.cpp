@@ -101,54 +101,77 @@ struct Acquired {
 // --mem: leases `count` GPUs that have the memory free, looking at NVML again every second
 // while fewer have it (a GPU free of leases but full of someone's work is waited for as a
 // leased one is). Each GPU leased is looked at once more: one that a process filled while
-// the lease was waited for is let go, and the wait goes on.
+// the lease was waited for is let go, and the wait goes on. Where memory cannot be read at
+// the first look (no NVML), the GPUs are leased whole, unchecked, as a run's would be; once
+// it has been read, a look that fails is waited past, never taken for room.
 Acquired acquire_with_room(sys::HostLeases& leases, sys::SignalChannel& signals,
                            sys::AcquireOptions acquire, const ExecOptions& options,
                            const std::vector<std::string>& ids)
 {
     const auto memory = *options.memory;
-    sys::UsageProbeChild probe(to_milliseconds(options.probe_timeout_seconds), signals);
-    bool said = false;
-    while (true) {
-        const auto room = gpus_with_room(probe.usage(ids), ids, memory);
-        if (!room.problem.empty()) {
-            spdlog::warn("GPU memory is unknown ({}): --mem {} is not checked, and the GPUs are "
-                         "leased whole as ever",
-                         room.problem, format_memory_size(memory));
-            return {sys::acquire_leases(leases, signals, acquire), {}};
+    // A look waits for NVML no longer than the wait itself may last.
+    const auto look = [&] {
+        auto timeout = to_milliseconds(options.probe_timeout_seconds);
+        if (acquire.deadline) {
+            const auto left = std::chrono::ceil<std::chrono::milliseconds>(
+                *acquire.deadline - std::chrono::steady_clock::now());
+            timeout = std::clamp(left, std::chrono::milliseconds(1), timeout);
         }
-        if (room.roomy.size() >= options.count) {
+        return gpus_with_room(sys::UsageProbeChild(timeout, signals).usage(ids), ids, memory);
+    };
+    // What each GPU has free, or why that is not known, for the messages.
+    const auto free_of = [](const GpuRoom& room) {
+        return room.problem.empty() ? room.free : "GPU memory unreadable: " + room.problem;
+    };
+    auto room = look();
+    if (!room.problem.empty()) {
+        spdlog::warn("GPU memory is unknown ({}): --mem {} is not checked, and the GPUs are "
+                     "leased whole as ever",
+                     room.problem, format_memory_size(memory));
+        return {sys::acquire_leases(leases, signals, acquire), {}};
+    }
+    bool said_waiting = false;
+    bool said_unreadable = false;
+    while (true) {
+        if (room.problem.empty() && room.roomy.size() >= options.count) {
             acquire.among = room.roomy;
             auto acquired = sys::acquire_leases(leases, signals, acquire);
             if (acquired.result != sys::LeaseAcquisition::Result::acquired) {
                 return {std::move(acquired), {}};
             }
-            const auto again = gpus_with_room(probe.usage(ids), ids, memory);
+            room = look();
             const bool kept =
+                room.problem.empty() &&
                 std::all_of(acquired.slots.begin(), acquired.slots.end(), [&](GpuSlot slot) {
-                    return std::find(again.roomy.begin(), again.roomy.end(), slot) !=
-                           again.roomy.end();
+                    return std::find(room.roomy.begin(), room.roomy.end(), slot) !=
+                           room.roomy.end();
                 });
-            if (kept || !again.problem.empty()) {
+            if (kept) {
                 return {std::move(acquired), {}};
             }
             for (const auto slot : acquired.slots) {
                 leases.release(slot);
             }
-        } else if (!acquire.wait) {
-            return {{sys::LeaseAcquisition::Result::none_free, {}, {}, 0}, room.free};
         }
-        if (!std::exchange(said, true)) {
+        if (!acquire.wait) {
+            return {{sys::LeaseAcquisition::Result::none_free, {}, {}, 0}, free_of(room)};
+        }
+        if (!room.problem.empty()) {
+            if (!std::exchange(said_unreadable, true)) {
+                spdlog::warn("GPU memory cannot be read now ({}): waiting for a reading",
+                             room.problem);
+            }
+        } else if (!std::exchange(said_waiting, true)) {
             spdlog::info("waiting for {} with {} of memory free ({})",
                          counted(options.count, "GPU"), format_memory_size(memory), room.free);
         }
-        constexpr auto k_look_every = std::chrono::seconds(1);
-        auto wait = std::chrono::duration_cast<std::chrono::milliseconds>(k_look_every);
+        constexpr auto k_look_every = std::chrono::milliseconds(1000);
+        auto wait = k_look_every;
         if (acquire.deadline) {
             const auto left = std::chrono::ceil<std::chrono::milliseconds>(
                 *acquire.deadline - std::chrono::steady_clock::now());
             if (left.count() <= 0) {
-                return {{sys::LeaseAcquisition::Result::timed_out, {}, {}, 0}, room.free};
+                return {{sys::LeaseAcquisition::Result::timed_out, {}, {}, 0}, free_of(room)};
             }
             wait = std::min(wait, left);
         }
@@ -159,6 +182,7 @@ Acquired acquire_with_room(sys::HostLeases& leases, sys::SignalChannel& signals,
                 return {{sys::LeaseAcquisition::Result::signalled, {}, {}, signal}, {}};
             }
         }
+        room = look();
     }
 }
 

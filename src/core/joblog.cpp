@@ -1,6 +1,7 @@
 #include <gpusched/joblog.hpp>
 
 #include <gpusched/memory_size.hpp>
+#include <gpusched/visible_text.hpp>
 #include <gpusched/parse_number.hpp>
 #include <gpusched/split.hpp>
 
@@ -55,7 +56,7 @@ Result<JoblogRecord> parse_numbers(const std::vector<std::string_view>& fields)
     JoblogRecord record;
     const auto seq = parse_number<JobId>(fields[0]);
     if (!seq || *seq == 0) {
-        return Failure{fmt::format("bad Seq '{}'", fields[0].substr(0, 40))};
+        return Failure{fmt::format("bad Seq '{}'", visible_text(fields[0].substr(0, 40)))};
     }
     constexpr double k_latest_start = 4102444800; // 2100-01-01, in seconds since 1970
     constexpr double k_longest_runtime = 100 * 365.25 * 24 * 3600;
@@ -66,22 +67,22 @@ Result<JoblogRecord> parse_numbers(const std::vector<std::string_view>& fields)
     if (!within(start, k_latest_start)) {
         return Failure{fmt::format("bad Starttime '{}': must be from 0 to {:.0f} (seconds "
                                    "since 1970, before the year 2100)",
-                                   fields[2].substr(0, 40), k_latest_start)};
+                                   visible_text(fields[2].substr(0, 40)), k_latest_start)};
     }
     const auto runtime = parse_number<double>(without_padding(fields[3]));
     if (!within(runtime, k_longest_runtime)) {
         return Failure{fmt::format("bad JobRuntime '{}': must be from 0 to {:.0f} seconds",
-                                   fields[3].substr(0, 40), k_longest_runtime)};
+                                   visible_text(fields[3].substr(0, 40)), k_longest_runtime)};
     }
     const auto exit_code = parse_number<int>(without_padding(fields[6]));
     if (!exit_code || *exit_code < -2 || *exit_code > 255) {
-        return Failure{
-            fmt::format("bad Exitval '{}': must be from -2 to 255", fields[6].substr(0, 40))};
+        return Failure{fmt::format("bad Exitval '{}': must be from -2 to 255",
+                                   visible_text(fields[6].substr(0, 40)))};
     }
     const auto signal = parse_number<int>(without_padding(fields[7]));
     if (!signal || *signal < 0 || *signal > 127) {
-        return Failure{
-            fmt::format("bad Signal '{}': must be from 0 to 127", fields[7].substr(0, 40))};
+        return Failure{fmt::format("bad Signal '{}': must be from 0 to 127",
+                                   visible_text(fields[7].substr(0, 40)))};
     }
     record.seq = *seq;
     record.start = *start;
@@ -128,9 +129,18 @@ bool read_host_word(std::string_view word, JoblogRecord& record)
         return true;
     }
     if (word.starts_with(k_peak_word) && record.peak_memory == 0) {
-        const auto peak = parse_memory_size(word.substr(k_peak_word.size()));
-        record.peak_memory = peak ? *peak : 0;
-        return peak.ok();
+        // Only as gpusched writes it: whole MiB, no leading zero, at most k_most_job_memory.
+        auto mib = word.substr(k_peak_word.size());
+        if (!mib.ends_with('M') || mib.starts_with('0')) {
+            return false;
+        }
+        mib.remove_suffix(1);
+        const auto peak = parse_number<std::uint64_t>(mib);
+        if (!peak || *peak == 0 || *peak > k_most_job_memory / k_mebibyte) {
+            return false;
+        }
+        record.peak_memory = *peak * k_mebibyte;
+        return true;
     }
     const auto end = attempt_end_of(word);
     if (!end || *end == AttemptEnd::by_itself || record.end != AttemptEnd::by_itself) {
@@ -161,7 +171,7 @@ Result<void> read_gpu_host(std::string_view host, JoblogRecord& record)
             return Failure{fmt::format("bad Host '{}': must be gpu=IDS, then ;timeout or "
                                        ";interrupted for an attempt gpusched stopped, ;oom, "
                                        ";peak=SIZE",
-                                       host.substr(0, 60))};
+                                       visible_text(host.substr(0, 60)))};
         }
         gpu = gpu.substr(0, separator);
     }
@@ -173,7 +183,7 @@ Result<void> read_gpu_host(std::string_view host, JoblogRecord& record)
     if (!well_formed) {
         return Failure{fmt::format("bad Host '{}': its GPU ids must be comma-separated, "
                                    "none empty",
-                                   host.substr(0, 60))};
+                                   visible_text(host.substr(0, 60)))};
     }
     record.gpu = std::string(gpu);
     return {};

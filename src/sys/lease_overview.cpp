@@ -1,5 +1,6 @@
 #include <gpusched/sys/lease_overview.hpp>
 
+#include <gpusched/memory_size.hpp>
 #include <gpusched/sys/lease_socket.hpp>
 #include <gpusched/sys/lease_state.hpp>
 #include <gpusched/sys/lock_directory.hpp>
@@ -119,12 +120,14 @@ std::optional<std::uint64_t> reserved_memory(const GpuLeaseView& view)
         return std::nullopt;
     }
     // Anyone may write a record: each job's memory is at most k_most_job_memory as read, and
-    // the sum stops far below where it would wrap.
-    constexpr std::uint64_t k_most_sum = std::uint64_t{1} << 62;
+    // a sum beyond it, which no GPU has, is no promise anyone made.
     std::optional<std::uint64_t> sum;
     for (const auto& job : view.owner.record->jobs) {
         if (job.memory) {
-            sum = std::min(sum.value_or(0) + *job.memory, k_most_sum);
+            sum = sum.value_or(0) + *job.memory;
+            if (*sum > k_most_job_memory) {
+                return std::nullopt;
+            }
         }
     }
     return sum;

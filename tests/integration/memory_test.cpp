@@ -444,6 +444,12 @@ TEST_F(GpuMemory, ExecWithMemTakesAGpuWithRoomAndWaitsWhileTooFewHaveIt)
     })) << waiting.err_so_far();
     std::this_thread::sleep_for(1500ms); // looks again, and waits on
     EXPECT_FALSE(waiting.try_wait()) << "it ran without room: " << waiting.err_so_far();
+    // A look that fails once memory has been read is no room: it waits for a reading.
+    machine(filled + "fail nvmlDeviceGetMemoryInfo\n");
+    ASSERT_TRUE(eventually([&] {
+        return waiting.err_so_far().find("GPU memory cannot be read now") != std::string::npos;
+    })) << waiting.err_so_far();
+    EXPECT_FALSE(waiting.try_wait()) << "it ran on an unread GPU: " << waiting.err_so_far();
     machine(k_gpus);
     const auto got = waiting.wait();
     EXPECT_EQ(got.exit_status, 0) << got.err;

@@ -143,10 +143,25 @@ TEST(Joblog, HostKeepsAnAttemptsGpuMemoryPeakAndItsOutOfMemory)
     EXPECT_TRUE(format_joblog_line(record(4, "x")).starts_with("4\tgpu=GPU-1\t"));
     for (const auto* host : {"gpu=0;peak=", "gpu=0;peak=12", "gpu=0;peak=nanG", "gpu=0;peak=-1G",
                              "gpu=0;oom;oom", "gpu=0;peak=1G;peak=2G", "gpu=0;timeout;timeout",
-                             "gpu=0;", "gpu=0;oom;", "gpu=0;peak=99999999T"}) {
+                             "gpu=0;", "gpu=0;oom;", "gpu=0;peak=99999999T",
+                             // only as gpusched writes it: whole MiB, no leading zero
+                             "gpu=0;peak=30G", "gpu=0;peak=0.4M", "gpu=0;peak=30000.5M",
+                             "gpu=0;peak=030000M", "gpu=0;peak=1K", "gpu=0;peak=1m",
+                             "gpu=0;peak=0M", "gpu=0;peak=+5M", "gpu=0;peak=1073741825M"}) {
         EXPECT_FALSE(parse_joblog_line(std::string("1\t") + host + "\t1\t1\t0\t0\t0\t0\tcmd").ok())
             << host;
     }
+}
+
+// Someone else's log cannot act on the terminal through an error that quotes it.
+TEST(Joblog, AnErrorShowsWhatItQuotesAsText)
+{
+    using namespace std::string_literals; // the line holds a NUL byte
+    const auto message =
+        parse_joblog_line("1\tgpu=0;\x1b]0;pwned\x07\r\0x\t1\t1\t0\t0\t0\t0\tcmd"s).message();
+    EXPECT_NE(message.find("gpu=0;\\e]0;pwned\\a\\r\\x00x"), std::string::npos) << message;
+    EXPECT_NE(message.find("must be gpu=IDS"), std::string::npos) << message;
+    EXPECT_EQ(parse_joblog_line("\x1b[2J\t:\t1\t1\t0\t0\t0\t0\tcmd").message(), "bad Seq '\\e[2J'");
 }
 
 TEST(Joblog, TellsATornRecordFromAFileThatIsNoLog)

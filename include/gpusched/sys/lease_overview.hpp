@@ -27,7 +27,8 @@ struct GpuLeaseView {
 };
 
 // The GPU memory its holder's record says it promised its jobs there (--mem), in bytes;
-// nothing where none of them asked for memory, or it is free.
+// nothing where none of them asked for memory, where it is free, and where the sum is more
+// than any job may ask (k_most_job_memory): a forged record's.
 std::optional<std::uint64_t> reserved_memory(const GpuLeaseView& view);
 
 // A process waiting for leases: its name says so (lease_wait_name), the kernel tells who.
