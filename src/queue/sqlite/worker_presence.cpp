@@ -53,7 +53,19 @@ void WorkerPresence::drain()
 
 bool PresentWorkers::contains(const std::string& worker) const
 {
-    return names.contains(lease_socket_name(space, worker));
+    const auto name = lease_socket_name(space, worker);
+    if (names.contains(name)) {
+        return true;
+    }
+    // /proc/net/unix is read a page at a time, and a name can be missed while other sockets
+    // come and go: one not listed is asked for itself before it counts as gone (its jobs
+    // would be taken back while they run). A worker that cannot be asked (no descriptor
+    // left) is not taken for gone either.
+    try {
+        return sys::lease_is_bound(name);
+    } catch (const std::exception&) {
+        return true;
+    }
 }
 
 std::optional<PresentWorkers> present_workers(const std::filesystem::path& database)
