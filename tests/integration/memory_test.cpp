@@ -276,10 +276,12 @@ TEST_F(GpuMemory, StatusAndGpusShowWhatEachJobAndEachGpuWasPromised)
     const auto table = run(m_dir, on_fake({"status", "--gpus", "0"}));
     EXPECT_NE(table.out.find("[1.5 GiB] echo start 1"), std::string::npos) << table.out;
     // `gpus` says it beside what NVML tells of the GPU.
-    const auto listed = listed_gpus();
-    ASSERT_EQ(listed.size(), 1u) << listed;
+    // --gpus: a build without CUDA discovers none.
+    const auto gpus_json = run(m_dir, on_fake({"gpus", "--gpus", "0", "--json"}));
+    const auto listed = json_field(gpus_json.out, "gpus");
+    ASSERT_EQ(listed.size(), 1u) << gpus_json.out << gpus_json.err;
     EXPECT_EQ(listed[0]["memory_reserved_mib"], 3072) << listed;
-    const auto gpus_table = run(m_dir, on_fake({"gpus"}));
+    const auto gpus_table = run(m_dir, on_fake({"gpus", "--gpus", "0"}));
     EXPECT_NE(gpus_table.out.find("RESERVED"), std::string::npos) << gpus_table.out;
     EXPECT_NE(gpus_table.out.find(" 3072 MiB "), std::string::npos) << gpus_table.out;
     write_file(go(), "");
@@ -422,13 +424,13 @@ TEST_F(GpuMemory, ExecWithMemTakesAGpuWithRoomAndWaitsWhileTooFewHaveIt)
     // Someone's process fills GPU 0 but 10.3 GiB; GPU 1 is free.
     const auto filled = k_gpus + fmt::format("process {} {} 70000\n", k_line_of_gpu_0, getpid());
     machine(filled);
-    const auto one = run(
-        m_dir, on_fake({"exec", "--mem", "20G", "--", "sh", "-c", "echo $CUDA_VISIBLE_DEVICES"}));
+    const auto one = run(m_dir, on_fake({"exec", "--gpus", "0,1", "--mem", "20G", "--", "sh", "-c",
+                                         "echo $CUDA_VISIBLE_DEVICES"}));
     EXPECT_EQ(one.exit_status, 0) << one.err;
     EXPECT_EQ(one.out, "1\n") << "the GPU with room: " << one.err;
 
-    const auto refused =
-        run(m_dir, on_fake({"exec", "-n", "2", "--mem", "20G", "--no-wait", "--", "true"}));
+    const auto refused = run(m_dir, on_fake({"exec", "--gpus", "0,1", "-n", "2", "--mem", "20G",
+                                             "--no-wait", "--", "true"}));
     EXPECT_EQ(refused.exit_status, 75) << refused.err;
     EXPECT_NE(refused.err.find("not 2 GPUs with 20 GiB of memory free among 0,1 (GPU 0: 10.3 GiB "
                                "free, GPU 1: 79.6 GiB free)"),
@@ -436,8 +438,8 @@ TEST_F(GpuMemory, ExecWithMemTakesAGpuWithRoomAndWaitsWhileTooFewHaveIt)
         << refused.err;
 
     // Two wanted: it waits, and takes both once the process has gone.
-    Process waiting(m_dir, on_fake({"exec", "-n", "2", "--mem", "20G", "--", "sh", "-c",
-                                    "echo $CUDA_VISIBLE_DEVICES"}));
+    Process waiting(m_dir, on_fake({"exec", "--gpus", "0,1", "-n", "2", "--mem", "20G", "--", "sh",
+                                    "-c", "echo $CUDA_VISIBLE_DEVICES"}));
     ASSERT_TRUE(eventually([&] {
         return waiting.err_so_far().find("waiting for 2 GPUs with 20 GiB of memory free") !=
                std::string::npos;
@@ -455,7 +457,8 @@ TEST_F(GpuMemory, ExecWithMemTakesAGpuWithRoomAndWaitsWhileTooFewHaveIt)
     EXPECT_EQ(got.exit_status, 0) << got.err;
     EXPECT_EQ(got.out, "0,1\n") << got.err;
 
-    const auto learned = run(m_dir, on_fake({"exec", "--mem", "auto", "--", "true"}));
+    const auto learned =
+        run(m_dir, on_fake({"exec", "--gpus", "0,1", "--mem", "auto", "--", "true"}));
     EXPECT_EQ(learned.exit_status, 255);
     EXPECT_NE(learned.err.find("--mem must be a size"), std::string::npos) << learned.err;
 }
