@@ -115,7 +115,7 @@ Acquired acquire_with_room(sys::HostLeases& leases, sys::SignalChannel& signals,
         if (acquire.deadline) {
             const auto left = std::chrono::ceil<std::chrono::milliseconds>(
                 *acquire.deadline - std::chrono::steady_clock::now());
-            timeout = std::clamp(left, std::chrono::milliseconds(1), timeout);
+            timeout = std::min(timeout, std::max(left, std::chrono::milliseconds(1)));
         }
         return gpus_with_room(sys::UsageProbeChild(timeout, signals).usage(ids), ids, memory);
     };
