@@ -18,6 +18,14 @@ constexpr std::uint64_t k_most_job_memory = std::uint64_t{1} << 50; // 1 PiB
 // as bytes or MiB; 0 and more than k_most_job_memory are refused too.
 Result<std::uint64_t> parse_memory_size(std::string_view text);
 
+// `bytes` in whole MiB, rounded up, as the job log, --json and records write a size: a
+// promise or a peak is never written smaller than it was.
+constexpr std::uint64_t mebibytes_rounded_up(std::uint64_t bytes)
+{
+    constexpr std::uint64_t k_mebibyte = std::uint64_t{1} << 20;
+    return bytes / k_mebibyte + (bytes % k_mebibyte != 0 ? 1 : 0);
+}
+
 // `bytes` as a person reads it: "20 GiB", "1.5 GiB", "800 MiB", "512 KiB", "12 B".
 std::string format_memory_size(std::uint64_t bytes);
 

@@ -109,13 +109,19 @@ Acquired acquire_with_room(sys::HostLeases& leases, sys::SignalChannel& signals,
                            const std::vector<std::string>& ids)
 {
     const auto memory = *options.memory;
+    // What is left of --timeout, where one is set.
+    const auto time_left = [&]() -> std::optional<std::chrono::milliseconds> {
+        if (!acquire.deadline) {
+            return std::nullopt;
+        }
+        return std::chrono::ceil<std::chrono::milliseconds>(*acquire.deadline -
+                                                            std::chrono::steady_clock::now());
+    };
     // A look waits for NVML no longer than the wait itself may last.
     const auto look = [&] {
         auto timeout = to_milliseconds(options.probe_timeout_seconds);
-        if (acquire.deadline) {
-            const auto left = std::chrono::ceil<std::chrono::milliseconds>(
-                *acquire.deadline - std::chrono::steady_clock::now());
-            timeout = std::min(timeout, std::max(left, std::chrono::milliseconds(1)));
+        if (const auto left = time_left()) {
+            timeout = std::min(timeout, std::max(*left, std::chrono::milliseconds(1)));
         }
         return gpus_with_room(sys::UsageProbeChild(timeout, signals).usage(ids), ids, memory);
     };
@@ -167,13 +173,11 @@ Acquired acquire_with_room(sys::HostLeases& leases, sys::SignalChannel& signals,
         }
         constexpr auto k_look_every = std::chrono::milliseconds(1000);
         auto wait = k_look_every;
-        if (acquire.deadline) {
-            const auto left = std::chrono::ceil<std::chrono::milliseconds>(
-                *acquire.deadline - std::chrono::steady_clock::now());
-            if (left.count() <= 0) {
+        if (const auto left = time_left()) {
+            if (left->count() <= 0) {
                 return {{sys::LeaseAcquisition::Result::timed_out, {}, {}, 0}, free_of(room)};
             }
-            wait = std::min(wait, left);
+            wait = std::min(wait, *left);
         }
         pollfd signal_fd{signals.fd(), POLLIN, 0};
         poll(&signal_fd, 1, static_cast<int>(wait.count()));

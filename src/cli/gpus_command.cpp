@@ -8,6 +8,7 @@
 #include <gpusched/errors.hpp>
 #include <gpusched/exit_status.hpp>
 #include <gpusched/gpu_discovery.hpp>
+#include <gpusched/memory_size.hpp>
 #include <gpusched/sys/lease_overview.hpp>
 #include <gpusched/sys/probe_child.hpp>
 #include <gpusched/sys/signal_channel.hpp>
@@ -79,7 +80,7 @@ int run_gpus(const GpusOptions& options)
                       {"memory_total_mib", nullptr},
                       {"memory_used_mib", nullptr},
                       {"memory_reserved_mib",
-                       reserved ? Json((*reserved + k_mib - 1) / k_mib) : Json(nullptr)},
+                       reserved ? Json(mebibytes_rounded_up(*reserved)) : Json(nullptr)},
                       {"utilization_percent", nullptr},
                       {"temperature_celsius", nullptr},
                       {"processes", nullptr},

@@ -113,9 +113,8 @@ std::string host_of(const JoblogRecord& record)
         host += fmt::format("{}{}", k_end_separator, k_out_of_memory_word);
     }
     if (record.peak_memory > 0) {
-        // Whole MiB, rounded up: a peak is never written smaller than it was.
         host += fmt::format("{}{}{}M", k_end_separator, k_peak_word,
-                            (record.peak_memory + k_mebibyte - 1) / k_mebibyte);
+                            mebibytes_rounded_up(record.peak_memory));
     }
     return host;
 }

@@ -1,11 +1,11 @@
 #include <gpusched/queue/queue_json.hpp>
 
+#include <gpusched/memory_size.hpp>
+
 #include <algorithm>
 
 namespace gpusched::queue {
 namespace {
-
-constexpr std::uint64_t k_mib = 1024 * 1024;
 
 Json text_or_null(const std::string& text)
 {
@@ -51,7 +51,7 @@ Json job_json(const JobRecord& job)
             {"runtime_seconds", ended ? json_seconds(job.runtime) : Json(nullptr)},
             // Whole MiB, rounded up, as the job log's peak=.
             {"gpu_memory_peak_mib",
-             job.peak_memory > 0 ? Json((job.peak_memory + k_mib - 1) / k_mib) : Json(nullptr)},
+             job.peak_memory > 0 ? Json(mebibytes_rounded_up(job.peak_memory)) : Json(nullptr)},
             // A job killed by a signal has no exit status of its own.
             {"exit_code", has_outcome && job.signal == 0 ? Json(job.exit_code) : Json(nullptr)},
             {"signal", has_outcome ? json_signal(job.signal) : Json(nullptr)},

@@ -46,13 +46,6 @@ std::vector<LeaseWaitView> waits_of(const std::string& space, const std::set<std
     return waits;
 }
 
-// Whole MiB, rounded up: a promise is never shown smaller than it is.
-std::uint64_t mib_of(std::uint64_t bytes)
-{
-    constexpr std::uint64_t k_mib = 1024 * 1024;
-    return (bytes + k_mib - 1) / k_mib;
-}
-
 Json user_json(const std::string& user)
 {
     return user.empty() ? Json(nullptr) : Json(user);
@@ -61,13 +54,14 @@ Json user_json(const std::string& user)
 Json to_json(const GpuLeaseView& view)
 {
     const auto reserved = reserved_memory(view);
-    Json entry = {{"id", view.gpu.id},
-                  {"key", view.gpu.key},
-                  {"state", view.leased ? "leased" : "free"},
-                  {"mig_instances_leased", view.mig_shares},
-                  {"memory_reserved_mib", reserved ? Json(mib_of(*reserved)) : Json(nullptr)},
-                  {"holder", nullptr},
-                  {"record", nullptr}};
+    Json entry = {
+        {"id", view.gpu.id},
+        {"key", view.gpu.key},
+        {"state", view.leased ? "leased" : "free"},
+        {"mig_instances_leased", view.mig_shares},
+        {"memory_reserved_mib", reserved ? Json(mebibytes_rounded_up(*reserved)) : Json(nullptr)},
+        {"holder", nullptr},
+        {"record", nullptr}};
     if (!view.leased) {
         return entry;
     }
@@ -97,7 +91,8 @@ Json to_json(const GpuLeaseView& view)
                 {{"pid", job.pid},
                  {"command", job.command},
                  {"started", json_instant(job.since)},
-                 {"memory_reserved_mib", job.memory ? Json(mib_of(*job.memory)) : Json(nullptr)}});
+                 {"memory_reserved_mib",
+                  job.memory ? Json(mebibytes_rounded_up(*job.memory)) : Json(nullptr)}});
         }
     }
     return entry;
