@@ -7,6 +7,7 @@
 #include <gpusched/exit_status.hpp>
 #include <gpusched/queue/queue_json.hpp>
 #include <gpusched/job_messages.hpp>
+#include <gpusched/memory_size.hpp>
 #include <gpusched/visible_text.hpp>
 #include <gpusched/wall_clock.hpp>
 
@@ -151,11 +152,16 @@ int show_queue(queue::QueueBackend& queue, const QueueCommandOptions& options)
     }
     for (const auto& job : listing.recent) {
         const JobOutcome outcome{job.exit_code, job.signal};
-        fmt::print("  {} {}: {}\n", job_called(job),
+        // What it used of a GPU at most, where it was watched (it asked for memory): the
+        // size to ask for next time.
+        const auto peak = job.peak_memory > 0 ? fmt::format(", GPU memory peak {}",
+                                                            format_memory_size(job.peak_memory))
+                                              : std::string{};
+        fmt::print("  {} {}{}: {}\n", job_called(job),
                    job.state == queue::JobState::succeeded || job.state == queue::JobState::failed
                        ? describe_outcome(outcome)
                        : visible_text(queue::describe_end(job.state, job.note)),
-                   shown_command(job.command));
+                   peak, shown_command(job.command));
     }
     return k_exit_success;
 }

@@ -350,6 +350,10 @@ TEST_F(GpuMemory, TheQueueKeepsEachJobsPeakInEitherStore)
         ASSERT_TRUE(recent.is_array() && !recent.empty()) << listed.out;
         EXPECT_EQ(recent[0]["id"], id);
         EXPECT_EQ(recent[0]["gpu_memory_peak_mib"], 20000) << recent[0];
+        const auto text = run(m_dir, in_queue({"queue"}));
+        EXPECT_NE(text.out.find(fmt::format("job {} exit 0, GPU memory peak 19.5 GiB: ", id)),
+                  std::string::npos)
+            << text.out;
         machine(k_one_gpu); // the job's process line, gone with it, out of the next
     }
 }
