@@ -13,8 +13,10 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <chrono>
 #include <cstdint>
+#include <system_error>
 
 namespace gpusched::sys {
 namespace {
@@ -30,6 +32,22 @@ std::chrono::nanoseconds retry_delay(unsigned turn)
         return 1ns; // zero would disarm the timer
     }
     return std::min<std::chrono::nanoseconds>(10ms * (1U << std::min(turn, 8U)), 2s);
+}
+
+// Runs `attempt`; false when it found no descriptor free (EMFILE, ENFILE): a wait that
+// cannot connect or bind now is looked at again, as one whose holder does not listen.
+template <class Attempt>
+bool with_descriptors(Attempt attempt)
+{
+    try {
+        attempt();
+        return true;
+    } catch (const std::system_error& error) {
+        if (error.code().value() != EMFILE && error.code().value() != ENFILE) {
+            throw;
+        }
+        return false;
+    }
 }
 
 } // namespace
@@ -54,7 +72,8 @@ void HostLeases::wait_for(GpuSlot slot)
 
 void HostLeases::start_wait(Lease& lease)
 {
-    if (auto connection = connect_to_lease(lease.blocker)) {
+    std::optional<UniqueFd> connection;
+    if (with_descriptors([&] { connection = connect_to_lease(lease.blocker); }) && connection) {
         lease.connection = std::move(*connection);
         tell_holder(lease);
         return;
@@ -64,10 +83,15 @@ void HostLeases::start_wait(Lease& lease)
 }
 
 // The lease may be free: take it, or, when another waiter was quicker, wait for that one.
+// Short of descriptors (a socket to bind, the table of names to read), it is tried again.
 void HostLeases::take_or_wait(GpuSlot slot, GpuSlots& granted)
 {
     auto& lease = m_leases[slot];
-    if (take(lease)) {
+    bool taken = false;
+    if (!with_descriptors([&] { taken = take(lease); })) {
+        lease.retry = true;
+        arm_retry();
+    } else if (taken) {
         granted.push_back(slot);
     } else {
         start_wait(lease);
