@@ -7,6 +7,7 @@
 #include <map>
 #include <optional>
 #include <set>
+#include <utility>
 #include <vector>
 
 namespace gpusched {
@@ -26,6 +27,9 @@ struct GpuMemoryReading {
     // a process's use): what is used beyond it is the driver's own, never to be had.
     std::uint64_t by_processes = 0;
     bool processes_known = true;
+    // Each compute process's use, by pid: whose jobs use what, for the promises other
+    // processes made of the GPU (memory shares, LeaseTable::promised_elsewhere).
+    std::vector<std::pair<int, std::uint64_t>> processes{};
 };
 
 // What each GPU's memory is promised to, as far as this process can tell: the reservations
@@ -34,6 +38,8 @@ struct GpuMemoryReading {
 // less each of our jobs at the larger of its reservation and what the look saw it use. A job
 // that has not allocated yet counts at its reservation, so two jobs placed one after the other
 // never both count on the same memory; one that uses more than it asked counts at its use.
+// What other processes promised their jobs there and those jobs do not use yet (their memory
+// shares) is left out too, as told after each look (set_promised_elsewhere).
 //
 // Pure: the looks are handed in, and each rule is tested in-process (gpu_memory_test.cpp).
 class GpuMemoryLedger {
@@ -44,6 +50,21 @@ public:
     void reserve(GpuSlot slot, AllocationId id, std::optional<std::uint64_t> bytes);
     void release(GpuSlot slot, AllocationId id);
     void observe(GpuSlot slot, const GpuMemoryReading& reading);
+    // What other processes promised of the GPU beyond what their jobs use now.
+    void set_promised_elsewhere(GpuSlot slot, std::uint64_t bytes)
+    {
+        m_gpus.at(slot).promised_elsewhere = bytes;
+    }
+    std::uint64_t promised_elsewhere(GpuSlot slot) const
+    {
+        return m_gpus.at(slot).promised_elsewhere;
+    }
+    // The bytes promised to an allocation on the GPU; nothing when it has the whole GPU or no
+    // hold there.
+    std::optional<std::uint64_t> reservation(GpuSlot slot, AllocationId id) const;
+    // Nothing is promised beyond what the GPU has, counting others' promises: an allocation
+    // made before those were known still fits.
+    bool within_total(GpuSlot slot) const;
 
     // Its total, once a look has read it.
     std::optional<std::uint64_t> total(GpuSlot slot) const { return m_gpus.at(slot).total; }
@@ -77,6 +98,7 @@ private:
         std::uint64_t used = 0;
         std::uint64_t foreign = 0; // in use, not by our jobs
         std::uint64_t driver = 0;  // in use by no process: the driver's own
+        std::uint64_t promised_elsewhere = 0;
         std::map<AllocationId, Hold> holds;
     };
     std::vector<Gpu> m_gpus;

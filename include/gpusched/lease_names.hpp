@@ -3,6 +3,7 @@
 #include <gpusched/gpu_discovery.hpp>
 
 #include <cstddef>
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -67,6 +68,30 @@ std::string lease_share_name(std::string_view space, std::string_view parent_key
 // GPU's UUID (CUDA takes GPU-8e6b), it is the start of its shares' names all the same.
 std::string lease_shares_prefix(std::string_view space, std::string_view key);
 bool is_lease_share(std::string_view space, std::string_view name);
+// A job that asks for memory on a GPU shares it with other processes' such jobs instead of
+// taking its whole lease: its process binds a "memory share" of the GPU for the job, a name
+// under the GPU's key that says who promised how much: "<space><key>/m<pid>.<job>.<MiB>". The
+// job inherits it, so the promise lasts while the job (or anything it started) runs, however
+// its gpusched ends, and another process reads every promise from the bound names alone. A
+// share is a share like a MIG instance's (is_lease_share): a whole GPU's lease is let go again
+// while one is bound, and a share is let go again while its GPU's lease is bound. Nothing
+// when the name would be too long for a socket: the job then takes the whole lease.
+struct MemoryShareName {
+    long pid = 0;
+    std::uint64_t job = 0;
+    std::uint64_t mib = 0;
+};
+std::optional<std::string> lease_memory_share_name(std::string_view space, std::string_view key,
+                                                   const MemoryShareName& share);
+std::string lease_memory_shares_prefix(std::string_view space, std::string_view key);
+// The share a bound name under lease_memory_shares_prefix stands for; nothing for another name.
+std::optional<MemoryShareName> parse_lease_memory_share(std::string_view prefix,
+                                                        std::string_view name);
+// True for a share that is a memory share, not a MIG instance's, whatever key it is under.
+bool is_lease_memory_share(std::string_view space, std::string_view name);
+// Bound for a moment by a process admitting a memory share of the GPU `key`: it reads the
+// promises and binds its own under it, so two never admit on the same free memory.
+std::string lease_admission_name(std::string_view space, std::string_view key);
 // True for a key that can have MIG instances: a GPU's UUID, or the start of one.
 bool may_have_mig_instances(std::string_view key);
 

@@ -1,9 +1,12 @@
 #pragma once
 
+#include <gpusched/gpu_memory.hpp>
 #include <gpusched/gpu_pool.hpp>
 #include <gpusched/lease_record.hpp>
 
 #include <cstddef>
+#include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -47,6 +50,29 @@ public:
     virtual void note_usage(double used) = 0;
     virtual std::optional<LeaseTaker> hand_over(GpuSlot slot, double used,
                                                 double waited_before) = 0;
+
+    // Memory shares (lease_memory_share_name): a job promised `bytes` of a GPU shares it with
+    // other processes' such jobs instead of taking its lease whole. Under the GPU's admission,
+    // what the others promised and their jobs do not use yet is read, `fits` says whether
+    // our promises still fit beside it, and the job's share is bound, its descriptor
+    // appended to `fds`. The answer `whole`: the job takes the lease whole instead (ours
+    // already, a MIG instance, no name fits); `no_room`: not now, and `promised_elsewhere`
+    // (all there is, when the GPU is held whole elsewhere or another admission took too long)
+    // is what to count until the next look.
+    enum class Share { shared, whole, no_room };
+    struct ShareAnswer {
+        Share share = Share::whole;
+        std::uint64_t promised_elsewhere = 0;
+    };
+    using FitsBeside = std::function<bool(std::uint64_t promised_elsewhere)>;
+    virtual ShareAnswer try_share(GpuSlot slot, AllocationId id, std::uint64_t bytes,
+                                  const FitsBeside& fits, std::vector<int>& fds) = 0;
+    // Our descriptor of the job's share goes; the job's own keeps it until the job ends.
+    virtual void release_share(GpuSlot slot, AllocationId id) = 0;
+    // At each look at the GPU's memory: what other processes promised their jobs there
+    // beyond what those jobs use (`reading`'s processes, by the pid tree of each share's
+    // holder); all there is while another process holds the GPU's lease whole.
+    virtual std::uint64_t promised_elsewhere(GpuSlot slot, const GpuMemoryReading& reading) = 0;
 
     // Writes who holds a held lease (our `jobs` on it) for `gpusched status`.
     virtual void describe(GpuSlot slot, std::vector<LeaseHolder> jobs,

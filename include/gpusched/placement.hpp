@@ -38,9 +38,13 @@ struct LeaseAnswer {
     // The GPUs whose lease another process holds: the job cannot start now, and they are
     // waited for. Empty: every lease is ours and its descriptors were appended.
     GpuSlots refused;
+    // The GPUs where the job's memory does not fit beside what other processes promised
+    // their jobs there (their memory shares): nothing is waited for; each GPU takes a job
+    // again once a look at its memory finds room.
+    GpuSlots no_room;
     std::vector<HandedOver> handed_over;
     std::vector<LeaseWaitBegun> waits_begun;
-    bool taken() const { return refused.empty(); }
+    bool taken() const { return refused.empty() && no_room.empty(); }
 };
 
 // What a job asks of the pool: distinct GPUs, and the memory it needs on each (nothing: each
@@ -141,12 +145,16 @@ public:
         m_pool.set_leased_elsewhere(slot, leased);
     }
 
-    // The leases of a job placed on `gpus`, taken before it starts: first, at a job boundary
-    // (ours the GPU's only job), the GPU goes to a process that waits for it and is owed it
-    // by the fair-share rule; then each lease is taken, or waited for, its GPU taking no job
-    // until on_lease_granted. No leases: all taken. The job's GPUs stay acquired: the caller
-    // releases them (Scheduler::on_lease_refused) when the job cannot start.
-    LeaseAnswer take_leases(const GpuSlots& gpus, Clock::time_point now, std::vector<int>& fds);
+    // The leases of a job placed on `gpus` (its allocation `id`), taken before it starts:
+    // first, at a job boundary (ours the GPU's only job), the GPU goes to a process that waits
+    // for it and is owed it by the fair-share rule; then each lease is taken, or waited for,
+    // its GPU taking no job until on_lease_granted. Where the job was promised part of the
+    // GPU's memory, it takes a memory share instead, beside other processes' jobs, when its
+    // memory still fits beside what they promised (LeaseTable::try_share). No leases: all
+    // taken. The job's GPUs stay acquired: the caller releases them
+    // (Scheduler::on_lease_refused) when the job cannot start.
+    LeaseAnswer take_leases(const GpuSlots& gpus, AllocationId id, Clock::time_point now,
+                            std::vector<int>& fds);
     // A lease waited for is ours now: its GPU takes jobs again.
     void on_lease_granted(GpuSlot slot);
     // Who runs on these GPUs changed: their lease records are written again at the next tend.

@@ -40,6 +40,16 @@ void print_row(const sys::GpuLeaseView& lease)
                    lease.mig_shares, lease.mig_shares == 1 ? "" : "s");
         return;
     }
+    if (!lease.leased && !lease.memory_shares.empty()) {
+        for (const auto& shares : lease.memory_shares) {
+            fmt::print(
+                k_row, gpu.id, "shared",
+                shares.user.empty() ? std::string("?") : visible_text(shares.user), shares.pid, "",
+                fmt::format("({} sharing it by memory, {} promised)", counted(shares.jobs, "job"),
+                            format_memory_size(shares.reserved)));
+        }
+        return;
+    }
     if (!lease.leased) {
         fmt::print("{:<6} free\n", gpu.id);
         return;

@@ -82,11 +82,25 @@ std::optional<std::uint64_t> GpuMemoryLedger::available(GpuSlot slot) const
     if (!gpu.total) {
         return std::nullopt;
     }
-    const auto taken = gpu.foreign + counted(slot);
-    if (held_whole(slot) || taken >= *gpu.total) {
+    const auto taken = gpu.foreign + counted(slot) + gpu.promised_elsewhere;
+    if (held_whole(slot) || taken >= *gpu.total || taken < gpu.promised_elsewhere) {
         return 0;
     }
     return *gpu.total - taken;
+}
+
+std::optional<std::uint64_t> GpuMemoryLedger::reservation(GpuSlot slot, AllocationId id) const
+{
+    const auto& holds = m_gpus.at(slot).holds;
+    const auto found = holds.find(id);
+    return found == holds.end() ? std::nullopt : found->second.reserved;
+}
+
+bool GpuMemoryLedger::within_total(GpuSlot slot) const
+{
+    const auto& gpu = m_gpus.at(slot);
+    const auto taken = gpu.foreign + counted(slot) + gpu.promised_elsewhere;
+    return gpu.total && taken >= gpu.promised_elsewhere && taken <= *gpu.total;
 }
 
 bool GpuMemoryLedger::held_whole(GpuSlot slot) const

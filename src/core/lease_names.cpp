@@ -174,6 +174,61 @@ bool is_lease_share(std::string_view space, std::string_view name)
     return name.starts_with(space) && name.find('/', space.size()) != std::string_view::npos;
 }
 
+std::string lease_memory_shares_prefix(std::string_view space, std::string_view key)
+{
+    return std::string(space) + encode(key) + "/m";
+}
+
+std::optional<std::string> lease_memory_share_name(std::string_view space, std::string_view key,
+                                                   const MemoryShareName& share)
+{
+    auto name = fmt::format("{}{}.{}.{}", lease_memory_shares_prefix(space, key), share.pid,
+                            share.job, share.mib);
+    if (name.size() > k_longest_socket_name) {
+        return std::nullopt;
+    }
+    return name;
+}
+
+std::optional<MemoryShareName> parse_lease_memory_share(std::string_view prefix,
+                                                        std::string_view name)
+{
+    if (!name.starts_with(prefix)) {
+        return std::nullopt;
+    }
+    name.remove_prefix(prefix.size());
+    MemoryShareName share;
+    const auto field = [&name](auto& value, bool last) {
+        const auto end = last ? name.size() : name.find('.');
+        if (end == std::string_view::npos || end == 0) {
+            return false;
+        }
+        const auto text = name.substr(0, end);
+        const auto [rest, error] = std::from_chars(text.data(), text.data() + text.size(), value);
+        name.remove_prefix(last ? end : end + 1);
+        return error == std::errc{} && rest == text.data() + text.size();
+    };
+    if (!field(share.pid, false) || !field(share.job, false) || !field(share.mib, true) ||
+        share.pid <= 0) {
+        return std::nullopt;
+    }
+    return share;
+}
+
+bool is_lease_memory_share(std::string_view space, std::string_view name)
+{
+    if (!name.starts_with(space)) {
+        return false;
+    }
+    const auto slash = name.find('/', space.size());
+    return slash != std::string_view::npos && name.substr(slash + 1).starts_with('m');
+}
+
+std::string lease_admission_name(std::string_view space, std::string_view key)
+{
+    return std::string(space) + "admit/" + encode(key);
+}
+
 bool may_have_mig_instances(std::string_view key)
 {
     return key.starts_with("GPU-");

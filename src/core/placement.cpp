@@ -87,6 +87,9 @@ void Placement::release(const Allocation& allocation)
     m_pool.release(allocation.gpus);
     for (const auto slot : allocation.gpus) {
         m_memory.release(slot, allocation.id);
+        if (m_leases != nullptr && allocation.memory) {
+            m_leases->release_share(slot, allocation.id);
+        }
     }
     m_memory_holds -= allocation.memory ? 1 : 0;
 }
@@ -153,7 +156,7 @@ GpuHolding Placement::holding(GpuSlot slot) const
     return holding;
 }
 
-LeaseAnswer Placement::take_leases(const GpuSlots& gpus, Clock::time_point now,
+LeaseAnswer Placement::take_leases(const GpuSlots& gpus, AllocationId id, Clock::time_point now,
                                    std::vector<int>& fds)
 {
     LeaseAnswer answer;
@@ -163,6 +166,24 @@ LeaseAnswer Placement::take_leases(const GpuSlots& gpus, Clock::time_point now,
     auto& leases = *m_leases;
     hand_over_at_boundary(gpus, now, answer);
     for (const auto slot : gpus) {
+        const auto promised = m_memory.reservation(slot, id);
+        if (promised && *promised > 0) {
+            const auto fits = [this, slot](std::uint64_t elsewhere) {
+                m_memory.set_promised_elsewhere(slot, elsewhere);
+                return m_memory.within_total(slot);
+            };
+            const auto share = leases.try_share(slot, id, *promised, fits, fds);
+            if (share.share == LeaseTable::Share::shared) {
+                continue;
+            }
+            if (share.share == LeaseTable::Share::no_room) {
+                // Counted until the next look, which may find room: the GPU is not chosen
+                // again on what was just seen.
+                m_memory.set_promised_elsewhere(slot, share.promised_elsewhere);
+                answer.no_room.push_back(slot);
+                continue;
+            }
+        }
         if (leases.try_take(slot)) {
             leases.append_fds(slot, fds);
         } else {
@@ -314,6 +335,10 @@ void Placement::take_memory_look(const GpuSamples::OwnerOf& owner_of)
             m_memory_unreadable[slot] = !reading;
             if (reading) {
                 m_memory.observe(slot, *reading);
+                if (m_leases != nullptr) {
+                    m_memory.set_promised_elsewhere(slot,
+                                                    m_leases->promised_elsewhere(slot, *reading));
+                }
             }
         }
     }

@@ -267,6 +267,7 @@ std::optional<GpuSamples::MemoryLook> GpuUsageWatch::take_memory(const OwnerOf& 
             // What the driver keeps is what is used beyond its processes, where each says.
             reading.processes_known = reading.processes_known && process.used_memory > 0;
             reading.by_processes += process.used_memory;
+            reading.processes.emplace_back(process.pid, process.used_memory);
         }
         look.gpus.push_back(std::move(reading));
     }

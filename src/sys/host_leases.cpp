@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <cstdlib>
 
 namespace gpusched::sys {
@@ -46,8 +47,12 @@ HostLeases::HostLeases(std::filesystem::path lock_directory, std::vector<std::st
             lease.parent_key = parents[slot];
             lease.parent_name = lease_socket_name(m_space, parents[slot]);
             lease.share_name = lease_share_name(m_space, parents[slot], keys[slot]);
-        } else if (may_have_mig_instances(keys[slot])) {
-            lease.shares_prefix = lease_shares_prefix(m_space, keys[slot]);
+        } else {
+            if (may_have_mig_instances(keys[slot])) {
+                lease.shares_prefix = lease_shares_prefix(m_space, keys[slot]);
+            }
+            lease.memory_prefix = lease_memory_shares_prefix(m_space, keys[slot]);
+            lease.admission = lease_admission_name(m_space, keys[slot]);
         }
         lease.key = std::move(keys[slot]);
     }
@@ -68,8 +73,11 @@ void HostLeases::find_inherited()
         if (fd <= STDERR_FILENO || fcntl(fd, F_GETFD) != 0) {
             continue; // close-on-exec descriptors are our own, not inherited
         }
+        const auto name = listening_name(fd);
         for (auto& lease : m_leases) {
-            if (holds_lease(fd, lease.name)) {
+            if (name && !lease.memory_prefix.empty() && name->starts_with(lease.memory_prefix)) {
+                lease.inherited_shares.push_back(*name); // ours: it never keeps us waiting
+            } else if (holds_lease(fd, lease.name)) {
                 lease.inherited = fd;
             } else if (!lease.share_name.empty() && holds_lease(fd, lease.share_name)) {
                 lease.share_inherited = fd;
@@ -122,24 +130,41 @@ bool HostLeases::bind_names(Lease& lease)
             return false;
         }
         lease.share = duplicate_above(share->get(), m_first_private_fd);
-    } else if (!lease.shares_prefix.empty()) {
-        const auto shares = bound_lease_names(lease.shares_prefix);
-        if (!shares) {
-            // Whether a MIG instance of it is held cannot be told now: not taken, for now.
-            lease.blocker = lease.shares_prefix;
-            lease.blocked = Blocker::mig_instance;
-            return false;
-        }
-        for (const auto& name : *shares) {
-            if (is_lease_share(m_space, name)) {
-                lease.blocker = name;
-                lease.blocked = Blocker::mig_instance;
-                return false;
-            }
-        }
+    } else if (blocked_by_shares(lease)) {
+        return false;
     }
     lease.socket = duplicate_above(bound->get(), m_first_private_fd);
     return true;
+}
+
+// A whole GPU's lease, just bound, is let go again while a share of it is bound: a MIG
+// instance's, or another process's job's memory share (ours go on beside our own lease).
+bool HostLeases::blocked_by_shares(Lease& lease) const
+{
+    const auto& prefix = lease.shares_prefix.empty() ? lease.memory_prefix : lease.shares_prefix;
+    if (prefix.empty()) {
+        return false;
+    }
+    const auto shares = bound_lease_names(prefix);
+    if (!shares && (errno == EMFILE || errno == ENFILE)) {
+        // A job short of descriptors waits for them, as for any other it needs.
+        throw_errno("open /proc/net/unix");
+    }
+    if (!shares) {
+        // Whether a share of it is held cannot be told now: not taken, for now.
+        lease.blocker = prefix;
+        lease.blocked = Blocker::mig_instance;
+        return true;
+    }
+    for (const auto& name : *shares) {
+        if (is_lease_share(m_space, name) && !own_share(lease, name)) {
+            lease.blocker = name;
+            lease.blocked = is_lease_memory_share(m_space, name) ? Blocker::memory_share
+                                                                 : Blocker::mig_instance;
+            return true;
+        }
+    }
+    return false;
 }
 
 bool HostLeases::take(Lease& lease)
@@ -193,6 +218,8 @@ std::string HostLeases::blocked_by(GpuSlot slot) const
         return "its GPU " + lease.parent_key;
     case Blocker::mig_instance:
         return "a MIG instance of it";
+    case Blocker::memory_share:
+        return "a memory share of it";
     case Blocker::own_name:
         break;
     }
@@ -253,10 +280,13 @@ LeaseOwner HostLeases::holder(GpuSlot slot) const
 {
     const auto& lease = m_leases.at(slot);
     const auto* directory = m_records && !m_records->removed() ? &*m_records : nullptr;
-    // A share has no record: the MIG instance it stands for is not known from its name.
+    // A share has no record: the MIG instance it stands for is not known from its name, and a
+    // memory share's holder keeps none.
     const auto& key = lease.blocked == Blocker::whole_parent ? lease.parent_key : lease.key;
+    const bool shared =
+        lease.blocked == Blocker::mig_instance || lease.blocked == Blocker::memory_share;
     return read_lease_owner(lease.blocker, lease.connection ? lease.connection.get() : -1,
-                            lease.blocked == Blocker::mig_instance ? nullptr : directory, key);
+                            shared ? nullptr : directory, key);
 }
 
 } // namespace gpusched::sys

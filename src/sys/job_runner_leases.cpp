@@ -19,13 +19,18 @@ std::optional<std::vector<int>> JobRunner::take_leases(const StartJob& job)
 {
     const auto& pool = m_scheduler.pool();
     std::vector<int> fds;
-    const auto answer = m_scheduler.placement().take_leases(job.gpus, m_clock.now(), fds);
+    const auto answer =
+        m_scheduler.placement().take_leases(job.gpus, job.allocation, m_clock.now(), fds);
     for (const auto& handed : answer.handed_over) {
         spdlog::info("GPU {} handed over to {}'s process {}, which waited for it",
                      pool.id(handed.gpu), handed.taker.user, handed.taker.pid);
     }
     if (answer.taken()) {
         return fds;
+    }
+    for (const auto slot : answer.no_room) {
+        spdlog::debug("GPU {}: job {} does not fit beside what other processes promised there",
+                      pool.id(slot), job.command.id);
     }
     for (const auto& wait : answer.waits_begun) {
         m_report.changed(); // the status line says it short; the log once, in full

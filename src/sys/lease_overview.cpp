@@ -4,8 +4,14 @@
 #include <gpusched/sys/lease_socket.hpp>
 #include <gpusched/sys/lease_state.hpp>
 #include <gpusched/sys/lock_directory.hpp>
+#include <gpusched/sys/user_account.hpp>
+
+#include <fmt/format.h>
+
+#include <sys/stat.h>
 
 #include <algorithm>
+#include <map>
 #include <set>
 
 namespace gpusched::sys {
@@ -19,8 +25,39 @@ std::size_t count_shares(const std::string& space, const std::string& key,
     }
     const auto prefix = lease_shares_prefix(space, key);
     return static_cast<std::size_t>(std::count_if(held.begin(), held.end(), [&](const auto& name) {
-        return name.starts_with(prefix) && is_lease_share(space, name);
+        return name.starts_with(prefix) && is_lease_share(space, name) &&
+               !is_lease_memory_share(space, name);
     }));
+}
+
+// Each process's memory shares of the GPU, by pid: its uid read from /proc while it runs
+// (asking the share's socket would leave a connection in its queue until the job ends).
+std::vector<MemorySharesView> memory_shares_of(const std::string& space, const std::string& key,
+                                               const std::set<std::string>& held)
+{
+    const auto prefix = lease_memory_shares_prefix(space, key);
+    std::map<long, MemorySharesView> by_pid;
+    for (auto name = held.lower_bound(prefix); name != held.end() && name->starts_with(prefix);
+         ++name) {
+        const auto share = parse_lease_memory_share(prefix, *name);
+        if (!share) {
+            continue;
+        }
+        auto& view = by_pid[share->pid];
+        view.pid = share->pid;
+        ++view.jobs;
+        view.reserved += std::min(share->mib, k_most_job_memory >> 20) << 20;
+    }
+    std::vector<MemorySharesView> shares;
+    for (auto& [pid, view] : by_pid) {
+        struct stat status {};
+        if (stat(fmt::format("/proc/{}", pid).c_str(), &status) == 0) {
+            view.uid = status.st_uid;
+            view.user = user_name(status.st_uid);
+        }
+        shares.push_back(std::move(view));
+    }
+    return shares;
 }
 
 void add_unlisted(std::vector<ShownGpu>& shown, const std::string& key)
@@ -51,14 +88,30 @@ Json user_json(const std::string& user)
     return user.empty() ? Json(nullptr) : Json(user);
 }
 
+Json to_json(const MemorySharesView& shares)
+{
+    return {{"pid", shares.pid},
+            {"uid", shares.uid ? Json(*shares.uid) : Json(nullptr)},
+            {"user", user_json(shares.user)},
+            {"jobs", shares.jobs},
+            {"memory_reserved_mib", mebibytes_rounded_up(shares.reserved)}};
+}
+
 Json to_json(const GpuLeaseView& view)
 {
     const auto reserved = reserved_memory(view);
+    Json shares = Json::array();
+    for (const auto& held : view.memory_shares) {
+        shares.push_back(to_json(held));
+    }
     Json entry = {
         {"id", view.gpu.id},
         {"key", view.gpu.key},
-        {"state", view.leased ? "leased" : "free"},
+        {"state", view.leased                  ? "leased"
+                  : view.memory_shares.empty() ? "free"
+                                               : "shared"},
         {"mig_instances_leased", view.mig_shares},
+        {"memory_shares", std::move(shares)},
         {"memory_reserved_mib", reserved ? Json(mebibytes_rounded_up(*reserved)) : Json(nullptr)},
         {"holder", nullptr},
         {"record", nullptr}};
@@ -111,6 +164,16 @@ Json to_json(const LeaseWaitView& shown)
 
 std::optional<std::uint64_t> reserved_memory(const GpuLeaseView& view)
 {
+    if (!view.leased && !view.memory_shares.empty()) {
+        std::uint64_t sum = 0;
+        for (const auto& shares : view.memory_shares) {
+            sum += shares.reserved; // each at most k_most_job_memory: no wrap
+            if (sum > k_most_job_memory) {
+                return std::nullopt;
+            }
+        }
+        return sum;
+    }
     if (!view.leased || !view.owner.record) {
         return std::nullopt;
     }
@@ -168,6 +231,7 @@ LeaseOverview read_lease_overview(const std::filesystem::path& lock_dir, std::ve
         const auto name = lease_socket_name(space, gpu.key);
         view.leased = held.contains(name);
         view.mig_shares = count_shares(space, gpu.key, held);
+        view.memory_shares = memory_shares_of(space, gpu.key, held);
         if (view.leased) {
             view.owner = read_lease_owner(name, -1, directory ? &*directory : nullptr, gpu.key);
         }

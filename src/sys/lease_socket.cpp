@@ -71,6 +71,9 @@ std::optional<std::map<std::string, Bound>> read_bound(std::string_view prefix)
     // Only stream sockets (Type 0001) count: a datagram socket may bind the same name.
     std::map<std::string, Bound> bound;
     std::ifstream table("/proc/net/unix");
+    if (!table.is_open()) {
+        return std::nullopt; // errno says why
+    }
     std::string line;
     if (!std::getline(table, line)) { // the header
         return std::nullopt;
@@ -195,6 +198,19 @@ bool holds_lease(int fd, const std::string& name)
            std::memcmp(&bound.sun_path, &expected.address.sun_path,
                        length - offsetof(sockaddr_un, sun_path)) == 0 &&
            int_option(fd, SO_TYPE) == SOCK_STREAM && int_option(fd, SO_ACCEPTCONN) == 1;
+}
+
+std::optional<std::string> listening_name(int fd)
+{
+    sockaddr_un bound{};
+    socklen_t length = sizeof bound;
+    constexpr auto k_path_start = offsetof(sockaddr_un, sun_path);
+    if (getsockname(fd, reinterpret_cast<sockaddr*>(&bound), &length) != 0 ||
+        bound.sun_family != AF_UNIX || length <= k_path_start + 1 || bound.sun_path[0] != '\0' ||
+        int_option(fd, SO_TYPE) != SOCK_STREAM || int_option(fd, SO_ACCEPTCONN) != 1) {
+        return std::nullopt;
+    }
+    return std::string(bound.sun_path + 1, length - k_path_start - 1);
 }
 
 std::optional<std::vector<std::string>> bound_lease_names(std::string_view prefix)

@@ -1,7 +1,7 @@
 // --mem with the real runner, real jobs and the real probe children; only the driver is fake
 // (fakes/): a job "allocates" by adding a `process` line of its own shell to the machine, and
 // frees it by ending.
-#include "fake_driver_fixture.hpp"
+#include "gpu_memory_fixture.hpp"
 #include "redis_server.hpp"
 
 #include <fmt/format.h>
@@ -18,53 +18,6 @@ namespace gpusched::testing {
 namespace {
 
 using namespace std::chrono_literals;
-
-// One GPU of 81559 MiB, 1000 MiB of them in use by the driver, as k_gpus's GPU 0.
-const std::string k_one_gpu =
-    fmt::format("gpu {} 00000000:41:00.0 81559 1000 Fake H100 80GB HBM3\n", k_first_uuid);
-
-class GpuMemory : public FakeDriver {
-protected:
-    // A job that notes its start and end in the log, and holds its GPU until `go` exists.
-    std::string held_job(int number, const std::string& before = "") const
-    {
-        return fmt::format("{}echo start {} >> {}; while [ ! -e {} ]; do sleep 0.05; done; "
-                           "echo end {} >> {}\n",
-                           before, number, log().string(), go().string(), number, log().string());
-    }
-    fs::path log() const { return m_dir / "log"; }
-    fs::path go() const { return m_dir / "go"; }
-    std::size_t started() const
-    {
-        const auto lines =
-            fs::exists(log()) ? split_lines(read_file(log())) : std::vector<std::string>{};
-        return static_cast<std::size_t>(
-            std::count_if(lines.begin(), lines.end(),
-                          [](const auto& line) { return line.starts_with("start"); }));
-    }
-    // The most jobs that ran at once, by the log's starts and ends.
-    std::size_t most_at_once() const
-    {
-        std::size_t running = 0;
-        std::size_t most = 0;
-        for (const auto& line : split_lines(read_file(log()))) {
-            running += line.starts_with("start") ? 1 : 0;
-            running -= line.starts_with("end") ? 1 : 0;
-            most = std::max(most, running);
-        }
-        return most;
-    }
-    // How many looks at the GPUs' usage the run has started (its debug log says each).
-    static std::size_t looks(const std::string& err)
-    {
-        std::size_t count = 0;
-        for (std::size_t at = 0; (at = err.find("looking at GPU usage", at)) != std::string::npos;
-             ++at) {
-            ++count;
-        }
-        return count;
-    }
-};
 
 TEST_F(GpuMemory, JobsShareAGpuWhileTheyFitAndNoMoreThanItHasIsPromised)
 {
@@ -261,20 +214,28 @@ TEST_F(GpuMemory, StatusAndGpusShowWhatEachJobAndEachGpuWasPromised)
     machine(k_one_gpu);
     Process gpusched(m_dir, on_fake({"--gpus", "0", "--mem", "1.5G"}, held_job(1) + held_job(2)));
     ASSERT_TRUE(eventually([&] { return started() == 2; })) << gpusched.err_so_far();
+    // Its jobs share the GPU by memory: no lease of it, a memory share per job.
     nlohmann::json gpu;
     ASSERT_TRUE(eventually([&] {
         const auto status = run(m_dir, on_fake({"status", "--gpus", "0", "--json"}));
         const auto gpus = json_field(status.out, "gpus");
-        if (!gpus.is_array() || gpus.empty() || !gpus[0]["record"].is_object()) {
+        if (!gpus.is_array() || gpus.empty()) {
             return false;
         }
         gpu = gpus[0];
-        return gpu["record"]["jobs"].is_array() && gpu["record"]["jobs"].size() == 2;
-    })) << gpusched.err_so_far();
-    EXPECT_EQ(gpu["record"]["jobs"][0]["memory_reserved_mib"], 1536) << gpu;
+        return gpu["state"] == "shared" && gpu["memory_shares"].size() == 1 &&
+               gpu["memory_shares"][0]["jobs"] == 2;
+    })) << gpusched.err_so_far()
+        << gpu;
+    EXPECT_EQ(gpu["memory_shares"][0]["pid"], gpusched.pid()) << gpu;
+    EXPECT_EQ(gpu["memory_shares"][0]["uid"], getuid()) << gpu;
+    EXPECT_EQ(gpu["memory_shares"][0]["memory_reserved_mib"], 3072) << gpu;
     EXPECT_EQ(gpu["memory_reserved_mib"], 3072) << "the sum of its jobs': " << gpu;
+    EXPECT_TRUE(gpu["record"].is_null()) << gpu;
     const auto table = run(m_dir, on_fake({"status", "--gpus", "0"}));
-    EXPECT_NE(table.out.find("[1.5 GiB] echo start 1"), std::string::npos) << table.out;
+    EXPECT_NE(table.out.find("shared"), std::string::npos) << table.out;
+    EXPECT_NE(table.out.find("(2 jobs sharing it by memory, 3 GiB promised)"), std::string::npos)
+        << table.out;
     // `gpus` says it beside what NVML tells of the GPU.
     // --gpus: a build without CUDA discovers none.
     const auto gpus_json = run(m_dir, on_fake({"gpus", "--gpus", "0", "--json"}));

@@ -117,6 +117,39 @@ TEST(LeaseSockets, AMigInstancesShareIsNamedUnderItsGpuAndNeverReadsBackAsAKey)
     EXPECT_FALSE(may_have_mig_instances("0"));
 }
 
+TEST(LeaseSockets, AMemoryShareSaysWhoPromisedHowMuchAndIsAShareOfItsGpu)
+{
+    const auto space = lease_space("/run/lock/gpusched");
+    const std::string gpu = "GPU-8e6b0c3a-2f1d-4b5c-9d7e-0123456789ab";
+    const auto name = lease_memory_share_name(space, gpu, {4194304, 12345678, 20480});
+    ASSERT_TRUE(name.has_value());
+    EXPECT_LE(name->size(), k_longest_socket_name);
+    EXPECT_TRUE(is_lease_share(space, *name)) << "a whole GPU's lease sees it like a MIG share";
+    EXPECT_TRUE(is_lease_memory_share(space, *name));
+    EXPECT_FALSE(is_lease_memory_share(space, lease_share_name(space, gpu, "MIG-9")));
+    EXPECT_FALSE(is_lease_memory_share(space, lease_socket_name(space, gpu)));
+    EXPECT_TRUE(name->starts_with(lease_shares_prefix(space, "GPU-8e6b")));
+    EXPECT_FALSE(lease_key_of_socket_name(space, *name).has_value());
+    const auto prefix = lease_memory_shares_prefix(space, gpu);
+    const auto read = parse_lease_memory_share(prefix, *name);
+    ASSERT_TRUE(read.has_value());
+    EXPECT_EQ(read->pid, 4194304);
+    EXPECT_EQ(read->job, 12345678U);
+    EXPECT_EQ(read->mib, 20480U);
+    // Another GPU's, a MIG instance's share, and names that are not what a share writes.
+    EXPECT_FALSE(parse_lease_memory_share(lease_memory_shares_prefix(space, "1"),
+                                          *lease_memory_share_name(space, "10", {1, 1, 1})));
+    EXPECT_FALSE(parse_lease_memory_share(prefix, lease_share_name(space, gpu, "MIG-9")));
+    for (const char* rest : {"", "1.2", "1.2.", "0.1.2", "-1.1.2", "1.2.3.4", "1..2", "1.2.x",
+                             "1.2.99999999999999999999999"}) {
+        EXPECT_FALSE(parse_lease_memory_share(prefix, prefix + rest)) << rest;
+    }
+    EXPECT_FALSE(lease_memory_share_name(space, std::string(80, 'x'), {1, 1, 1}))
+        << "too long for a socket: no share, the whole lease instead";
+    EXPECT_FALSE(lease_admission_name(space, gpu).starts_with(lease_shares_prefix(space, gpu)))
+        << "admitting a share never blocks a whole GPU's lease";
+}
+
 TEST(LeaseKeys, WithoutAProbeIdsAreTheirOwnKeys)
 {
     GpuInventory none;

@@ -7,6 +7,7 @@
 
 #include <gtest/gtest.h>
 
+#include <limits>
 #include <map>
 #include <set>
 
@@ -67,6 +68,31 @@ public:
     {
         described.emplace_back(slot, jobs.size(), queued.value_or(0));
     }
+    // Memory shares: `promised_by_others` is what the other processes promised on each GPU;
+    // a GPU in `others` is held whole elsewhere.
+    ShareAnswer try_share(GpuSlot slot, AllocationId id, std::uint64_t bytes,
+                          const FitsBeside& fits, std::vector<int>& fds) override
+    {
+        if (ours.contains(slot)) {
+            return {Share::whole};
+        }
+        const auto promised = others.contains(slot) ? k_everything : promised_by_others[slot];
+        if (!fits(promised) || others.contains(slot)) {
+            return {Share::no_room, promised};
+        }
+        shares[{slot, id}] = bytes;
+        fds.push_back(200 + static_cast<int>(slot));
+        return {Share::shared, promised};
+    }
+    void release_share(GpuSlot slot, AllocationId id) override { shares.erase({slot, id}); }
+    std::uint64_t promised_elsewhere(GpuSlot slot, const GpuMemoryReading& /*reading*/) override
+    {
+        return others.contains(slot) ? k_everything : promised_by_others[slot];
+    }
+
+    static constexpr std::uint64_t k_everything = std::numeric_limits<std::uint64_t>::max();
+    std::map<GpuSlot, std::uint64_t> promised_by_others;
+    std::map<std::pair<GpuSlot, AllocationId>, std::uint64_t> shares;
 
     // The other process that holds `slot` lets go: the wait ends, the lease is ours.
     void let_go(GpuSlot slot)
@@ -196,7 +222,7 @@ TEST(Placement, ALeaseHeldElsewhereIsWaitedForAndItsGpuTakesJobsOnceItIsOurs)
     const auto placed = placement.acquire({});
     ASSERT_EQ(slots_of(placed), (GpuSlots{0}));
     std::vector<int> fds;
-    const auto answer = placement.take_leases(placed->gpus, since_start(0ms), fds);
+    const auto answer = placement.take_leases(placed->gpus, placed->id, since_start(0ms), fds);
     EXPECT_EQ(answer.refused, (GpuSlots{0}));
     EXPECT_TRUE(fds.empty());
     ASSERT_EQ(answer.waits_begun.size(), 1u);
@@ -216,7 +242,7 @@ TEST(Placement, ALeaseHeldElsewhereIsWaitedForAndItsGpuTakesJobsOnceItIsOurs)
     EXPECT_FALSE(placement.holding(0).leased_elsewhere);
     const auto again = placement.acquire({});
     ASSERT_EQ(slots_of(again), (GpuSlots{0}));
-    EXPECT_TRUE(placement.take_leases(again->gpus, since_start(5ms), fds).taken());
+    EXPECT_TRUE(placement.take_leases(again->gpus, again->id, since_start(5ms), fds).taken());
     EXPECT_EQ(fds, (std::vector<int>{100}));
     EXPECT_TRUE(placement.holding(0).leased);
 }
@@ -230,7 +256,7 @@ TEST(Placement, AtAJobBoundaryTheGpuGoesToAWaiterTheFairShareOwesIt)
     placement.use_leases(&leases);
     std::vector<int> fds;
     auto placed = *placement.acquire({});
-    ASSERT_TRUE(placement.take_leases(placed.gpus, since_start(0ms), fds).taken());
+    ASSERT_TRUE(placement.take_leases(placed.gpus, placed.id, since_start(0ms), fds).taken());
     EXPECT_EQ(leases.offered, (std::vector<double>{})) << "not ours before: no boundary";
     placement.on_job_started(1, since_start(0ms));
     EXPECT_DOUBLE_EQ(placement.gpu_seconds_used(since_start(20'000ms)), 20);
@@ -240,14 +266,14 @@ TEST(Placement, AtAJobBoundaryTheGpuGoesToAWaiterTheFairShareOwesIt)
     EXPECT_DOUBLE_EQ(leases.noted, 20) << "the waiters we wait for hear what we used";
     placement.release(placed);
     placed = *placement.acquire({});
-    ASSERT_TRUE(placement.take_leases(placed.gpus, since_start(20'000ms), fds).taken());
+    ASSERT_TRUE(placement.take_leases(placed.gpus, placed.id, since_start(20'000ms), fds).taken());
     placement.on_job_started(1, since_start(20'000ms));
 
     // 40 s in: now she is; the job waits for the GPU like anyone's.
     placement.on_attempt_ended(1, since_start(20'000ms), since_start(40'000ms), true);
     placement.release(placed);
     placed = *placement.acquire({});
-    const auto answer = placement.take_leases(placed.gpus, since_start(40'000ms), fds);
+    const auto answer = placement.take_leases(placed.gpus, placed.id, since_start(40'000ms), fds);
     EXPECT_EQ(leases.offered, (std::vector<double>{20, 40}));
     ASSERT_EQ(answer.handed_over.size(), 1u);
     EXPECT_EQ(answer.handed_over[0].taker.user, "alice");
@@ -276,8 +302,8 @@ TEST(Placement, AGpuNoJobOfOursUsesIsLetGoAndTheRecordsFollowTheJobs)
     std::vector<int> fds;
     const auto first = *placement.acquire({});
     const auto second = *placement.acquire({});
-    ASSERT_TRUE(placement.take_leases(first.gpus, since_start(0ms), fds).taken());
-    ASSERT_TRUE(placement.take_leases(second.gpus, since_start(0ms), fds).taken());
+    ASSERT_TRUE(placement.take_leases(first.gpus, first.id, since_start(0ms), fds).taken());
+    ASSERT_TRUE(placement.take_leases(second.gpus, second.id, since_start(0ms), fds).taken());
     placement.holders_changed(first.gpus);
     placement.holders_changed(second.gpus);
     const auto one_job = [](GpuSlot) { return std::vector<LeaseHolder>{LeaseHolder{7, 0, "x"}}; };
@@ -300,7 +326,7 @@ TEST(Placement, WhenNoGpuIsWantedAnyMoreNobodyWaitsForOne)
     placement.use_leases(&leases);
     std::vector<int> fds;
     const auto placed = *placement.acquire({});
-    EXPECT_FALSE(placement.take_leases(placed.gpus, since_start(0ms), fds).taken());
+    EXPECT_FALSE(placement.take_leases(placed.gpus, placed.id, since_start(0ms), fds).taken());
     placement.release(placed);
     const auto given_up = placement.tend_leases(false, 0, {});
     EXPECT_EQ(given_up, (GpuSlots{0}));
@@ -328,7 +354,7 @@ TEST(Placement, WhatAGpuHoldsWithoutLeases)
     EXPECT_FALSE(holding.leased);
     EXPECT_FALSE(holding.handed_to);
     std::vector<int> fds;
-    EXPECT_TRUE(placement.take_leases({0}, since_start(0ms), fds).taken()) << "--no-lock";
+    EXPECT_TRUE(placement.take_leases({0}, 0, since_start(0ms), fds).taken()) << "--no-lock";
     EXPECT_TRUE(fds.empty());
 }
 
@@ -504,6 +530,90 @@ TEST(PlacementMemory, RoomIsCountedInJobsOfTheNeedAskedAbout)
     EXPECT_EQ(gpus.placement.room_for({.gpus = 2, .memory = 30 * k_gib}), 2u);
     ASSERT_TRUE(gpus.place(60));
     EXPECT_EQ(gpus.placement.room_for({.gpus = 1, .memory = 30 * k_gib}), 2u);
+}
+
+// Other processes' memory shares of the GPU: what they promised beyond their jobs' use is
+// not promised again here, a job that asks for memory takes a share rather than the lease,
+// and one that no longer fits when its share is admitted waits for a look that finds room.
+struct SharedMemoryPlacement : MemoryPlacement {
+    explicit SharedMemoryPlacement(std::vector<std::string> ids) : MemoryPlacement(std::move(ids))
+    {
+        placement.use_leases(&leases);
+    }
+    // Places and takes the leases of a job that asks for `gib`: its allocation once started.
+    std::optional<Allocation> start(std::uint64_t gib, LeaseAnswer* answer = nullptr)
+    {
+        auto placed = place(gib);
+        if (!placed) {
+            return std::nullopt;
+        }
+        std::vector<int> fds;
+        const auto taken = placement.take_leases(placed->gpus, placed->id, since_start(0ms), fds);
+        if (answer != nullptr) {
+            *answer = taken;
+        }
+        if (!taken.taken()) {
+            placement.release(*placed);
+            return std::nullopt;
+        }
+        return placed;
+    }
+
+    FakeLeases leases;
+};
+
+TEST(PlacementMemory, WhatOtherProcessesPromisedIsNotPromisedAgain)
+{
+    SharedMemoryPlacement gpus({"0"});
+    gpus.leases.promised_by_others[0] = 50 * k_gib;
+    gpus.read(look(1, 80, 0));
+    EXPECT_FALSE(gpus.place(31)) << "30 of 80 GiB left beside the other process's promise";
+    const auto started = gpus.start(30);
+    ASSERT_TRUE(started);
+    EXPECT_TRUE(gpus.leases.shares.contains({0, started->id})) << "a share, not the lease";
+    EXPECT_FALSE(gpus.leases.held(0));
+    gpus.placement.release(*started);
+    EXPECT_TRUE(gpus.leases.shares.empty()) << "its share goes with it";
+}
+
+TEST(PlacementMemory, AJobThatNoLongerFitsWhenItsShareIsAdmittedWaitsForTheNextLook)
+{
+    SharedMemoryPlacement gpus({"0"});
+    gpus.read(look(1, 80, 0));
+    // Between the look and the admission another process promised 60 GiB.
+    gpus.leases.promised_by_others[0] = 60 * k_gib;
+    LeaseAnswer answer;
+    EXPECT_FALSE(gpus.start(30, &answer));
+    EXPECT_EQ(answer.no_room, (GpuSlots{0}));
+    EXPECT_TRUE(answer.refused.empty()) << "no lease is waited for";
+    EXPECT_FALSE(gpus.place(30)) << "the promise seen counts until the next look";
+    const auto beside = gpus.place(20);
+    ASSERT_TRUE(beside) << "what is left beside the promise";
+    gpus.placement.release(*beside);
+    gpus.leases.promised_by_others[0] = 0; // its job ended
+    gpus.read(look(1, 80, 0));
+    EXPECT_TRUE(gpus.start(70));
+}
+
+TEST(PlacementMemory, AGpuHeldWholeByAnotherProcessTakesNoJobThatAsksForMemory)
+{
+    SharedMemoryPlacement gpus({"0"});
+    gpus.leases.others[0] = k_bob;
+    gpus.read(look(1, 80, 0));
+    EXPECT_FALSE(gpus.place(1));
+    gpus.leases.let_go(0);
+    gpus.read(look(1, 80, 0));
+    EXPECT_TRUE(gpus.start(1));
+}
+
+TEST(PlacementMemory, AJobOnAGpuWeHoldWholeTakesTheLeaseAsBefore)
+{
+    SharedMemoryPlacement gpus({"0"});
+    gpus.read(look(1, 80, 0));
+    gpus.leases.ours.insert(0);
+    const auto started = gpus.start(10);
+    ASSERT_TRUE(started);
+    EXPECT_TRUE(gpus.leases.shares.empty());
 }
 
 } // namespace memory

@@ -9,9 +9,12 @@
 
 #include <poll.h>
 
+#include <cstdint>
 #include <filesystem>
+#include <map>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace gpusched::sys {
@@ -28,6 +31,11 @@ namespace gpusched::sys {
 // A MIG instance and its GPU exclude each other (see lease_share_name): the lease of a MIG
 // instance whose GPU is known is two sockets, its own name and a share of its GPU, and a job
 // on it inherits both; the lease of a whole GPU is not taken while a share of it is bound.
+//
+// A job promised part of a whole GPU's memory takes no lease of it but a memory share
+// (lease_memory_share_name; host_leases_memory.cpp): one socket per job, which the job
+// inherits, so that jobs of several processes and users share the GPU by memory, each
+// process reading what the others promised from the names bound.
 class HostLeases final : public LeaseTable {
 public:
     // The lock directory's path names the lease space, and the directory keeps the records
@@ -62,6 +70,12 @@ public:
     // `gpusched status`. Best effort: a record that cannot be written is only missing.
     void describe(GpuSlot slot, std::vector<LeaseHolder> jobs,
                   std::optional<std::size_t> queued = std::nullopt) override;
+
+    // Memory shares (see LeaseTable and host_leases_memory.cpp).
+    ShareAnswer try_share(GpuSlot slot, AllocationId id, std::uint64_t bytes,
+                          const FitsBeside& fits, std::vector<int>& fds) override;
+    void release_share(GpuSlot slot, AllocationId id) override;
+    std::uint64_t promised_elsewhere(GpuSlot slot, const GpuMemoryReading& reading) override;
     // Who holds the lease of `slot`, as far as can be told.
     LeaseOwner holder(GpuSlot slot) const override;
 
@@ -100,7 +114,13 @@ public:
 
 private:
     // What a lease that could not be taken is waiting for.
-    enum class Blocker { own_name, whole_parent, mig_instance };
+    enum class Blocker { own_name, whole_parent, mig_instance, memory_share };
+
+    // One of our jobs' memory shares of a GPU: the socket, and its name.
+    struct MemoryShare {
+        UniqueFd socket;
+        std::string name;
+    };
 
     // A process waiting for a lease we hold: its connection, accepted, and what it said.
     struct Waiter {
@@ -117,6 +137,11 @@ private:
         std::string parent_name;   // that GPU's lease name
         std::string share_name;    // a MIG instance's share of its GPU
         std::string shares_prefix; // a whole GPU's: where the shares of its MIG instances start
+        std::string memory_prefix; // a whole GPU's: where its memory shares start
+        std::string admission;     // a whole GPU's: bound while a memory share is admitted
+        std::map<AllocationId, MemoryShare> memory_shares; // our jobs'
+        std::vector<std::string> inherited_shares;         // memory shares we were started inside
+        std::vector<std::pair<int, std::uint64_t>> processes; // the last look's, by pid
         UniqueFd share;            // the share, while held
         int share_inherited = -1;
         std::string blocker; // the name a wait connects to
@@ -139,6 +164,10 @@ private:
     bool any_waiting() const;
     void update_wait_name();
     bool bind_names(Lease& lease);
+    bool blocked_by_shares(Lease& lease) const;
+    bool own_share(const Lease& lease, const std::string& name) const;
+    std::uint64_t promised_by_others(const Lease& lease,
+                                     const std::vector<std::string>& names) const;
     void start_wait(Lease& lease);
     void take_or_wait(GpuSlot slot, GpuSlots& granted);
     void arm_retry();

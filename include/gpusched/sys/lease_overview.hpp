@@ -18,17 +18,29 @@ struct ShownGpu {
     std::string key;
 };
 
+// The memory shares of a GPU that one process holds for its jobs (lease_memory_share_name):
+// how many jobs, and the memory promised to them in all. Who it is comes from the share names
+// and /proc: information only, as anyone may bind such a name.
+struct MemorySharesView {
+    long pid = 0;
+    std::optional<unsigned> uid; // of the process, while it runs
+    std::string user;
+    std::size_t jobs = 0;
+    std::uint64_t reserved = 0;
+};
+
 // One GPU's host-wide lease as read now.
 struct GpuLeaseView {
     ShownGpu gpu;
     bool leased = false;
     LeaseOwner owner;
     std::size_t mig_shares = 0; // MIG instances of the GPU leased (each holds a share of it)
+    std::vector<MemorySharesView> memory_shares; // by pid, while it is shared by memory
 };
 
-// The GPU memory its holder's record says it promised its jobs there (--mem), in bytes;
-// nothing where none of them asked for memory, where it is free, and where the sum is more
-// than any job may ask (k_most_job_memory): a forged record's.
+// The GPU memory promised to the jobs that hold it (--mem), in bytes: by its holder's record,
+// or by its memory shares. Nothing where none of them asked for memory, where it is free, and
+// where the sum is more than any job may ask (k_most_job_memory): a forged record's or name's.
 std::optional<std::uint64_t> reserved_memory(const GpuLeaseView& view);
 
 // A process waiting for leases: its name says so (lease_wait_name), the kernel tells who.

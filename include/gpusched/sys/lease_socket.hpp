@@ -43,9 +43,12 @@ std::optional<LeaseTaker> ask_lease_taker(const std::string& name);
 // it is the lease itself (one we inherited).
 bool holds_lease(int fd, const std::string& name);
 
+// The abstract name a listening stream socket is bound to; nothing for any other descriptor.
+std::optional<std::string> listening_name(int fd);
+
 // The names starting with `prefix` that sockets of this network namespace have bound, each
 // once (from /proc/net/unix); nothing when that table cannot be read (no descriptor free,
-// say): who holds a name is then unknown, which is not the same as no one.
+// say, errno EMFILE): who holds a name is then unknown, which is not the same as no one.
 std::optional<std::vector<std::string>> bound_lease_names(std::string_view prefix);
 
 } // namespace gpusched::sys

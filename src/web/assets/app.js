@@ -165,6 +165,17 @@ function showStatus(status) {
       el("td", {}, device.utilization_percent != null ? device.utilization_percent + " %" : "n/a"),
       el("td", {}, device.temperature_celsius != null ? device.temperature_celsius + " °C" : "n/a"),
       el("td", { class: "state-" + gpu.state }, gpu.state + (gpu.mig_instances_leased ? " (" + gpu.mig_instances_leased + " MIG leased)" : ""))];
+    if (gpu.state === "shared") {
+      // Jobs of one or more processes share it by memory: a row per process.
+      gpu.memory_shares.forEach((shares, index) => {
+        const cells = index === 0 ? common : common.map(() => el("td", {}));
+        rows.push(el("tr", { "data-gpu": gpu.id }, ...cells, el("td", {}, shares.user || "?"),
+          el("td", {}, shares.pid), el("td", {}, ""), el("td", { class: "command" },
+            "(" + shares.jobs + (shares.jobs === 1 ? " job" : " jobs") + " sharing it by memory, " +
+            shares.memory_reserved_mib + " MiB promised)")));
+      });
+      continue;
+    }
     const record = gpu.record;
     const jobs = record && record.jobs.length ? record.jobs : [null];
     jobs.forEach((job, index) => {

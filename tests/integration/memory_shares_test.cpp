@@ -1,0 +1,128 @@
+// GPU memory shared between processes: runs, each with its own jobs that ask for memory,
+// share one GPU by memory shares (lease_memory_share_name), never promising the same memory
+// twice; a whole GPU's lease and memory shares exclude each other; a killed run's promises
+// last as long as its jobs. Real runs, real sockets, real jobs; only the driver is fake.
+#include "gpu_memory_fixture.hpp"
+
+#include <gtest/gtest.h>
+
+#include <unistd.h>
+
+#include <csignal>
+#include <string>
+
+namespace gpusched::testing {
+namespace {
+
+class MemoryShares : public GpuMemory {
+protected:
+    // A run of jobs that ask for `memory`, verbose: its log tells each look.
+    Process start_run(const std::string& memory, const std::string& input)
+    {
+        return Process(m_dir, on_fake({"--gpus", "0", "--mem", memory, "-v"}, input));
+    }
+    nlohmann::json status_of_gpu() const
+    {
+        const auto status = run(m_dir, on_fake({"status", "--gpus", "0", "--json"}));
+        const auto gpus = json_field(status.out, "gpus");
+        return gpus.is_array() && !gpus.empty() ? gpus[0] : nlohmann::json();
+    }
+    // Waits for `looks` more looks at memory in the run's log.
+    static bool looked_again(const Process& gpusched, std::size_t more = 2)
+    {
+        const auto seen = looks(gpusched.err_so_far());
+        return eventually([&] { return looks(gpusched.err_so_far()) >= seen + more; });
+    }
+};
+
+TEST_F(MemoryShares, TwoRunsShareOneGpuWhileTheirJobsFit)
+{
+    machine(k_one_gpu);
+    Process first = start_run("30G", held_job(1));
+    Process second = start_run("30G", held_job(2));
+    ASSERT_TRUE(eventually([&] { return started() == 2; }))
+        << first.err_so_far() << second.err_so_far();
+    nlohmann::json gpu;
+    ASSERT_TRUE(eventually([&] {
+        gpu = status_of_gpu();
+        return gpu["memory_shares"].size() == 2;
+    })) << gpu;
+    EXPECT_EQ(gpu["state"], "shared");
+    EXPECT_EQ(gpu["memory_reserved_mib"], 61440) << gpu;
+    write_file(go(), "");
+    EXPECT_EQ(first.wait().exit_status, 0);
+    EXPECT_EQ(second.wait().exit_status, 0);
+    EXPECT_EQ(status_of_gpu()["state"], "free") << "every share went with its job";
+}
+
+TEST_F(MemoryShares, RunsStartedTogetherNeverPromiseTheSameMemoryTwice)
+{
+    machine(k_one_gpu); // 78.6 GiB the driver leaves: two jobs of 30 GiB, not three
+    Process first = start_run("30G", held_job(1) + held_job(2));
+    Process second = start_run("30G", held_job(3) + held_job(4));
+    ASSERT_TRUE(eventually([&] { return started() == 2; }))
+        << first.err_so_far() << second.err_so_far();
+    ASSERT_TRUE(looked_again(first) && looked_again(second));
+    EXPECT_EQ(started(), 2u) << "a third job of 30 GiB started: " << read_file(log());
+    write_file(go(), "");
+    EXPECT_EQ(first.wait().exit_status, 0);
+    EXPECT_EQ(second.wait().exit_status, 0);
+    EXPECT_EQ(started(), 4u);
+    EXPECT_EQ(most_at_once(), 2u) << read_file(log());
+}
+
+TEST_F(MemoryShares, AJobThatAsksForNoMemoryWaitsForTheSharesToEnd)
+{
+    machine(k_one_gpu);
+    Process sharing = start_run("1G", held_job(1));
+    ASSERT_TRUE(eventually([&] { return started() == 1; })) << sharing.err_so_far();
+    Process whole(m_dir,
+                  on_fake({"--gpus", "0", "-v"}, "echo start 2 >> " + log().string() +
+                                                     "; echo end 2 >> " + log().string() + "\n"));
+    ASSERT_TRUE(eventually([&] {
+        return whole.err_so_far().find("waiting for GPU 0: a memory share of it") !=
+               std::string::npos;
+    })) << whole.err_so_far();
+    EXPECT_EQ(started(), 1u) << "it ran beside a job that shares the GPU by memory";
+    write_file(go(), "");
+    EXPECT_EQ(sharing.wait().exit_status, 0);
+    EXPECT_EQ(whole.wait().exit_status, 0) << whole.err_so_far();
+    EXPECT_EQ(started(), 2u);
+    EXPECT_EQ(most_at_once(), 1u) << read_file(log());
+}
+
+TEST_F(MemoryShares, AJobThatAsksForMemoryWaitsWhileAnotherRunHasTheGpuWhole)
+{
+    machine(k_one_gpu);
+    Process whole(m_dir, on_fake({"--gpus", "0"}, held_job(1)));
+    ASSERT_TRUE(eventually([&] { return started() == 1; })) << whole.err_so_far();
+    Process sharing = start_run("1G", held_job(2));
+    ASSERT_TRUE(looked_again(sharing, 3)) << sharing.err_so_far();
+    EXPECT_EQ(started(), 1u) << "it shared a GPU another run has whole";
+    write_file(go(), "");
+    EXPECT_EQ(whole.wait().exit_status, 0);
+    EXPECT_EQ(sharing.wait().exit_status, 0) << sharing.err_so_far();
+    EXPECT_EQ(most_at_once(), 1u) << read_file(log());
+}
+
+TEST_F(MemoryShares, AKilledRunsPromisesLastUntilItsJobsEnd)
+{
+    machine(k_one_gpu);
+    // The run guard stops a killed run's jobs; this one ignores SIGTERM and runs on.
+    Process killed = start_run("50G", held_job(1, "trap '' TERM; "));
+    ASSERT_TRUE(eventually([&] { return started() == 1; })) << killed.err_so_far();
+    killed.signal(SIGKILL);
+    killed.wait();
+    // Its job runs on, unwatched: its 50 GiB are still promised.
+    Process next = start_run("50G", held_job(2));
+    ASSERT_TRUE(looked_again(next, 3)) << next.err_so_far();
+    EXPECT_EQ(started(), 1u) << "50 GiB promised twice on a GPU of 78";
+    EXPECT_EQ(status_of_gpu()["memory_shares"].size(), 1u) << status_of_gpu();
+    write_file(go(), ""); // the orphaned job ends, and with it its share
+    EXPECT_EQ(next.wait().exit_status, 0) << next.err_so_far();
+    EXPECT_EQ(started(), 2u);
+    EXPECT_EQ(most_at_once(), 1u) << read_file(log());
+}
+
+} // namespace
+} // namespace gpusched::testing
