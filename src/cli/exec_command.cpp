@@ -75,11 +75,11 @@ std::string holders(const sys::HostLeases& leases, const std::vector<std::string
     return fmt::format("{}", fmt::join(described, ", "));
 }
 
-// The leases go to fds 3, 4, ... (a MIG instance's share right after its lease) without
-// close-on-exec, so CMD and its children hold them. Their sources lie above all of these.
-void hand_over(sys::HostLeases& leases, const GpuSlots& slots)
+// The leases and memory shares go to fds 3, 4, ... (a MIG instance's share right after its
+// lease) without close-on-exec, so CMD and its children hold them. Their sources lie above
+// all of these.
+void hand_over(const sys::HostLeases& leases, const GpuSlots& slots, std::vector<int> fds)
 {
-    std::vector<int> fds;
     for (const auto slot : slots) {
         leases.append_fds(slot, fds);
     }
@@ -96,7 +96,53 @@ void hand_over(sys::HostLeases& leases, const GpuSlots& slots)
 struct Acquired {
     sys::LeaseAcquisition leases;
     std::string memory_short;
+    std::vector<int> share_fds; // the memory shares taken instead of leases
 };
+
+// exec's one job, as its memory shares name it.
+constexpr AllocationId k_exec_job = 1;
+
+// --mem: memory shares of `count` of the GPUs with room, in their order, each admitted while
+// the memory still fits beside what the others promised (by the look `usage`). `whole`: one
+// of them is to be leased whole instead (a MIG instance, a lease inherited), and no share is
+// kept; `no_room`: fewer fit now, and none is kept.
+enum class SharesTaken { shared, whole, no_room };
+SharesTaken take_shares(sys::HostLeases& leases, const UsageReport& usage,
+                        const std::vector<std::string>& ids, const GpuSlots& roomy,
+                        std::size_t count, std::uint64_t memory, Acquired& acquired)
+{
+    const auto let_go = [&] {
+        for (const auto slot : acquired.leases.slots) {
+            leases.release_share(slot, k_exec_job);
+        }
+        acquired.leases.slots.clear();
+        acquired.share_fds.clear();
+    };
+    for (const auto slot : roomy) {
+        if (acquired.leases.slots.size() == count) {
+            break;
+        }
+        const auto& gpu = usage.gpus.at(ids[slot]);
+        const auto fits = [&gpu, memory](std::uint64_t promised) {
+            const auto taken = gpu.used_memory + std::min(promised, gpu.total_memory);
+            return gpu.total_memory > taken && gpu.total_memory - taken >= memory;
+        };
+        const auto answer = leases.try_share(slot, k_exec_job, memory, fits, acquired.share_fds);
+        if (answer.share == LeaseTable::Share::whole) {
+            let_go();
+            return SharesTaken::whole;
+        }
+        if (answer.share == LeaseTable::Share::shared) {
+            acquired.leases.slots.push_back(slot);
+        }
+    }
+    if (acquired.leases.slots.size() < count) {
+        let_go();
+        return SharesTaken::no_room;
+    }
+    acquired.leases.result = sys::LeaseAcquisition::Result::acquired;
+    return SharesTaken::shared;
+}
 
 // --mem: leases `count` GPUs that have the memory free, looking at NVML again every second
 // while fewer have it (a GPU free of leases but full of someone's work is waited for as a
@@ -118,12 +164,22 @@ Acquired acquire_with_room(sys::HostLeases& leases, sys::SignalChannel& signals,
                                                             std::chrono::steady_clock::now());
     };
     // A look waits for NVML no longer than the wait itself may last.
+    UsageReport usage;
+    bool whole = false; // a GPU with room is to be leased whole: all are, as before shares
     const auto look = [&] {
         auto timeout = to_milliseconds(options.probe_timeout_seconds);
         if (const auto left = time_left()) {
             timeout = std::min(timeout, std::max(*left, std::chrono::milliseconds(1)));
         }
-        return gpus_with_room(sys::UsageProbeChild(timeout, signals).usage(ids), ids, memory);
+        usage = sys::UsageProbeChild(timeout, signals).usage(ids);
+        // What other processes promised their jobs on each GPU (memory shares) is not free.
+        std::vector<std::uint64_t> promised(ids.size(), 0);
+        for (GpuSlot slot = 0; slot < ids.size() && usage.problem.empty(); ++slot) {
+            if (const auto found = usage.gpus.find(ids[slot]); found != usage.gpus.end()) {
+                promised[slot] = leases.promised_elsewhere(slot, memory_reading(found->second));
+            }
+        }
+        return gpus_with_room(usage, ids, memory, promised);
     };
     // What each GPU has free, or why that is not known, for the messages.
     const auto free_of = [](const GpuRoom& room) {
@@ -134,16 +190,25 @@ Acquired acquire_with_room(sys::HostLeases& leases, sys::SignalChannel& signals,
         spdlog::warn("GPU memory is unknown ({}): --mem {} is not checked, and the GPUs are "
                      "leased whole as ever",
                      room.problem, format_memory_size(memory));
-        return {sys::acquire_leases(leases, signals, acquire), {}};
+        return {sys::acquire_leases(leases, signals, acquire), {}, {}};
     }
     bool said_waiting = false;
     bool said_unreadable = false;
     while (true) {
-        if (room.problem.empty() && room.roomy.size() >= options.count) {
+        if (room.problem.empty() && room.roomy.size() >= options.count && !whole) {
+            Acquired shared;
+            const auto taken =
+                take_shares(leases, usage, ids, room.roomy, options.count, memory, shared);
+            if (taken == SharesTaken::shared) {
+                return shared;
+            }
+            whole = taken == SharesTaken::whole;
+        }
+        if (room.problem.empty() && room.roomy.size() >= options.count && whole) {
             acquire.among = room.roomy;
             auto acquired = sys::acquire_leases(leases, signals, acquire);
             if (acquired.result != sys::LeaseAcquisition::Result::acquired) {
-                return {std::move(acquired), {}};
+                return {std::move(acquired), {}, {}};
             }
             room = look();
             const bool kept =
@@ -153,14 +218,14 @@ Acquired acquire_with_room(sys::HostLeases& leases, sys::SignalChannel& signals,
                            room.roomy.end();
                 });
             if (kept) {
-                return {std::move(acquired), {}};
+                return {std::move(acquired), {}, {}};
             }
             for (const auto slot : acquired.slots) {
                 leases.release(slot);
             }
         }
         if (!acquire.wait) {
-            return {{sys::LeaseAcquisition::Result::none_free, {}, {}, 0}, free_of(room)};
+            return {{sys::LeaseAcquisition::Result::none_free, {}, {}, 0}, free_of(room), {}};
         }
         if (!room.problem.empty()) {
             if (!std::exchange(said_unreadable, true)) {
@@ -175,7 +240,7 @@ Acquired acquire_with_room(sys::HostLeases& leases, sys::SignalChannel& signals,
         auto wait = k_look_every;
         if (const auto left = time_left()) {
             if (left->count() <= 0) {
-                return {{sys::LeaseAcquisition::Result::timed_out, {}, {}, 0}, free_of(room)};
+                return {{sys::LeaseAcquisition::Result::timed_out, {}, {}, 0}, free_of(room), {}};
             }
             wait = std::min(wait, *left);
         }
@@ -183,7 +248,7 @@ Acquired acquire_with_room(sys::HostLeases& leases, sys::SignalChannel& signals,
         poll(&signal_fd, 1, static_cast<int>(wait.count()));
         for (const int signal : signals.take_pending()) {
             if (signal != SIGCHLD) {
-                return {{sys::LeaseAcquisition::Result::signalled, {}, {}, signal}, {}};
+                return {{sys::LeaseAcquisition::Result::signalled, {}, {}, signal}, {}, {}};
             }
         }
         room = look();
@@ -257,8 +322,8 @@ CLI::App* add_exec_command(CLI::App& app, ExecOptions& options)
                        "$CUDA_VISIBLE_DEVICES, else every GPU)");
     exec->add_option("--mem", options.memory,
                      "Take only GPUs with SIZE of memory free (20G, 8000M; less what every "
-                     "process uses there), waiting while fewer have it; the GPUs are leased "
-                     "whole as ever")
+                     "process uses there and other jobs were promised), waiting while fewer "
+                     "have it; the command shares them by memory with other jobs that ask for it")
         ->transform(memory_check(false))
         ->type_name("SIZE");
     exec->add_flag("--no-wait", options.no_wait,
@@ -320,9 +385,9 @@ int run_exec(const ExecOptions& options)
         spdlog::info("waiting for {} (leased: {})", counted(options.count, "GPU"),
                      holders(*leases, ids, refused, HolderDetail::short_form));
     };
-    const auto [acquired, memory_short] =
+    const auto [acquired, memory_short, share_fds] =
         options.memory ? acquire_with_room(*leases, signals, acquire, options, ids)
-                       : Acquired{sys::acquire_leases(*leases, signals, acquire), {}};
+                       : Acquired{sys::acquire_leases(*leases, signals, acquire), {}, {}};
     // "not 2 GPUs with 20 GiB of memory free", where memory was what they lacked.
     const auto short_of = memory_short.empty() ? none_free(options.count)
                                                : fmt::format("not {} with {} of memory free",
@@ -352,14 +417,14 @@ int run_exec(const ExecOptions& options)
                              fmt::format("{}", fmt::join(options.command, " ")), options.memory};
     for (const auto slot : acquired.slots) {
         gpu_ids.push_back(ids[slot]);
-        leases->describe(slot, {holder});
+        leases->describe(slot, {holder}); // a GPU leased whole: a memory share keeps no record
     }
     const auto visible_devices = fmt::format("{}", fmt::join(gpu_ids, ","));
     // About to become CMD: the environment is ours to change now.
     setenv("CUDA_VISIBLE_DEVICES", visible_devices.c_str(), 1);
     setenv("GPUSCHED_GPU", visible_devices.c_str(), 1);
     setenv("CUDA_DEVICE_ORDER", "PCI_BUS_ID", 0);
-    hand_over(*leases, acquired.slots);
+    hand_over(*leases, acquired.slots, share_fds);
     sys::reset_signals_for_exec();
 
     std::vector<char*> argv;

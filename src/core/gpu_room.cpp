@@ -4,10 +4,24 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
 namespace gpusched {
 
+GpuMemoryReading memory_reading(const GpuUsage& gpu)
+{
+    GpuMemoryReading reading{gpu.total_memory, gpu.used_memory};
+    for (const auto& process : gpu.processes) {
+        // What the driver keeps is what is used beyond its processes, where each says.
+        reading.processes_known = reading.processes_known && process.used_memory > 0;
+        reading.by_processes += process.used_memory;
+        reading.processes.emplace_back(process.pid, process.used_memory);
+    }
+    return reading;
+}
+
 GpuRoom gpus_with_room(const UsageReport& usage, const std::vector<std::string>& ids,
-                       std::uint64_t memory)
+                       std::uint64_t memory, const std::vector<std::uint64_t>& promised)
 {
     GpuRoom room;
     if (!usage.problem.empty()) {
@@ -22,8 +36,9 @@ GpuRoom gpus_with_room(const UsageReport& usage, const std::vector<std::string>&
             return room;
         }
         const auto& gpu = found->second;
-        const auto free =
-            gpu.total_memory > gpu.used_memory ? gpu.total_memory - gpu.used_memory : 0;
+        const auto taken = gpu.used_memory +
+                           std::min(slot < promised.size() ? promised[slot] : 0, gpu.total_memory);
+        const auto free = gpu.total_memory > taken ? gpu.total_memory - taken : 0;
         if (free >= memory) {
             room.roomy.push_back(slot);
         }

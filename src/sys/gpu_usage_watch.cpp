@@ -1,5 +1,6 @@
 #include <gpusched/sys/gpu_usage_watch.hpp>
 
+#include <gpusched/gpu_room.hpp>
 #include <gpusched/sys/process_tree.hpp>
 
 #include <fmt/format.h>
@@ -259,15 +260,11 @@ std::optional<GpuSamples::MemoryLook> GpuUsageWatch::take_memory(const OwnerOf& 
             look.gpus.emplace_back(); // NVML does not know it: unread
             continue;
         }
-        GpuMemoryReading reading{found->second.total_memory, found->second.used_memory, {}};
+        auto reading = memory_reading(found->second);
         for (const auto& process : found->second.processes) {
             if (const auto owner = owner_of ? owner_of(process.pid) : std::nullopt) {
                 reading.ours[*owner] += process.used_memory;
             }
-            // What the driver keeps is what is used beyond its processes, where each says.
-            reading.processes_known = reading.processes_known && process.used_memory > 0;
-            reading.by_processes += process.used_memory;
-            reading.processes.emplace_back(process.pid, process.used_memory);
         }
         look.gpus.push_back(std::move(reading));
     }

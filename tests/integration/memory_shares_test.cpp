@@ -124,5 +124,39 @@ TEST_F(MemoryShares, AKilledRunsPromisesLastUntilItsJobsEnd)
     EXPECT_EQ(most_at_once(), 1u) << read_file(log());
 }
 
+TEST_F(MemoryShares, ExecWithMemSharesAGpuWithARunsJobsAndCountsTheirPromises)
+{
+    machine(k_one_gpu);
+    Process sharing = start_run("40G", held_job(1));
+    ASSERT_TRUE(eventually([&] { return started() == 1; })) << sharing.err_so_far();
+    // 78.6 GiB less the run's 40 promised: 30 GiB fit beside it, 40 do not.
+    const auto beside = run(m_dir, on_fake({"exec", "--gpus", "0", "--mem", "30G", "--", "sh", "-c",
+                                            "echo $CUDA_VISIBLE_DEVICES"}));
+    EXPECT_EQ(beside.exit_status, 0) << beside.err;
+    EXPECT_EQ(beside.out, "0\n") << beside.err;
+    const auto refused =
+        run(m_dir, on_fake({"exec", "--gpus", "0", "--mem", "40G", "--no-wait", "--", "true"}));
+    EXPECT_EQ(refused.exit_status, 75) << refused.err;
+    EXPECT_NE(refused.err.find("not 1 GPU with 40 GiB of memory free"), std::string::npos)
+        << refused.err;
+    // While it runs, the command holds its share, and the run's next job counts it.
+    const auto marker = m_dir / "exec-running";
+    Process holding(m_dir, on_fake({"exec", "--gpus", "0", "--mem", "30G", "--", "sh", "-c",
+                                    "touch " + marker.string() + "; while [ ! -e " + go().string() +
+                                        " ]; do sleep 0.05; done"}));
+    ASSERT_TRUE(eventually([&] { return fs::exists(marker); })) << holding.err_so_far();
+    nlohmann::json gpu;
+    ASSERT_TRUE(eventually([&] {
+        gpu = status_of_gpu();
+        return gpu["memory_shares"].size() == 2;
+    })) << gpu;
+    EXPECT_EQ(gpu["memory_reserved_mib"], 71680) << gpu;
+    const auto whole = run(m_dir, on_fake({"exec", "--gpus", "0", "--no-wait", "--", "true"}));
+    EXPECT_EQ(whole.exit_status, 75) << "leased whole beside memory shares: " << whole.err;
+    write_file(go(), "");
+    EXPECT_EQ(holding.wait().exit_status, 0);
+    EXPECT_EQ(sharing.wait().exit_status, 0);
+}
+
 } // namespace
 } // namespace gpusched::testing
