@@ -87,6 +87,11 @@ std::string lease_memory_shares_prefix(std::string_view space, std::string_view 
 // The share a bound name under lease_memory_shares_prefix stands for; nothing for another name.
 std::optional<MemoryShareName> parse_lease_memory_share(std::string_view prefix,
                                                         std::string_view name);
+// Bound by a process that waits for the GPU `key` whole while memory shares of it are bound:
+// no new share is admitted while it is, so that jobs that ask for memory, one after another,
+// never keep the GPU from a job that needs it whole. Not a share: a whole lease is not let go
+// for it. Nothing where the name would be too long (no memory share fits there either).
+std::optional<std::string> lease_whole_wait_name(std::string_view space, std::string_view key);
 // True for a share that is a memory share, not a MIG instance's, whatever key it is under.
 bool is_lease_memory_share(std::string_view space, std::string_view name);
 // Bound for a moment by a process admitting a memory share of the GPU `key`: it reads the

@@ -215,6 +215,15 @@ std::optional<MemoryShareName> parse_lease_memory_share(std::string_view prefix,
     return share;
 }
 
+std::optional<std::string> lease_whole_wait_name(std::string_view space, std::string_view key)
+{
+    auto name = std::string(space) + encode(key) + k_hashed_mark + "w";
+    if (name.size() > k_longest_socket_name) {
+        return std::nullopt;
+    }
+    return name;
+}
+
 bool is_lease_memory_share(std::string_view space, std::string_view name)
 {
     if (!name.starts_with(space)) {

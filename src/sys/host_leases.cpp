@@ -53,6 +53,7 @@ HostLeases::HostLeases(std::filesystem::path lock_directory, std::vector<std::st
             }
             lease.memory_prefix = lease_memory_shares_prefix(m_space, keys[slot]);
             lease.admission = lease_admission_name(m_space, keys[slot]);
+            lease.whole_wait_name = lease_whole_wait_name(m_space, keys[slot]);
         }
         lease.key = std::move(keys[slot]);
     }
@@ -178,8 +179,10 @@ bool HostLeases::take(Lease& lease)
             lease.share = duplicate_above(lease.share_inherited, m_first_private_fd);
         }
     } else if (!bind_names(lease)) {
+        note_whole_wait(lease);
         return false;
     }
+    lease.whole_wait.reset();
     lease.connection.reset();
     lease.retry = false;
     lease.record_size = 0;

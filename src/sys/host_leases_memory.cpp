@@ -91,6 +91,24 @@ std::uint64_t HostLeases::promised_by_others(const Lease& lease,
     return sum;
 }
 
+// While memory shares keep the GPU from a lease we want whole, no new share is admitted:
+// the wait ends once those bound now end, whatever comes after.
+void HostLeases::note_whole_wait(Lease& lease) const
+{
+    if (lease.blocked != Blocker::memory_share) {
+        lease.whole_wait.reset();
+    } else if (!lease.whole_wait && lease.whole_wait_name) {
+        // Bound by another waiter already: it says the same.
+        lease.whole_wait = bind_lease(*lease.whole_wait_name).value_or(UniqueFd());
+    }
+}
+
+bool HostLeases::others_wait_whole(const Lease& lease, const std::vector<std::string>& names) const
+{
+    return !lease.whole_wait && lease.whole_wait_name &&
+           std::find(names.begin(), names.end(), *lease.whole_wait_name) != names.end();
+}
+
 LeaseTable::ShareAnswer HostLeases::try_share(GpuSlot slot, AllocationId id, std::uint64_t bytes,
                                               const FitsBeside& fits, std::vector<int>& fds)
 {
@@ -108,9 +126,10 @@ LeaseTable::ShareAnswer HostLeases::try_share(GpuSlot slot, AllocationId id, std
     if (!admission) {
         return {Share::no_room, k_everything};
     }
-    const auto names = bound_lease_names(lease.memory_prefix);
-    if (!names) {
-        return {Share::no_room, k_everything}; // who promised what cannot be told now
+    const auto names = bound_lease_names(lease.name);
+    if (!names || others_wait_whole(lease, *names)) {
+        // Who promised what cannot be told now; or a job waits for the GPU whole.
+        return {Share::no_room, k_everything};
     }
     const auto promised = promised_by_others(lease, *names);
     if (!fits(promised)) {
@@ -148,8 +167,9 @@ std::uint64_t HostLeases::promised_elsewhere(GpuSlot slot, const GpuMemoryReadin
     if (!names) {
         return k_everything;
     }
-    if (std::find(names->begin(), names->end(), lease.name) != names->end()) {
-        return k_everything; // another process has it whole
+    if (std::find(names->begin(), names->end(), lease.name) != names->end() ||
+        others_wait_whole(lease, *names)) {
+        return k_everything; // another process has it whole, or waits for it whole
     }
     return promised_by_others(lease, *names);
 }

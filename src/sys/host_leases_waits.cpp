@@ -176,6 +176,7 @@ GpuSlots HostLeases::cancel_waits()
     GpuSlots cancelled;
     for (GpuSlot slot = 0; slot < m_leases.size(); ++slot) {
         auto& lease = m_leases[slot];
+        lease.whole_wait.reset();
         if (waiting(slot)) {
             lease.connection.reset();
             lease.retry = false;

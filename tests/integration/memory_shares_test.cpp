@@ -4,6 +4,7 @@
 // last as long as its jobs. Real runs, real sockets, real jobs; only the driver is fake.
 #include "gpu_memory_fixture.hpp"
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <unistd.h>
@@ -89,6 +90,35 @@ TEST_F(MemoryShares, AJobThatAsksForNoMemoryWaitsForTheSharesToEnd)
     EXPECT_EQ(whole.wait().exit_status, 0) << whole.err_so_far();
     EXPECT_EQ(started(), 2u);
     EXPECT_EQ(most_at_once(), 1u) << read_file(log());
+}
+
+TEST_F(MemoryShares, WhileAJobWaitsForTheGpuWholeNoNewShareIsAdmitted)
+{
+    machine(k_one_gpu);
+    const auto queue = m_dir / "queue";
+    Process sharing(m_dir, on_fake({"--gpus", "0", "--mem", "1G", "-v", "--fifo", queue.string()}));
+    ASSERT_TRUE(eventually([&] { return fs::exists(queue); }));
+    write_file(queue, held_job(1));
+    ASSERT_TRUE(eventually([&] { return started() == 1; })) << sharing.err_so_far();
+    const auto quick = [this](int number) {
+        return fmt::format("echo start {0} >> {1}; echo end {0} >> {1}\n", number, log().string());
+    };
+    Process whole(m_dir, on_fake({"--gpus", "0"}, quick(2)));
+    ASSERT_TRUE(eventually([&] {
+        return whole.err_so_far().find("waiting for GPU 0: a memory share of it") !=
+               std::string::npos;
+    })) << whole.err_so_far();
+    // Another job of 1 GiB would fit, but would keep the waiting job from the GPU.
+    write_file(queue, quick(3));
+    ASSERT_TRUE(looked_again(sharing, 3)) << sharing.err_so_far();
+    EXPECT_EQ(started(), 1u) << read_file(log());
+    write_file(go(), "");
+    EXPECT_EQ(whole.wait().exit_status, 0) << whole.err_so_far();
+    ASSERT_TRUE(eventually([&] { return started() == 3; })) << sharing.err_so_far();
+    sharing.signal(SIGUSR1);
+    EXPECT_EQ(sharing.wait().exit_status, 0);
+    EXPECT_EQ(read_file(log()), "start 1\nend 1\nstart 2\nend 2\nstart 3\nend 3\n")
+        << "the job that waited for the GPU whole ran first";
 }
 
 TEST_F(MemoryShares, AJobThatAsksForMemoryWaitsWhileAnotherRunHasTheGpuWhole)

@@ -146,6 +146,11 @@ TEST(LeaseSockets, AMemoryShareSaysWhoPromisedHowMuchAndIsAShareOfItsGpu)
     }
     EXPECT_FALSE(lease_memory_share_name(space, std::string(80, 'x'), {1, 1, 1}))
         << "too long for a socket: no share, the whole lease instead";
+    const auto waits_whole = lease_whole_wait_name(space, gpu);
+    ASSERT_TRUE(waits_whole.has_value());
+    EXPECT_TRUE(waits_whole->starts_with(lease_socket_name(space, gpu)));
+    EXPECT_FALSE(is_lease_share(space, *waits_whole)) << "no whole lease is let go for it";
+    EXPECT_FALSE(lease_key_of_socket_name(space, *waits_whole).has_value());
     EXPECT_FALSE(lease_admission_name(space, gpu).starts_with(lease_shares_prefix(space, gpu)))
         << "admitting a share never blocks a whole GPU's lease";
 }

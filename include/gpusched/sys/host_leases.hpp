@@ -139,6 +139,8 @@ private:
         std::string shares_prefix; // a whole GPU's: where the shares of its MIG instances start
         std::string memory_prefix; // a whole GPU's: where its memory shares start
         std::string admission;     // a whole GPU's: bound while a memory share is admitted
+        std::optional<std::string> whole_wait_name; // bound while we wait for it whole
+        UniqueFd whole_wait;
         std::map<AllocationId, MemoryShare> memory_shares; // our jobs'
         std::vector<std::string> inherited_shares;         // memory shares we were started inside
         std::vector<std::pair<int, std::uint64_t>> processes; // the last look's, by pid
@@ -165,6 +167,8 @@ private:
     void update_wait_name();
     bool bind_names(Lease& lease);
     bool blocked_by_shares(Lease& lease) const;
+    void note_whole_wait(Lease& lease) const;
+    bool others_wait_whole(const Lease& lease, const std::vector<std::string>& names) const;
     bool own_share(const Lease& lease, const std::string& name) const;
     std::uint64_t promised_by_others(const Lease& lease,
                                      const std::vector<std::string>& names) const;
