@@ -10,6 +10,8 @@
 #include <unistd.h>
 
 #include <csignal>
+#include <optional>
+#include <set>
 #include <string>
 
 namespace gpusched::testing {
@@ -186,6 +188,64 @@ TEST_F(MemoryShares, ExecWithMemSharesAGpuWithARunsJobsAndCountsTheirPromises)
     write_file(go(), "");
     EXPECT_EQ(holding.wait().exit_status, 0);
     EXPECT_EQ(sharing.wait().exit_status, 0);
+}
+
+// A second account shares the GPU: its runs' jobs and ours pack it by memory alike.
+class MemorySharesOfTwoUsers : public MemoryShares {
+protected:
+    void SetUp() override
+    {
+        MemoryShares::SetUp();
+        m_user = second_user();
+        if (!m_user) {
+            GTEST_SKIP() << "needs root, to run gpusched as a second user";
+        }
+        open_to_everyone(m_dir.path());
+        write_file(log(), "");
+        fs::permissions(log(), fs::perms::all & ~(fs::perms::owner_exec | fs::perms::group_exec |
+                                                  fs::perms::others_exec));
+    }
+    // A run of the second user's, with the fake driver where that user can load it.
+    Process start_their_run(const std::string& memory, const std::string& input)
+    {
+        auto options = on_fake({"--gpus", "0", "--mem", memory, "-v"}, input);
+        fs::path copies;
+        for (const char* library : {"libcuda.so.1", "libnvidia-ml.so.1"}) {
+            copies = reachable_by_others(k_fake_driver / library).parent_path();
+        }
+        options.env["LD_LIBRARY_PATH"] = copies.string();
+        return Process(m_dir, as_user(*m_user, std::move(options)));
+    }
+
+    std::optional<std::string> m_user;
+};
+
+TEST_F(MemorySharesOfTwoUsers, NeitherPromisesWhatTheOtherWasPromised)
+{
+    machine(k_one_gpu); // 78.6 GiB the driver leaves
+    Process ours = start_run("40G", held_job(1));
+    ASSERT_TRUE(eventually([&] { return started() == 1; })) << ours.err_so_far();
+    Process theirs = start_their_run("30G", held_job(2));
+    ASSERT_TRUE(eventually([&] { return started() == 2; })) << theirs.err_so_far();
+    // 10 GiB more would be more than the GPU has, whoever asks.
+    Process more = start_their_run("10G", held_job(3));
+    ASSERT_TRUE(looked_again(more, 3)) << more.err_so_far();
+    EXPECT_EQ(started(), 2u) << read_file(log());
+    nlohmann::json gpu;
+    ASSERT_TRUE(eventually([&] {
+        gpu = status_of_gpu();
+        return gpu["memory_shares"].size() == 2;
+    })) << gpu;
+    std::set<std::string> users;
+    for (const auto& holder : gpu["memory_shares"]) {
+        users.insert(holder["user"].get<std::string>());
+    }
+    EXPECT_EQ(users, (std::set<std::string>{"root", *m_user})) << gpu;
+    write_file(go(), "");
+    EXPECT_EQ(ours.wait().exit_status, 0);
+    EXPECT_EQ(theirs.wait().exit_status, 0) << theirs.err_so_far();
+    EXPECT_EQ(more.wait().exit_status, 0) << more.err_so_far();
+    EXPECT_EQ(started(), 3u);
 }
 
 } // namespace
