@@ -58,35 +58,50 @@ bool HostLeases::own_share(const Lease& lease, const std::string& name) const
                lease.inherited_shares.end();
 }
 
-// What the other holders promised their jobs on the GPU beyond what those jobs use now:
-// each holder's promises together, less what the processes started under it use (by the
-// last look). A holder that is gone leaves its jobs without a tree to tie them to, and
-// they count at both their promise and their use until they end: too much, never too
-// little. `names`: those bound under the GPU's lease name.
+// What the other holders promised their jobs on the GPU beyond what those jobs use now (their
+// use is in the look's, as someone else's). The processes under a holder's pid are known, not
+// which of its jobs each belongs to, so a holder's use is taken as the worst case for us: one
+// job using it all, beyond its promise, while the others have allocated nothing. That is its
+// promises less its use, but never less by more than its smallest promise; a holder with one
+// job is counted exactly. A holder that is gone leaves its jobs without a tree to tie them to,
+// and they count at both their promise and their use until they end: too much, never too
+// little. Shares we hold, or were started inside (a gpusched in a job of one), are ours.
+// `names`: those bound under the GPU's lease name.
 std::uint64_t HostLeases::promised_by_others(const Lease& lease,
                                              const std::vector<std::string>& names) const
 {
-    std::map<long, std::uint64_t> promised_by;
+    struct Promises {
+        std::uint64_t sum = 0;
+        std::uint64_t smallest = k_everything;
+        std::uint64_t used = 0;
+    };
+    std::map<long, Promises> by_holder;
     for (const auto& name : names) {
-        if (std::any_of(lease.memory_shares.begin(), lease.memory_shares.end(),
-                        [&name](const auto& share) { return share.second.name == name; })) {
-            continue; // ours are in our own ledger
+        if (own_share(lease, name)) {
+            continue;
         }
         if (const auto share = parse_lease_memory_share(lease.memory_prefix, name)) {
-            auto& promised = promised_by[share->pid];
-            promised =
-                saturating_add(promised, std::min(share->mib, k_most_promised_mib) * k_one_mib);
+            const auto bytes = std::min(share->mib, k_most_promised_mib) * k_one_mib;
+            auto& promises = by_holder[share->pid];
+            promises.sum = saturating_add(promises.sum, bytes);
+            promises.smallest = std::min(promises.smallest, bytes);
+        }
+    }
+    if (by_holder.empty()) {
+        return 0;
+    }
+    // Each process's ancestry is walked once, whatever the number of holders named.
+    for (const auto& [pid, bytes] : lease.processes) {
+        for (const auto ancestor : ancestry(static_cast<pid_t>(pid))) {
+            if (const auto holder = by_holder.find(ancestor); holder != by_holder.end()) {
+                holder->second.used = saturating_add(holder->second.used, bytes);
+                break;
+            }
         }
     }
     std::uint64_t sum = 0;
-    for (const auto& [holder, promised] : promised_by) {
-        std::uint64_t used = 0;
-        for (const auto& [pid, bytes] : lease.processes) {
-            if (descends_from(pid, static_cast<pid_t>(holder))) {
-                used = saturating_add(used, bytes);
-            }
-        }
-        sum = saturating_add(sum, promised > used ? promised - used : 0);
+    for (const auto& [holder, promises] : by_holder) {
+        sum = saturating_add(sum, promises.sum - std::min(promises.used, promises.smallest));
     }
     return sum;
 }

@@ -31,10 +31,25 @@ std::vector<pid_t> direct_children()
     return children;
 }
 
+// A chain longer than this is no real process tree; it bounds the walk all the same.
+constexpr int k_deepest = 256;
+
+std::vector<pid_t> ancestry(pid_t pid)
+{
+    std::vector<pid_t> chain;
+    for (int depth = 0; depth < k_deepest && pid > 1; ++depth) {
+        chain.push_back(pid);
+        const auto stat = read_process_stat(pid);
+        if (!stat) {
+            break;
+        }
+        pid = stat->parent;
+    }
+    return chain;
+}
+
 bool descends_from(pid_t pid, pid_t ancestor)
 {
-    // A chain longer than this is no real process tree; it bounds the walk all the same.
-    constexpr int k_deepest = 256;
     for (int depth = 0; depth < k_deepest && pid > 1; ++depth) {
         if (pid == ancestor) {
             return true;

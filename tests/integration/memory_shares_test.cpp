@@ -17,6 +17,8 @@
 namespace gpusched::testing {
 namespace {
 
+using namespace std::chrono_literals;
+
 class MemoryShares : public GpuMemory {
 protected:
     // A run of jobs that ask for `memory`, verbose: its log tells each look.
@@ -154,6 +156,49 @@ TEST_F(MemoryShares, AKilledRunsPromisesLastUntilItsJobsEnd)
     EXPECT_EQ(next.wait().exit_status, 0) << next.err_so_far();
     EXPECT_EQ(started(), 2u);
     EXPECT_EQ(most_at_once(), 1u) << read_file(log());
+}
+
+TEST_F(MemoryShares, AJobUsingMoreThanItAskedLeavesItsSiblingsPromiseStanding)
+{
+    machine(k_one_gpu); // 81559 MiB, 1000 of them the driver's
+    // Two jobs of 30 GiB; the second allocates 40000 MiB, the first nothing yet.
+    const auto allocated = m_dir / "allocated";
+    Process sharing = start_run(
+        "30G",
+        held_job(1) + held_job(2, fmt::format("echo 'process 0 '$$' 40000' >> {}; touch {}; ",
+                                              (m_dir / "machine").string(), allocated.string())));
+    ASSERT_TRUE(eventually([&] { return started() == 2 && fs::exists(allocated); }))
+        << sharing.err_so_far();
+    // 1000 + 40000 in use, and job 1's 30720 still promised: 9839 MiB left, too few for 18 GiB
+    // (where its sibling's use was netted against job 1's promise, 19119 MiB seemed left).
+    Process next = start_run("18G", held_job(3));
+    ASSERT_TRUE(looked_again(next, 3)) << next.err_so_far();
+    EXPECT_EQ(started(), 2u) << read_file(log());
+    write_file(go(), "");
+    EXPECT_EQ(sharing.wait().exit_status, 0);
+    EXPECT_EQ(next.wait().exit_status, 0) << next.err_so_far();
+}
+
+TEST_F(MemoryShares, AGpuschedInsideAJobWithAShareRunsWithinItsPromise)
+{
+    machine(k_one_gpu);
+    // Inside a job promised 40 GiB of 78.6, 40 GiB more for its own jobs is that promise,
+    // not another: it starts at once rather than wait for its own parent.
+    const auto inner = m_dir / "inner.txt";
+    write_file(inner, "echo inner ran >> " + log().string() + "\n");
+    const auto nested =
+        run(m_dir,
+            on_fake({"--gpus", "0", "--mem", "40G"},
+                    fmt::format("{} --gpus 0 --mem 40G {}\n", binary().string(), inner.string())),
+            30s);
+    EXPECT_EQ(nested.exit_status, 0) << nested.err;
+    EXPECT_EQ(read_file(log()), "inner ran\n") << nested.err;
+    const auto execs = run(m_dir,
+                           on_fake({"exec", "--gpus", "0", "--mem", "40G", "--", binary().string(),
+                                    "exec", "--gpus", "0", "--mem", "40G", "--", "echo", "hi"}),
+                           30s);
+    EXPECT_EQ(execs.exit_status, 0) << execs.err;
+    EXPECT_EQ(execs.out, "hi\n") << execs.err;
 }
 
 TEST_F(MemoryShares, ExecWithMemSharesAGpuWithARunsJobsAndCountsTheirPromises)

@@ -17,5 +17,8 @@ std::vector<pid_t> direct_children();
 
 // True when `pid` is `ancestor` or one of its descendants, by the parent links in /proc.
 bool descends_from(pid_t pid, pid_t ancestor);
+// `pid` and its ancestors below init, nearest first, by the same links: one walk, for asking
+// about many ancestors at once.
+std::vector<pid_t> ancestry(pid_t pid);
 
 } // namespace gpusched::sys
