@@ -116,6 +116,8 @@ std::vector<std::string> lease_parents(const std::vector<std::string>& keys,
 
 // True when some id is a plain index, which only the probe can turn into a UUID.
 bool has_gpu_indices(const std::vector<std::string>& ids);
+// True when some id is the start of a GPU UUID (GPU-8e6b), which only the probe can complete.
+bool has_partial_uuids(const std::vector<std::string>& ids);
 // True when some id is a MIG instance, whose GPU only the probe can tell.
 bool has_mig_ids(const std::vector<std::string>& ids);
 

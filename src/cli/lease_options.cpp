@@ -26,12 +26,12 @@ CLI::Option* add_lock_dir_option(CLI::App& app, std::string& lock_dir)
 
 namespace {
 
-// The probe is asked only where the ids alone cannot tell: for indices, and for the GPU of a
-// MIG instance. (A whole GPU's lease needs no list of its MIG instances: it finds their shares
-// by its own name.)
+// The probe is asked only where the ids alone cannot tell: for indices, the start of a UUID,
+// and for the GPU of a MIG instance. (A whole GPU's lease needs no list of its MIG instances: it
+// finds their shares by its own name.)
 GpuInventory inventory_for_leases(const std::vector<std::string>& ids, GpuProbe& probe)
 {
-    if (!has_gpu_indices(ids) && !has_mig_ids(ids)) {
+    if (!has_gpu_indices(ids) && !has_partial_uuids(ids) && !has_mig_ids(ids)) {
         return {};
     }
     auto inventory = probe.inventory();

@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <iterator>
 
 namespace gpusched {
 namespace {
@@ -266,7 +267,20 @@ std::vector<std::string> lease_keys(const std::vector<std::string>& ids,
         const auto found =
             std::find_if(inventory.gpus.begin(), inventory.gpus.end(),
                          [&](const GpuInfo& gpu) { return index && gpu.index == *index; });
-        keys.push_back(found != inventory.gpus.end() ? found->uuid : id);
+        if (found != inventory.gpus.end()) {
+            keys.push_back(found->uuid);
+            continue;
+        }
+        // The start of a UUID, as CUDA takes it (GPU-8e6b): the GPU it names, where one does,
+        // so that it and the GPU's index or whole UUID take the same lease.
+        const auto starts = [&](const GpuInfo& gpu) {
+            return id.starts_with("GPU-") && gpu.uuid.starts_with(id);
+        };
+        const auto named = std::find_if(inventory.gpus.begin(), inventory.gpus.end(), starts);
+        const bool one =
+            named != inventory.gpus.end() &&
+            std::find_if(std::next(named), inventory.gpus.end(), starts) == inventory.gpus.end();
+        keys.push_back(one ? named->uuid : id);
     }
     return keys;
 }
@@ -294,6 +308,14 @@ bool has_mig_ids(const std::vector<std::string>& ids)
 {
     return std::any_of(ids.begin(), ids.end(),
                        [](const std::string& id) { return id.starts_with("MIG-"); });
+}
+
+bool has_partial_uuids(const std::vector<std::string>& ids)
+{
+    constexpr std::size_t k_uuid_length = 40; // GPU- and 8-4-4-4-12 hexadecimal digits
+    return std::any_of(ids.begin(), ids.end(), [](const std::string& id) {
+        return id.starts_with("GPU-") && id.size() < k_uuid_length;
+    });
 }
 
 bool has_gpu_indices(const std::vector<std::string>& ids)

@@ -139,6 +139,24 @@ TEST_F(MemoryShares, AJobThatAsksForMemoryWaitsWhileAnotherRunHasTheGpuWhole)
     EXPECT_EQ(most_at_once(), 1u) << read_file(log());
 }
 
+TEST_F(MemoryShares, AGpuNamedByTheStartOfItsUuidIsTheSameGpu)
+{
+    if (!built_with_cuda()) {
+        GTEST_SKIP() << "built without CUDA: no probe turns a UUID's start into its GPU";
+    }
+    machine(k_one_gpu);
+    const auto abbreviated = k_first_uuid.substr(0, 12); // GPU-aaaaaaaa, as CUDA takes it
+    Process whole(m_dir, on_fake({"--gpus", abbreviated}, held_job(1)));
+    ASSERT_TRUE(eventually([&] { return started() == 1; })) << whole.err_so_far();
+    Process sharing = start_run("1G", held_job(2));
+    ASSERT_TRUE(looked_again(sharing, 3)) << sharing.err_so_far();
+    EXPECT_EQ(started(), 1u) << "a share beside a lease of the same GPU by another name";
+    write_file(go(), "");
+    EXPECT_EQ(whole.wait().exit_status, 0);
+    EXPECT_EQ(sharing.wait().exit_status, 0) << sharing.err_so_far();
+    EXPECT_EQ(most_at_once(), 1u) << read_file(log());
+}
+
 TEST_F(MemoryShares, AKilledRunsPromisesLastUntilItsJobsEnd)
 {
     machine(k_one_gpu);

@@ -79,6 +79,17 @@ TEST(LeaseKeys, IndicesTheProbeFoundBecomeUuids)
               (std::vector<std::string>{"GPU-bbbb", "GPU-aaaa", "7", "GPU-cccc", "MIG-dddd"}));
 }
 
+TEST(LeaseKeys, TheStartOfAUuidIsLeasedAsTheGpuItNames)
+{
+    GpuInventory inventory;
+    inventory.gpus = {GpuInfo{0, "GPU-aaaa1111", "H100", 1}, GpuInfo{1, "GPU-aaaa2222", "H100", 1}};
+    EXPECT_EQ(lease_keys({"GPU-aaaa1", "GPU-aaaa2222", "GPU-aaaa", "GPU-b"}, inventory),
+              (std::vector<std::string>{"GPU-aaaa1111", "GPU-aaaa2222", "GPU-aaaa", "GPU-b"}))
+        << "one GPU it names: its UUID; several or none: as given";
+    EXPECT_TRUE(has_partial_uuids({"0", "GPU-8e6b"}));
+    EXPECT_FALSE(has_partial_uuids({"GPU-8e6b0c3a-2f1d-4b5c-9d7e-0123456789ab", "1", "MIG-1"}));
+}
+
 TEST(LeaseKeys, AMigInstanceTheProbeFoundIsLeasedByItsWholeUuidWithItsGpu)
 {
     GpuInventory inventory;
