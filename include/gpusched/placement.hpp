@@ -167,10 +167,14 @@ public:
     // The end of the run: every wait is given up.
     void cancel_lease_waits();
 
-    // The fair share's numbers: a job's shell started on `gpus` GPUs; an attempt ended, its
-    // shell having run since `started` (`launched` false: it never started).
-    void on_job_started(std::size_t gpus, Clock::time_point started);
-    void on_attempt_ended(std::size_t gpus, Clock::time_point started, Clock::time_point now,
+    // How much GPU an allocation holds, for the fair share: each GPU it has whole counts 1,
+    // each where it was promised part of the memory the share of the GPU's total promised,
+    // so that a user whose jobs pack one GPU is not charged a GPU for each of them.
+    double gpus_held(const GpuSlots& gpus, AllocationId id) const;
+    // The fair share's numbers: a job's shell started holding `gpus` (gpus_held); an attempt
+    // ended, its shell having run since `started` (`launched` false: it never started).
+    void on_job_started(double gpus, Clock::time_point started);
+    void on_attempt_ended(double gpus, Clock::time_point started, Clock::time_point now,
                           bool launched);
     // GPU-seconds our jobs have used, the running ones up to `now`.
     double gpu_seconds_used(Clock::time_point now) const;
@@ -209,11 +213,11 @@ private:
     std::string m_waiting_for;
     std::map<GpuSlot, LeaseTaker> m_handed_to; // GPUs handed over, until they are ours again
     std::vector<bool> m_record_stale;          // per GPU: its lease record is behind
-    // GPU-seconds of ended attempts; and of the running shells, as their GPU count and the
-    // sum of each one's GPU count times its start (seconds of the clock), so that what they
+    // GPU-seconds of ended attempts; and of the running shells, as the GPUs they hold and the
+    // sum of what each one holds times its start (seconds of the clock), so that what they
     // used so far is one product away whatever their number.
     double m_ended_seconds = 0;
-    std::size_t m_running_gpus = 0;
+    double m_running_gpus = 0;
     double m_running_starts = 0;
 };
 

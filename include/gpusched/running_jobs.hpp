@@ -27,6 +27,7 @@ struct RunningJob {
     Clock::time_point started;
     std::chrono::system_clock::time_point started_wall;
     ProcessId leader = 0; // its shell, leader of its process group
+    double gpus_held = 0; // what the fair share counts it for (Placement::gpus_held), once started
     int token = -1;       // its presence token (see Spawned)
 
     std::optional<JobOutcome> outcome; // once its shell is reaped

@@ -284,21 +284,33 @@ void Placement::cancel_lease_waits()
     }
 }
 
-void Placement::on_job_started(std::size_t gpus, Clock::time_point started)
+double Placement::gpus_held(const GpuSlots& gpus, AllocationId id) const
 {
-    m_running_gpus += gpus;
-    m_running_starts += static_cast<double>(gpus) * seconds_of(started);
+    double held = 0;
+    for (const auto slot : gpus) {
+        const auto promised = m_memory.reservation(slot, id);
+        const auto total = m_memory.total(slot);
+        held += promised && total && *total > 0
+                    ? std::min(1.0, static_cast<double>(*promised) / static_cast<double>(*total))
+                    : 1.0;
+    }
+    return held;
 }
 
-void Placement::on_attempt_ended(std::size_t gpus, Clock::time_point started, Clock::time_point now,
+void Placement::on_job_started(double gpus, Clock::time_point started)
+{
+    m_running_gpus += gpus;
+    m_running_starts += gpus * seconds_of(started);
+}
+
+void Placement::on_attempt_ended(double gpus, Clock::time_point started, Clock::time_point now,
                                  bool launched)
 {
     if (launched) {
         m_running_gpus -= gpus;
-        m_running_starts -= static_cast<double>(gpus) * seconds_of(started);
+        m_running_starts -= gpus * seconds_of(started);
     }
-    m_ended_seconds +=
-        std::chrono::duration<double>(now - started).count() * static_cast<double>(gpus);
+    m_ended_seconds += std::chrono::duration<double>(now - started).count() * gpus;
     if (m_leases != nullptr) {
         m_leases->note_usage(m_ended_seconds); // to the holders we wait for, if any
     }
@@ -306,8 +318,7 @@ void Placement::on_attempt_ended(std::size_t gpus, Clock::time_point started, Cl
 
 double Placement::gpu_seconds_used(Clock::time_point now) const
 {
-    return m_ended_seconds +
-           (static_cast<double>(m_running_gpus) * seconds_of(now) - m_running_starts);
+    return m_ended_seconds + (m_running_gpus * seconds_of(now) - m_running_starts);
 }
 
 std::vector<std::pair<GpuSlot, bool>>

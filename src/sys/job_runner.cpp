@@ -401,7 +401,8 @@ void JobRunner::start(StartJob& job)
     running.token = spawned->token;
     m_ends.on_started(running.id, running.gpu);
     lease_holders_changed(running.slots);
-    m_scheduler.placement().on_job_started(running.slots.size(), running.started);
+    running.gpus_held = m_scheduler.placement().gpus_held(running.slots, running.allocation);
+    m_scheduler.placement().on_job_started(running.gpus_held, running.started);
     m_jobs.add(std::move(running));
 }
 

@@ -14,8 +14,8 @@ void JobRunner::record_attempt(const RunningJob& job, JobOutcome outcome, Attemp
     const auto now = m_clock.now();
     const auto runtime = now - job.started;
     m_report.on_attempt(runtime);
-    // The fair share's GPU-seconds; a job that never started has no leader.
-    m_scheduler.placement().on_attempt_ended(job.slots.size(), job.started, now, job.leader != 0);
+    // The fair share's GPU-seconds; a job that never started has no leader, and held nothing.
+    m_scheduler.placement().on_attempt_ended(job.gpus_held, job.started, now, job.leader != 0);
     if (!m_records.keeps_any()) {
         return; // no record is kept: spare the copy of the command on every job's end
     }

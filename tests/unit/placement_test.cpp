@@ -522,6 +522,33 @@ TEST(PlacementMemory, AJobAskingMoreThanAGpuHasRunsAloneAndOneWhoseGpuCannotBeRe
     EXPECT_FALSE(gpus.place(1)) << "each has its GPU to itself";
 }
 
+TEST(PlacementMemory, TheFairShareCountsAJobAtTheShareOfTheGpuItWasPromised)
+{
+    MemoryPlacement gpus({"0", "1"});
+    GpuSamples::MemoryLook partly = look(2, 80, 0);
+    partly.gpus[1].reset(); // NVML does not know GPU 1
+    gpus.read(partly);
+    const auto quarter = gpus.place(20);
+    ASSERT_TRUE(quarter);
+    ASSERT_EQ(quarter->gpus, (GpuSlots{0}));
+    EXPECT_DOUBLE_EQ(gpus.placement.gpus_held(quarter->gpus, quarter->id), 0.25);
+    const auto unread = gpus.place(20);
+    ASSERT_TRUE(unread);
+    ASSERT_EQ(unread->gpus, (GpuSlots{1}));
+    EXPECT_DOUBLE_EQ(gpus.placement.gpus_held(unread->gpus, unread->id), 1)
+        << "GPU 1, unread, is its whole";
+    gpus.placement.release(*unread);
+    const auto whole = gpus.placement.acquire({});
+    ASSERT_TRUE(whole);
+    EXPECT_DOUBLE_EQ(gpus.placement.gpus_held(whole->gpus, whole->id), 1);
+
+    gpus.placement.on_job_started(0.25, since_start(0ms));
+    gpus.placement.on_job_started(1, since_start(0ms));
+    EXPECT_DOUBLE_EQ(gpus.placement.gpu_seconds_used(since_start(40'000ms)), 10 + 40);
+    gpus.placement.on_attempt_ended(0.25, since_start(0ms), since_start(40'000ms), true);
+    EXPECT_DOUBLE_EQ(gpus.placement.gpu_seconds_used(since_start(80'000ms)), 10 + 80);
+}
+
 TEST(PlacementMemory, RoomIsCountedInJobsOfTheNeedAskedAbout)
 {
     MemoryPlacement gpus({"0", "1"});
