@@ -7,6 +7,7 @@
 #include <gpusched/exit_status.hpp>
 #include <gpusched/queue/queue_json.hpp>
 #include <gpusched/job_messages.hpp>
+#include <gpusched/job_request.hpp>
 #include <gpusched/memory_size.hpp>
 #include <gpusched/visible_text.hpp>
 #include <gpusched/wall_clock.hpp>
@@ -81,6 +82,17 @@ std::string origin_of(const queue::JobRecord& job)
     return origin;
 }
 
+// " (GPU memory 20 GiB)": what a job asked for of each GPU with --mem, "" where nothing.
+std::string memory_asked_of(const queue::JobRecord& job)
+{
+    if (!job.memory_asked) {
+        return {};
+    }
+    return fmt::format(" (GPU memory {})", *job.memory_asked == k_learned_memory
+                                               ? std::string("learned")
+                                               : format_memory_size(*job.memory_asked));
+}
+
 // The listing of any queue, from its backend. What the queue's users wrote (commands, labels,
 // directories, hosts, names) is shown with visible_text: it reaches everyone's terminal.
 int show_queue(queue::QueueBackend& queue, const QueueCommandOptions& options)
@@ -119,18 +131,18 @@ int show_queue(queue::QueueBackend& queue, const QueueCommandOptions& options)
                    worker.gpus.empty() ? "-" : visible_text(worker.gpus), since(worker.since));
     }
     for (const auto& job : listing.running) {
-        fmt::print("  {} on {}GPU {} {}{}: {}\n", job_called(job), host_of(listing, job.worker),
+        fmt::print("  {} on {}GPU {} {}{}{}: {}\n", job_called(job), host_of(listing, job.worker),
                    job.gpu.empty() ? "-" : visible_text(job.gpu), since(job.started),
-                   origin_of(job), shown_command(job.command));
+                   memory_asked_of(job), origin_of(job), shown_command(job.command));
     }
     if (!listing.first_queued.empty()) {
         fmt::print("next:\n");
     }
     std::size_t position = 0;
     for (const auto& job : listing.first_queued) {
-        fmt::print("  {:>4}. {}{}{}: {}\n", ++position, job_called(job),
+        fmt::print("  {:>4}. {}{}{}{}: {}\n", ++position, job_called(job),
                    job.priority != 0 ? fmt::format(" (priority {})", job.priority) : "",
-                   origin_of(job), shown_command(job.command));
+                   memory_asked_of(job), origin_of(job), shown_command(job.command));
     }
     if (listing.queued > static_cast<std::int64_t>(listing.first_queued.size())) {
         fmt::print("  ... and {} more\n",

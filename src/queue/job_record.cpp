@@ -1,5 +1,6 @@
 #include <gpusched/queue/job_record.hpp>
 
+#include <gpusched/job_request.hpp>
 #include <gpusched/memory_size.hpp>
 #include <gpusched/parse_number.hpp>
 
@@ -19,6 +20,26 @@ std::uint64_t peak_memory_of(std::string_view text)
 {
     const auto peak = parse_number<std::uint64_t>(text);
     return peak && *peak <= k_most_job_memory ? *peak : 0;
+}
+
+std::string memory_asked_field(std::optional<std::uint64_t> memory)
+{
+    if (!memory) {
+        return {};
+    }
+    return *memory == k_learned_memory ? std::string("auto") : std::to_string(*memory);
+}
+
+std::optional<std::uint64_t> memory_asked_of(std::string_view text)
+{
+    if (text == "auto") {
+        return k_learned_memory;
+    }
+    const auto bytes = parse_number<std::uint64_t>(text);
+    if (bytes && *bytes > 0 && *bytes <= k_most_job_memory) {
+        return bytes;
+    }
+    return std::nullopt;
 }
 
 std::string_view to_string(JobState state)

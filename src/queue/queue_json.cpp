@@ -1,5 +1,6 @@
 #include <gpusched/queue/queue_json.hpp>
 
+#include <gpusched/job_request.hpp>
 #include <gpusched/memory_size.hpp>
 
 #include <algorithm>
@@ -49,6 +50,11 @@ Json job_json(const JobRecord& job)
             {"started", json_instant(job.started)},
             {"ended", job.ended_state() ? json_instant(job.ended) : Json(nullptr)},
             {"runtime_seconds", ended ? json_seconds(job.runtime) : Json(nullptr)},
+            // What it asked for (submit --mem), in whole MiB rounded up; `--mem auto`: learned.
+            {"gpu_memory_asked_mib", job.memory_asked && *job.memory_asked != k_learned_memory
+                                         ? Json(mebibytes_rounded_up(*job.memory_asked))
+                                         : Json(nullptr)},
+            {"gpu_memory_learned", job.memory_asked == k_learned_memory},
             // Whole MiB, rounded up, as the job log's peak=.
             {"gpu_memory_peak_mib",
              job.peak_memory > 0 ? Json(mebibytes_rounded_up(job.peak_memory)) : Json(nullptr)},

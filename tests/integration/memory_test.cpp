@@ -279,7 +279,8 @@ TEST_F(GpuMemory, AQueuedJobCarriesItsMemoryToTheWorkerThatRunsIt)
     worker.wait();
 }
 
-// What a queued job used is kept with it, in either store, and `queue --json` says it.
+// What a queued job asked for and used is kept with it, in either store, and `queue` and
+// `queue --json` say it.
 TEST_F(GpuMemory, TheQueueKeepsEachJobsPeakInEitherStore)
 {
     machine(k_one_gpu);
@@ -301,6 +302,22 @@ TEST_F(GpuMemory, TheQueueKeepsEachJobsPeakInEitherStore)
         const auto submitted = run(m_dir, submit);
         ASSERT_EQ(submitted.exit_status, 0) << submitted.err;
         const auto id = json_field(submitted.out, "ids")[0].get<std::int64_t>();
+        const auto learned = run(m_dir, in_queue({"submit", "--no-start", "--mem", "auto", "-q",
+                                                  "--name", "later", "--", "true"}));
+        ASSERT_EQ(learned.exit_status, 0) << learned.err;
+        // Queued, each job says what it asked for.
+        const auto queued = json_field(run(m_dir, in_queue({"queue", "--json"})).out, "next");
+        ASSERT_EQ(queued.size(), 2u) << queued;
+        EXPECT_EQ(queued[0]["gpu_memory_asked_mib"], 30720) << queued[0];
+        EXPECT_EQ(queued[0]["gpu_memory_learned"], false) << queued[0];
+        EXPECT_EQ(queued[1]["gpu_memory_asked_mib"], nullptr) << queued[1];
+        EXPECT_EQ(queued[1]["gpu_memory_learned"], true) << queued[1];
+        const auto next = run(m_dir, in_queue({"queue"})).out;
+        EXPECT_NE(next.find(fmt::format("job {} (GPU memory 30 GiB)", id)), std::string::npos)
+            << next;
+        EXPECT_NE(next.find("[later] (GPU memory learned)"), std::string::npos) << next;
+        const auto cancelled = run(m_dir, in_queue({"cancel", "later"}));
+        ASSERT_EQ(cancelled.exit_status, 0) << cancelled.err;
         Process worker(m_dir, in_queue({"worker", "--gpus", "0", "--no-lock"}));
         const auto waited = run(m_dir, in_queue({"wait", std::to_string(id)}));
         EXPECT_EQ(waited.exit_status, 0) << waited.err;
@@ -311,6 +328,7 @@ TEST_F(GpuMemory, TheQueueKeepsEachJobsPeakInEitherStore)
         ASSERT_TRUE(recent.is_array() && !recent.empty()) << listed.out;
         EXPECT_EQ(recent[0]["id"], id);
         EXPECT_EQ(recent[0]["gpu_memory_peak_mib"], 20000) << recent[0];
+        EXPECT_EQ(recent[0]["gpu_memory_asked_mib"], 30720) << recent[0];
         const auto text = run(m_dir, in_queue({"queue"}));
         EXPECT_NE(text.out.find(fmt::format("job {} exit 0, GPU memory peak 19.5 GiB: ", id)),
                   std::string::npos)

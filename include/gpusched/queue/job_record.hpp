@@ -33,6 +33,10 @@ std::string describe_end(JobState state, std::string_view note);
 // A job's GPU memory peak as a store keeps it (decimal bytes): 0 for none, and for what no
 // worker writes (a hand-edited record: not a number, 0, more than k_most_job_memory).
 std::uint64_t peak_memory_of(std::string_view text);
+// A job's --mem as the Redis store lists it (a job's `mem` field): decimal bytes, or `auto`;
+// "" where it asked none. What no submitter writes is read as none.
+std::string memory_asked_field(std::optional<std::uint64_t> memory);
+std::optional<std::uint64_t> memory_asked_of(std::string_view text);
 
 // How a job ended, as a worker records it in either store: the one result of the queue.
 struct JobResult {
@@ -98,6 +102,9 @@ struct JobRecord {
     std::string name;                 // its label (submit --name), "" when none
     std::vector<JobDependency> after; // what it waits for, where listed (a waiting job)
     std::uint64_t peak_memory = 0;    // once ended, as its result said (0: not watched)
+    // The GPU memory it asked for on each of its GPUs (submit --mem), in bytes;
+    // k_learned_memory for `--mem auto`; nothing where it asked none (its worker's default).
+    std::optional<std::uint64_t> memory_asked{};
     bool ended_state() const { return has_ended(state); }
 };
 

@@ -25,8 +25,8 @@ return redis.call('GET', KEYS[1])
 // id, command, batch, seq, signature, priority, front (1 or 0), context (its digest), user,
 // host (submitted from), directory, name (its label, '' for none), what it waits for (ids
 // each followed by '!' where their success is needed, separated by spaces), the queue's key
-// prefix, the submitter's uid ('' when not known). Reply: 1 when queued (or waiting, or skipped), 0
-// when a job of that id was there already.
+// prefix, the submitter's uid ('' when not known), its --mem for listings ('' for none). Reply:
+// 1 when queued (or waiting, or skipped), 0 when a job of that id was there already.
 const LuaScript k_submit(pending_order_lua() + waiting_jobs_lua() + R"lua(
 if redis.call('HSETNX', KEYS[1], 'command', ARGV[2]) == 0 then return 0 end
 local t = redis.call('TIME')
@@ -37,6 +37,7 @@ redis.call('HSET', KEYS[1], 'batch', ARGV[3], 'seq', ARGV[4], 'sig', ARGV[5],
            'returned', 0)
 redis.call('HINCRBY', KEYS[3], 'submitted', 1)
 if ARGV[15] and ARGV[15] ~= '' then redis.call('HSET', KEYS[1], 'uid', ARGV[15]) end
+if ARGV[16] and ARGV[16] ~= '' then redis.call('HSET', KEYS[1], 'mem', ARGV[16]) end
 if ARGV[12] ~= '' then
   redis.call('HSET', KEYS[1], 'name', ARGV[12])
   redis.call('SADD', KEYS[5], ARGV[1])
@@ -473,13 +474,13 @@ Result<void> RedisQueue::submit(RedisClient& redis, const std::string& batch,
 {
     std::vector<RedisCommand> commands;
     for (const auto& job : jobs) {
-        commands.push_back(
-            RedisCommand::call(k_submit,
-                               {key("job:" + job.id), key("pending"), key("stats"), key("rank"),
-                                key("named:" + job.name)},
-                               {job.id, job.command, batch, job.seq, job.signature,
-                                std::to_string(priority), front ? "1" : "0", job.context, job.user,
-                                job.host, job.directory, job.name, job.after, m_prefix, job.uid}));
+        commands.push_back(RedisCommand::call(
+            k_submit,
+            {key("job:" + job.id), key("pending"), key("stats"), key("rank"),
+             key("named:" + job.name)},
+            {job.id, job.command, batch, job.seq, job.signature, std::to_string(priority),
+             front ? "1" : "0", job.context, job.user, job.host, job.directory, job.name, job.after,
+             m_prefix, job.uid, job.memory}));
     }
     const auto replies = redis.run_all(commands);
     if (!replies) {

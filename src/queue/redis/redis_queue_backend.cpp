@@ -84,6 +84,7 @@ JobRecord to_record(const QueuedJob& job, const std::string& queue, bool pending
     record.signal = std::atoi(job.field("signal").c_str());
     record.note = job.field("note");
     record.peak_memory = peak_memory_of(job.field("peak"));
+    record.memory_asked = memory_asked_of(job.field("mem"));
     record.cancel_requested = job.field("cancel") == "1";
     record.directory = job.field("dir");
     record.name = job.field("name");

@@ -204,7 +204,8 @@ private:
             chunk.push_back({std::move(id), command.command, std::to_string(command.number),
                              std::move(signature), m_context, submitter.user, submitter.host,
                              m_settings.context.directory, m_settings.name, m_after,
-                             submitter.uid >= 0 ? std::to_string(submitter.uid) : ""});
+                             submitter.uid >= 0 ? std::to_string(submitter.uid) : "",
+                             memory_asked_field(m_settings.context.request.memory)});
         }
         // They may be in the queue from now on.
         m_ids.insert(m_ids.end(), ids.begin(), ids.end());

@@ -2,6 +2,7 @@
 
 // How the SQLite queue reads a job's row: the columns it selects and the record made of them,
 // shared by the take, the verbs and the listings.
+#include <gpusched/job_request.hpp>
 #include <gpusched/memory_size.hpp>
 #include <gpusched/queue/job_record.hpp>
 #include <gpusched/queue/sqlite/sqlite_database.hpp>
@@ -19,7 +20,7 @@ inline JobState state_of(const std::string& name)
 }
 
 // A job's own columns (what a worker's take returns: it reads its batch's origin once per
-// batch), then, for listings, those of its batch: its directory, uid and user.
+// batch), then, for listings, those of its batch: its directory, uid, user, name and request.
 inline constexpr std::string_view k_taken_job_columns =
     "id, queue, command, batch, priority, state, coalesce(worker, ''), coalesce(gpu, ''), "
     "submitted, coalesce(started, 0), coalesce(runtime, 0), coalesce(exit_code, 0), "
@@ -28,24 +29,33 @@ inline constexpr std::string_view k_taken_job_columns =
 inline const std::string k_job_columns =
     std::string(k_taken_job_columns) +
     ", (SELECT coalesce(directory, '') || char(0) || coalesce(uid, -1) || char(0) || "
-    "coalesce(user, '') || char(0) || coalesce(name, '') FROM batches WHERE batches.id = "
-    "jobs.batch)";
+    "coalesce(user, '') || char(0) || coalesce(name, '') || char(0) || coalesce(request, '') "
+    "FROM batches WHERE batches.id = jobs.batch)";
 inline constexpr int k_origin_column = 19;
 
-// The batch's part of a job's columns: directory, uid, user and name, joined by NUL bytes
-// (one look-up of the batch, not four).
+// The batch's part of a job's columns: directory, uid, user, name and request, joined by NUL
+// bytes (one look-up of the batch, not five).
 inline void read_origin(const std::string& joined, JobRecord& job)
 {
-    const auto first = joined.find('\0');
-    const auto second = joined.find('\0', first == std::string::npos ? first : first + 1);
-    const auto third = joined.find('\0', second == std::string::npos ? second : second + 1);
-    if (third == std::string::npos) {
+    std::vector<std::string_view> parts;
+    std::string_view rest = joined;
+    for (auto end = rest.find('\0'); end != std::string_view::npos; end = rest.find('\0')) {
+        parts.push_back(rest.substr(0, end));
+        rest.remove_prefix(end + 1);
+    }
+    parts.push_back(rest);
+    if (parts.size() < 5) {
         return;
     }
-    job.directory = joined.substr(0, first);
-    job.submitter.uid = std::strtoll(joined.c_str() + first + 1, nullptr, 10);
-    job.submitter.user = joined.substr(second + 1, third - second - 1);
-    job.name = joined.substr(third + 1);
+    job.directory = std::string(parts[0]);
+    job.submitter.uid = std::strtoll(std::string(parts[1]).c_str(), nullptr, 10);
+    job.submitter.user = std::string(parts[2]);
+    job.name = std::string(parts[3]);
+    // A request this version cannot read says nothing of its memory here: the take refuses
+    // the job (sqlite_queue_take.cpp).
+    if (const auto request = decode_request(parts[4])) {
+        job.memory_asked = request->memory;
+    }
 }
 
 inline JobRecord read_job(const Statement& row)

@@ -142,6 +142,7 @@ public:
         // What it waits for: ids, each followed by '!' where its success is needed.
         std::string after{};
         std::string uid{}; // the submitter's, on the host it submitted from
+        std::string memory{}; // its --mem, for listings (memory_asked_field); "" for none
     };
     // Keeps a submission's context (encode_context) under its digest, for its jobs to name:
     // one copy of an environment for every job submitted with it.
