@@ -544,6 +544,38 @@ class ServeTest(unittest.TestCase):
         self.assertTrue(eventually(lambda: browser.driver.find_elements(By.CSS_SELECTOR, "#timeline polyline")))
         self.assert_accessible(browser, "the page with NVML's readings")
 
+    def test_a_gpu_shared_by_memory_shows_what_was_promised_beside_what_is_in_use(self):
+        fake_driver = os.environ.get("GPUSCHED_FAKE_DRIVER")
+        if not fake_driver:
+            self.skipTest("GPUSCHED_FAKE_DRIVER names no fake driver")
+        machine = self.machine
+        config = os.path.join(machine.dir, "machine")
+        with open(config, "w") as file:
+            file.write("gpu GPU-aaaaaaaa-1111-2222-3333-444444444444 00000000:41:00.0 81920 8192 Fake H100\n")
+        machine.env.update(LD_LIBRARY_PATH=fake_driver, GPUSCHED_FAKE_GPUS=config)
+        marker = os.path.join(machine.dir, "go")
+        hold = f"while [ ! -e {marker} ]; do sleep 0.05; done\n"
+        run = machine.start(["--gpus", "0", "--mem", "20G"], hold * 2)
+        server = Server(machine, "--gpus", "0", "--sample-every", "0.2")
+        browser = self.open_browser()
+        browser.open(server.base + "/")
+        row = '#gpus tr[data-gpu="0"]'
+        self.assertTrue(browser.shows(row, "40960 MiB promised", 15), browser.text("#gpus"))
+        self.assertIn("shared", browser.text(row))
+        self.assertIn("8192 / 81920 MiB", browser.text(row))
+        self.assertIn("2 jobs sharing it by memory", browser.text(row))
+        widths = browser.driver.execute_script("""
+            const bar = document.querySelector('#gpus tr[data-gpu="0"] .memory-bars');
+            return [...bar.children].map((span) => span.getBoundingClientRect().width / bar.getBoundingClientRect().width);""")
+        # 8192 of 81920 MiB in use (by the driver), and 40960 promised to the two jobs.
+        self.assertAlmostEqual(widths[0], 0.1, delta=0.02)
+        self.assertAlmostEqual(widths[1], 0.5, delta=0.02)
+        self.assert_accessible(browser, "the page with a GPU shared by memory")
+        open(marker, "w").close()
+        self.assertEqual(run.wait(30), 0, run.stderr.read())
+        self.assertTrue(browser.shows(row, "free", 15), browser.text(row))
+        self.assertNotIn("promised", browser.text(row))
+
     def test_a_job_started_or_ended_appears_within_a_second_without_a_reload(self):
         machine = self.machine
         server = Server(machine, "--gpus", "0")

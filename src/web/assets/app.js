@@ -151,17 +151,39 @@ function noteServer(status) {
   document.body.classList.toggle("can-act", Boolean(status.server.allow_actions));
 }
 
+// A GPU's memory cell: "used / total MiB", what gpusched's jobs were promised of it, and two
+// bars over its total: in use (by anyone), and promised to gpusched's jobs. Not one bar of
+// the two stacked: what the jobs use is part of both, and the page cannot tell how much.
+function memoryCell(gpu, device) {
+  const used = device.memory_used_mib, total = device.memory_total_mib;
+  const reserved = gpu.memory_reserved_mib;
+  const cell = el("td", { class: "memory" },
+    used != null ? used + " / " + total + " MiB" : total != null ? "n/a / " + total + " MiB" : "n/a");
+  if (reserved != null) cell.append(el("div", { class: "note" }, reserved + " MiB promised"));
+  if (total) {
+    // Widths through the CSSOM: the page's policy refuses style attributes.
+    const bar = (name, mib) => {
+      const fill = el("span", { class: name });
+      fill.style.width = Math.max(0, Math.min(100, 100 * mib / total)).toFixed(1) + "%";
+      return fill;
+    };
+    cell.append(el("div", { class: "memory-bars", role: "img",
+      "aria-label": (used != null ? used + " MiB in use" : "use unknown") +
+        (reserved != null ? ", " + reserved + " MiB promised" : "") + " of " + total + " MiB" },
+    bar("in-use", used != null ? used : 0), bar("promised", reserved != null ? reserved : 0)));
+  }
+  return cell;
+}
+
 function showStatus(status) {
   noteServer(status);
   document.title = status.server.host + " · gpusched";
   const rows = [];
   for (const gpu of status.gpus) {
     const device = gpu.device || {};
-    const memory = device.memory_used_mib != null ? device.memory_used_mib + " / " + device.memory_total_mib + " MiB"
-      : device.memory_total_mib != null ? "n/a / " + device.memory_total_mib + " MiB" : "n/a";
     const model = el("td", {}, device.name || "n/a");
     if (device.uuid) model.append(el("div", { class: "note" }, device.uuid));
-    const common = [el("td", {}, gpu.id), model, el("td", {}, memory),
+    const common = [el("td", {}, gpu.id), model, memoryCell(gpu, device),
       el("td", {}, device.utilization_percent != null ? device.utilization_percent + " %" : "n/a"),
       el("td", {}, device.temperature_celsius != null ? device.temperature_celsius + " °C" : "n/a"),
       el("td", { class: "state-" + gpu.state }, gpu.state + (gpu.mig_instances_leased ? " (" + gpu.mig_instances_leased + " MIG leased)" : ""))];
@@ -189,6 +211,9 @@ function showStatus(status) {
         (running.gpus || []).includes(gpu.id) && running.command === job.command) : null;
       const commandCell = el("td", { class: "command" }, command);
       if (queued) commandCell.prepend(el("span", {}, "job ", jobName(queued), ": "));
+      if (job && job.memory_reserved_mib != null) {
+        commandCell.append(el("div", { class: "note" }, job.memory_reserved_mib + " MiB promised"));
+      }
       rows.push(el("tr", { "data-gpu": gpu.id }, ...cells, el("td", {}, user), el("td", {}, pid),
         el("td", {}, job ? time(job.started) : ""), commandCell));
     });
