@@ -10,6 +10,7 @@
 
 #include <algorithm>
 #include <memory>
+#include <thread>
 
 namespace gpusched::testing {
 namespace {
@@ -195,6 +196,40 @@ TEST_F(FakeMig, AGpuschedInsideAJobOnAMigInstanceRunsThereAtOnce)
     const auto result = run(m_dir, on_fake({"--gpus", k_first_mig}, inner));
     EXPECT_EQ(result.exit_status, 0) << result.err;
     EXPECT_EQ(seen(), std::vector<std::string>{k_first_mig});
+}
+
+// A MIG instance is a GPU with its own memory: --mem packs jobs on it by the instance's
+// 40192 MiB, not by its GPU's 81559, and its jobs get the instance.
+TEST_F(FakeMig, JobsThatAskForMemoryShareAMigInstanceByItsOwnMemory)
+{
+    const auto log = m_dir / "log";
+    const auto go = m_dir / "go";
+    std::string input;
+    for (int job = 1; job <= 3; ++job) {
+        input += fmt::format("echo start $CUDA_VISIBLE_DEVICES >> {0}; "
+                             "while [ ! -e {1} ]; do sleep 0.05; done; echo end >> {0}\n",
+                             log.string(), go.string());
+    }
+    const auto starts = [&] {
+        const auto lines =
+            fs::exists(log) ? split_lines(read_file(log)) : std::vector<std::string>{};
+        return std::count_if(lines.begin(), lines.end(),
+                             [](const auto& line) { return line.starts_with("start"); });
+    };
+    // 15 GiB each: two fit in the instance's 40192 MiB, a third does not (five would fit in
+    // the whole GPU's).
+    Process gpusched(m_dir, on_fake({"--gpus", k_first_mig, "--mem", "15G", "-v"}, input));
+    ASSERT_TRUE(eventually([&] { return starts() == 2; })) << gpusched.err_so_far();
+    std::this_thread::sleep_for(1500ms); // several looks at the memory, with room for none
+    EXPECT_EQ(starts(), 2) << "a third job of 15 GiB started on a 40192 MiB instance";
+    EXPECT_EQ(try_exec("0"), 75) << "the instance's GPU is not free while its jobs run";
+    write_file(go, "");
+    const auto result = gpusched.wait();
+    EXPECT_EQ(result.exit_status, 0) << result.err;
+    for (const auto& line : split_lines(read_file(log))) {
+        EXPECT_TRUE(line == "end" || line == "start " + k_first_mig) << line;
+    }
+    EXPECT_EQ(starts(), 3);
 }
 
 } // namespace
