@@ -18,6 +18,8 @@ struct RunningJob {
 
     JobId id = 0;
     unsigned attempt = 1;
+    // Attempts before this one run again after running out of GPU memory beside other jobs.
+    unsigned memory_reruns = 0;
     GpuSlots slots;
     AllocationId allocation = 0; // its Placement's, whose memory its processes use
     std::optional<std::uint64_t> memory; // promised to it on each GPU (--mem), in bytes

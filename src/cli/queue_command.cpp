@@ -166,9 +166,13 @@ int show_queue(queue::QueueBackend& queue, const QueueCommandOptions& options)
         const JobOutcome outcome{job.exit_code, job.signal};
         // What it used of a GPU at most, where it was watched (it asked for memory): the
         // size to ask for next time.
-        const auto peak = job.peak_memory > 0 ? fmt::format(", GPU memory peak {}",
-                                                            format_memory_size(job.peak_memory))
-                                              : std::string{};
+        auto peak = job.peak_memory > 0
+                        ? fmt::format(", GPU memory peak {}", format_memory_size(job.peak_memory))
+                        : std::string{};
+        if (job.memory_reruns > 0) {
+            peak += fmt::format(", run again {} after running out of GPU memory beside others",
+                                counted(job.memory_reruns, "time"));
+        }
         fmt::print("  {} {}{}: {}\n", job_called(job),
                    job.state == queue::JobState::succeeded || job.state == queue::JobState::failed
                        ? describe_outcome(outcome)

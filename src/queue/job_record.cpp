@@ -14,6 +14,10 @@ namespace {
 constexpr std::array<std::string_view, 8> k_state_names = {
     "queued", "running", "succeeded", "failed", "cancelled", "refused", "waiting", "skipped"};
 
+// More re-runs than any worker makes (Scheduler's k_most_memory_reruns is 2): a hand-edited
+// record's.
+constexpr unsigned k_most_memory_reruns_kept = 100;
+
 } // namespace
 
 std::uint64_t peak_memory_of(std::string_view text)
@@ -40,6 +44,12 @@ std::optional<std::uint64_t> memory_asked_of(std::string_view text)
         return bytes;
     }
     return std::nullopt;
+}
+
+unsigned memory_reruns_of(std::string_view text)
+{
+    const auto count = parse_number<unsigned>(text);
+    return count && *count <= k_most_memory_reruns_kept ? *count : 0;
 }
 
 std::string_view to_string(JobState state)

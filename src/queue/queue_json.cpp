@@ -55,6 +55,7 @@ Json job_json(const JobRecord& job)
                                          ? Json(mebibytes_rounded_up(*job.memory_asked))
                                          : Json(nullptr)},
             {"gpu_memory_learned", job.memory_asked == k_learned_memory},
+            {"gpu_memory_reruns", job.memory_reruns},
             // Whole MiB, rounded up, as the job log's peak=.
             {"gpu_memory_peak_mib",
              job.peak_memory > 0 ? Json(mebibytes_rounded_up(job.peak_memory)) : Json(nullptr)},

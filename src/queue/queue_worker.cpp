@@ -363,6 +363,7 @@ void QueueWorker::on_ended(const sys::JobEnd& end)
                      end.runtime,
                      end.cancelled ? "cancelled while running" : ""};
     result.peak_memory = end.peak_memory;
+    result.memory_reruns = end.memory_reruns;
     m_store->record(std::move(result));
 }
 

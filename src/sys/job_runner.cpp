@@ -320,6 +320,7 @@ void JobRunner::start(StartJob& job)
     RunningJob running;
     running.id = job.command.id;
     running.attempt = job.command.attempt;
+    running.memory_reruns = job.command.memory_reruns;
     running.slots = job.gpus;
     running.allocation = job.allocation;
     running.memory = job.memory;
@@ -477,7 +478,8 @@ void JobRunner::after_attempt(const RunningJob& job, JobOutcome outcome,
         }
         m_ends.on_ended(JobEnd{job.id, outcome, job.gpu, seconds_since_epoch(job.started_wall),
                                std::chrono::duration<double>(m_clock.now() - job.started).count(),
-                               m_scheduler.stopping(), job.cancelled, job.peak_memory});
+                               m_scheduler.stopping(), job.cancelled, job.peak_memory,
+                               job.memory_reruns});
     }
     apply(std::move(actions));
 }

@@ -337,6 +337,63 @@ TEST_F(GpuMemory, TheQueueKeepsEachJobsPeakInEitherStore)
     }
 }
 
+// A queued job that runs out of GPU memory beside another runs again in its worker, and the
+// queue says so, in either store.
+TEST_F(GpuMemory, TheQueueSaysAJobRanAgainAfterRunningOutOfMemoryBesideAnother)
+{
+    machine(k_one_gpu);
+    RedisServer redis;
+    for (const bool on_redis : {false, true}) {
+        SCOPED_TRACE(on_redis ? "redis" : "sqlite");
+        const auto in_queue = [&](std::vector<std::string> args) {
+            if (on_redis) {
+                args.insert(args.begin() + 1, {"--redis", redis.url()});
+            }
+            auto options = on_fake(std::move(args));
+            options.env["XDG_STATE_HOME"] = (m_dir / "state").string();
+            options.env["XDG_CACHE_HOME"] = (m_dir / "cache").string();
+            return options;
+        };
+        const auto tried = m_dir / (on_redis ? "tried-redis" : "tried-sqlite");
+        const auto beside = m_dir / (on_redis ? "beside-redis" : "beside-sqlite");
+        // The first attempt runs out of memory once the other job runs beside it.
+        const auto first = run(
+            m_dir, in_queue({"submit", "--no-start", "--mem", "30G", "-q", "--json", "--",
+                             fmt::format("if [ ! -e {0} ]; then touch {0}; until [ -e {1} ]; do "
+                                         "sleep 0.05; done; echo 'CUDA error: out of memory' >&2; "
+                                         "exit 1; fi",
+                                         tried.string(), beside.string())}));
+        ASSERT_EQ(first.exit_status, 0) << first.err;
+        const auto id = json_field(first.out, "ids")[0].get<std::int64_t>();
+        const auto second =
+            run(m_dir, in_queue({"submit", "--no-start", "--mem", "30G", "-q", "--",
+                                 fmt::format("touch {}; sleep 1", beside.string())}));
+        ASSERT_EQ(second.exit_status, 0) << second.err;
+        Process worker(m_dir, in_queue({"worker", "--gpus", "0", "--no-lock"}));
+        const auto waited = run(m_dir, in_queue({"wait", std::to_string(id)}));
+        EXPECT_EQ(waited.exit_status, 0) << waited.err << worker.err_so_far();
+        worker.signal(SIGTERM);
+        worker.wait();
+        const auto listed = run(m_dir, in_queue({"queue", "--json", "--failures", "5"}));
+        nlohmann::json job;
+        for (const auto& ended : json_field(listed.out, "recent")) {
+            if (ended["id"] == id) {
+                job = ended;
+            }
+        }
+        ASSERT_TRUE(job.is_object()) << listed.out;
+        EXPECT_EQ(job["state"], "succeeded") << job;
+        EXPECT_EQ(job["gpu_memory_reruns"], 1) << job;
+        const auto text = run(m_dir, in_queue({"queue"}));
+        EXPECT_NE(text.out.find(fmt::format(
+                      "job {} exit 0, run again 1 time after running out of GPU memory beside "
+                      "others: ",
+                      id)),
+                  std::string::npos)
+            << text.out;
+    }
+}
+
 TEST_F(GpuMemory, ANeedOnlyTheDriversOwnMemoryKeepsFromFittingRunsAloneAtOnce)
 {
     // 81559 MiB, 1000 of them in use by no process: the driver's, never to be freed.

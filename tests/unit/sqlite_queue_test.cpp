@@ -368,11 +368,12 @@ TEST_F(SqliteQueueFile, TheSchemaVersionIsKeptInTheHeaderAndAnOlderDatabaseIsBro
     {
         Database database(db_path(), 1s);
         prepare_sqlite_queue_schema(database);
-        EXPECT_EQ(user_version(database), 7);
+        EXPECT_EQ(user_version(database), 8);
         SqliteQueue(database, "default").submit(commands({"kept"}), {});
         // As version 1 left it.
         database.execute(
             "ALTER TABLE jobs DROP COLUMN output; ALTER TABLE jobs DROP COLUMN peak_memory; "
+            "ALTER TABLE jobs DROP COLUMN memory_reruns; "
             "ALTER TABLE batches DROP COLUMN "
             "directory; ALTER TABLE batches DROP COLUMN environment; ALTER TABLE "
             "batches DROP COLUMN umask; ALTER TABLE batches DROP COLUMN uid; ALTER "
@@ -384,7 +385,7 @@ TEST_F(SqliteQueueFile, TheSchemaVersionIsKeptInTheHeaderAndAnOlderDatabaseIsBro
     }
     Database database(db_path(), 1s);
     prepare_sqlite_queue_schema(database);
-    EXPECT_EQ(user_version(database), 7);
+    EXPECT_EQ(user_version(database), 8);
     SqliteQueue queue(database, "default");
     const auto job = queue.take("worker", "/output");
     ASSERT_TRUE(job);
@@ -416,12 +417,12 @@ TEST_F(SqliteQueueFile, TheSchemaVersionIsKeptInTheHeaderAndAnOlderDatabaseIsBro
     EXPECT_EQ(read->context.umask, 027u);
     EXPECT_EQ(read->context.request, origin.context.request);
 
-    database.execute("PRAGMA user_version = 8");
+    database.execute("PRAGMA user_version = 9");
     try {
         prepare_sqlite_queue_schema(database);
         ADD_FAILURE() << "a database of a later version was used";
     } catch (const DatabaseError& error) {
-        EXPECT_NE(std::string(error.what()).find("made by another version of gpusched (schema 8"),
+        EXPECT_NE(std::string(error.what()).find("made by another version of gpusched (schema 9"),
                   std::string::npos)
             << error.what();
     }
@@ -440,7 +441,7 @@ TEST_F(SqliteQueueFile, ASchema6DatabaseGainsEachJobsGpuMemoryPeak)
     }
     Database database(db_path(), 1s);
     prepare_sqlite_queue_schema(database);
-    EXPECT_EQ(user_version(database), 7);
+    EXPECT_EQ(user_version(database), 8);
     SqliteQueue queue(database, "default");
     const auto job = queue.take("worker", "/output");
     ASSERT_TRUE(job);
@@ -480,7 +481,7 @@ TEST_F(SqliteQueueFile, ASchema5DatabasesRequestsAreKeptWholeByTheUpgrade)
     ::chmod(db_path().c_str(), 0640);
     Database database(db_path(), 1s);
     prepare_sqlite_queue_schema(database);
-    EXPECT_EQ(user_version(database), 7);
+    EXPECT_EQ(user_version(database), 8);
     struct stat status {};
     ASSERT_EQ(::stat(db_path().c_str(), &status), 0);
     EXPECT_EQ(status.st_mode & 07777, 0640u);

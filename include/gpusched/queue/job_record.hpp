@@ -37,6 +37,8 @@ std::uint64_t peak_memory_of(std::string_view text);
 // "" where it asked none. What no submitter writes is read as none.
 std::string memory_asked_field(std::optional<std::uint64_t> memory);
 std::optional<std::uint64_t> memory_asked_of(std::string_view text);
+// A job's memory re-runs as a store keeps them (a decimal count); 0 for what no worker writes.
+unsigned memory_reruns_of(std::string_view text);
 
 // How a job ended, as a worker records it in either store: the one result of the queue.
 struct JobResult {
@@ -55,6 +57,8 @@ struct JobResult {
     bool complete = true;
     // The most GPU memory it was seen to use on one GPU, in bytes (0: not watched, --mem).
     std::uint64_t peak_memory = 0;
+    // Attempts its worker ran again after they ran out of GPU memory beside other jobs.
+    unsigned memory_reruns = 0;
 };
 
 // A job a submission's jobs wait for: its end (--after), or its success (--after-ok: if it
@@ -102,6 +106,7 @@ struct JobRecord {
     std::string name;                 // its label (submit --name), "" when none
     std::vector<JobDependency> after; // what it waits for, where listed (a waiting job)
     std::uint64_t peak_memory = 0;    // once ended, as its result said (0: not watched)
+    unsigned memory_reruns = 0;       // once ended, as its result said
     // The GPU memory it asked for on each of its GPUs (submit --mem), in bytes;
     // k_learned_memory for `--mem auto`; nothing where it asked none (its worker's default).
     std::optional<std::uint64_t> memory_asked{};

@@ -39,6 +39,8 @@ struct JobEnd {
     bool stopped = false; // ended by a stop of the run (a signal), not on its own
     bool cancelled = false; // stopped because the input asked (see InputRequests)
     std::uint64_t peak_memory = 0; // GPU memory, bytes: the most seen on one GPU (0: unseen)
+    // Attempts run again before this end after running out of GPU memory beside other jobs.
+    unsigned memory_reruns = 0;
 };
 
 // What a queue asks of the runner, gathered since it was last asked.

@@ -107,7 +107,8 @@ return 1
 
 // KEYS: job:ID, taken:WORKER, stats, failures, batch:B:done, marker, ended, rank.
 // ARGV: id, outcome, exit, signal, host, gpu, started, runtime, note, marker, out_tail,
-// err_tail, complete (1 or 0), the queue's key prefix, peak (GPU memory bytes, "" unseen).
+// err_tail, complete (1 or 0), the queue's key prefix, peak (GPU memory bytes, "" unseen),
+// memory re-runs (attempts run again after running out of GPU memory beside others, "" none).
 // Reply: 1 when recorded, 0 when the job had its outcome already, -1 when there is no job.
 // What a waiting submitter needs (the outcome, the done list) is written first: a write that
 // fails halfway leaves no job unended. An ended job's record expires a week after its end.
@@ -124,6 +125,7 @@ redis.call('HSET', KEYS[1], 'outcome', ARGV[2], 'exit', ARGV[3], 'signal', ARGV[
            'note', ARGV[9], 'ended', now, 'out_tail', ARGV[11], 'err_tail', ARGV[12],
            'complete', ARGV[13])
 if ARGV[15] ~= '' then redis.call('HSET', KEYS[1], 'peak', ARGV[15]) end
+if ARGV[16] and ARGV[16] ~= '' then redis.call('HSET', KEYS[1], 'oom_reruns', ARGV[16]) end
 redis.call('RPUSH', KEYS[5], ARGV[1])
 redis.call('EXPIRE', KEYS[5], 604800)
 redis.call('EXPIRE', KEYS[1], 604800)
@@ -347,7 +349,8 @@ RedisCommand RedisQueue::finish(const std::string& worker, const OwedResult& owe
          std::to_string(result.signal), owed.host, result.gpu,
          fmt::format("{:.6f}", result.started), fmt::format("{:.6f}", result.runtime), result.note,
          owed.marker, result.out_tail, result.err_tail, result.complete ? "1" : "0", m_prefix,
-         result.peak_memory > 0 ? std::to_string(result.peak_memory) : std::string()});
+         result.peak_memory > 0 ? std::to_string(result.peak_memory) : std::string(),
+         result.memory_reruns > 0 ? std::to_string(result.memory_reruns) : std::string()});
 }
 
 std::optional<TakenJobReply> read_taken_job_reply(const RedisReply& reply)

@@ -85,6 +85,7 @@ JobRecord to_record(const QueuedJob& job, const std::string& queue, bool pending
     record.note = job.field("note");
     record.peak_memory = peak_memory_of(job.field("peak"));
     record.memory_asked = memory_asked_of(job.field("mem"));
+    record.memory_reruns = memory_reruns_of(job.field("oom_reruns"));
     record.cancel_requested = job.field("cancel") == "1";
     record.directory = job.field("dir");
     record.name = job.field("name");

@@ -98,7 +98,8 @@ end
 local waits, skipped = wait_for(ARGV[4], ARGV[1], redis.call('HGET', KEYS[1], 'after') or '')
 if skipped then return 'skipped:' .. skipped end
 redis.call('HDEL', KEYS[1], 'outcome', 'exit', 'signal', 'runtime', 'note', 'ended', 'out_tail',
-           'err_tail', 'complete', 'cancel', 'started', 'worker', 'host', 'gpu', 'peak')
+           'err_tail', 'complete', 'cancel', 'started', 'worker', 'host', 'gpu', 'peak',
+           'oom_reruns')
 redis.call('PERSIST', KEYS[1])
 redis.call('HINCRBY', KEYS[1], 'attempt', 1)
 redis.call('ZREM', KEYS[4], ARGV[1])

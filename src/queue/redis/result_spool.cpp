@@ -50,7 +50,8 @@ Json to_json(const Owed& owed)
                           {"out_tail", result.out_tail},
                           {"err_tail", result.err_tail},
                           {"complete", result.complete},
-                          {"peak_memory", result.peak_memory}};
+                          {"peak_memory", result.peak_memory},
+                          {"memory_reruns", result.memory_reruns}};
     } else {
         const auto& give_back = std::get<GiveBack>(owed.what);
         line["give_back"] = std::to_string(give_back.id);
@@ -83,8 +84,8 @@ std::optional<Owed> from_json(const Json& line)
                   result.at("started").get<double>(), result.at("runtime").get<double>(),
                   result.at("note").get<std::string>(), result.value("out_tail", std::string()),
                   result.value("err_tail", std::string()), result.value("complete", true),
-                  // A line spooled before peaks were kept has none.
-                  result.value("peak_memory", std::uint64_t{0})},
+                  // A line spooled before peaks or re-runs were kept has none.
+                  result.value("peak_memory", std::uint64_t{0}), result.value("memory_reruns", 0u)},
         result.at("host").get<std::string>(), result.at("batch").get<std::string>(),
         result.at("marker").get<std::string>()};
     return owed;

@@ -25,13 +25,13 @@ inline constexpr std::string_view k_taken_job_columns =
     "id, queue, command, batch, priority, state, coalesce(worker, ''), coalesce(gpu, ''), "
     "submitted, coalesce(started, 0), coalesce(runtime, 0), coalesce(exit_code, 0), "
     "coalesce(signal, 0), coalesce(note, ''), returned, cancel, coalesce(ended, 0), "
-    "coalesce(output, ''), coalesce(peak_memory, 0)";
+    "coalesce(output, ''), coalesce(peak_memory, 0), coalesce(memory_reruns, 0)";
 inline const std::string k_job_columns =
     std::string(k_taken_job_columns) +
     ", (SELECT coalesce(directory, '') || char(0) || coalesce(uid, -1) || char(0) || "
     "coalesce(user, '') || char(0) || coalesce(name, '') || char(0) || coalesce(request, '') "
     "FROM batches WHERE batches.id = jobs.batch)";
-inline constexpr int k_origin_column = 19;
+inline constexpr int k_origin_column = 20;
 
 // The batch's part of a job's columns: directory, uid, user, name and request, joined by NUL
 // bytes (one look-up of the batch, not five).
@@ -84,6 +84,7 @@ inline JobRecord read_job(const Statement& row)
     job.peak_memory = peak > 0 && static_cast<std::uint64_t>(peak) <= k_most_job_memory
                           ? static_cast<std::uint64_t>(peak)
                           : 0;
+    job.memory_reruns = memory_reruns_of(std::to_string(row.integer(19)));
     if (row.columns() > k_origin_column) {
         read_origin(row.text(k_origin_column), job);
     }

@@ -191,8 +191,8 @@ bool SqliteQueue::finish(const std::string& worker, const JobResult& result)
         m_database
             .prepare_kept(
                 "UPDATE jobs SET state = ?, gpu = ?, started = ?, runtime = ?, ended = ?, "
-                "exit_code = ?, signal = ?, note = nullif(?, ''), peak_memory = nullif(?, 0) "
-                "WHERE id = ? AND worker = ? AND state = 'running'")
+                "exit_code = ?, signal = ?, note = nullif(?, ''), peak_memory = nullif(?, 0), "
+                "memory_reruns = nullif(?, 0) WHERE id = ? AND worker = ? AND state = 'running'")
             .bind(1, to_string(result.state))
             .bind(2, result.gpu)
             .bind(3, result.started)
@@ -203,8 +203,9 @@ bool SqliteQueue::finish(const std::string& worker, const JobResult& result)
             .bind(8, result.note)
             .bind(9, static_cast<std::int64_t>(
                          std::min<std::uint64_t>(result.peak_memory, k_most_job_memory)))
-            .bind(10, result.id)
-            .bind(11, worker)
+            .bind(10, static_cast<std::int64_t>(result.memory_reruns))
+            .bind(11, result.id)
+            .bind(12, worker)
             .run();
         if (m_database.changes() != 1) {
             return false;

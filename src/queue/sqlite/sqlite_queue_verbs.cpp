@@ -89,7 +89,7 @@ Result<void> SqliteQueue::retry(std::int64_t id)
         m_database
             .prepare("UPDATE jobs SET state = ?, worker = NULL, gpu = NULL, started = NULL, "
                      "ended = NULL, runtime = NULL, exit_code = NULL, signal = NULL, note = NULL, "
-                     "peak_memory = NULL, "
+                     "peak_memory = NULL, memory_reruns = NULL, "
                      "cancel = 0, position = (SELECT next_back FROM queues WHERE name = ?) "
                      "WHERE id = ?")
             .bind(1, to_string(start.state))

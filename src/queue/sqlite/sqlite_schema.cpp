@@ -29,8 +29,9 @@ namespace {
 // encode_request, include/gpusched/job_request.hpp), in place of batches.gpus, timeout_ms
 // and retries (left in an upgraded database, unused): a per-job option added since changes
 // no table. 7: the most GPU memory each job was seen to use on one GPU (jobs.peak_memory,
-// bytes; NULL where it was not watched).
-constexpr int k_schema_version = 7;
+// bytes; NULL where it was not watched). 8: how many times each job's worker ran it again
+// after it ran out of GPU memory beside other jobs (jobs.memory_reruns; NULL for none).
+constexpr int k_schema_version = 8;
 
 // A batch is one submission: its jobs run in its directory, with its environment (NAME=VALUE
 // entries each ended by a NUL byte) and umask, as its user (uid and name); all NULL in a
@@ -84,7 +85,8 @@ CREATE TABLE IF NOT EXISTS jobs (
     returned INTEGER NOT NULL DEFAULT 0,
     cancel INTEGER NOT NULL DEFAULT 0,
     output TEXT,
-    peak_memory INTEGER
+    peak_memory INTEGER,
+    memory_reruns INTEGER
 );
 CREATE INDEX IF NOT EXISTS jobs_queued ON jobs (queue, priority DESC, position)
     WHERE state = 'queued';
@@ -186,7 +188,7 @@ void make_or_upgrade(Database& database)
     }
     legacy.reset();
     if (found && found != "1" && found != "2" && found != "3" && found != "4" && found != "5" &&
-        found != "6" && found != std::to_string(k_schema_version)) {
+        found != "6" && found != "7" && found != std::to_string(k_schema_version)) {
         throw made_by_a_later_version(database, *found);
     }
     if (found == "1") {
@@ -208,6 +210,9 @@ void make_or_upgrade(Database& database)
         // Told by the column, as above: an upgrade cut short is finished by the next.
         if (!has_column(database, "jobs", "peak_memory")) {
             database.execute("ALTER TABLE jobs ADD COLUMN peak_memory INTEGER");
+        }
+        if (!has_column(database, "jobs", "memory_reruns")) {
+            database.execute("ALTER TABLE jobs ADD COLUMN memory_reruns INTEGER");
         }
     }
     // Schema 5 made the files private already: a chmod since is its owner's choice to share.
