@@ -155,6 +155,11 @@ Acquired acquire_with_room(sys::HostLeases& leases, sys::SignalChannel& signals,
                            const std::vector<std::string>& ids)
 {
     const auto memory = *options.memory;
+    // However the wait ends, it is no longer said: the command must not be listed as waiting.
+    struct RoomWaitSaid {
+        sys::HostLeases& leases;
+        ~RoomWaitSaid() { leases.set_waiting_for_room(false); }
+    } room_wait_said{leases};
     // What is left of --timeout, where one is set.
     const auto time_left = [&]() -> std::optional<std::chrono::milliseconds> {
         if (!acquire.deadline) {
@@ -236,6 +241,8 @@ Acquired acquire_with_room(sys::HostLeases& leases, sys::SignalChannel& signals,
             spdlog::info("waiting for {} with {} of memory free ({})",
                          counted(options.count, "GPU"), format_memory_size(memory), room.free);
         }
+        leases.set_wanted(options.count);
+        leases.set_waiting_for_room(true); // listed by `gpusched status` while it waits
         constexpr auto k_look_every = std::chrono::milliseconds(1000);
         auto wait = k_look_every;
         if (const auto left = time_left()) {

@@ -2,6 +2,7 @@
 #include <gpusched/sys/host_leases.hpp>
 
 #include <gpusched/lease_names.hpp>
+#include <gpusched/lease_waiter_line.hpp>
 #include <gpusched/sys/lease_socket.hpp>
 #include <gpusched/wall_clock.hpp>
 
@@ -35,9 +36,18 @@ bool HostLeases::any_waiting() const
 
 // Bound while we wait, so that `gpusched status` can say who waits, since when, and for how
 // many GPUs; it goes with us, whatever ends us.
+void HostLeases::set_waiting_for_room(bool waiting)
+{
+    if (waiting && m_wait_since == 0) {
+        m_wait_since = wait_start(seconds_since_epoch());
+    }
+    m_waiting_for_room = waiting;
+    update_wait_name();
+}
+
 void HostLeases::update_wait_name()
 {
-    if (!any_waiting()) {
+    if (!any_waiting() && !m_waiting_for_room) {
         m_wait_name.reset();
         m_wait_since = 0;
         return;

@@ -62,7 +62,7 @@ void HostLeases::wait_for(GpuSlot slot)
 {
     auto& lease = m_leases.at(slot);
     if (!lease.socket && !waiting(slot)) {
-        if (!any_waiting()) {
+        if (!any_waiting() && !m_waiting_for_room) {
             m_wait_since = wait_start(seconds_since_epoch());
         }
         start_wait(lease);

@@ -486,6 +486,16 @@ TEST_F(GpuMemory, ExecWithMemTakesAGpuWithRoomAndWaitsWhileTooFewHaveIt)
     })) << waiting.err_so_far();
     std::this_thread::sleep_for(1500ms); // looks again, and waits on
     EXPECT_FALSE(waiting.try_wait()) << "it ran without room: " << waiting.err_so_far();
+    // `status` lists it among the waiters, for the GPUs it wants.
+    const auto waiters = [&] {
+        TempDir elsewhere; // not beside the waiting command's own output files
+        const auto status = run(elsewhere, on_fake({"status", "--json"}));
+        return json_field(status.out, "waiters");
+    };
+    const auto listed = waiters();
+    ASSERT_TRUE(listed.is_array() && listed.size() == 1) << listed;
+    EXPECT_EQ(listed[0]["pid"], waiting.pid()) << listed;
+    EXPECT_EQ(listed[0]["gpu_count"], 2) << listed;
     // A look that fails once memory has been read is no room: it waits for a reading.
     machine(filled + "fail nvmlDeviceGetMemoryInfo\n");
     ASSERT_TRUE(eventually([&] {
@@ -496,6 +506,7 @@ TEST_F(GpuMemory, ExecWithMemTakesAGpuWithRoomAndWaitsWhileTooFewHaveIt)
     const auto got = waiting.wait();
     EXPECT_EQ(got.exit_status, 0) << got.err;
     EXPECT_EQ(got.out, "0,1\n") << got.err;
+    EXPECT_EQ(waiters(), nlohmann::json::array()) << "nobody waits any more";
 
     const auto learned =
         run(m_dir, on_fake({"exec", "--gpus", "0,1", "--mem", "auto", "--", "true"}));

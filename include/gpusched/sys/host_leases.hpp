@@ -105,6 +105,11 @@ public:
                                         double waited_before = k_no_time_limit) override;
     // When the waits under way began (0 when none is).
     double wait_since() const { return m_wait_since; }
+    // A wait for memory room on GPUs whose leases are free (`gpusched exec --mem`, while too
+    // few GPUs have the memory) is said under the same wait name as a lease's, so that
+    // `gpusched status` lists the waiter; until said false. The wait's start is kept across
+    // the lease waits that follow it.
+    void set_waiting_for_room(bool waiting);
     // For a process that holds some leases while it waits for more (`gpusched exec -n 2`):
     // what tells it that someone began to wait for one of them, or said more.
     void add_holder_poll_fds(std::vector<pollfd>& fds) const;
@@ -193,6 +198,7 @@ private:
     std::size_t m_wanted = 1;
     double m_used = 0;
     double m_wait_since = 0; // when the waits under way began
+    bool m_waiting_for_room = false; // see set_waiting_for_room
     UniqueFd m_wait_name;    // bound while we wait (lease_wait_name)
 };
 
