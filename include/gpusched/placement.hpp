@@ -13,6 +13,7 @@
 #include <functional>
 #include <map>
 #include <optional>
+#include <set>
 #include <string>
 #include <utility>
 #include <vector>
@@ -167,15 +168,19 @@ public:
     // The end of the run: every wait is given up.
     void cancel_lease_waits();
 
-    // How much GPU an allocation holds, for the fair share: each GPU it has whole counts 1,
-    // each where it was promised part of the memory the share of the GPU's total promised,
-    // so that a user whose jobs pack one GPU is not charged a GPU for each of them.
+    // How much GPU an allocation holds, for the fair share: each GPU where it holds a memory
+    // share (beside other processes' jobs; or anywhere, without leases) counts for the part
+    // of the GPU's total it was promised or used, whichever is more, so that a user whose
+    // jobs pack one GPU is not charged a GPU for each of them; each other GPU (held whole,
+    // a MIG instance, memory unread) counts 1.
     double gpus_held(const GpuSlots& gpus, AllocationId id) const;
     // The fair share's numbers: a job's shell started holding `gpus` (gpus_held); an attempt
-    // ended, its shell having run since `started` (`launched` false: it never started).
+    // ended, its shell having run since `started` (`launched` false: it never started)
+    // holding `started_holding` until now, and counted for `held` over its whole time (what
+    // it used may have raised it).
     void on_job_started(double gpus, Clock::time_point started);
-    void on_attempt_ended(double gpus, Clock::time_point started, Clock::time_point now,
-                          bool launched);
+    void on_attempt_ended(double started_holding, double held, Clock::time_point started,
+                          Clock::time_point now, bool launched);
     // GPU-seconds our jobs have used, the running ones up to `now`.
     double gpu_seconds_used(Clock::time_point now) const;
 
@@ -213,6 +218,8 @@ private:
     std::string m_waiting_for;
     std::map<GpuSlot, LeaseTaker> m_handed_to; // GPUs handed over, until they are ours again
     std::vector<bool> m_record_stale;          // per GPU: its lease record is behind
+    // The memory shares our allocations took (rather than a GPU's lease), until released.
+    std::set<std::pair<AllocationId, GpuSlot>> m_shares_taken;
     // GPU-seconds of ended attempts; and of the running shells, as the GPUs they hold and the
     // sum of what each one holds times its start (seconds of the clock), so that what they
     // used so far is one product away whatever their number.

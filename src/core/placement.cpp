@@ -90,6 +90,7 @@ void Placement::release(const Allocation& allocation)
         if (m_leases != nullptr && allocation.memory) {
             m_leases->release_share(slot, allocation.id);
         }
+        m_shares_taken.erase({allocation.id, slot});
     }
     m_memory_holds -= allocation.memory ? 1 : 0;
 }
@@ -174,6 +175,7 @@ LeaseAnswer Placement::take_leases(const GpuSlots& gpus, AllocationId id, Clock:
             };
             const auto share = leases.try_share(slot, id, *promised, fits, fds);
             if (share.share == LeaseTable::Share::shared) {
+                m_shares_taken.emplace(id, slot);
                 continue;
             }
             if (share.share == LeaseTable::Share::no_room) {
@@ -290,8 +292,10 @@ double Placement::gpus_held(const GpuSlots& gpus, AllocationId id) const
     for (const auto slot : gpus) {
         const auto promised = m_memory.reservation(slot, id);
         const auto total = m_memory.total(slot);
-        held += promised && total && *total > 0
-                    ? std::min(1.0, static_cast<double>(*promised) / static_cast<double>(*total))
+        const bool beside_others = m_leases == nullptr || m_shares_taken.contains({id, slot});
+        held += beside_others && promised && total && *total > 0
+                    ? std::min(1.0, static_cast<double>(std::max(*promised, m_memory.peak(id))) /
+                                        static_cast<double>(*total))
                     : 1.0;
     }
     return held;
@@ -303,14 +307,14 @@ void Placement::on_job_started(double gpus, Clock::time_point started)
     m_running_starts += gpus * seconds_of(started);
 }
 
-void Placement::on_attempt_ended(double gpus, Clock::time_point started, Clock::time_point now,
-                                 bool launched)
+void Placement::on_attempt_ended(double started_holding, double held, Clock::time_point started,
+                                 Clock::time_point now, bool launched)
 {
     if (launched) {
-        m_running_gpus -= gpus;
-        m_running_starts -= gpus * seconds_of(started);
+        m_running_gpus -= started_holding;
+        m_running_starts -= started_holding * seconds_of(started);
     }
-    m_ended_seconds += std::chrono::duration<double>(now - started).count() * gpus;
+    m_ended_seconds += std::chrono::duration<double>(now - started).count() * held;
     if (m_leases != nullptr) {
         m_leases->note_usage(m_ended_seconds); // to the holders we wait for, if any
     }

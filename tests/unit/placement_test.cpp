@@ -262,7 +262,7 @@ TEST(Placement, AtAJobBoundaryTheGpuGoesToAWaiterTheFairShareOwesIt)
     EXPECT_DOUBLE_EQ(placement.gpu_seconds_used(since_start(20'000ms)), 20);
 
     // 20 s in: the job ends and the next follows it, before alice is owed the GPU.
-    placement.on_attempt_ended(1, since_start(0ms), since_start(20'000ms), true);
+    placement.on_attempt_ended(1, 1, since_start(0ms), since_start(20'000ms), true);
     EXPECT_DOUBLE_EQ(leases.noted, 20) << "the waiters we wait for hear what we used";
     placement.release(placed);
     placed = *placement.acquire({});
@@ -270,7 +270,7 @@ TEST(Placement, AtAJobBoundaryTheGpuGoesToAWaiterTheFairShareOwesIt)
     placement.on_job_started(1, since_start(20'000ms));
 
     // 40 s in: now she is; the job waits for the GPU like anyone's.
-    placement.on_attempt_ended(1, since_start(20'000ms), since_start(40'000ms), true);
+    placement.on_attempt_ended(1, 1, since_start(20'000ms), since_start(40'000ms), true);
     placement.release(placed);
     placed = *placement.acquire({});
     const auto answer = placement.take_leases(placed.gpus, placed.id, since_start(40'000ms), fds);
@@ -288,9 +288,10 @@ TEST(Placement, TheFairShareCountsRunningJobsByTheirGpusAndTime)
     placement.on_job_started(2, since_start(0ms));
     placement.on_job_started(1, since_start(10'000ms));
     EXPECT_DOUBLE_EQ(placement.gpu_seconds_used(since_start(30'000ms)), 2 * 30 + 20);
-    placement.on_attempt_ended(2, since_start(0ms), since_start(30'000ms), true);
+    placement.on_attempt_ended(2, 2, since_start(0ms), since_start(30'000ms), true);
     EXPECT_DOUBLE_EQ(placement.gpu_seconds_used(since_start(40'000ms)), 60 + 30);
-    placement.on_attempt_ended(1, since_start(40'000ms), since_start(40'500ms), false); // never started
+    placement.on_attempt_ended(1, 1, since_start(40'000ms), since_start(40'500ms),
+                               false); // never started
     EXPECT_DOUBLE_EQ(placement.gpu_seconds_used(since_start(40'500ms)), 60 + 0.5 + 30.5);
 }
 
@@ -542,11 +543,18 @@ TEST(PlacementMemory, TheFairShareCountsAJobAtTheShareOfTheGpuItWasPromised)
     ASSERT_TRUE(whole);
     EXPECT_DOUBLE_EQ(gpus.placement.gpus_held(whole->gpus, whole->id), 1);
 
+    // It used 40 GiB of its 20: it counts for half the GPU from then.
+    auto used = look(2, 80, 40, {{quarter->id, 40}});
+    used.gpus[1].reset();
+    gpus.read(used);
+    EXPECT_DOUBLE_EQ(gpus.placement.gpus_held(quarter->gpus, quarter->id), 0.5);
+
     gpus.placement.on_job_started(0.25, since_start(0ms));
     gpus.placement.on_job_started(1, since_start(0ms));
     EXPECT_DOUBLE_EQ(gpus.placement.gpu_seconds_used(since_start(40'000ms)), 10 + 40);
-    gpus.placement.on_attempt_ended(0.25, since_start(0ms), since_start(40'000ms), true);
-    EXPECT_DOUBLE_EQ(gpus.placement.gpu_seconds_used(since_start(80'000ms)), 10 + 80);
+    // Ended having used half the GPU: its whole time counts at half.
+    gpus.placement.on_attempt_ended(0.25, 0.5, since_start(0ms), since_start(40'000ms), true);
+    EXPECT_DOUBLE_EQ(gpus.placement.gpu_seconds_used(since_start(80'000ms)), 20 + 80);
 }
 
 TEST(PlacementMemory, RoomIsCountedInJobsOfTheNeedAskedAbout)
@@ -641,6 +649,23 @@ TEST(PlacementMemory, AJobOnAGpuWeHoldWholeTakesTheLeaseAsBefore)
     const auto started = gpus.start(10);
     ASSERT_TRUE(started);
     EXPECT_TRUE(gpus.leases.shares.empty());
+}
+
+TEST(PlacementMemory, AJobWithAGpuToItselfCountsTheWholeGpuWhateverItAsked)
+{
+    SharedMemoryPlacement gpus({"0", "1"});
+    gpus.read(look(2, 80, 0));
+    gpus.leases.ours.insert(1); // held whole already (a MIG instance, or a job without --mem)
+    const auto beside = gpus.start(20);
+    ASSERT_TRUE(beside);
+    ASSERT_EQ(beside->gpus, (GpuSlots{0}));
+    EXPECT_DOUBLE_EQ(gpus.placement.gpus_held(beside->gpus, beside->id), 0.25)
+        << "a memory share beside other processes' jobs";
+    const auto alone = gpus.start(20);
+    ASSERT_TRUE(alone);
+    ASSERT_EQ(alone->gpus, (GpuSlots{1}));
+    EXPECT_DOUBLE_EQ(gpus.placement.gpus_held(alone->gpus, alone->id), 1)
+        << "under the GPU's lease: nobody else's job runs there";
 }
 
 } // namespace memory
