@@ -114,6 +114,12 @@ std::vector<std::string> lease_keys(const std::vector<std::string>& ids,
 std::vector<std::string> lease_parents(const std::vector<std::string>& keys,
                                        const GpuInventory& inventory);
 
+// What is wrong with leasing `ids` under `keys` (lease_keys of them): an id that is the start
+// of several GPUs' UUIDs (it names none for sure), or two ids that are one GPU (its index and
+// its UUID: the run would wait for its own lease). Nothing when they can be leased.
+std::optional<std::string> lease_keys_problem(const std::vector<std::string>& ids,
+                                              const std::vector<std::string>& keys,
+                                              const GpuInventory& inventory);
 // True when some id is a plain index, which only the probe can turn into a UUID.
 bool has_gpu_indices(const std::vector<std::string>& ids);
 // True when some id is the start of a GPU UUID (GPU-8e6b), which only the probe can complete.

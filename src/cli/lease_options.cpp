@@ -3,6 +3,7 @@
 #include "gpu_ids_option.hpp"
 #include "option_values.hpp"
 
+#include <gpusched/errors.hpp>
 #include <gpusched/gpu_list.hpp>
 #include <gpusched/lease_names.hpp>
 #include <gpusched/sys/lock_directory.hpp>
@@ -53,6 +54,9 @@ open_host_leases(const std::string& lock_dir, const std::vector<std::string>& id
 {
     const auto inventory = inventory_for_leases(ids, probe);
     auto keys = lease_keys(ids, inventory);
+    if (const auto problem = lease_keys_problem(ids, keys, inventory)) {
+        throw UsageError(*problem);
+    }
     auto parents = lease_parents(keys, inventory);
     for (std::size_t slot = 0; slot < keys.size(); ++slot) {
         if (keys[slot].starts_with("MIG-") && parents[slot].empty()) {

@@ -3,6 +3,7 @@
 #include <gpusched/parse_number.hpp>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <charconv>
 
@@ -283,6 +284,34 @@ std::vector<std::string> lease_keys(const std::vector<std::string>& ids,
         keys.push_back(one ? named->uuid : id);
     }
     return keys;
+}
+
+std::optional<std::string> lease_keys_problem(const std::vector<std::string>& ids,
+                                              const std::vector<std::string>& keys,
+                                              const GpuInventory& inventory)
+{
+    for (std::size_t i = 0; i < ids.size() && i < keys.size(); ++i) {
+        if (ids[i].starts_with("GPU-") && keys[i] == ids[i]) {
+            std::vector<std::string> named;
+            for (const auto& gpu : inventory.gpus) {
+                if (gpu.uuid.starts_with(ids[i]) && gpu.uuid != ids[i]) {
+                    named.push_back(gpu.uuid);
+                }
+            }
+            if (named.size() > 1) {
+                return fmt::format("GPU {} is the start of the UUIDs of {} GPUs ({}): give enough "
+                                   "of its UUID to name one",
+                                   ids[i], named.size(), fmt::join(named, ", "));
+            }
+        }
+        for (std::size_t j = 0; j < i; ++j) {
+            if (keys[j] == keys[i]) {
+                return fmt::format("GPUs {} and {} are one GPU ({}): name it once", ids[j], ids[i],
+                                   keys[i]);
+            }
+        }
+    }
+    return std::nullopt;
 }
 
 std::vector<std::string> lease_parents(const std::vector<std::string>& keys,

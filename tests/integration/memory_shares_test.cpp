@@ -155,6 +155,15 @@ TEST_F(MemoryShares, AGpuNamedByTheStartOfItsUuidIsTheSameGpu)
     EXPECT_EQ(whole.wait().exit_status, 0);
     EXPECT_EQ(sharing.wait().exit_status, 0) << sharing.err_so_far();
     EXPECT_EQ(most_at_once(), 1u) << read_file(log());
+
+    // Named twice, by its index and by the start of its UUID: refused, not waited for.
+    const auto twice = run(m_dir, on_fake({"--gpus", abbreviated + ",0"}, "true\n"), 20s);
+    EXPECT_FALSE(twice.timed_out) << "it waited for its own lease";
+    EXPECT_EQ(twice.exit_status, 255) << twice.err;
+    EXPECT_NE(twice.err.find(fmt::format("GPUs {} and 0 are one GPU ({}): name it once",
+                                         abbreviated, k_first_uuid)),
+              std::string::npos)
+        << twice.err;
 }
 
 TEST_F(MemoryShares, AKilledRunsPromisesLastUntilItsJobsEnd)

@@ -90,6 +90,25 @@ TEST(LeaseKeys, TheStartOfAUuidIsLeasedAsTheGpuItNames)
     EXPECT_FALSE(has_partial_uuids({"GPU-8e6b0c3a-2f1d-4b5c-9d7e-0123456789ab", "1", "MIG-1"}));
 }
 
+TEST(LeaseKeys, AnAmbiguousStartOfAUuidOrOneGpuNamedTwiceIsAProblemNamed)
+{
+    GpuInventory inventory;
+    inventory.gpus = {GpuInfo{0, "GPU-aaaa1111", "H100", 1}, GpuInfo{1, "GPU-aaaa2222", "H100", 1}};
+    const auto problem = [&](const std::vector<std::string>& ids) {
+        return lease_keys_problem(ids, lease_keys(ids, inventory), inventory).value_or("");
+    };
+    EXPECT_EQ(problem({"GPU-aaaa"}), "GPU GPU-aaaa is the start of the UUIDs of 2 GPUs "
+                                     "(GPU-aaaa1111, GPU-aaaa2222): give enough of its UUID to "
+                                     "name one");
+    EXPECT_EQ(problem({"0", "GPU-aaaa1"}), "GPUs 0 and GPU-aaaa1 are one GPU (GPU-aaaa1111): "
+                                           "name it once");
+    EXPECT_EQ(problem({"GPU-aaaa2222", "1"}), "GPUs GPU-aaaa2222 and 1 are one GPU "
+                                              "(GPU-aaaa2222): name it once");
+    EXPECT_EQ(problem({"0", "GPU-aaaa2", "GPU-cccc", "7"}), "") << "each names one GPU";
+    EXPECT_EQ(lease_keys_problem({"GPU-aaaa"}, {"GPU-aaaa"}, {}), std::nullopt)
+        << "no GPU listed: nothing to tell it from";
+}
+
 TEST(LeaseKeys, AMigInstanceTheProbeFoundIsLeasedByItsWholeUuidWithItsGpu)
 {
     GpuInventory inventory;
