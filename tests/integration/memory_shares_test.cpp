@@ -282,8 +282,11 @@ protected:
     {
         auto options = on_fake({"--gpus", "0", "--mem", memory, "-v"}, input);
         fs::path copies;
+        // The fake libcuda.so.1 is built only where the CUDA toolkit is.
         for (const char* library : {"libcuda.so.1", "libnvidia-ml.so.1"}) {
-            copies = reachable_by_others(k_fake_driver / library).parent_path();
+            if (fs::exists(k_fake_driver / library)) {
+                copies = reachable_by_others(k_fake_driver / library).parent_path();
+            }
         }
         options.env["LD_LIBRARY_PATH"] = copies.string();
         return Process(m_dir, as_user(*m_user, std::move(options)));
