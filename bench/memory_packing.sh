@@ -1,14 +1,19 @@
 #!/usr/bin/env bash
 # GPU memory packing: a synthetic sweep of JOBS jobs whose peaks are spread between 4 and
-# 60 GiB, on 8 fake 80 GiB GPUs (the tests' fake driver: no GPU needed), run three ways:
+# 60 GiB, on 8 fake 80 GiB GPUs (the tests' fake driver: no GPU needed), run four ways:
 #   1. one job per GPU (gpusched without --mem);
 #   2. each job's declared memory (`submit --mem`, one local worker on the 8 GPUs);
-#   3. a free-memory threshold, as task-spooler's: a job starts on the first GPU whose free
+#   3. learned memory (`--mem auto`, a plain run): nothing declared, each job estimated from
+#      the peaks of the sweep's jobs that ended (the highest, and a fifth more); its output
+#      kept (--output-dir), where gpusched reads that a job ran out of memory;
+#   4. a free-memory threshold, as task-spooler's: a job starts on the first GPU whose free
 #      memory, read now, is at least its peak (a shell loop: one start per look, 0.1 s apart).
 # A job sets up for SETUP seconds, then "allocates" its peak (a `process` line of its own in
 # the fake machine), and runs out of memory (exit 1, counted) if the GPU then holds more than
-# it has; else it runs for its duration (1 to 3 s, scaled from hours). Reported: makespan,
-# out-of-memory count, the mean of the memory in use over the run (sampled every 0.1 s).
+# it has, saying so as PyTorch does; else it runs for its duration (1 to 3 s, scaled from
+# hours). Reported: makespan, how many times a job ran out of memory, how many jobs did not
+# end well (gpusched runs a job again that ran out of memory beside others), the mean of the
+# memory in use over the run (sampled every 0.1 s).
 # Run by hand from the repository root, after building the tests (build/, for the fake
 # driver):  bench/memory_packing.sh
 set -euo pipefail
@@ -40,6 +45,7 @@ awk -v n="$JOBS" 'BEGIN { srand(42); for (i = 0; i < n; i++)
 # allocated is freed as it exits. The machine file changes under a lock, and is renamed in
 # whole, so that NVML's reader never sees half of it.
 export BENCH_MACHINE=$work/machine BENCH_SETUP=$SETUP BENCH_TOTAL=$total_mib BENCH_OOMS=$work/ooms
+export BENCH_DONE=$work/done
 cat > "$work/job.sh" <<'JOB'
 #!/bin/sh
 peak=$1 seconds=$2 gpu=$CUDA_VISIBLE_DEVICES pid=$$ m=$BENCH_MACHINE
@@ -51,8 +57,13 @@ trap free EXIT
 used=$(flock "$m.lock" sh -c 'echo "process $1 $2 $3" >> "$4"
   awk -v g="$1" '\''$1 == "process" && $2 == g { s += $4 } END { print s + 0 }'\'' "$4"' \
   allocate "$gpu" "$pid" "$peak" "$m")
-if [ "$used" -gt "$BENCH_TOTAL" ]; then echo oom >> "$BENCH_OOMS"; exit 1; fi
+if [ "$used" -gt "$BENCH_TOTAL" ]; then
+  echo oom >> "$BENCH_OOMS"
+  echo 'RuntimeError: CUDA error: out of memory' >&2 # as PyTorch says it
+  exit 1
+fi
 sleep "$seconds"
+echo done >> "$BENCH_DONE"
 JOB
 chmod +x "$work/job.sh"
 
@@ -66,16 +77,18 @@ sample_memory() {
 
 report() {
   local name=$1 began=$2 ended=$3
-  local ooms=0
+  local ooms=0 done=0
   [ -e "$work/ooms" ] && ooms=$(wc -l < "$work/ooms")
+  [ -e "$work/done" ] && done=$(wc -l < "$work/done")
   local used
   used=$(awk -v t=$((8 * total_mib)) '{ s += $1 } END { printf "%.0f", NR ? 100 * s / NR / t : 0 }' "$work/memory")
-  printf '| %s | %.1f s | %d | %s %% |\n' "$name" "$(echo "$ended - $began" | bc)" "$ooms" "$used"
+  printf '| %s | %.1f s | %d | %d | %s %% |\n' "$name" "$(echo "$ended - $began" | bc)" "$ooms" \
+    $((JOBS - done)) "$used"
 }
 
 run_way() {
   local name=$1; shift
-  base > "$work/machine"; rm -rf "$work/ooms" "$work/queue.db"*
+  base > "$work/machine"; rm -rf "$work/ooms" "$work/done" "$work/queue.db"*
   sample_memory & local sampler=$!
   local began ended
   began=$(now)
@@ -99,6 +112,11 @@ declared() {
   "$gpusched" worker --stop > /dev/null; wait "$worker" || true
 }
 
+learned() {
+  awk -v job="$work/job.sh" '{ print job, $1, $2 }' "$work/sweep" |
+    "$gpusched" -q --no-lock --gpus 0-7 --mem auto --output-dir "$work/out" || true
+}
+
 threshold() {
   local pending=() line
   while read -r line; do pending+=("$line"); done < "$work/sweep"
@@ -118,8 +136,9 @@ threshold() {
 }
 
 echo "# $JOBS jobs, peaks 4-60 GiB, 1-3 s each after ${SETUP} s of set-up, 8 GPUs of 80 GiB"
-echo "| way | makespan | out of memory | memory in use (mean) |"
-echo "| --- | --- | --- | --- |"
+echo "| way | makespan | out of memory | jobs failed | memory in use (mean) |"
+echo "| --- | --- | --- | --- | --- |"
 run_way "one job per GPU" one_per_gpu
 run_way "gpusched submit --mem (declared)" declared
+run_way "gpusched --mem auto (learned)" learned
 run_way "free-memory threshold (task-spooler)" threshold
