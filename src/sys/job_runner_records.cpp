@@ -18,10 +18,10 @@ void JobRunner::record_attempt(const RunningJob& job, JobOutcome outcome, Attemp
     m_report.on_attempt(runtime);
     // The fair share's GPU-seconds, at what it held as it ended (its use may have raised it:
     // its GPUs are still its own); a job that never started has no leader, and held nothing.
-    const auto& placement = m_scheduler.placement();
+    auto& placement = m_scheduler.placement();
     const double held = job.leader != 0 ? placement.gpus_held(job.slots, job.allocation) : 0.0;
-    m_scheduler.placement().on_attempt_ended(job.gpus_held, std::max(held, job.gpus_held),
-                                             job.started, now, job.leader != 0);
+    placement.on_attempt_ended(job.gpus_held, std::max(held, job.gpus_held), job.started, now,
+                               job.leader != 0);
     if (!m_records.keeps_any()) {
         return; // no record is kept: spare the copy of the command on every job's end
     }

@@ -289,6 +289,18 @@ class ServeTest(unittest.TestCase):
             self.browser.close()
         self.machine.close()
 
+    def on_fake_driver(self, description):
+        """The machine's gpusched on the tests' fake NVML, describing `description`; the
+        file's path, for the test to write again. Skips where no fake driver is named."""
+        fake_driver = os.environ.get("GPUSCHED_FAKE_DRIVER")
+        if not fake_driver:
+            self.skipTest("GPUSCHED_FAKE_DRIVER names no fake driver")
+        config = os.path.join(self.machine.dir, "machine")
+        with open(config, "w") as file:
+            file.write(description)
+        self.machine.env.update(LD_LIBRARY_PATH=fake_driver, GPUSCHED_FAKE_GPUS=config)
+        return config
+
     def open_browser(self):
         self.browser = Browser()
         return self.browser
@@ -518,15 +530,9 @@ class ServeTest(unittest.TestCase):
         self.assertEqual(problems, [])
 
     def test_each_gpu_shows_its_memory_utilisation_and_temperature_from_nvml(self):
-        fake_driver = os.environ.get("GPUSCHED_FAKE_DRIVER")
-        if not fake_driver:
-            self.skipTest("GPUSCHED_FAKE_DRIVER names no fake driver")
         machine = self.machine
-        config = os.path.join(machine.dir, "machine")
         gpu = "gpu GPU-aaaaaaaa-1111-2222-3333-444444444444 00000000:41:00.0 81559 1000 Fake H100\n"
-        with open(config, "w") as file:
-            file.write(gpu + "busy 0 37 64\n")
-        machine.env.update(LD_LIBRARY_PATH=fake_driver, GPUSCHED_FAKE_GPUS=config)
+        config = self.on_fake_driver(gpu + "busy 0 37 64\n")
         server = Server(machine, "--gpus", "0", "--sample-every", "0.2")
         browser = self.open_browser()
         browser.open(server.base + "/")
@@ -545,14 +551,8 @@ class ServeTest(unittest.TestCase):
         self.assert_accessible(browser, "the page with NVML's readings")
 
     def test_a_gpu_shared_by_memory_shows_what_was_promised_beside_what_is_in_use(self):
-        fake_driver = os.environ.get("GPUSCHED_FAKE_DRIVER")
-        if not fake_driver:
-            self.skipTest("GPUSCHED_FAKE_DRIVER names no fake driver")
         machine = self.machine
-        config = os.path.join(machine.dir, "machine")
-        with open(config, "w") as file:
-            file.write("gpu GPU-aaaaaaaa-1111-2222-3333-444444444444 00000000:41:00.0 81920 8192 Fake H100\n")
-        machine.env.update(LD_LIBRARY_PATH=fake_driver, GPUSCHED_FAKE_GPUS=config)
+        self.on_fake_driver("gpu GPU-aaaaaaaa-1111-2222-3333-444444444444 00000000:41:00.0 81920 8192 Fake H100\n")
         marker = os.path.join(machine.dir, "go")
         hold = f"while [ ! -e {marker} ]; do sleep 0.05; done\n"
         run = machine.start(["--gpus", "0", "--mem", "20G"], hold * 2)

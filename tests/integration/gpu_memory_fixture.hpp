@@ -25,6 +25,18 @@ protected:
                            "echo end {} >> {}\n",
                            before, number, log().string(), go().string(), number, log().string());
     }
+    // `gpusched ARGS` on the fake driver against a queue: the local one, in this test's own
+    // state directory, or the Redis server at `redis_url`.
+    LaunchOptions in_queue(std::vector<std::string> args, const std::string& redis_url = "") const
+    {
+        if (!redis_url.empty()) {
+            args.insert(args.begin() + 1, {"--redis", redis_url});
+        }
+        auto options = on_fake(std::move(args));
+        options.env["XDG_STATE_HOME"] = (m_dir / "state").string();
+        options.env["XDG_CACHE_HOME"] = (m_dir / "cache").string();
+        return options;
+    }
     fs::path log() const { return m_dir / "log"; }
     fs::path go() const { return m_dir / "go"; }
     std::size_t started() const

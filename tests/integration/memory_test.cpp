@@ -288,13 +288,7 @@ TEST_F(GpuMemory, TheQueueKeepsEachJobsPeakInEitherStore)
     for (const bool on_redis : {false, true}) {
         SCOPED_TRACE(on_redis ? "redis" : "sqlite");
         const auto in_queue = [&](std::vector<std::string> args) {
-            if (on_redis) {
-                args.insert(args.begin() + 1, {"--redis", redis.url()});
-            }
-            auto options = on_fake(std::move(args));
-            options.env["XDG_STATE_HOME"] = (m_dir / "state").string();
-            options.env["XDG_CACHE_HOME"] = (m_dir / "cache").string();
-            return options;
+            return GpuMemory::in_queue(std::move(args), on_redis ? redis.url() : "");
         };
         auto submit = in_queue({"submit", "--no-start", "--mem", "30G", "-q", "--json", "--",
                                 fmt::format("echo 'process 0 '$$' 20000' >> {}; sleep 2",
@@ -346,13 +340,7 @@ TEST_F(GpuMemory, TheQueueSaysAJobRanAgainAfterRunningOutOfMemoryBesideAnother)
     for (const bool on_redis : {false, true}) {
         SCOPED_TRACE(on_redis ? "redis" : "sqlite");
         const auto in_queue = [&](std::vector<std::string> args) {
-            if (on_redis) {
-                args.insert(args.begin() + 1, {"--redis", redis.url()});
-            }
-            auto options = on_fake(std::move(args));
-            options.env["XDG_STATE_HOME"] = (m_dir / "state").string();
-            options.env["XDG_CACHE_HOME"] = (m_dir / "cache").string();
-            return options;
+            return GpuMemory::in_queue(std::move(args), on_redis ? redis.url() : "");
         };
         const auto tried = m_dir / (on_redis ? "tried-redis" : "tried-sqlite");
         const auto beside = m_dir / (on_redis ? "beside-redis" : "beside-sqlite");
