@@ -350,6 +350,32 @@ TEST_P(QueueContext, LogsFollowShowsARerunFromItsStart)
     }
 }
 
+// A job whose worker was lost in its second attempt, and that another worker then runs whole
+// at the first, shows that run's output: no attempt of the lost run is left to be taken for it.
+TEST_P(QueueContext, AJobRunAgainShowsNoneOfTheLostRunsAttempts)
+{
+    const std::vector<std::string> lease = {"--lease-timeout", "1"};
+    auto& doomed = start_worker("0", on_redis() ? lease : std::vector<std::string>{});
+    const auto pid_file = m_dir / "pid";
+    const auto tried = m_dir / "tried";
+    const auto lost = m_dir / "lost";
+    ASSERT_EQ(run(m_dir, submit(fmt::format("if [ -e {2} ]; then echo the-run-again; exit 0; fi; "
+                                            "if [ -e {1} ]; then touch {2}; echo $$ > {0}; exec "
+                                            "sleep 60; fi; touch {1}; exit 1\n",
+                                            pid_file.string(), tried.string(), lost.string()),
+                                {"--retries", "1"}))
+                  .exit_status,
+              0);
+    ASSERT_TRUE(eventually([&] { return !read_file(pid_file).empty(); }));
+    doomed.signal(SIGKILL);
+    doomed.wait();
+    kill(std::stoi(read_file(pid_file)), SIGKILL);
+    start_worker("1", on_redis() ? lease : std::vector<std::string>{});
+    ASSERT_EQ(run(m_dir, command("wait", {"1", "--timeout", "60"})).exit_status, 0);
+    const auto shown = run(m_dir, command("logs", {"1"}));
+    EXPECT_EQ(shown.out, "the-run-again\n") << shown.err;
+}
+
 // `logs --follow` started while the job is queued shows its output once, and says nothing of a
 // run that did not happen again.
 TEST_P(QueueContext, LogsFollowShowsARunOnce)

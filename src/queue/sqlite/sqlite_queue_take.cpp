@@ -5,6 +5,7 @@
 #include "sqlite_job_rows.hpp"
 
 #include <gpusched/job_request.hpp>
+#include <gpusched/sys/output_files.hpp>
 #include <gpusched/wall_clock.hpp>
 
 #include <fmt/format.h>
@@ -261,9 +262,19 @@ bool SqliteQueue::give_back(const std::string& worker, std::int64_t id)
 
 void SqliteQueue::to_front(std::int64_t id, std::string_view also_set)
 {
+    // The unfinished run leaves no output behind. The next writes its files anew, from attempt
+    // 1, so a later attempt of this run would be shown as the next run's, and `logs --follow`
+    // seeing the next run start could read this run's bytes before the next run's files are
+    // opened. Removed under the write lock: no worker has taken the job and begun writing.
+    auto output = m_database.prepare("SELECT output FROM jobs WHERE id = ?");
+    if (output.bind(1, id).step() && !output.is_null(0)) {
+        sys::remove_output_of(output.text(0), static_cast<JobId>(id));
+    }
+    output.reset();
     m_database.prepare("INSERT OR IGNORE INTO queues (name) VALUES (?)").bind(1, m_name).run();
     m_database
-        .prepare(fmt::format("UPDATE jobs SET state = 'queued', worker = NULL{}{}, position = "
+        .prepare(fmt::format("UPDATE jobs SET state = 'queued', worker = NULL, output = NULL{}{}, "
+                             "position = "
                              "(SELECT next_front FROM queues WHERE name = ?) WHERE id = ?",
                              also_set.empty() ? "" : ", ", also_set))
         .bind(1, m_name)
