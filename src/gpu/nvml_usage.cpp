@@ -6,7 +6,9 @@
 
 #include <fmt/format.h>
 
+#include <array>
 #include <memory>
+#include <string_view>
 #include <vector>
 
 namespace gpusched::gpu {
@@ -14,12 +16,43 @@ namespace {
 
 using namespace nvml;
 
+// The GPU named by `id`: its index, its UUID, or the start of its UUID as CUDA takes it
+// (GPU-8e6b), which NVML's lookup by UUID does not (the start of several is none of them).
+Return find_device(const Library& nvml, const std::string& id, Device* device)
+{
+    if (const auto index = parse_number<unsigned int>(id)) {
+        return nvml.by_index(*index, device);
+    }
+    const Return whole = nvml.by_uuid(id.c_str(), device);
+    unsigned int count = 0;
+    if (whole == k_success || !id.starts_with("GPU-") || nvml.count(&count) != k_success) {
+        return whole;
+    }
+    Device named = nullptr;
+    for (unsigned int index = 0; index < count; ++index) {
+        Device candidate = nullptr;
+        std::array<char, k_uuid_length> uuid{};
+        if (nvml.by_index(index, &candidate) != k_success ||
+            nvml.uuid(candidate, uuid.data(), k_uuid_length) != k_success ||
+            !std::string_view(uuid.data()).starts_with(id)) {
+            continue;
+        }
+        if (named != nullptr) {
+            return whole;
+        }
+        named = candidate;
+    }
+    if (named == nullptr) {
+        return whole;
+    }
+    *device = named;
+    return k_success;
+}
+
 std::string read_usage(const Library& nvml, const std::string& id, GpuUsage& usage)
 {
     Device device = nullptr;
-    const auto index = parse_number<unsigned int>(id);
-    const Return found =
-        index ? nvml.by_index(*index, &device) : nvml.by_uuid(id.c_str(), &device);
+    const Return found = find_device(nvml, id, &device);
     if (found != k_success) {
         return fmt::format("GPU {}: {}", id, nvml.error(found));
     }

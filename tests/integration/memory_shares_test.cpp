@@ -60,6 +60,26 @@ TEST_F(MemoryShares, TwoRunsShareOneGpuWhileTheirJobsFit)
     EXPECT_EQ(status_of_gpu()["state"], "free") << "every share went with its job";
 }
 
+// The start of a UUID (GPU-aaaa), as CUDA takes it, is the GPU it names for its memory too: its
+// jobs share the GPU with a run that named it by index, and no more than fits is promised.
+TEST_F(MemoryShares, AGpuNamedByTheStartOfItsUuidIsSharedByMemory)
+{
+    machine(k_one_gpu);
+    Process by_index = start_run("30G", held_job(1));
+    ASSERT_TRUE(eventually([&] { return started() == 1; })) << by_index.err_so_far();
+    Process by_uuid(m_dir, on_fake({"--gpus", k_first_uuid.substr(0, 12), "--mem", "30G", "-v"},
+                                   held_job(2) + held_job(3)));
+    ASSERT_TRUE(eventually([&] { return started() == 2; })) << by_uuid.err_so_far();
+    ASSERT_TRUE(looked_again(by_uuid)) << by_uuid.err_so_far();
+    EXPECT_EQ(started(), 2u) << "a third job of 30 GiB was started";
+    EXPECT_EQ(status_of_gpu()["memory_shares"].size(), 2u);
+    write_file(go(), "");
+    EXPECT_EQ(by_index.wait().exit_status, 0);
+    const auto ended = by_uuid.wait();
+    EXPECT_EQ(ended.exit_status, 0) << ended.err;
+    EXPECT_EQ(started(), 3u);
+}
+
 TEST_F(MemoryShares, RunsStartedTogetherNeverPromiseTheSameMemoryTwice)
 {
     machine(k_one_gpu); // 78.6 GiB the driver leaves: two jobs of 30 GiB, not three
