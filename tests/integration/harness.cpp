@@ -53,21 +53,32 @@ bool others_can_reach(const fs::path& path)
     }
 }
 
-// The directory of this test process's copies, made on first use and removed at its exit.
-const fs::path& copies_directory()
-{
-    static const fs::path directory = [] {
+// The directory of this test process's copies, made on first use and removed at its exit (by
+// the destructor of a static: an atexit handler registered while the static is being made
+// would run after the static's destructor, and find its path gone).
+struct CopiesDirectory {
+    fs::path path;
+    CopiesDirectory()
+    {
         std::string pattern = (fs::temp_directory_path() / "gpusched-reachable-XXXXXX").string();
         if (mkdtemp(pattern.data()) == nullptr || ::chmod(pattern.c_str(), 0755) != 0) {
             throw std::runtime_error("cannot make a directory for copies other accounts reach");
         }
-        std::atexit([] {
-            std::error_code ignored;
-            fs::remove_all(copies_directory(), ignored);
-        });
-        return fs::path(pattern);
-    }();
-    return directory;
+        path = pattern;
+    }
+    CopiesDirectory(const CopiesDirectory&) = delete;
+    CopiesDirectory& operator=(const CopiesDirectory&) = delete;
+    ~CopiesDirectory()
+    {
+        std::error_code ignored;
+        fs::remove_all(path, ignored);
+    }
+};
+
+const fs::path& copies_directory()
+{
+    static const CopiesDirectory directory;
+    return directory.path;
 }
 
 } // namespace
