@@ -231,7 +231,11 @@ class Browser:
                          "--disable-gpu", "--window-size=1400,1100"):
             options.add_argument(argument)
         options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
-        self.driver = webdriver.Chrome(service=Service(CHROMEDRIVER), options=options)
+        # Chromium's own temporary files (its profile's singleton socket) in a directory of the
+        # test's, removed with it: a browser that is killed leaves nothing in /tmp.
+        self.temporary = tempfile.TemporaryDirectory(prefix="gpusched-browser-")
+        service = Service(CHROMEDRIVER, env=dict(os.environ, TMPDIR=self.temporary.name))
+        self.driver = webdriver.Chrome(service=service, options=options)
         self.driver.set_script_timeout(60)
 
     def open(self, url):
@@ -276,7 +280,10 @@ class Browser:
                 for violation in found["violations"]]
 
     def close(self):
-        self.driver.quit()
+        try:
+            self.driver.quit()
+        finally:
+            self.temporary.cleanup()
 
 
 class ServeTest(unittest.TestCase):
