@@ -2,10 +2,13 @@
 # GPU memory packing: a synthetic sweep of JOBS jobs whose peaks are spread between 4 and
 # 60 GiB, on 8 fake 80 GiB GPUs (the tests' fake driver: no GPU needed), run four ways:
 #   1. one job per GPU (gpusched without --mem);
-#   2. each job's declared memory (`submit --mem`, one local worker on the 8 GPUs);
+#   2. each job's declared memory (`submit --mem`, one local worker on the 8 GPUs; the
+#      makespan from the worker's start, the queue filled before it);
 #   3. learned memory (`--mem auto`, a plain run): nothing declared, each job estimated from
-#      the peaks of the sweep's jobs that ended (the highest, and a fifth more); its output
-#      kept (--output-dir), where gpusched reads that a job ran out of memory;
+#      the peaks of the sweep's jobs that ended (MemoryEstimates: a job's size is a number of
+#      its command, as a batch size is, so its peak is estimated from that number once four
+#      values were seen); its output kept (--output-dir), where gpusched reads that a job ran
+#      out of memory;
 #   4. a free-memory threshold, as task-spooler's: a job starts on the first GPU whose free
 #      memory, read now, is at least its peak (a shell loop: one start per look, 0.1 s apart).
 # A job sets up for SETUP seconds, then "allocates" its peak (a `process` line of its own in
@@ -86,13 +89,20 @@ report() {
     $((JOBS - done)) "$used"
 }
 
+# run_way NAME RUN [FILL]: FILL, where given, fills the queue before the makespan begins (a
+# queue is filled before its worker runs it; how long that took is said apart).
 run_way() {
-  local name=$1; shift
+  local name=$1 run=$2 fill=${3:-}
   base > "$work/machine"; rm -rf "$work/ooms" "$work/done" "$work/queue.db"*
+  if [ -n "$fill" ]; then
+    local filled=$(now)
+    "$fill"
+    filled_in=$(echo "$(now) - $filled" | bc)
+  fi
   sample_memory & local sampler=$!
   local began ended
   began=$(now)
-  "$@"
+  "$run"
   ended=$(now)
   kill "$sampler"; wait "$sampler" 2>/dev/null || true
   report "$name" "$began" "$ended"
@@ -103,10 +113,13 @@ one_per_gpu() {
     "$gpusched" -q --no-lock --gpus 0-7 || true
 }
 
-declared() {
+submit_declared() {
   while read -r peak seconds; do
-    "$gpusched" submit -q --no-start --name sweep --mem "${peak}M" -- "$work/job.sh" "$peak" "$seconds"
+    "$gpusched" submit -q --no-start --name sweep --mem "${peak}M" -- "$work/job.sh" "$peak" "$seconds" > /dev/null
   done < "$work/sweep"
+}
+
+declared() {
   "$gpusched" worker -q --no-lock --gpus 0-7 2> /dev/null & local worker=$!
   "$gpusched" wait sweep > /dev/null || true
   "$gpusched" worker --stop > /dev/null; wait "$worker" || true
@@ -139,6 +152,9 @@ echo "# $JOBS jobs, peaks 4-60 GiB, 1-3 s each after ${SETUP} s of set-up, 8 GPU
 echo "| way | makespan | out of memory | jobs failed | memory in use (mean) |"
 echo "| --- | --- | --- | --- | --- |"
 run_way "one job per GPU" one_per_gpu
-run_way "gpusched submit --mem (declared)" declared
+run_way "gpusched submit --mem (declared)" declared submit_declared
 run_way "gpusched --mem auto (learned)" learned
 run_way "free-memory threshold (task-spooler)" threshold
+echo "(the declared way's $JOBS submissions, one \`gpusched submit\` each, took $filled_in s before its worker started)"
+# What the order of starts allows at best on this sweep, with no overhead at all.
+python3 bench/memory_packing_model.py "$work/sweep" 8 "$total_mib" "$SETUP"
