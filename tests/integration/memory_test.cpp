@@ -382,6 +382,57 @@ TEST_F(GpuMemory, TheQueueSaysAJobRanAgainAfterRunningOutOfMemoryBesideAnother)
     }
 }
 
+// A job that ran again after running out of memory beside another, then failed, and that
+// `retry` queues again, starts anew: no run again of its last time is said of it.
+TEST_F(GpuMemory, ARetriedJobForgetsThatItRanOutOfMemoryBefore)
+{
+    machine(k_one_gpu);
+    RedisServer redis;
+    for (const bool on_redis : {false, true}) {
+        SCOPED_TRACE(on_redis ? "redis" : "sqlite");
+        const auto in_queue = [&](std::vector<std::string> args) {
+            return GpuMemory::in_queue(std::move(args), on_redis ? redis.url() : "");
+        };
+        const auto tried = m_dir / (on_redis ? "tried-redis" : "tried-sqlite");
+        const auto beside = m_dir / (on_redis ? "beside-redis" : "beside-sqlite");
+        // Out of memory once beside the other job, then a failure of its own.
+        const auto first = run(
+            m_dir, in_queue({"submit", "--no-start", "--mem", "30G", "-q", "--json", "--",
+                             fmt::format("if [ ! -e {0} ]; then touch {0}; until [ -e {1} ]; do "
+                                         "sleep 0.05; done; echo 'CUDA error: out of memory' >&2; "
+                                         "exit 1; fi; exit 3",
+                                         tried.string(), beside.string())}));
+        ASSERT_EQ(first.exit_status, 0) << first.err;
+        const auto id = json_field(first.out, "ids")[0].get<std::int64_t>();
+        ASSERT_EQ(run(m_dir, in_queue({"submit", "--no-start", "--mem", "30G", "-q", "--",
+                                       fmt::format("touch {}; sleep 1", beside.string())}))
+                      .exit_status,
+                  0);
+        Process worker(m_dir, in_queue({"worker", "--gpus", "0", "--no-lock"}));
+        EXPECT_NE(run(m_dir, in_queue({"wait", std::to_string(id)})).exit_status, 0);
+        worker.signal(SIGTERM);
+        worker.wait();
+        const auto ended = run(m_dir, in_queue({"queue", "--json", "--failures", "5"}));
+        nlohmann::json job;
+        for (const auto& one : json_field(ended.out, "recent")) {
+            job = one["id"] == id ? one : job;
+        }
+        ASSERT_EQ(job["gpu_memory_reruns"], 1) << ended.out;
+        ASSERT_EQ(job["state"], "failed") << job;
+        const auto retried = run(m_dir, in_queue({"retry", std::to_string(id)}));
+        ASSERT_EQ(retried.exit_status, 0) << retried.err;
+        const auto queued = run(m_dir, in_queue({"queue", "--json"}));
+        job = nullptr;
+        for (const auto& one : json_field(queued.out, "next")) {
+            job = one["id"] == id ? one : job;
+        }
+        ASSERT_TRUE(job.is_object()) << queued.out;
+        EXPECT_EQ(job["gpu_memory_reruns"], 0) << job;
+        const auto text = run(m_dir, in_queue({"queue"}));
+        EXPECT_EQ(text.out.find("running out of GPU memory"), std::string::npos) << text.out;
+    }
+}
+
 TEST_F(GpuMemory, ANeedOnlyTheDriversOwnMemoryKeepsFromFittingRunsAloneAtOnce)
 {
     // 81559 MiB, 1000 of them in use by no process: the driver's, never to be freed.
