@@ -190,6 +190,9 @@ std::optional<JobRunner::Clock::time_point> JobRunner::next_deadline() const
     if (const auto input = m_source.next_deadline()) {
         earlier(*input);
     }
+    if (const auto held = next_held_end()) {
+        earlier(*held);
+    }
     return next;
 }
 

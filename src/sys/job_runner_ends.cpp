@@ -9,7 +9,9 @@
 
 #include <sys/wait.h>
 
+#include <chrono>
 #include <csignal>
+#include <vector>
 
 namespace gpusched::sys {
 
@@ -26,11 +28,15 @@ void JobRunner::reap_children()
                                  reaped->pid, W_EXITCODE(reaped->exit_code, reaped->signal))) {
             continue;
         }
-        if (m_jobs.find_leader(reaped->pid) == nullptr) {
+        const RunningJob* job = m_jobs.find_leader(reaped->pid);
+        if (job == nullptr) {
             spdlog::debug("reaped process {}, left behind by a job", reaped->pid);
             continue;
         }
-        on_shell_exit(reaped->pid, JobOutcome{reaped->exit_code, reaped->signal});
+        const JobOutcome outcome{reaped->exit_code, reaped->signal};
+        if (!hold_end(*job, outcome)) {
+            on_shell_exit(reaped->pid, outcome);
+        }
     }
     if (!reaped_any) {
         return;
@@ -47,6 +53,60 @@ void JobRunner::reap_children()
     for (const int token : gone) {
         on_leftovers_gone(token);
     }
+}
+
+namespace {
+
+// How long the end of a job killed by a stop signal from elsewhere waits for one of our own.
+// Slurm ending a job step, or systemd a unit (KillMode=control-group), signals each process of
+// it in turn: a job may die of its SIGTERM, and be reaped, before ours arrives. Its end is then
+// the stop's, to be given back (a worker) or run again (--resume), not a failure of its own.
+constexpr std::chrono::milliseconds k_stop_signal_grace{500};
+
+bool stop_signal(int signal)
+{
+    return signal == SIGTERM || signal == SIGINT || signal == SIGHUP;
+}
+
+} // namespace
+
+bool JobRunner::hold_end(const RunningJob& job, JobOutcome outcome)
+{
+    if (!stop_signal(outcome.signal) || m_scheduler.interrupting() || job.cancelled ||
+        job.timed_out) {
+        return false; // not a stop's, or one of ours: judged now
+    }
+    spdlog::debug("job {} was killed by {}: its end is judged in {} (a stop of the run may "
+                  "follow)",
+                  job.id, signal_name(outcome.signal), format_duration(k_stop_signal_grace));
+    m_held_ends.push_back({job.leader, outcome, m_clock.now() + k_stop_signal_grace});
+    return true;
+}
+
+// Ends held by hold_end, once their moment is over or a stop of the run began.
+void JobRunner::judge_held_ends()
+{
+    const auto now = m_clock.now();
+    const bool stopped = m_scheduler.interrupting();
+    std::vector<HeldEnd> due;
+    std::erase_if(m_held_ends, [&](const HeldEnd& held) {
+        if (stopped || now >= held.until) {
+            due.push_back(held);
+            return true;
+        }
+        return false;
+    });
+    for (const auto& held : due) {
+        on_shell_exit(held.leader, held.outcome);
+    }
+}
+
+std::optional<JobRunner::Clock::time_point> JobRunner::next_held_end() const
+{
+    if (m_held_ends.empty()) {
+        return std::nullopt;
+    }
+    return m_held_ends.front().until; // held in the order they ended, each as long
 }
 
 // A job's shell was stopped by a signal. Ours (SIGSTOP, Ctrl-Z) is said already; the

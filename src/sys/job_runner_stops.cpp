@@ -68,6 +68,7 @@ void JobRunner::stop_run(int signal)
 
 void JobRunner::fire_due_timers()
 {
+    judge_held_ends();
     const auto now = m_clock.now();
     if (const auto input = m_source.next_deadline(); input && now >= *input) {
         m_source.on_time(now);

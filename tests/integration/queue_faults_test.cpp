@@ -531,5 +531,35 @@ TEST_F(QueueFaults, AWorkerStoppedWithSigtermGivesItsJobsBackAndTheyRunElsewhere
     EXPECT_EQ(counted("succeeded"), 2);
 }
 
+// Slurm ending a job step, or systemd a unit, sends SIGTERM to each of its processes in turn:
+// a job may die of its own before its worker hears of the stop. It is given back all the same,
+// not recorded as failed: killed by SIGTERM, then its worker 20 ms later.
+TEST_F(QueueFaults, AJobKilledBySigtermJustBeforeItsWorkerIsGivenBackNotFailed)
+{
+    auto& stopped = start_worker("GPU-a0");
+    const auto pid_file = path("pid");
+    TempDir submit_dir;
+    Process submitter(submit_dir,
+                      submit(fmt::format("[ -e {0} ] && exit 0; echo $$ > {1}; exec sleep 60",
+                                         path("go"), pid_file),
+                             {"--wait"}));
+    ASSERT_TRUE(eventually([&] { return !read_file(pid_file).empty(); })) << stopped.err_so_far();
+    ::kill(std::stoi(read_file(pid_file)), SIGTERM);
+    std::this_thread::sleep_for(20ms);
+    stopped.signal(SIGTERM);
+    const auto finished = stopped.wait(10s + k_slack);
+    ASSERT_FALSE(finished.timed_out) << finished.err;
+    EXPECT_TRUE(
+        eventually([&] { return counted("returned") == 1 && counted("failed") == 0; }, k_slack))
+        << "the job was not given back: " << dump_status() << finished.err;
+
+    write_file(m_dir / "go", "");
+    start_worker("GPU-b0");
+    const auto submitted = submitter.wait(30s);
+    EXPECT_FALSE(submitted.timed_out) << "the job given back never ran again";
+    EXPECT_EQ(submitted.exit_status, 0) << submitted.err;
+    EXPECT_EQ(counted("succeeded"), 1);
+}
+
 } // namespace
 } // namespace gpusched::testing

@@ -115,6 +115,12 @@ private:
     void after_attempt(const RunningJob& job, JobOutcome outcome, std::vector<Action> actions);
     void reap_children();
     void on_shell_exit(ProcessId leader, JobOutcome outcome);
+    // A job killed by a stop signal gpusched did not send is judged a moment later
+    // (k_stop_signal_grace): its end is held, and counts as interrupted if gpusched is
+    // stopped meanwhile (job_runner_ends.cpp).
+    bool hold_end(const RunningJob& job, JobOutcome outcome);
+    void judge_held_ends();
+    std::optional<Clock::time_point> next_held_end() const;
     void on_child_stopped(ProcessId pid, int signal);
     void on_token_released(int token);
     bool nothing_left_of(RunningJob& job);
@@ -158,13 +164,19 @@ private:
     RunningJobs m_jobs; // the one record of each started job, until nothing of it runs
 
     JobId m_next_job = 1;
-    SpawnBackoff m_spawn_backoff;              // after the system refused to start a process
+    SpawnBackoff m_spawn_backoff; // after the system refused to start a process
     std::optional<GpuUsageWatch> m_usage_watch;
     std::vector<pollfd> m_poll_fds;
     AttemptRecords m_records;
     std::set<JobId> m_failed_jobs; // ended failed while a record of theirs was or may be lost
     RunReport m_report;            // what the user is told of the run as a whole
     bool m_run_error = false;      // an error stopped the run
+    struct HeldEnd {
+        ProcessId leader;
+        JobOutcome outcome;
+        Clock::time_point until;
+    };
+    std::vector<HeldEnd> m_held_ends; // see hold_end
 };
 
 } // namespace gpusched::sys
