@@ -93,10 +93,6 @@ void JobRunner::tend_leases()
     for (const auto slot : given_up) {
         apply(m_scheduler.on_lease_available(slot));
     }
-    // A job that waits for memory room on GPUs whose leases are free (others promised it) is
-    // a waiter too: `gpusched status` lists the run, as it lists `exec --mem`'s wait. The name
-    // is for the listing only: it asks no holder for a lease.
-    m_options.leases->set_waiting_for_room(m_scheduler.memory_job_waits());
 }
 
 } // namespace gpusched::sys

@@ -83,36 +83,6 @@ TEST_F(MemoryShares, AGpuNamedByTheStartOfItsUuidIsSharedByMemory)
     EXPECT_EQ(started(), 3u);
 }
 
-// A run whose next job waits for memory another run was promised is listed among the waiters,
-// as a run waiting for a lease is, until its job starts.
-TEST_F(MemoryShares, ARunWaitingForMemoryIsListedAmongTheWaiters)
-{
-    machine(k_one_gpu);
-    Process first = start_run("30G", held_job(1));
-    ASSERT_TRUE(eventually([&] { return started() == 1; })) << first.err_so_far();
-    const auto go_on = m_dir / "go-on";
-    Process second = start_run(
-        "60G", fmt::format("echo start 2 >> {0}; while [ ! -e {1} ]; do sleep 0.05; done\n",
-                           log().string(), go_on.string()));
-    ASSERT_TRUE(looked_again(second)) << second.err_so_far();
-    const auto waiters = [&] {
-        TempDir elsewhere; // not beside the runs' own output files
-        const auto status = run(elsewhere, on_fake({"status", "--json"}));
-        return json_field(status.out, "waiters");
-    };
-    const auto listed = waiters();
-    ASSERT_TRUE(listed.is_array() && listed.size() == 1) << listed;
-    EXPECT_EQ(listed[0]["pid"], second.pid()) << listed;
-    EXPECT_EQ(started(), 1u) << "60 GiB started beside 30 GiB";
-    write_file(go(), "");
-    EXPECT_EQ(first.wait().exit_status, 0);
-    ASSERT_TRUE(eventually([&] { return started() == 2; })) << second.err_so_far();
-    EXPECT_EQ(waiters(), nlohmann::json::array()) << "its job runs: it waits no more";
-    write_file(go_on, "");
-    const auto ended = second.wait();
-    EXPECT_EQ(ended.exit_status, 0) << ended.err;
-}
-
 TEST_F(MemoryShares, RunsStartedTogetherNeverPromiseTheSameMemoryTwice)
 {
     machine(k_one_gpu); // 78.6 GiB the driver leaves: two jobs of 30 GiB, not three
