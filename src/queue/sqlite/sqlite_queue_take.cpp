@@ -170,6 +170,14 @@ std::optional<JobRecord> SqliteQueue::take(const std::string& worker, const std:
         }
         auto job = read_job(take);
         take.run();
+        // An earlier run of the job (its worker lost, its job given back or retried) may have
+        // left files in this worker's directory: this run writes them anew from attempt 1, so a
+        // later attempt of that run would be shown as this one's, and `logs --follow` seeing
+        // this run start could read that run's bytes before this one's files are opened. They
+        // are removed before the take is committed, and only from the worker's own directory.
+        if (!output.empty()) {
+            sys::remove_output_of(output, static_cast<JobId>(job.id));
+        }
         return job;
     });
 }
@@ -262,19 +270,9 @@ bool SqliteQueue::give_back(const std::string& worker, std::int64_t id)
 
 void SqliteQueue::to_front(std::int64_t id, std::string_view also_set)
 {
-    // The unfinished run leaves no output behind. The next writes its files anew, from attempt
-    // 1, so a later attempt of this run would be shown as the next run's, and `logs --follow`
-    // seeing the next run start could read this run's bytes before the next run's files are
-    // opened. Removed under the write lock: no worker has taken the job and begun writing.
-    auto output = m_database.prepare("SELECT output FROM jobs WHERE id = ?");
-    if (output.bind(1, id).step() && !output.is_null(0)) {
-        sys::remove_output_of(output.text(0), static_cast<JobId>(id));
-    }
-    output.reset();
     m_database.prepare("INSERT OR IGNORE INTO queues (name) VALUES (?)").bind(1, m_name).run();
     m_database
-        .prepare(fmt::format("UPDATE jobs SET state = 'queued', worker = NULL, output = NULL{}{}, "
-                             "position = "
+        .prepare(fmt::format("UPDATE jobs SET state = 'queued', worker = NULL{}{}, position = "
                              "(SELECT next_front FROM queues WHERE name = ?) WHERE id = ?",
                              also_set.empty() ? "" : ", ", also_set))
         .bind(1, m_name)
