@@ -36,7 +36,8 @@ public:
     static constexpr std::size_t k_numbers_looked_at = 16;
 
     static std::string kind_of(std::string_view command);
-    // The numbers kind_of makes placeholders, in order (one that is not finite as 0).
+    // The numbers kind_of makes placeholders, in order (one that is not finite as 0), the
+    // first k_numbers_looked_at of them.
     static std::vector<double> numbers_of(std::string_view command);
 
     // A job of `command` ended having used `peak` bytes at most on one of its GPUs (0: no

@@ -63,6 +63,9 @@ std::vector<double> MemoryEstimates::numbers_of(std::string_view command)
         double value = 0;
         std::from_chars(command.data() + i, command.data() + end, value);
         numbers.push_back(std::isfinite(value) ? value : 0);
+        if (numbers.size() == k_numbers_looked_at) {
+            break;
+        }
         i = end;
     }
     return numbers;
@@ -79,7 +82,11 @@ void MemoryEstimates::learn(std::string_view command, std::uint64_t peak)
         kind.seen.erase(kind.seen.begin());
     }
     auto numbers = numbers_of(command);
-    numbers.resize(std::min(numbers.size(), k_numbers_looked_at));
+    // One kind's commands have as many numbers, but for a '#' of their own, which the kind
+    // cannot tell from a number: a line is drawn only through commands of as many.
+    if (!kind.seen.empty() && kind.seen.front().numbers.size() != numbers.size()) {
+        return;
+    }
     kind.seen.push_back({std::move(numbers), static_cast<double>(peak)});
     kind.line = explaining_line(kind.seen);
 }
@@ -165,8 +172,12 @@ std::optional<std::uint64_t> MemoryEstimates::estimate(std::string_view command)
     double need = static_cast<double>(kind.highest);
     if (kind.line) {
         const auto& line = *kind.line;
-        const auto x = numbers_of(command)[line.position];
-        need = line.intercept + line.slope * x + line.above;
+        const auto numbers = numbers_of(command);
+        // A command of the kind with a '#' of its own has other numbers: the highest peak.
+        const bool alike = numbers.size() == kind.seen.front().numbers.size();
+        const auto x = alike ? numbers[line.position] : 0;
+        need = alike ? line.intercept + line.slope * x + line.above
+                     : static_cast<double>(kind.highest);
         // Beyond the values seen the line is a guess: no less than the nearest one used.
         if (std::isnan(need)) {
             need = static_cast<double>(kind.highest);

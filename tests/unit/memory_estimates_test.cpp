@@ -117,5 +117,18 @@ TEST(MemoryEstimates, HugeNumbersLeaveTheHighestPeak)
     EXPECT_EQ(estimates.estimate("train --size 1e999"), 4800u);
 }
 
+// A '#' of the command's own is one with the kind's placeholders: commands of one kind with
+// fewer numbers draw no line, and are estimated all the same.
+TEST(MemoryEstimates, ACommandWithAHashOfItsOwnIsNoNumber)
+{
+    MemoryEstimates estimates;
+    for (int batch = 1; batch <= 4; ++batch) {
+        estimates.learn(fmt::format("train --batch {} 7", batch), 1000u * batch);
+    }
+    estimates.learn("train --batch # 7", 500);
+    EXPECT_EQ(estimates.estimate("train --batch # 7"), 4800u) << "no number where the line's is";
+    EXPECT_EQ(estimates.estimate("train --batch 2 7"), 2400u);
+}
+
 } // namespace
 } // namespace gpusched
